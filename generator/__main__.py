@@ -1,0 +1,5 @@
+"""Allow ``python -m estategen``."""
+
+from estategen.cli import main
+
+raise SystemExit(main())

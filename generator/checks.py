@@ -1,0 +1,627 @@
+"""Semantic checks over the model: each a small function yielding findings.
+
+Checks see only the frozen model. They never stop at the first problem: the pipeline runs all
+of them and fails on any error-level finding.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
+
+from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES
+from estategen.errors import Finding, issue
+from estategen.model import Estate, NodePool, slurm_minutes
+
+Check = Callable[[Estate], Iterable[Finding]]
+CHECKS: list[Check] = []
+
+MAX_ESTATE_HOSTS = 100_000
+
+# slurm.conf keys estategen renders or that control who the daemons trust; `slurm.options`
+# may not set them.
+OWNED_SLURM_OPTIONS = frozenset(
+    {
+        "AccountingStorageEnforce",
+        "AccountingStorageHost",
+        "AccountingStoragePort",
+        "AccountingStorageTRES",
+        "AccountingStorageType",
+        "AuthAltTypes",
+        "AuthInfo",
+        "AuthType",
+        "ClusterName",
+        "ControlMachine",
+        "CredType",
+        "GresTypes",
+        "Include",
+        "JobAcctGatherType",
+        "NodeName",
+        "PartitionName",
+        "PreemptMode",
+        "PreemptType",
+        "PriorityDecayHalfLife",
+        "PriorityType",
+        "PriorityWeightAge",
+        "PriorityWeightAssoc",
+        "PriorityWeightFairshare",
+        "PriorityWeightJobSize",
+        "PriorityWeightPartition",
+        "PriorityWeightQOS",
+        "PriorityWeightTRES",
+        "ProctrackType",
+        "SchedulerType",
+        "SelectType",
+        "SelectTypeParameters",
+        "SlurmUser",
+        "SlurmctldHost",
+        "SlurmdUser",
+        "TaskPlugin",
+        "TopologyPlugin",
+        "TopologyParam",
+        "SwitchName",
+        "BlockName",
+        "NodeSet",
+        "DownNodes",
+        "FrontendName",
+    }
+)
+
+T = TypeVar("T")
+
+
+def check(function: Check) -> Check:
+    """Register a check; the registry order is the order findings are produced in."""
+    CHECKS.append(function)
+    return function
+
+
+def run_checks(estate: Estate) -> list[Finding]:
+    return [finding for function in CHECKS for finding in function(estate)]
+
+
+def _duplicates(items: Iterable[T], key: Callable[[T], object]) -> Iterator[tuple[T, object]]:
+    seen: set[object] = set()
+    for item in items:
+        value = key(item)
+        if value in seen:
+            yield item, value
+        seen.add(value)
+
+
+@check
+def unique_names(estate: Estate) -> Iterator[Finding]:
+    """Names identify things in slurm.conf, DNS, file names and groups: one each per kind."""
+    kinds: list[tuple[str, list[tuple[str, str]]]] = [
+        ("node pool", [(p.path, p.name) for p in estate.node_pools]),
+        ("partition", [(p.path, p.name) for p in estate.slurm.partitions]),
+        ("QoS", [(q.path, q.name) for q in estate.slurm.qos]),
+        ("team", [(t.path, t.name) for t in estate.identity.teams]),
+        ("user", [(u.path, u.name) for u in estate.identity.users]),
+        ("Kubernetes cluster", [(c.path, c.name) for c in estate.kubernetes_clusters]),
+        ("storage", [(s.path, s.name) for s in estate.storage]),
+        ("mount point", [(s.path + ".mount", s.mount) for s in estate.storage]),
+        ("team namespace", [(t.path, t.namespace) for t in estate.identity.teams]),
+    ]
+    for cluster in estate.kubernetes_clusters:
+        kinds.append(
+            (
+                f"priority class in {cluster.name}",
+                [(c.path, c.name) for c in cluster.priority_classes],
+            )
+        )
+        if cluster.queues:
+            kinds.append(
+                (f"queue team in {cluster.name}", [(t.path, t.team) for t in cluster.queues.teams])
+            )
+    for kind, entries in kinds:
+        for (path, _), name in _duplicates(entries, key=lambda e: e[1]):
+            yield issue(path, f"{kind} {name!r} is declared more than once")
+
+
+@check
+def unique_ids(estate: Estate) -> Iterator[Finding]:
+    """A uid or gid names one identity on every host of both schedulers."""
+    for user, uid in _duplicates(estate.identity.users, key=lambda u: u.uid):
+        yield issue(f"{user.path}.uid", f"uid {uid} is already used by another user")
+    for team, gid in _duplicates(estate.identity.teams, key=lambda t: t.gid):
+        yield issue(f"{team.path}.gid", f"gid {gid} is already used by another team")
+
+
+@check
+def team_members_known(estate: Estate) -> Iterator[Finding]:
+    users = {u.name for u in estate.identity.users}
+    for team in estate.identity.teams:
+        for i, member in enumerate(team.members):
+            if member not in users:
+                yield issue(
+                    f"{team.path}.members[{i}]",
+                    f"{member!r} is not a user in identity.users{_choices(users)}",
+                )
+
+
+@check
+def directory_complete(estate: Estate) -> Iterator[Finding]:
+    directory = estate.identity.directory
+    if directory.type in ("ldap", "freeipa"):
+        for key in ("uri", "base_dn"):
+            if getattr(directory, key) is None:
+                yield issue("identity.directory", f"a {directory.type} directory needs `{key}`")
+    if directory.bind_dn and not directory.bind_password:
+        yield issue("identity.directory.bind_dn", "bind_dn needs bind_password: {secret: NAME}")
+
+
+@check
+def hosts_within_bounds(estate: Estate) -> Iterator[Finding]:
+    total = sum(len(p.hosts) for p in estate.node_pools)
+    if total > MAX_ESTATE_HOSTS:
+        yield issue("node_pools", f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}")
+
+
+@check
+def host_in_one_pool(estate: Estate) -> Iterator[Finding]:
+    """Every node belongs to exactly one pool and so to exactly one scheduler."""
+    owner: dict[str, NodePool] = {}
+    for pool in estate.node_pools:
+        reported: set[str] = set()
+        for host in pool.hosts:
+            first = owner.setdefault(host, pool)
+            if first is pool or first.name in reported:
+                continue
+            reported.add(first.name)
+            across = (
+                f" (both {first.scheduler} and {pool.scheduler})"
+                if first.scheduler != pool.scheduler
+                else ""
+            )
+            yield issue(
+                f"{pool.path}.hosts",
+                f"host {host} is already in pool {first.name!r}{across}; "
+                "a host belongs to exactly one pool",
+            )
+        for host, times in Counter(pool.hosts).items():
+            if times > 1:
+                yield issue(f"{pool.path}.hosts", f"host {host} is listed {times} times")
+                break
+    for i, controller in enumerate(estate.slurm.controllers):
+        node_pool = owner.get(controller)
+        if node_pool and node_pool.scheduler == "kubernetes":
+            yield issue(
+                f"slurm.controllers[{i}]",
+                f"{controller} is a Kubernetes node in pool {node_pool.name!r}; "
+                "Slurm controllers stay on the Slurm side",
+            )
+
+
+@check
+def pool_fields_for_provider(estate: Estate) -> Iterator[Finding]:
+    """Managed pools are shaped by the cloud; on-prem pools by their hosts."""
+    for pool in estate.node_pools:
+        if pool.managed:
+            if pool.scheduler != "kubernetes":
+                yield issue(
+                    f"{pool.path}.provider",
+                    f"provider {pool.provider} pools are Kubernetes node pools; "
+                    "Slurm pools are on-prem",
+                )
+            for key in ("instance_type", "nodes"):
+                if (
+                    getattr(pool, "instance_type" if key == "instance_type" else "nodes_max")
+                    is None
+                ):
+                    yield issue(pool.path, f"a {pool.provider} pool needs `{key}`")
+            if pool.host_expressions:
+                yield issue(
+                    f"{pool.path}.hosts",
+                    f"a {pool.provider} pool gets its nodes from the provider; remove `hosts`",
+                )
+            if (
+                pool.nodes_min is not None
+                and pool.nodes_max is not None
+                and pool.nodes_min > pool.nodes_max
+            ):
+                yield issue(
+                    f"{pool.path}.nodes",
+                    f"min {pool.nodes_min} is above max {pool.nodes_max}",
+                )
+        else:
+            if not pool.host_expressions:
+                yield issue(pool.path, "an on-prem pool needs `hosts`")
+            for key, value in (("instance_type", pool.instance_type), ("nodes", pool.nodes_max)):
+                if value is not None:
+                    yield issue(
+                        f"{pool.path}.{key}",
+                        f"`{key}` is for managed pools (provider gke, eks or aks); "
+                        "on-prem pools list `hosts`",
+                    )
+            if pool.scheduler == "slurm":
+                for key, missing in (
+                    ("cpu", pool.cpu is None),
+                    ("memory_gb", pool.memory_gb is None),
+                ):
+                    if missing:
+                        yield issue(pool.path, f"a Slurm pool needs `{key}` for its NodeName line")
+
+
+@check
+def pool_cluster_resolves(estate: Estate) -> Iterator[Finding]:
+    clusters = {c.name: c for c in estate.kubernetes_clusters}
+    for pool in estate.node_pools:
+        if pool.scheduler == "slurm":
+            if pool.cluster:
+                yield issue(
+                    f"{pool.path}.cluster",
+                    "`cluster` names a Kubernetes cluster; a Slurm pool belongs to slurm",
+                )
+            for key, present in (("labels", pool.labels), ("taints", pool.taints)):
+                if present:
+                    yield issue(
+                        f"{pool.path}.{key}",
+                        f"`{key}` apply to Kubernetes nodes; use `features` for Slurm pools",
+                    )
+            continue
+        if not pool.cluster:
+            yield issue(pool.path, f"a Kubernetes pool needs `cluster`{_choices(clusters)}")
+        elif pool.cluster not in clusters:
+            yield issue(
+                f"{pool.path}.cluster",
+                f"{pool.cluster!r} is not in kubernetes.clusters{_choices(clusters)}",
+            )
+        elif clusters[pool.cluster].provider != pool.provider and pool.managed:
+            yield issue(
+                f"{pool.path}.provider",
+                f"pool is {pool.provider} but cluster {pool.cluster!r} is "
+                f"{clusters[pool.cluster].provider}",
+            )
+    used = {p.cluster for p in estate.kubernetes_pools}
+    for cluster in estate.kubernetes_clusters:
+        if cluster.name not in used:
+            yield issue(
+                cluster.path, f"cluster {cluster.name!r} has no node pools", level="warning"
+            )
+        if cluster.provider != "on-prem" and not cluster.region:
+            yield issue(cluster.path, f"a {cluster.provider} cluster needs `region`")
+
+
+@check
+def gpu_models_resolve(estate: Estate) -> Iterator[Finding]:
+    for pool in estate.node_pools:
+        if pool.gpus and pool.gpus.model not in estate.gpu_models:
+            yield issue(
+                f"{pool.path}.gpus.model",
+                f"unknown GPU model {pool.gpus.model!r}; add it under gpu_models or choose "
+                f"one of: {', '.join(sorted(estate.gpu_models))}",
+            )
+
+
+@check
+def gpu_models_offered_by_cloud(estate: Estate) -> Iterator[Finding]:
+    for pool in estate.node_pools:
+        if not (pool.managed and pool.gpus and pool.gpus.model in estate.gpu_models):
+            continue
+        model = estate.gpu_models[pool.gpus.model]
+        if pool.provider not in model.clouds:
+            offered = sorted(
+                m.name for m in estate.gpu_models.values() if pool.provider in m.clouds
+            )
+            yield issue(
+                f"{pool.path}.gpus.model",
+                f"{model.name} is not offered on {pool.provider}; "
+                f"{pool.provider} offers: {', '.join(offered) or 'none in the catalog'}",
+            )
+
+
+@check
+def mig_layout_fits(estate: Estate) -> Iterator[Finding]:
+    """A MIG layout must exist for the model and fit one GPU's compute and memory slices."""
+    for pool in estate.node_pools:
+        if not pool.gpus or not pool.gpus.mig or pool.gpus.model not in estate.gpu_models:
+            continue
+        model = estate.gpu_models[pool.gpus.model]
+        path = f"{pool.path}.gpus.mig"
+        if not model.mig:
+            yield issue(path, f"{model.name} does not support MIG")
+            continue
+        unknown = [p for p in pool.gpus.mig if p not in model.mig]
+        for profile in unknown:
+            index = pool.gpus.mig.index(profile)
+            yield issue(
+                f"{path}[{index}]",
+                f"{profile!r} is not a MIG profile of {model.name}; "
+                f"choose from: {', '.join(model.mig)}",
+            )
+        if unknown:
+            continue
+        for profile, times in Counter(pool.gpus.mig).items():
+            if times > model.mig[profile].max:
+                yield issue(
+                    path,
+                    f"{times} x {profile} on one GPU; {model.name} holds at most "
+                    f"{model.mig[profile].max}",
+                )
+        compute = sum(model.mig[p].compute for p in pool.gpus.mig)
+        memory = sum(model.mig[p].memory for p in pool.gpus.mig)
+        if compute > MIG_COMPUTE_SLICES:
+            yield issue(
+                path, f"layout uses {compute} compute slices; a GPU has {MIG_COMPUTE_SLICES}"
+            )
+        if memory > MIG_MEMORY_SLICES:
+            yield issue(path, f"layout uses {memory} memory slices; a GPU has {MIG_MEMORY_SLICES}")
+
+
+@check
+def sharing_fits_scheduler(estate: Estate) -> Iterator[Finding]:
+    """time_slicing and MPS are device-plugin features; shards are Slurm GRES."""
+    for pool in estate.node_pools:
+        if not pool.gpus:
+            continue
+        sharing = pool.gpus.sharing
+        path = f"{pool.path}.gpus.sharing"
+        if pool.scheduler == "slurm":
+            for key in ("time_slicing", "mps"):
+                if getattr(sharing, key) is not None:
+                    yield issue(
+                        f"{path}.{key}",
+                        f"{key} is a Kubernetes device-plugin mode; Slurm pools share GPUs "
+                        "with `shard`",
+                    )
+        else:
+            if sharing.shard is not None:
+                yield issue(
+                    f"{path}.shard",
+                    "shard is Slurm GRES sharing; Kubernetes pools use time_slicing or mps",
+                )
+            if sharing.time_slicing is not None and sharing.mps is not None:
+                yield issue(path, "choose one of time_slicing and mps")
+
+
+@check
+def mig_strategy_matches_pools(estate: Estate) -> Iterator[Finding]:
+    clusters = {c.name: c for c in estate.kubernetes_clusters}
+    for pool in estate.kubernetes_pools:
+        if not (pool.gpus and pool.gpus.mig and pool.cluster in clusters):
+            continue
+        cluster = clusters[pool.cluster or ""]
+        if cluster.mig_strategy == "none":
+            yield issue(
+                f"{pool.path}.gpus.mig",
+                f"cluster {cluster.name!r} has device_plugin.mig_strategy none; "
+                "set single or mixed to expose MIG devices",
+            )
+        elif cluster.mig_strategy == "single" and len(set(pool.gpus.mig)) > 1:
+            yield issue(
+                f"{pool.path}.gpus.mig",
+                "mig_strategy single needs one profile on every GPU; use mixed for this layout",
+            )
+
+
+@check
+def slurm_section_present(estate: Estate) -> Iterator[Finding]:
+    if estate.slurm_pools and not estate.slurm.controllers:
+        yield issue(
+            "slurm" if estate.slurm.declared else "node_pools",
+            "Slurm pools need slurm.controllers (the slurmctld hosts)",
+        )
+
+
+@check
+def partitions_resolve(estate: Estate) -> Iterator[Finding]:
+    pools = estate.pools_by_name
+    teams = estate.teams_by_name
+    qos = {q.name for q in estate.slurm.qos}
+    for part in estate.slurm.partitions:
+        for i, name in enumerate(part.pools):
+            if name not in pools:
+                yield issue(
+                    f"{part.path}.pools[{i}]",
+                    f"{name!r} is not a node pool{_choices(p.name for p in estate.slurm_pools)}",
+                )
+            elif pools[name].scheduler != "slurm":
+                yield issue(
+                    f"{part.path}.pools[{i}]",
+                    f"pool {name!r} is scheduled by Kubernetes; partitions draw on Slurm pools",
+                )
+        for i, name in enumerate(part.teams):
+            if name not in teams:
+                yield issue(f"{part.path}.teams[{i}]", f"{name!r} is not a team{_choices(teams)}")
+        if part.qos and part.qos not in qos:
+            yield issue(f"{part.path}.qos", f"{part.qos!r} is not a QoS{_choices(qos)}")
+    defaults = [p for p in estate.slurm.partitions if p.default]
+    for extra in defaults[1:]:
+        yield issue(
+            f"{extra.path}.default",
+            f"partition {defaults[0].name!r} is already the default; only one may be",
+        )
+    used = {name for part in estate.slurm.partitions for name in part.pools}
+    for pool in estate.slurm_pools:
+        if pool.name not in used and estate.slurm.partitions:
+            yield issue(pool.path, f"pool {pool.name!r} is in no partition", level="warning")
+
+
+@check
+def qos_resolves(estate: Estate) -> Iterator[Finding]:
+    names = {q.name for q in estate.slurm.qos}
+    for qos in estate.slurm.qos:
+        for i, other in enumerate(qos.preempt):
+            if other not in names:
+                yield issue(f"{qos.path}.preempt[{i}]", f"{other!r} is not a QoS{_choices(names)}")
+            elif other == qos.name:
+                yield issue(f"{qos.path}.preempt[{i}]", "a QoS cannot preempt itself")
+        if qos.preempt and estate.slurm.scheduling.preemption.type != "qos":
+            yield issue(
+                f"{qos.path}.preempt",
+                "QoS preemption needs slurm.scheduling.preemption.type: qos",
+                level="warning",
+            )
+    uses_qos = estate.slurm.qos or any(p.qos for p in estate.slurm.partitions)
+    if uses_qos and estate.slurm.accounting is None:
+        yield issue("slurm.qos", "QoS live in slurmdbd: set slurm.accounting to use them")
+
+
+@check
+def slurm_times_valid(estate: Estate) -> Iterator[Finding]:
+    times = [("slurm.scheduling.fairshare_half_life", estate.slurm.scheduling.fairshare_half_life)]
+    times += [(f"{q.path}.max_time", q.max_time) for q in estate.slurm.qos if q.max_time]
+    for part in estate.slurm.partitions:
+        times.append((f"{part.path}.max_time", part.max_time))
+        if part.default_time:
+            times.append((f"{part.path}.default_time", part.default_time))
+    for path, text in times:
+        try:
+            slurm_minutes(text)
+        except ValueError as err:
+            yield issue(path, f"{text!r} is not a valid Slurm time: {err}")
+    for part in estate.slurm.partitions:
+        try:
+            limit, default = slurm_minutes(part.max_time), slurm_minutes(part.default_time or "0")
+        except ValueError:
+            continue
+        if part.default_time and limit is not None and (default is None or default > limit):
+            yield issue(
+                f"{part.path}.default_time",
+                f"default_time {part.default_time} is above max_time {part.max_time}",
+            )
+
+
+@check
+def slurm_options_not_owned(estate: Estate) -> Iterator[Finding]:
+    owned = {k.lower(): k for k in OWNED_SLURM_OPTIONS}
+    for key in estate.slurm.options:
+        if key.lower() in owned:
+            yield issue(
+                f"slurm.options.{key}",
+                f"{owned[key.lower()]} is rendered by estategen from the blueprint; "
+                "set it through the blueprint keys, not slurm.options",
+            )
+
+
+@check
+def topology_version_gates(estate: Estate) -> Iterator[Finding]:
+    """topology/block arrived in Slurm 23.11."""
+    version = estate.versions.slurm
+    for pool in estate.slurm_pools:
+        if pool.blocks and not version.at_least("23.11"):
+            yield issue(
+                f"{pool.path}.network.block",
+                f"NVLink blocks render topology/block, which needs Slurm 23.11 or newer; "
+                f"versions.slurm is {version.text}",
+            )
+        if pool.switches and pool.blocks:
+            yield issue(
+                f"{pool.path}.network",
+                "choose switch (topology/tree) or block (topology/block), not both",
+            )
+    kinds = {
+        ("tree" if p.switches else "block") for p in estate.slurm_pools if p.switches or p.blocks
+    }
+    if len(kinds) > 1:
+        yield issue(
+            "node_pools",
+            "pools mix switch and block topology; Slurm runs one topology plugin per cluster",
+        )
+    for pool in estate.kubernetes_pools:
+        if pool.blocks:
+            yield issue(f"{pool.path}.network.block", "NVLink blocks are a Slurm topology")
+
+
+@check
+def switches_cover_hosts(estate: Estate) -> Iterator[Finding]:
+    """Nodes are spread evenly over the switches (or blocks) a pool lists."""
+    for pool in estate.node_pools:
+        for key, names in (("switch", pool.switches), ("block", pool.blocks)):
+            if names and len(names) > len(pool.hosts):
+                yield issue(
+                    f"{pool.path}.network.{key}",
+                    f"{len(names)} {key}es for {len(pool.hosts)} hosts; "
+                    "each needs at least one host",
+                )
+
+
+@check
+def queues_resolve(estate: Estate) -> Iterator[Finding]:
+    teams = estate.teams_by_name
+    for cluster in estate.kubernetes_clusters:
+        if not cluster.queues:
+            continue
+        models = _cluster_capacity(estate, cluster.name)
+        for queue in cluster.queues.teams:
+            if queue.team not in teams:
+                yield issue(f"{queue.path}.team", f"{queue.team!r} is not a team{_choices(teams)}")
+            for key in queue.quota:
+                if key not in models:
+                    yield issue(
+                        f"{queue.path}.quota.{key}",
+                        f"no pool in cluster {cluster.name!r} provides {key!r}{_choices(models)}",
+                    )
+
+
+@check
+def quotas_within_capacity(estate: Estate) -> Iterator[Finding]:
+    """Nominal quotas of a cohort may not promise more GPUs than the cluster has."""
+    for cluster in estate.kubernetes_clusters:
+        if not cluster.queues:
+            continue
+        capacity = _cluster_capacity(estate, cluster.name)
+        promised: dict[str, int] = defaultdict(int)
+        for queue in cluster.queues.teams:
+            for key, amount in queue.quota.items():
+                promised[key] += amount
+                if key in capacity and amount > capacity[key]:
+                    yield issue(
+                        f"{queue.path}.quota.{key}",
+                        f"quota {amount} is above the {capacity[key]} {key} in cluster "
+                        f"{cluster.name!r}",
+                    )
+        for key, amount in sorted(promised.items()):
+            if key in capacity and amount > capacity[key] and len(cluster.queues.teams) > 1:
+                yield issue(
+                    f"{cluster.path}.queues",
+                    f"nominal quotas for {key} add up to {amount}, above the "
+                    f"{capacity[key]} in cluster {cluster.name!r}",
+                )
+
+
+def _cluster_capacity(estate: Estate, cluster: str) -> dict[str, int]:
+    """Physical GPUs per model (and MIG instances per model/profile) in a cluster."""
+    capacity: dict[str, int] = defaultdict(int)
+    for pool in estate.pools_in_cluster(cluster):
+        if not pool.gpus:
+            continue
+        capacity[pool.gpus.model] += pool.gpu_count
+        for profile in pool.gpus.mig:
+            capacity[f"{pool.gpus.model}/{profile}"] += pool.gpu_count
+    return dict(capacity)
+
+
+@check
+def storage_pools_resolve(estate: Estate) -> Iterator[Finding]:
+    pools = estate.pools_by_name
+    for storage in estate.storage:
+        for i, name in enumerate(storage.pools or ()):
+            if name not in pools:
+                yield issue(
+                    f"{storage.path}.pools[{i}]", f"{name!r} is not a node pool{_choices(pools)}"
+                )
+        if storage.storage_class and not any(
+            pools[n].scheduler == "kubernetes" for n in (storage.pools or pools) if n in pools
+        ):
+            yield issue(
+                f"{storage.path}.kubernetes",
+                "a storage class needs a Kubernetes pool that mounts this file system",
+                level="warning",
+            )
+        if storage.type == "lustre" and "@" not in storage.source:
+            yield issue(
+                f"{storage.path}.source",
+                f"{storage.source!r}: a Lustre source names the MGS NID, like "
+                "'10.0.0.1@o2ib:/scratch'",
+            )
+
+
+def _choices(names: Iterable[str]) -> str:
+    listed = sorted(names)
+    if not listed:
+        return ""
+    shown = ", ".join(listed[:12]) + (", ..." if len(listed) > 12 else "")
+    return f"; known: {shown}"

@@ -1,0 +1,143 @@
+"""The ``estategen`` command: a thin shell over the pipeline that catches one error root.
+
+Heavy modules are imported inside the commands so that ``estategen --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from estategen import __version__
+from estategen.errors import BlueprintInvalid, EstategenError, Finding, findings_json
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="estategen",
+        description="Validate an estate blueprint and render Slurm, Ansible and Pulumi output.",
+    )
+    parser.add_argument("--version", action="version", version=f"estategen {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    validate = commands.add_parser("validate", help="check a blueprint and print every finding")
+    validate.add_argument("blueprint", metavar="FILE")
+    validate.add_argument("--format", choices=["text", "json"], default="text")
+
+    render = commands.add_parser("render", help="validate, then write the output atomically")
+    render.add_argument("blueprint", metavar="FILE")
+    render.add_argument(
+        "-o", "--output", metavar="DIR", help="output folder (default: build/<estate>)"
+    )
+    render.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; print a diff of what would change and exit 1 on drift",
+    )
+
+    commands.add_parser("schema", help="print the blueprint's JSON Schema (draft 2020-12)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "validate":
+            return _validate(args.blueprint, args.format)
+        if args.command == "render":
+            return _render(args.blueprint, args.output, args.check)
+        return _schema()
+    except BlueprintInvalid as err:
+        _print_findings(err.findings, sys.stderr)
+        return err.exit_code
+    except EstategenError as err:
+        print(f"estategen: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # the last line of defence against tracebacks
+        print(
+            f"estategen: internal error ({type(err).__name__}: {err}). This is a bug in "
+            "estategen, not in your blueprint; please report it with the blueprint attached",
+            file=sys.stderr,
+        )
+        return 3
+
+
+def _print_findings(findings: Sequence[Finding], stream: object) -> None:
+    for finding in findings:
+        print(finding.format(), file=stream)  # type: ignore[call-overload]
+    errors = sum(f.level == "error" for f in findings)
+    warnings = len(findings) - errors
+    if findings:
+        print(f"{errors} error(s), {warnings} warning(s)", file=stream)  # type: ignore[call-overload]
+
+
+def _validate(path: str, output_format: str) -> int:
+    from estategen.pipeline import validate_file
+
+    try:
+        result = validate_file(path)
+    except BlueprintInvalid as err:
+        if output_format == "json":
+            print(
+                json.dumps(
+                    {"valid": False, "findings": json.loads(findings_json(err.findings))},
+                    indent=2,
+                    sort_keys=True,
+                )
+            )
+        else:
+            _print_findings(err.findings, sys.stdout)
+        return 1
+    estate = result.estate
+    if output_format == "json":
+        print(
+            json.dumps(
+                {"valid": True, "findings": json.loads(findings_json(result.findings))},
+                indent=2,
+                sort_keys=True,
+            )
+        )
+        return 0
+    _print_findings(result.findings, sys.stdout)
+    hosts = sum(len(p.hosts) for p in estate.node_pools)
+    gpus = sum(p.gpu_count for p in estate.node_pools)
+    print(
+        f"{path}: valid estate {estate.name!r}: {len(estate.node_pools)} pools, "
+        f"{hosts} hosts, {gpus} GPUs"
+    )
+    return 0
+
+
+def _render(path: str, output: str | None, check: bool) -> int:
+    from estategen.pipeline import validate_file
+    from estategen.render import render
+    from estategen.write import compare_tree, with_manifest, write_tree
+
+    result = validate_file(path)
+    _print_findings(result.findings, sys.stderr)
+    estate = result.estate
+    files = with_manifest(render(estate), result.document.raw, estate.name)
+    target = Path(output) if output else Path("build") / estate.name
+    if check:
+        drift = compare_tree(files, target)
+        if drift.clean:
+            print(f"{target}: up to date ({len(files)} files)")
+            return 0
+        sys.stdout.write(drift.diff)
+        print(f"{target}: {len(drift.changed)} file(s) would change", file=sys.stderr)
+        return 1
+    write_tree(files, target)
+    print(f"{target}: wrote {len(files)} files")
+    return 0
+
+
+def _schema() -> int:
+    from estategen.schema import json_schema
+
+    print(json.dumps(json_schema(), indent=2, sort_keys=True))
+    return 0

@@ -1,0 +1,269 @@
+"""Read a blueprint into plain Python data, remembering where every key and item was written.
+
+PyYAML's C composer builds the node graph (fast, carries marks); we convert nodes ourselves so
+that duplicate keys, non-string keys, object-constructing tags, alias bombs and runaway nesting
+are refused with one clear message each instead of surfacing as tracebacks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from estategen.errors import BlueprintInvalid, Finding, Position, UsageError, key_path
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_NODES = 2_000_000
+MAX_DEPTH = 64
+
+_STR = "tag:yaml.org,2002:str"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
+_PLAIN_SCALAR_TAGS = {
+    _STR,
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+}
+
+
+class _Resolver(yaml.resolver.BaseResolver):
+    """YAML 1.2-flavoured implicit types.
+
+    No timestamps, no sexagesimal numbers (``8:00:00`` stays a Slurm time string) and only
+    ``true``/``false`` are booleans (``NO`` stays a string).
+    """
+
+
+_Resolver.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_Resolver.add_implicit_resolver(
+    "tag:yaml.org,2002:int",
+    re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+|0o[0-7_]+)$"),
+    list("-+0123456789"),
+)
+_Resolver.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+0123456789."),
+)
+_Resolver.add_implicit_resolver(
+    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+)
+
+_CParser: Any = getattr(yaml, "cyaml", None) and getattr(yaml.cyaml, "CParser", None)
+
+
+if _CParser is not None:
+
+    class _Loader(_CParser, yaml.constructor.SafeConstructor, _Resolver):  # type: ignore[misc]
+        def __init__(self, stream: str) -> None:
+            _CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            _Resolver.__init__(self)
+
+else:  # pragma: no cover - libyaml is present wherever PyYAML ships wheels
+
+    class _Loader(  # type: ignore[no-redef]
+        yaml.reader.Reader,
+        yaml.scanner.Scanner,
+        yaml.parser.Parser,
+        yaml.composer.Composer,
+        yaml.constructor.SafeConstructor,
+        _Resolver,
+    ):
+        def __init__(self, stream: str) -> None:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            _Resolver.__init__(self)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A loaded blueprint: its data, where each key path was written, and its source."""
+
+    data: dict[str, Any]
+    positions: dict[str, Position]
+    file: str
+    raw: bytes
+
+
+def read_blueprint(path: str | Path) -> Document:
+    """Read and parse a blueprint file; unreadable files are usage errors (exit 2)."""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise UsageError(f"{path}: is a directory, not a blueprint file")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise UsageError(
+                f"{path}: {size} bytes, above the blueprint size limit of {MAX_FILE_BYTES} bytes"
+            )
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
+    return parse_blueprint(raw, str(path))
+
+
+def parse_blueprint(raw: bytes, file: str) -> Document:
+    """Parse blueprint bytes; every problem becomes a :class:`BlueprintInvalid`."""
+
+    def fail(message: str, line: int = 1, column: int = 1) -> BlueprintInvalid:
+        return BlueprintInvalid([Finding(file, line, column, "", message)])
+
+    if len(raw) > MAX_FILE_BYTES:
+        raise fail(f"blueprint is {len(raw)} bytes, above the limit of {MAX_FILE_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        raise fail(
+            f"not valid UTF-8 (byte 0x{raw[err.start]:02x} at offset {err.start}); "
+            "save the blueprint as UTF-8",
+            line,
+            column,
+        ) from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise fail("contains a NUL character; a blueprint is a text file", line)
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        problem = err.problem or str(err)
+        if err.context and "expected a single document" in err.context:
+            problem = "holds several YAML documents; a blueprint is one document"
+        if "expected ',' or" in problem:
+            problem += " (inside {...} or [...], quote values holding brackets or commas, "
+            problem += "such as hostlists)"
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise fail(f"YAML syntax: {problem}", line, column) from None
+    except yaml.YAMLError as err:
+        raise fail(f"YAML syntax: {err}") from None
+    except RecursionError:
+        raise fail(f"nested deeper than the limit of {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()
+    if node is None:
+        raise fail("the blueprint is empty; it needs at least `estate: NAME`")
+    if not isinstance(node, yaml.MappingNode):
+        raise fail(
+            "the top level must be a mapping of keys (estate:, node_pools:, ...), "
+            f"not a {_kind(node)}",
+            node.start_mark.line + 1,
+            node.start_mark.column + 1,
+        )
+    builder = _Builder(file, loader)
+    data = builder.build(node, (), 0)
+    assert isinstance(data, dict)
+    return Document(data=data, positions=builder.positions, file=file, raw=raw)
+
+
+def _kind(node: yaml.Node) -> str:
+    if isinstance(node, yaml.SequenceNode):
+        return "list"
+    if isinstance(node, yaml.MappingNode):
+        return "mapping"
+    return "scalar value"
+
+
+class _Builder:
+    """Turns composed nodes into dicts, lists and scalars, recording positions."""
+
+    def __init__(self, file: str, loader: Any) -> None:
+        self.file = file
+        self.loader = loader
+        self.positions: dict[str, Position] = {}
+        self.visited = 0
+
+    def fail(self, node: yaml.Node, path: tuple[str | int, ...], message: str) -> BlueprintInvalid:
+        mark = node.start_mark
+        return BlueprintInvalid(
+            [Finding(self.file, mark.line + 1, mark.column + 1, key_path(path), message)]
+        )
+
+    def build(self, node: yaml.Node, path: tuple[str | int, ...], depth: int) -> Any:
+        self.visited += 1
+        if self.visited > MAX_NODES:
+            raise self.fail(
+                node,
+                path,
+                f"expands to more than {MAX_NODES} values (aliases that multiply?); "
+                "a blueprint is limited to that many",
+            )
+        if depth > MAX_DEPTH:
+            raise self.fail(node, path, f"nested deeper than the limit of {MAX_DEPTH} levels")
+        if isinstance(node, yaml.MappingNode):
+            if node.tag != _MAP:
+                raise self.fail(node, path, _tag_message(node.tag))
+            return self.build_mapping(node, path, depth)
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag != _SEQ:
+                raise self.fail(node, path, _tag_message(node.tag))
+            items = []
+            for index, item in enumerate(node.value):
+                child = (*path, index)
+                self.positions.setdefault(
+                    key_path(child), (item.start_mark.line + 1, item.start_mark.column + 1)
+                )
+                items.append(self.build(item, child, depth + 1))
+            return items
+        if node.tag not in _PLAIN_SCALAR_TAGS:
+            raise self.fail(node, path, _tag_message(node.tag))
+        try:
+            return self.loader.construct_object(node, deep=False)
+        except (yaml.YAMLError, ValueError, OverflowError) as err:
+            raise self.fail(node, path, f"cannot read value {node.value!r}: {err}") from None
+
+    def build_mapping(
+        self, node: yaml.MappingNode, path: tuple[str | int, ...], depth: int
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise self.fail(key_node, path, "merge keys (<<) are not supported; write keys out")
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
+                shown = key_node.value if isinstance(key_node, yaml.ScalarNode) else _kind(key_node)
+                raise self.fail(
+                    key_node,
+                    path,
+                    f"key {shown!r} is not a string; quote it if it is meant as a name",
+                )
+            key = key_node.value
+            child = (*path, key)
+            where = key_path(child)
+            if key in result:
+                first = self.positions.get(where, (0, 0))
+                raise self.fail(
+                    key_node,
+                    child,
+                    f"duplicate key {key!r} (first written at line {first[0]}); "
+                    "each key may appear once",
+                )
+            self.positions[where] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            result[key] = self.build(value_node, child, depth + 1)
+        return result
+
+
+def _tag_message(tag: str) -> str:
+    tag = tag.replace("tag:yaml.org,2002:", "!!")
+    return (
+        f"YAML tag {tag!r} is not allowed; a blueprint holds only plain mappings, lists, "
+        "strings, numbers and booleans"
+    )

@@ -1,0 +1,566 @@
+"""The one frozen, typed model of an estate, built from a normalised blueprint document.
+
+No raw dicts travel past this module. Derived defaults are filled here: a team's namespace
+defaults to its name and the Slurm cluster name to the estate's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any
+
+from estategen import hostlist
+from estategen.catalog import GpuModel, builtin_models, model_from_data
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class Version:
+    major: int
+    minor: int
+    text: str
+
+    @classmethod
+    def parse(cls, text: str) -> Version:
+        major, minor = text.split(".")
+        return cls(int(major), int(minor), text)
+
+    def at_least(self, text: str) -> bool:
+        other = Version.parse(text)
+        return (self.major, self.minor) >= (other.major, other.minor)
+
+
+@dataclass(frozen=True)
+class Versions:
+    slurm: Version
+    kubernetes: Version
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A secret by name; resolved at deploy time (Ansible Vault, Pulumi config), never here."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Cpu:
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+
+    @property
+    def cores(self) -> int:
+        return self.sockets * self.cores_per_socket
+
+    @property
+    def threads(self) -> int:
+        return self.cores * self.threads_per_core
+
+
+@dataclass(frozen=True)
+class Sharing:
+    time_slicing: int | None
+    mps: int | None
+    shard: int | None
+
+
+@dataclass(frozen=True)
+class Gpus:
+    model: str
+    count: int
+    mig: tuple[str, ...]
+    sharing: Sharing
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class NodePool:
+    path: str
+    name: str
+    scheduler: str
+    cluster: str | None
+    provider: str
+    hosts: tuple[str, ...]
+    host_expressions: tuple[str, ...]
+    instance_type: str | None
+    nodes_min: int | None
+    nodes_max: int | None
+    cpu: Cpu | None
+    memory_gb: int | None
+    gpus: Gpus | None
+    switches: tuple[str, ...]
+    blocks: tuple[str, ...]
+    features: tuple[str, ...]
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    weight: int | None
+
+    @property
+    def managed(self) -> bool:
+        """Nodes come from a cloud provider's autoscaler rather than a host list."""
+        return self.provider != "on-prem"
+
+    @property
+    def node_count(self) -> int:
+        """Nodes that back the pool's capacity; an autoscaled pool counts at its maximum."""
+        return (self.nodes_max or 0) if self.managed else len(self.hosts)
+
+    @property
+    def gpu_count(self) -> int:
+        """Physical GPUs in the pool."""
+        return self.node_count * self.gpus.count if self.gpus else 0
+
+
+@dataclass(frozen=True)
+class User:
+    path: str
+    name: str
+    uid: int
+
+
+@dataclass(frozen=True)
+class Team:
+    path: str
+    name: str
+    gid: int
+    members: tuple[str, ...]
+    fairshare: int
+    namespace: str
+
+
+@dataclass(frozen=True)
+class Directory:
+    type: str
+    uri: str | None
+    base_dn: str | None
+    bind_dn: str | None
+    bind_password: SecretRef | None
+
+
+@dataclass(frozen=True)
+class Identity:
+    directory: Directory
+    users: tuple[User, ...]
+    teams: tuple[Team, ...]
+
+
+@dataclass(frozen=True)
+class Qos:
+    path: str
+    name: str
+    priority: int
+    max_gpus_per_user: int | None
+    max_time: str | None
+    preempt: tuple[str, ...]
+    usage_factor: float
+
+
+@dataclass(frozen=True)
+class Partition:
+    path: str
+    name: str
+    pools: tuple[str, ...]
+    default: bool
+    max_time: str
+    default_time: str | None
+    teams: tuple[str, ...]
+    qos: str | None
+    priority_tier: int
+    preempt_mode: str | None
+    hidden: bool
+
+
+@dataclass(frozen=True)
+class Database:
+    host: str
+    port: int
+    name: str
+    user: str
+    password: SecretRef
+
+
+@dataclass(frozen=True)
+class Accounting:
+    host: str
+    port: int
+    database: Database
+
+
+@dataclass(frozen=True)
+class Preemption:
+    type: str
+    mode: str
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    priority_weights: Mapping[str, int]
+    fairshare_half_life: str
+    preemption: Preemption
+
+
+@dataclass(frozen=True)
+class Slurm:
+    declared: bool
+    cluster_name: str
+    controllers: tuple[str, ...]
+    accounting: Accounting | None
+    scheduling: Scheduling
+    qos: tuple[Qos, ...]
+    partitions: tuple[Partition, ...]
+    options: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class QueueTeam:
+    path: str
+    team: str
+    quota: Mapping[str, int]
+    borrowing_limit: int | None
+    lending_limit: int | None
+
+
+@dataclass(frozen=True)
+class Queues:
+    cohort: str
+    teams: tuple[QueueTeam, ...]
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    path: str
+    name: str
+    value: int
+    description: str
+
+
+@dataclass(frozen=True)
+class KubernetesCluster:
+    path: str
+    name: str
+    provider: str
+    region: str | None
+    project: str | None
+    device_plugin_install: str
+    mig_strategy: str
+    queues: Queues | None
+    priority_classes: tuple[PriorityClass, ...]
+    prometheus_operator: bool
+
+
+@dataclass(frozen=True)
+class Storage:
+    path: str
+    name: str
+    type: str
+    source: str
+    mount: str
+    options: tuple[str, ...]
+    pools: tuple[str, ...] | None
+    storage_class: str | None
+
+
+@dataclass(frozen=True)
+class Observability:
+    dcgm_exporter_port: int
+    node_exporter_port: int
+    labels: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Estate:
+    name: str
+    description: str
+    versions: Versions
+    gpu_models: Mapping[str, GpuModel]
+    identity: Identity
+    node_pools: tuple[NodePool, ...]
+    slurm: Slurm
+    kubernetes_clusters: tuple[KubernetesCluster, ...]
+    storage: tuple[Storage, ...]
+    observability: Observability
+
+    @cached_property
+    def pools_by_name(self) -> Mapping[str, NodePool]:
+        return MappingProxyType({p.name: p for p in self.node_pools})
+
+    @cached_property
+    def teams_by_name(self) -> Mapping[str, Team]:
+        return MappingProxyType({t.name: t for t in self.identity.teams})
+
+    @property
+    def slurm_pools(self) -> tuple[NodePool, ...]:
+        return tuple(p for p in self.node_pools if p.scheduler == "slurm")
+
+    @property
+    def kubernetes_pools(self) -> tuple[NodePool, ...]:
+        return tuple(p for p in self.node_pools if p.scheduler == "kubernetes")
+
+    def pools_in_cluster(self, cluster: str) -> Iterator[NodePool]:
+        return (p for p in self.kubernetes_pools if p.cluster == cluster)
+
+
+def build(doc: Mapping[str, Any]) -> Estate:
+    """Build the model from a document that passed :func:`estategen.schema.normalise`."""
+    identity = doc["identity"]
+    directory = identity["directory"]
+    slurm = doc.get("slurm") or {}
+    observability = doc["observability"]
+    versions = doc["versions"]
+    gpu_models = dict(builtin_models())
+    for spec in doc["gpu_models"]:
+        gpu_models[spec["name"]] = model_from_data(spec["name"], spec, builtin=False)
+    return Estate(
+        name=doc["estate"],
+        description=doc["description"],
+        versions=Versions(Version.parse(versions["slurm"]), Version.parse(versions["kubernetes"])),
+        gpu_models=MappingProxyType(gpu_models),
+        identity=Identity(
+            directory=Directory(
+                type=directory["type"],
+                uri=directory.get("uri"),
+                base_dn=directory.get("base_dn"),
+                bind_dn=directory.get("bind_dn"),
+                bind_password=_secret(directory.get("bind_password")),
+            ),
+            users=tuple(
+                User(f"identity.users[{i}]", u["name"], u["uid"])
+                for i, u in enumerate(identity["users"])
+            ),
+            teams=tuple(
+                Team(
+                    path=f"identity.teams[{i}]",
+                    name=t["name"],
+                    gid=t["gid"],
+                    members=tuple(t["members"]),
+                    fairshare=t["fairshare"],
+                    namespace=t.get("namespace") or t["name"],
+                )
+                for i, t in enumerate(identity["teams"])
+            ),
+        ),
+        node_pools=tuple(_pool(i, p) for i, p in enumerate(doc["node_pools"])),
+        slurm=_slurm(slurm, doc["estate"], declared="slurm" in doc),
+        kubernetes_clusters=tuple(
+            _cluster(i, c) for i, c in enumerate(doc["kubernetes"]["clusters"])
+        ),
+        storage=tuple(
+            Storage(
+                path=f"storage[{i}]",
+                name=s["name"],
+                type=s["type"],
+                source=s["source"],
+                mount=s["mount"],
+                options=tuple(s["options"]),
+                pools=tuple(s["pools"]) if "pools" in s else None,
+                storage_class=s.get("kubernetes", {}).get("storage_class"),
+            )
+            for i, s in enumerate(doc["storage"])
+        ),
+        observability=Observability(
+            dcgm_exporter_port=observability["dcgm_exporter"]["port"],
+            node_exporter_port=observability["node_exporter"]["port"],
+            labels=_frozen(dict(sorted(observability["labels"].items()))),
+        ),
+    )
+
+
+def _secret(value: Mapping[str, str] | None) -> SecretRef | None:
+    return SecretRef(value["secret"]) if value else None
+
+
+def _expand_all(expressions: Any, limit: int = hostlist.MAX_EXPANSION) -> tuple[str, ...]:
+    if expressions is None:
+        return ()
+    if isinstance(expressions, str):
+        expressions = [expressions]
+    names: list[str] = []
+    for expression in expressions:
+        names.extend(hostlist.expand(expression, limit))
+    return tuple(names)
+
+
+def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
+    hosts = p.get("hosts")
+    expressions = (hosts,) if isinstance(hosts, str) else tuple(hosts or ())
+    gpus = p.get("gpus")
+    cpu = p.get("cpu")
+    nodes = p.get("nodes") or {}
+    network = p.get("network") or {}
+    return NodePool(
+        path=f"node_pools[{index}]",
+        name=p["name"],
+        scheduler=p["scheduler"],
+        cluster=p.get("cluster"),
+        provider=p["provider"],
+        hosts=_expand_all(expressions),
+        host_expressions=expressions,
+        instance_type=p.get("instance_type"),
+        nodes_min=nodes.get("min"),
+        nodes_max=nodes.get("max"),
+        cpu=Cpu(cpu["sockets"], cpu["cores_per_socket"], cpu["threads_per_core"]) if cpu else None,
+        memory_gb=p.get("memory_gb"),
+        gpus=Gpus(
+            model=gpus["model"],
+            count=gpus["count"],
+            mig=tuple(gpus.get("mig", ())),
+            sharing=Sharing(
+                time_slicing=gpus.get("sharing", {}).get("time_slicing"),
+                mps=gpus.get("sharing", {}).get("mps"),
+                shard=gpus.get("sharing", {}).get("shard"),
+            ),
+        )
+        if gpus
+        else None,
+        switches=_expand_all(network.get("switch")),
+        blocks=_expand_all(network.get("block")),
+        features=tuple(p["features"]),
+        labels=_frozen(dict(sorted(p["labels"].items()))),
+        taints=tuple(Taint(t["key"], t["value"], t["effect"]) for t in p["taints"]),
+        weight=p.get("weight"),
+    )
+
+
+def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
+    scheduling = s.get("scheduling") or {
+        "priority_weights": {},
+        "fairshare_half_life": "7-0",
+        "preemption": {"type": "none", "mode": "off"},
+    }
+    accounting = s.get("accounting")
+    return Slurm(
+        declared=declared,
+        cluster_name=s.get("cluster_name") or estate,
+        controllers=tuple(s.get("controllers", ())),
+        accounting=Accounting(
+            host=accounting["host"],
+            port=accounting["port"],
+            database=Database(
+                host=accounting["database"]["host"],
+                port=accounting["database"]["port"],
+                name=accounting["database"]["name"],
+                user=accounting["database"]["user"],
+                password=SecretRef(accounting["database"]["password"]["secret"]),
+            ),
+        )
+        if accounting
+        else None,
+        scheduling=Scheduling(
+            priority_weights=_frozen(dict(sorted(scheduling["priority_weights"].items()))),
+            fairshare_half_life=scheduling["fairshare_half_life"],
+            preemption=Preemption(
+                scheduling["preemption"]["type"], scheduling["preemption"]["mode"]
+            ),
+        ),
+        qos=tuple(
+            Qos(
+                path=f"slurm.qos[{i}]",
+                name=q["name"],
+                priority=q["priority"],
+                max_gpus_per_user=q.get("max_gpus_per_user"),
+                max_time=q.get("max_time"),
+                preempt=tuple(q["preempt"]),
+                usage_factor=q["usage_factor"],
+            )
+            for i, q in enumerate(s.get("qos", ()))
+        ),
+        partitions=tuple(
+            Partition(
+                path=f"slurm.partitions[{i}]",
+                name=p["name"],
+                pools=tuple(p["pools"]),
+                default=p["default"],
+                max_time=p["max_time"],
+                default_time=p.get("default_time"),
+                teams=tuple(p["teams"]),
+                qos=p.get("qos"),
+                priority_tier=p["priority_tier"],
+                preempt_mode=p.get("preempt_mode"),
+                hidden=p["hidden"],
+            )
+            for i, p in enumerate(s.get("partitions", ()))
+        ),
+        options=_frozen({k: str(v) for k, v in sorted(s.get("options", {}).items())}),
+    )
+
+
+def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
+    queues = c.get("queues")
+    path = f"kubernetes.clusters[{index}]"
+    return KubernetesCluster(
+        path=path,
+        name=c["name"],
+        provider=c["provider"],
+        region=c.get("region"),
+        project=c.get("project"),
+        device_plugin_install=c["device_plugin"]["install"],
+        mig_strategy=c["device_plugin"]["mig_strategy"],
+        queues=Queues(
+            cohort=queues["cohort"],
+            teams=tuple(
+                QueueTeam(
+                    path=f"{path}.queues.teams[{i}]",
+                    team=t["team"],
+                    quota=_frozen(dict(sorted(t["quota"].items()))),
+                    borrowing_limit=t.get("borrowing_limit"),
+                    lending_limit=t.get("lending_limit"),
+                )
+                for i, t in enumerate(queues["teams"])
+            ),
+        )
+        if queues
+        else None,
+        priority_classes=tuple(
+            PriorityClass(
+                f"{path}.priority_classes[{i}]", pc["name"], pc["value"], pc.get("description", "")
+            )
+            for i, pc in enumerate(c["priority_classes"])
+        ),
+        prometheus_operator=c["prometheus_operator"],
+    )
+
+
+def slurm_minutes(text: str) -> int | None:
+    """Minutes a Slurm time string denotes (rounded up); ``None`` for UNLIMITED/INFINITE.
+
+    Formats as in slurm.conf(5): M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. Raises ValueError when a
+    field is out of range (seconds or minutes >= 60 as sub-fields, hours >= 24 after days).
+    """
+    if text in ("UNLIMITED", "INFINITE"):
+        return None
+    days = 0
+    if "-" in text:
+        day_text, text = text.split("-", 1)
+        days = int(day_text)
+        parts = [int(x) for x in text.split(":")]
+        hours, minutes, seconds = [*parts, 0, 0][:3]
+        if hours >= 24:
+            raise ValueError(f"{hours} hours after the days field must be below 24")
+    else:
+        parts = [int(x) for x in text.split(":")]
+        if len(parts) == 1:
+            hours, minutes, seconds = 0, parts[0], 0
+        elif len(parts) == 2:
+            hours, (minutes, seconds) = 0, parts
+        else:
+            hours, minutes, seconds = parts
+            if minutes >= 60:
+                raise ValueError(f"{minutes} minutes in H:M:S must be below 60")
+    if seconds >= 60:
+        raise ValueError(f"{seconds} seconds must be below 60")
+    if days and minutes >= 60:
+        raise ValueError(f"{minutes} minutes must be below 60")
+    return days * 1440 + hours * 60 + minutes + (1 if seconds else 0)

@@ -1,0 +1,52 @@
+"""load -> schema -> model -> checks: the one path from a blueprint file to a valid model."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from estategen import hostlist, load, schema
+from estategen.checks import MAX_ESTATE_HOSTS, run_checks
+from estategen.errors import BlueprintInvalid, Finding, issue, place
+from estategen.model import Estate, build
+
+
+@dataclass(frozen=True)
+class Validated:
+    """A valid estate, the findings that did not stop it (warnings), and its source."""
+
+    estate: Estate
+    findings: list[Finding]
+    document: load.Document
+
+
+def validate_file(path: str | Path) -> Validated:
+    """Validate a blueprint file; raises BlueprintInvalid with every finding on errors."""
+    return validate_document(load.read_blueprint(path))
+
+
+def validate_document(document: load.Document) -> Validated:
+    normalised, problems = schema.normalise(document.data)
+    if not problems:
+        problems = _host_budget(normalised)
+    if problems:
+        raise BlueprintInvalid(place(problems, document.file, document.positions))
+    estate = build(normalised)
+    findings = place(run_checks(estate), document.file, document.positions)
+    if any(f.level == "error" for f in findings):
+        raise BlueprintInvalid(findings)
+    return Validated(estate, findings, document)
+
+
+def _host_budget(doc: Mapping[str, Any]) -> list[Finding]:
+    """Count hosts arithmetically before the model expands any hostlist."""
+    total = 0
+    for pool in doc["node_pools"]:
+        hosts = pool.get("hosts") or []
+        for expression in [hosts] if isinstance(hosts, str) else hosts:
+            total += hostlist.count(expression)
+    if total > MAX_ESTATE_HOSTS:
+        return [issue("node_pools", f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}")]
+    return []

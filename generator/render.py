@@ -1,0 +1,95 @@
+"""Renderers: pure functions from the model to files, collected in one registry.
+
+A renderer reads only the model: no clock, hostname, environment or network. Every renderer's
+files are merged into one mapping of relative paths; the writer does all I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, is_dataclass
+from functools import cache
+from typing import Any
+
+import jinja2
+from estategen.errors import EstategenError
+from estategen.model import Estate
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    content: bytes
+    mode: int = 0o644
+
+
+Files = dict[str, OutputFile]
+Renderer = Callable[[Estate], Files]
+RENDERERS: list[Renderer] = []
+
+_SAFE_PATH = re.compile(r"[a-z0-9_][A-Za-z0-9_.-]*(/[a-z0-9_][A-Za-z0-9_.-]*)*")
+
+
+def renderer(function: Renderer) -> Renderer:
+    """Register a renderer; each owns a distinct set of output paths."""
+    RENDERERS.append(function)
+    return function
+
+
+class RenderError(EstategenError):
+    """A renderer produced something the writer must not write (a bug, reported clearly)."""
+
+    exit_code = 3
+
+
+def render(estate: Estate) -> Files:
+    """Run every registered renderer and merge their files."""
+    _load_renderers()
+    files: Files = {}
+    for function in RENDERERS:
+        for path, output in function(estate).items():
+            if not _SAFE_PATH.fullmatch(path) or ".." in path.split("/"):
+                raise RenderError(f"renderer {function.__name__} produced unsafe path {path!r}")
+            if path in files or path == "MANIFEST.json":
+                raise RenderError(f"two renderers produce {path}")
+            files[path] = output
+    return dict(sorted(files.items()))
+
+
+def _load_renderers() -> None:
+    """Import the modules whose renderers register themselves."""
+    from estategen import renderers  # noqa: F401
+
+
+def text(content: str, mode: int = 0o644) -> OutputFile:
+    return OutputFile(content.encode("utf-8"), mode)
+
+
+def json_file(data: object, mode: int = 0o644) -> OutputFile:
+    """Deterministic JSON: sorted keys, two-space indent, trailing newline."""
+    return text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", mode)
+
+
+@cache
+def templates() -> jinja2.Environment:
+    """The one Jinja environment: strict, whitespace-tidy, templates from the package."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("estategen", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def to_data(value: Any) -> Any:
+    """Plain JSON-able data from model objects (dataclasses, mappings, tuples)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_data(getattr(value, f.name)) for f in fields(value) if f.name != "path"}
+    if isinstance(value, Mapping):
+        return {str(k): to_data(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [to_data(v) for v in value]
+    return value

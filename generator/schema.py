@@ -1,0 +1,645 @@
+"""The shape of a blueprint: one cerberus schema, its defaults, and readable errors.
+
+The same schema is exported as JSON Schema (``estategen schema``) so editors check what we
+check. Static defaults live here and nowhere else; defaults derived from other keys (a team's
+namespace, the Slurm cluster name) are filled by the model, which says so where it does.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, ClassVar
+
+import cerberus
+from cerberus import errors as cerberus_errors
+from cerberus.platform import Hashable
+from estategen import hostlist
+from estategen.errors import Finding, issue, key_path
+
+NAME = r"[a-z][a-z0-9-]{0,39}"
+HOSTNAME = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
+FQDN = rf"{HOSTNAME}(\.{HOSTNAME})*"
+USER = r"[a-z_][a-z0-9_-]{0,31}"
+DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+LABEL_KEY = rf"({DNS_LABEL}(\.{DNS_LABEL})*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?"
+LABEL_VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?"
+MIG_PROFILE = r"[1-7]g\.[0-9]{1,3}gb"
+QUOTA_KEY = rf"{NAME}(/{MIG_PROFILE})?"
+SLURM_TIME = (
+    r"(UNLIMITED|INFINITE|[0-9]+|[0-9]+:[0-9]{1,2}|[0-9]+:[0-9]{1,2}:[0-9]{1,2}"
+    r"|[0-9]+-[0-9]{1,2}(:[0-9]{1,2}(:[0-9]{1,2})?)?)"
+)
+SLURM_OPTION_KEY = r"[A-Z][A-Za-z0-9]{1,63}"
+SLURM_OPTION_VALUE = r"[A-Za-z0-9_.,:/=+@%-]([A-Za-z0-9_.,:/=+@% -]{0,254}[A-Za-z0-9_.,:/=+@%-])?"
+FREE_TEXT = r"[^\x00-\x1f\x7f]{0,200}"
+MOUNT = r"/([A-Za-z0-9._-]+/?)*"
+NFS_OR_LUSTRE_SOURCE = r"[A-Za-z0-9][A-Za-z0-9._@:,-]*:/[A-Za-z0-9._/-]*"
+LDAP_URI = r"ldaps?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?"
+DN = r"[A-Za-z]+=[A-Za-z0-9._ -]+(,[A-Za-z]+=[A-Za-z0-9._ -]+)*"
+REGION = r"[a-z]{2,}(-[a-z0-9]+){1,3}"
+INSTANCE_TYPE = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
+PROM_LABEL = r"[a-zA-Z][a-zA-Z0-9_]{0,62}"
+PROM_VALUE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
+
+SLURM_VERSIONS = ("22.05", "23.02", "23.11", "24.05", "24.11", "25.05")
+KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
+PROVIDERS = ("on-prem", "gke", "eks", "aks")
+
+# What a pattern means, for error messages and JSON Schema descriptions.
+_PATTERN_HINTS = {
+    NAME: "name: lowercase letter first, then lowercase letters, digits or '-', at most 40",
+    HOSTNAME: "host name: lowercase letters, digits and '-', at most 63",
+    FQDN: "host name (lowercase letters, digits, '-' and '.')",
+    USER: "user name: lowercase letter or '_' first, then [a-z0-9_-], at most 32",
+    DNS_LABEL: "DNS label: lowercase letters, digits and '-', at most 63",
+    LABEL_KEY: "Kubernetes label key like 'tier' or 'example.com/tier'",
+    LABEL_VALUE: "Kubernetes label value: letters, digits, '-', '_', '.', at most 63",
+    QUOTA_KEY: "GPU model name, or model/MIG profile like 'a100-sxm-80gb/3g.40gb'",
+    MIG_PROFILE: "MIG profile like '3g.40gb'",
+    SLURM_TIME: "Slurm time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED",
+    SLURM_OPTION_KEY: "slurm.conf parameter name like 'MaxJobCount'",
+    SLURM_OPTION_VALUE: "slurm.conf value without newlines, quotes or '#'",
+    FREE_TEXT: "one line of text without control characters, at most 200 characters",
+    MOUNT: "absolute path like /scratch",
+    NFS_OR_LUSTRE_SOURCE: "source like 'server:/export' or '10.0.0.1@o2ib:/fs'",
+    LDAP_URI: "URI like ldaps://ldap.example.org",
+    DN: "distinguished name like 'dc=example,dc=org'",
+    REGION: "cloud region like 'us-central1' or 'eu-west-1'",
+    INSTANCE_TYPE: "instance type like 'a3-highgpu-8g' or 'p5.48xlarge'",
+    PROM_LABEL: "metric label name: letter first, then letters, digits or '_'",
+    PROM_VALUE: "metric label value: letters, digits, '_', '.', '-'",
+}
+
+
+def _s(pattern: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "string", "regex": pattern, **extra}
+
+
+def _name(**extra: Any) -> dict[str, Any]:
+    return _s(NAME, **extra)
+
+
+def _int(low: int | None = None, high: int | None = None, **extra: Any) -> dict[str, Any]:
+    rule: dict[str, Any] = {"type": "integer", **extra}
+    if low is not None:
+        rule["min"] = low
+    if high is not None:
+        rule["max"] = high
+    return rule
+
+
+def _list(item: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "list", "schema": item, **extra}
+
+
+def _dict(fields: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "dict", "schema": fields, **extra}
+
+
+def _secret(**extra: Any) -> dict[str, Any]:
+    return _dict(
+        {"secret": _s(r"[a-z][a-z0-9_]{0,62}", required=True)},
+        meta={"secret": True, "description": "a secret reference {secret: NAME}"},
+        **extra,
+    )
+
+
+_HOSTS = {"type": ["string", "list"], "check_with": "hostlists"}
+_SHARING = _dict(
+    {
+        "time_slicing": _int(2, 64, meta={"description": "replicas per GPU (Kubernetes)"}),
+        "mps": _int(2, 48, meta={"description": "MPS clients per GPU (Kubernetes)"}),
+        "shard": _int(1, 1024, meta={"description": "Slurm shards per GPU"}),
+    }
+)
+_GPUS = _dict(
+    {
+        "model": _name(required=True),
+        "count": _int(1, 16, required=True),
+        "mig": _list(_s(MIG_PROFILE), maxlength=7),
+        "sharing": _SHARING,
+    }
+)
+_TAINT = _dict(
+    {
+        "key": _s(LABEL_KEY, required=True),
+        "value": _s(LABEL_VALUE, default=""),
+        "effect": {
+            "type": "string",
+            "allowed": ["NoSchedule", "PreferNoSchedule", "NoExecute"],
+            "required": True,
+        },
+    }
+)
+_NODE_POOL = _dict(
+    {
+        "name": _name(required=True),
+        "scheduler": {"type": "string", "allowed": ["slurm", "kubernetes"], "required": True},
+        "cluster": _name(),
+        "provider": {"type": "string", "allowed": list(PROVIDERS), "default": "on-prem"},
+        "hosts": _HOSTS,
+        "instance_type": _s(INSTANCE_TYPE),
+        "nodes": _dict({"min": _int(0, 10_000, default=0), "max": _int(1, 10_000, required=True)}),
+        "cpu": _dict(
+            {
+                "sockets": _int(1, 16, required=True),
+                "cores_per_socket": _int(1, 512, required=True),
+                "threads_per_core": _int(1, 8, default=1),
+            }
+        ),
+        "memory_gb": _int(1, 65_536),
+        "gpus": _GPUS,
+        "network": _dict(
+            {
+                "switch": {"type": "string", "check_with": "hostlists"},
+                "block": {"type": "string", "check_with": "hostlists"},
+            }
+        ),
+        "features": _list(_s(r"[a-z0-9][a-z0-9_.-]{0,62}"), default=[]),
+        "labels": {
+            "type": "dict",
+            "keysrules": _s(LABEL_KEY),
+            "valuesrules": _s(LABEL_VALUE),
+            "default": {},
+        },
+        "taints": _list(_TAINT, default=[]),
+        "weight": _int(1, 65_533),
+    }
+)
+_QOS = _dict(
+    {
+        "name": _name(required=True),
+        "priority": _int(0, 1_000_000, default=0),
+        "max_gpus_per_user": _int(0, 1_000_000),
+        "max_time": _s(SLURM_TIME),
+        "preempt": _list(_name(), default=[]),
+        "usage_factor": {"type": "number", "min": 0, "max": 1000, "default": 1},
+    }
+)
+_PARTITION = _dict(
+    {
+        "name": _name(required=True),
+        "pools": _list(_name(), required=True, minlength=1),
+        "default": {"type": "boolean", "default": False},
+        "max_time": _s(SLURM_TIME, default="UNLIMITED"),
+        "default_time": _s(SLURM_TIME),
+        "teams": _list(_name(), default=[]),
+        "qos": _name(),
+        "priority_tier": _int(0, 65_533, default=1),
+        "preempt_mode": {"type": "string", "allowed": ["off", "cancel", "requeue", "suspend"]},
+        "hidden": {"type": "boolean", "default": False},
+    }
+)
+_SLURM = _dict(
+    {
+        "cluster_name": _name(),
+        "controllers": _list(_s(HOSTNAME), minlength=1, maxlength=4),
+        "accounting": _dict(
+            {
+                "host": _s(HOSTNAME, required=True),
+                "port": _int(1, 65_535, default=6819),
+                "database": _dict(
+                    {
+                        "host": _s(FQDN, required=True),
+                        "port": _int(1, 65_535, default=3306),
+                        "name": _s(r"[a-z_][a-z0-9_]{0,63}", default="slurm_acct_db"),
+                        "user": _s(USER, default="slurm"),
+                        "password": _secret(required=True),
+                    },
+                    required=True,
+                ),
+            }
+        ),
+        "scheduling": _dict(
+            {
+                "priority_weights": _dict(
+                    {
+                        k: _int(0, 4_294_967_295, default=0)
+                        for k in ("fairshare", "age", "qos", "job_size", "partition", "assoc")
+                    },
+                    default={},
+                ),
+                "fairshare_half_life": _s(SLURM_TIME, default="7-0"),
+                "preemption": _dict(
+                    {
+                        "type": {
+                            "type": "string",
+                            "allowed": ["none", "qos", "partition_prio"],
+                            "default": "none",
+                        },
+                        "mode": {
+                            "type": "string",
+                            "allowed": ["off", "cancel", "requeue", "suspend"],
+                            "default": "off",
+                        },
+                    },
+                    default={},
+                ),
+            },
+            default={},
+        ),
+        "qos": _list(_QOS, default=[]),
+        "partitions": _list(_PARTITION, default=[]),
+        "options": {
+            "type": "dict",
+            "keysrules": _s(SLURM_OPTION_KEY),
+            "valuesrules": {"type": ["string", "integer"], "check_with": "slurm_option_value"},
+            "default": {},
+        },
+    }
+)
+_QUEUE_TEAM = _dict(
+    {
+        "team": _name(required=True),
+        "quota": {
+            "type": "dict",
+            "keysrules": _s(QUOTA_KEY),
+            "valuesrules": _int(0, 1_000_000),
+            "required": True,
+        },
+        "borrowing_limit": _int(0, 1_000_000),
+        "lending_limit": _int(0, 1_000_000),
+    }
+)
+_K8S_CLUSTER = _dict(
+    {
+        "name": _name(required=True),
+        "provider": {"type": "string", "allowed": list(PROVIDERS), "default": "on-prem"},
+        "region": _s(REGION),
+        "project": _s(r"[a-z][a-z0-9-]{4,28}[a-z0-9]"),
+        "device_plugin": _dict(
+            {
+                "install": {
+                    "type": "string",
+                    "allowed": ["device-plugin", "gpu-operator"],
+                    "default": "device-plugin",
+                },
+                "mig_strategy": {
+                    "type": "string",
+                    "allowed": ["none", "single", "mixed"],
+                    "default": "none",
+                },
+            },
+            default={},
+        ),
+        "queues": _dict(
+            {
+                "cohort": _name(required=True),
+                "teams": _list(_QUEUE_TEAM, required=True, minlength=1),
+            }
+        ),
+        "priority_classes": _list(
+            _dict(
+                {
+                    "name": _name(required=True),
+                    "value": _int(-1_000_000_000, 1_000_000_000, required=True),
+                    "description": _s(FREE_TEXT),
+                }
+            ),
+            default=[],
+        ),
+        "prometheus_operator": {"type": "boolean", "default": False},
+    }
+)
+_GPU_MODEL = _dict(
+    {
+        "name": _name(required=True),
+        "vendor": {"type": "string", "allowed": ["nvidia"], "default": "nvidia"},
+        "memory_gb": _int(1, 4096, required=True),
+        "fabric": {"type": "string", "allowed": ["none", "nvlink", "nvswitch"], "default": "none"},
+        "mig": {
+            "type": "dict",
+            "keysrules": _s(MIG_PROFILE),
+            "valuesrules": _dict(
+                {
+                    "compute": _int(1, 7, required=True),
+                    "memory": _int(1, 8, required=True),
+                    "max": _int(1, 7, required=True),
+                }
+            ),
+            "default": {},
+        },
+        "clouds": _dict(
+            {p: _s(INSTANCE_TYPE) for p in ("gke", "eks", "aks")},
+            default={},
+        ),
+    }
+)
+
+BLUEPRINT: dict[str, Any] = {
+    "estate": _name(required=True, meta={"description": "the estate's name"}),
+    "description": _s(FREE_TEXT, default=""),
+    "versions": _dict(
+        {
+            "slurm": {"type": "string", "allowed": list(SLURM_VERSIONS), "default": "23.11"},
+            "kubernetes": {
+                "type": "string",
+                "allowed": list(KUBERNETES_VERSIONS),
+                "default": "1.31",
+            },
+        },
+        default={},
+    ),
+    "gpu_models": _list(_GPU_MODEL, default=[]),
+    "identity": _dict(
+        {
+            "directory": _dict(
+                {
+                    "type": {
+                        "type": "string",
+                        "allowed": ["local", "ldap", "freeipa"],
+                        "default": "local",
+                    },
+                    "uri": _s(LDAP_URI),
+                    "base_dn": _s(DN),
+                    "bind_dn": _s(DN),
+                    "bind_password": _secret(),
+                },
+                default={},
+            ),
+            "users": _list(
+                _dict(
+                    {
+                        "name": _s(USER, required=True),
+                        "uid": _int(1000, 2_147_483_646, required=True),
+                    }
+                ),
+                default=[],
+            ),
+            "teams": _list(
+                _dict(
+                    {
+                        "name": _name(required=True),
+                        "gid": _int(1000, 2_147_483_646, required=True),
+                        "members": _list(_s(USER), default=[]),
+                        "fairshare": _int(1, 1_000_000, default=1),
+                        "namespace": _s(DNS_LABEL),
+                    }
+                ),
+                default=[],
+            ),
+        },
+        default={},
+    ),
+    "node_pools": _list(_NODE_POOL, required=True, minlength=1),
+    "slurm": _SLURM,
+    "kubernetes": _dict({"clusters": _list(_K8S_CLUSTER, default=[])}, default={}),
+    "storage": _list(
+        _dict(
+            {
+                "name": _name(required=True),
+                "type": {"type": "string", "allowed": ["nfs", "lustre"], "required": True},
+                "source": _s(NFS_OR_LUSTRE_SOURCE, required=True),
+                "mount": _s(MOUNT, required=True),
+                "options": _list(_s(r"[a-z0-9_]+(=[A-Za-z0-9_.:/-]+)?"), default=[]),
+                "pools": _list(_name()),
+                "kubernetes": _dict({"storage_class": _s(DNS_LABEL, required=True)}),
+            }
+        ),
+        default=[],
+    ),
+    "observability": _dict(
+        {
+            "dcgm_exporter": _dict({"port": _int(1024, 65_535, default=9400)}, default={}),
+            "node_exporter": _dict({"port": _int(1024, 65_535, default=9100)}, default={}),
+            "labels": {
+                "type": "dict",
+                "keysrules": _s(PROM_LABEL),
+                "valuesrules": _s(PROM_VALUE),
+                "default": {},
+            },
+        },
+        default={},
+    ),
+}
+
+
+class _Validator(cerberus.Validator):  # type: ignore[misc]
+    """Cerberus with strict numbers (a boolean is not an integer) and our value checks."""
+
+    types_mapping: ClassVar[dict[str, Any]] = {
+        **cerberus.Validator.types_mapping,
+        "integer": cerberus.TypeDefinition("integer", (int,), (bool,)),
+        "number": cerberus.TypeDefinition("number", (int, float), (bool,)),
+    }
+
+    def _check_with_hostlists(self, field: Hashable, value: object) -> None:
+        expressions = value if isinstance(value, list) else [value]
+        for expression in expressions:
+            if not isinstance(expression, str):
+                self._error(field, f"hostlist entries must be strings, not {expression!r}")
+                return
+            try:
+                hostlist.count(expression)
+            except hostlist.HostlistError as err:
+                self._error(field, str(err))
+                return
+
+    def _check_with_slurm_option_value(self, field: Hashable, value: object) -> None:
+        text = str(value)
+        if not re.fullmatch(SLURM_OPTION_VALUE, text):
+            self._error(field, f"{text!r} is not a valid {_PATTERN_HINTS[SLURM_OPTION_VALUE]}")
+
+
+@cache
+def _validator() -> _Validator:
+    return _Validator(BLUEPRINT)
+
+
+def normalise(document: Mapping[str, Any]) -> tuple[dict[str, Any], list[Finding]]:
+    """Validate the document's shape and fill static defaults.
+
+    Returns the normalised document and the findings (no positions yet).
+    """
+    validator = _validator()
+    if validator.validate(dict(document)):
+        return validator.document, []
+    findings: list[Finding] = []
+    for error in _leaves(validator._errors):
+        path = key_path(error.document_path)
+        findings.append(issue(path, _message(error)))
+    return {}, findings
+
+
+def _leaves(errors: Any) -> list[Any]:
+    out = []
+    for error in errors:
+        if error.is_group_error and error.child_errors:
+            out.extend(_leaves(error.child_errors))
+        else:
+            out.append(error)
+    return out
+
+
+def _message(error: Any) -> str:
+    rule = error.rule
+    rules = error.schema_path and _rule_at(error.schema_path[:-1])
+    meta = rules.get("meta", {}) if isinstance(rules, dict) else {}
+    value = error.value
+    if error.code == cerberus_errors.UNKNOWN_FIELD.code:
+        return _unknown_key(error.document_path)
+    if error.code == cerberus_errors.CUSTOM.code:
+        return str(error.info[0])
+    if rule == "required":
+        return "is required"
+    if rule == "type":
+        if meta.get("secret"):
+            return (
+                "must be a secret reference like {secret: NAME}; "
+                "plaintext secrets are never accepted"
+            )
+        wanted = error.constraint if isinstance(error.constraint, list) else [error.constraint]
+        return f"must be {' or '.join(_TYPE_WORDS[w] for w in wanted)}, not {_describe(value)}"
+    if rule == "nullable":
+        return "has no value; give one or remove the key"
+    if rule == "allowed":
+        allowed = ", ".join(str(a) for a in error.constraint)
+        return f"{value!r} is not allowed; choose one of: {allowed}"
+    if rule == "regex":
+        hint = _PATTERN_HINTS.get(error.constraint, f"value matching {error.constraint}")
+        return f"{value!r} is not a valid {hint}"
+    if rule == "min":
+        return f"{value!r} is below the minimum of {error.constraint}"
+    if rule == "max":
+        return f"{value!r} is above the maximum of {error.constraint}"
+    if rule == "minlength":
+        return f"needs at least {error.constraint} item(s)"
+    if rule == "maxlength":
+        return f"has {len(value)} items; at most {error.constraint} allowed"
+    if rule == "empty":
+        return "must not be empty"
+    return f"invalid value {value!r} ({rule})"
+
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "dict": "a mapping",
+    "list": "a list",
+}
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "empty (null)"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, float):
+        return f"number {value!r} (quote it if it is a version or name)"
+    if isinstance(value, int):
+        return f"number {value!r}"
+    return f"string {value!r}"
+
+
+def _rule_at(schema_path: tuple[Any, ...]) -> Any:
+    node: Any = BLUEPRINT
+    for part in schema_path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return {}
+    return node
+
+
+def _fields_at(document_path: tuple[Any, ...]) -> dict[str, Any]:
+    """The field schemas of the mapping at ``document_path``."""
+    fields: dict[str, Any] = BLUEPRINT
+    for part in document_path:
+        rule = fields.get(part, {}) if isinstance(part, str) else {}
+        if isinstance(part, int):
+            continue
+        while rule.get("type") == "list" and "schema" in rule:
+            rule = rule["schema"]
+        if rule.get("type") == "dict" and "schema" in rule:
+            fields = rule["schema"]
+        elif "valuesrules" in rule:
+            fields = rule["valuesrules"].get("schema", {})
+        else:
+            return {}
+    return fields
+
+
+def _unknown_key(document_path: tuple[Any, ...]) -> str:
+    key = document_path[-1]
+    fields = _fields_at(document_path[:-1])
+    valid = sorted(fields)
+    close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    listing = f" Valid keys here: {', '.join(valid)}." if valid else ""
+    return f"unknown key {key!r}{hint}{listing}"
+
+
+def json_schema() -> dict[str, Any]:
+    """The blueprint schema as JSON Schema draft 2020-12, for editors and pipelines."""
+    root = _to_json({"type": "dict", "schema": BLUEPRINT})
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:estategen:blueprint:v1",
+        "title": "estategen blueprint v1",
+        **root,
+    }
+
+
+_JSON_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+    "dict": "object",
+    "list": "array",
+}
+
+
+def _to_json(rule: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    kind = rule.get("type")
+    if isinstance(kind, list):
+        out["type"] = [_JSON_TYPES[k] for k in kind]
+    elif kind:
+        out["type"] = _JSON_TYPES[kind]
+    meta = rule.get("meta", {})
+    if "description" in meta:
+        out["description"] = meta["description"]
+    if "regex" in rule:
+        out["pattern"] = f"^(?:{rule['regex']})$"
+        out.setdefault("description", _PATTERN_HINTS.get(rule["regex"], ""))
+        if not out["description"]:
+            del out["description"]
+    if "allowed" in rule:
+        out["enum"] = list(rule["allowed"])
+    if "min" in rule:
+        out["minimum"] = rule["min"]
+    if "max" in rule:
+        out["maximum"] = rule["max"]
+    if "minlength" in rule:
+        out["minItems"] = rule["minlength"]
+    if "maxlength" in rule:
+        out["maxItems"] = rule["maxlength"]
+    if "default" in rule:
+        out["default"] = rule["default"]
+    if rule.get("check_with") == "hostlists":
+        out["description"] = "Slurm hostlist expression like 'gpu-[001-032]', or a list of them"
+        out["type"] = ["string", "array"]
+        out["items"] = {"type": "string"}
+    if kind == "dict" and "schema" in rule:
+        fields = rule["schema"]
+        out["properties"] = {name: _to_json(sub) for name, sub in fields.items()}
+        required = sorted(name for name, sub in fields.items() if sub.get("required"))
+        if required:
+            out["required"] = required
+        out["additionalProperties"] = False
+    if kind == "dict" and "keysrules" in rule:
+        out["propertyNames"] = _to_json(rule["keysrules"])
+        out["additionalProperties"] = _to_json(rule["valuesrules"])
+    if kind == "list" and "schema" in rule:
+        out["items"] = _to_json(rule["schema"])
+    return out

@@ -1,0 +1,221 @@
+"""The one writer: stage the whole output beside the target, then swap it in atomically.
+
+The target folder is always either the previous complete output or the new one. Files a user
+added to an earlier output (anything MANIFEST.json does not list) are carried over, never
+deleted; a folder that is not estategen output is refused.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import difflib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from estategen import __version__
+from estategen.errors import UsageError
+from estategen.render import Files, OutputFile, json_file
+
+MANIFEST = "MANIFEST.json"
+
+
+def manifest(files: Mapping[str, OutputFile], blueprint: bytes, estate: str) -> OutputFile:
+    """MANIFEST.json: what wrote the folder, from which blueprint, and every file's digest."""
+    return json_file(
+        {
+            "estategen": __version__,
+            "estate": estate,
+            "blueprint_sha256": hashlib.sha256(blueprint).hexdigest(),
+            "files": {
+                path: {"sha256": hashlib.sha256(f.content).hexdigest(), "mode": f"{f.mode:04o}"}
+                for path, f in sorted(files.items())
+            },
+        }
+    )
+
+
+def with_manifest(files: Files, blueprint: bytes, estate: str) -> Files:
+    return {**files, MANIFEST: manifest(files, blueprint, estate)}
+
+
+def _previous_manifest(target: Path) -> set[str] | None:
+    """Paths the earlier output lists, or None when the folder is not estategen output."""
+    try:
+        data = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
+        return {str(p) for p in data["files"]} | {MANIFEST}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _existing_files(target: Path) -> set[str]:
+    return {str(p.relative_to(target)) for p in target.rglob("*") if p.is_file() or p.is_symlink()}
+
+
+def _check_target(target: Path) -> tuple[set[str], set[str]]:
+    """(files estategen wrote before, user files) in an existing target; refuses foreign folders."""
+    if not target.exists():
+        return set(), set()
+    if not target.is_dir() or target.is_symlink():
+        raise UsageError(f"{target}: exists and is not a folder; choose another output folder")
+    existing = _existing_files(target)
+    if not existing and not any(target.iterdir()):
+        return set(), set()
+    owned = _previous_manifest(target)
+    if owned is None:
+        raise UsageError(
+            f"{target}: not empty and not earlier estategen output (no readable {MANIFEST}); "
+            "refusing to replace it. Choose a new or empty folder with -o."
+        )
+    return owned & existing, existing - owned
+
+
+def write_tree(files: Files, target: Path) -> None:
+    """Write ``files`` (MANIFEST.json included) as the complete content of ``target``."""
+    target = target.absolute()
+    _, user_files = _check_target(target)
+    clashes = sorted(user_files & set(files))
+    if clashes:
+        raise UsageError(
+            f"{target}: {', '.join(clashes)} not written by estategen but would now be "
+            "rendered; move them away first"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.estategen-", dir=target.parent))
+    try:
+        for path, output in files.items():
+            _write_file(stage / path, output)
+        for path in sorted(user_files):
+            destination = stage / path
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(target / path, destination, follow_symlinks=False)
+        os.chmod(stage, 0o755)
+        _fsync_dir(stage)
+        _swap(stage, target)
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _write_file(path: Path, output: OutputFile) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, output.mode)
+    try:
+        os.fchmod(fd, output.mode)
+        view = memoryview(output.content)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _swap(stage: Path, target: Path) -> None:
+    """Put ``stage`` at ``target``; the old tree ends up at ``stage`` and is removed after."""
+    if not target.exists():
+        os.rename(stage, target)
+        _fsync_dir(target.parent)
+        return
+    if _exchange(stage, target):
+        _fsync_dir(target.parent)
+        shutil.rmtree(stage, ignore_errors=True)
+        return
+    # No renameat2 (not Linux): two renames, with a short moment where target is absent.
+    old = stage.with_name(stage.name + ".old")
+    os.rename(target, old)
+    os.rename(stage, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically exchange two paths with renameat2(RENAME_EXCHANGE) where the OS has it."""
+    libc_name = ctypes.util.find_library("c")
+    if not libc_name:
+        return False
+    libc = ctypes.CDLL(libc_name, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if result != 0:
+        errno = ctypes.get_errno()
+        if errno in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: file system cannot exchange
+            return False
+        raise OSError(errno, os.strerror(errno), str(b))
+    return True
+
+
+@dataclass(frozen=True)
+class Drift:
+    """What --check found: a unified diff of changed files and the paths added or removed."""
+
+    diff: str
+    changed: list[str]
+
+    @property
+    def clean(self) -> bool:
+        return not self.changed
+
+
+def compare_tree(files: Files, target: Path) -> Drift:
+    """Compare what would be written with what is in ``target``; writes nothing."""
+    owned = _previous_manifest(target) if target.is_dir() else None
+    existing = (owned or set()) & (_existing_files(target) if target.is_dir() else set())
+    chunks: list[str] = []
+    changed: list[str] = []
+    for path in sorted(set(files) | existing):
+        new = files[path].content if path in files else b""
+        old_path = target / path
+        old = old_path.read_bytes() if path in existing else b""
+        mode_differs = (
+            path in files
+            and path in existing
+            and (old_path.stat().st_mode & 0o7777) != files[path].mode
+        )
+        if old == new and not mode_differs and (path in files) == (path in existing):
+            continue
+        changed.append(path)
+        if mode_differs and old == new:
+            chunks.append(
+                f"mode {path}: {old_path.stat().st_mode & 0o7777:04o} -> {files[path].mode:04o}\n"
+            )
+            continue
+        chunks.extend(_diff(path, old, new, path in existing, path in files))
+    return Drift("".join(chunks), changed)
+
+
+def _diff(path: str, old: bytes, new: bytes, had: bool, has: bool) -> list[str]:
+    try:
+        old_lines = old.decode("utf-8").splitlines(keepends=True)
+        new_lines = new.decode("utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError:
+        return [f"Binary files a/{path} and b/{path} differ\n"]
+    lines = list(
+        difflib.unified_diff(
+            old_lines,
+            new_lines,
+            fromfile=f"a/{path}" if had else "/dev/null",
+            tofile=f"b/{path}" if has else "/dev/null",
+        )
+    )
+    return [
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    ]
