@@ -323,9 +323,8 @@ def mig_layout_fits(estate: Estate) -> Iterator[Finding]:
         if not model.mig:
             yield issue(path, f"{model.name} does not support MIG")
             continue
-        unknown = [p for p in pool.gpus.mig if p not in model.mig]
-        for profile in unknown:
-            index = pool.gpus.mig.index(profile)
+        unknown = [(i, p) for i, p in enumerate(pool.gpus.mig) if p not in model.mig]
+        for index, profile in unknown:
             yield issue(
                 f"{path}[{index}]",
                 f"{profile!r} is not a MIG profile of {model.name}; "
@@ -529,11 +528,14 @@ def topology_version_gates(estate: Estate) -> Iterator[Finding]:
 def switches_cover_hosts(estate: Estate) -> Iterator[Finding]:
     """Nodes are spread evenly over the switches (or blocks) a pool lists."""
     for pool in estate.node_pools:
-        for key, names in (("switch", pool.switches), ("block", pool.blocks)):
+        for key, plural, names in (
+            ("switch", "switches", pool.switches),
+            ("block", "blocks", pool.blocks),
+        ):
             if names and len(names) > len(pool.hosts):
                 yield issue(
                     f"{pool.path}.network.{key}",
-                    f"{len(names)} {key}es for {len(pool.hosts)} hosts; "
+                    f"{len(names)} {plural} for {len(pool.hosts)} hosts; "
                     "each needs at least one host",
                 )
 
@@ -604,7 +606,9 @@ def storage_pools_resolve(estate: Estate) -> Iterator[Finding]:
                     f"{storage.path}.pools[{i}]", f"{name!r} is not a node pool{_choices(pools)}"
                 )
         if storage.storage_class and not any(
-            pools[n].scheduler == "kubernetes" for n in (storage.pools or pools) if n in pools
+            pools[n].scheduler == "kubernetes"
+            for n in (pools if storage.pools is None else storage.pools)
+            if n in pools
         ):
             yield issue(
                 f"{storage.path}.kubernetes",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from estategen.errors import BlueprintInvalid, Finding, Position, UsageError, key_path
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -162,6 +163,8 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
         loader.dispose()
     if node is None:
         raise fail("the blueprint is empty; it needs at least `estate: NAME`")
+    if node.tag not in (_MAP, _SEQ, *_PLAIN_SCALAR_TAGS):
+        raise fail(_tag_message(node.tag), node.start_mark.line + 1, node.start_mark.column + 1)
     if not isinstance(node, yaml.MappingNode):
         raise fail(
             "the top level must be a mapping of keys (estate:, node_pools:, ...), "
@@ -169,10 +172,59 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
             node.start_mark.line + 1,
             node.start_mark.column + 1,
         )
+    size = _expanded_size(node)
+    if size > MAX_NODES:
+        raise fail(
+            f"expands to {'a cycle of' if size == _CYCLE else 'more than ' + str(MAX_NODES)} "
+            "values through aliases; a blueprint is limited to "
+            f"{MAX_NODES} values (an alias bomb?)"
+        )
     builder = _Builder(file, loader)
     data = builder.build(node, (), 0)
     assert isinstance(data, dict)
     return Document(data=data, positions=builder.positions, file=file, raw=raw)
+
+
+_CYCLE = 2**62
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """Values the document holds once aliases are expanded, without expanding them.
+
+    Aliases make the node graph a DAG (or, for recursive anchors, a cyclic graph); sizes are
+    memoised per node so this costs one visit per distinct node.
+    """
+    sizes: dict[int, int] = {}
+    in_progress: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        children = _children(node)
+        if children_done:
+            in_progress.discard(key)
+            sizes[key] = min(_CYCLE, 1 + sum(sizes[id(child)] for child in children))
+            continue
+        if key in in_progress:
+            return _CYCLE
+        in_progress.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in in_progress:
+                return _CYCLE
+            if id(child) not in sizes:
+                stack.append((child, False))
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 def _kind(node: yaml.Node) -> str:
@@ -236,7 +288,7 @@ class _Builder:
     ) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
+            if key_node.tag == "tag:yaml.org,2002:merge" or key_node.value == "<<":
                 raise self.fail(key_node, path, "merge keys (<<) are not supported; write keys out")
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
                 shown = key_node.value if isinstance(key_node, yaml.ScalarNode) else _kind(key_node)

@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 import jinja2
+
 from estategen.errors import EstategenError
 from estategen.model import Estate
 

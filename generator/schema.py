@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import cerberus
 from cerberus import errors as cerberus_errors
 from cerberus.platform import Hashable
+
 from estategen import hostlist
 from estategen.errors import Finding, issue, key_path
 

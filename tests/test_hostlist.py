@@ -4,9 +4,10 @@ import re
 import time
 
 import pytest
-from estategen.hostlist import MAX_EXPANSION, HostlistError, compress, count, expand
 from hypothesis import given
 from hypothesis import strategies as st
+
+from estategen.hostlist import MAX_EXPANSION, HostlistError, compress, count, expand
 
 HOSTNAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 

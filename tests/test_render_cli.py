@@ -1,0 +1,136 @@
+"""Rendering through the real CLI: determinism, --check, atomic and careful writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from conftest import run_cli
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_two_renders_of_campus_are_byte_identical(campus: Path, tmp_path: Path) -> None:
+    assert run_cli("render", campus, "-o", tmp_path / "a").returncode == 0
+    assert run_cli("render", campus, "-o", tmp_path / "b").returncode == 0
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")
+
+
+def test_render_is_independent_of_hash_seed(campus: Path, tmp_path: Path) -> None:
+    for seed in ("0", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        import subprocess
+        import sys
+
+        subprocess.run(
+            [sys.executable, "-m", "estategen", "render", str(campus), "-o", str(tmp_path / seed)],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+    assert tree(tmp_path / "0") == tree(tmp_path / "12345")
+
+
+def test_manifest_lists_every_file_with_digest_and_mode(campus: Path, tmp_path: Path) -> None:
+    run_cli("render", campus, "-o", tmp_path)
+    manifest = json.loads((tmp_path / "MANIFEST.json").read_text())
+    written = set(tree(tmp_path)) - {"MANIFEST.json"}
+    assert set(manifest["files"]) == written
+    assert manifest["estate"] == "campus"
+    assert len(manifest["blueprint_sha256"]) == 64
+    for path, entry in manifest["files"].items():
+        assert entry["mode"] == f"{(tmp_path / path).stat().st_mode & 0o7777:04o}"
+
+
+def test_default_output_folder_is_build_estate(campus: Path, tmp_path: Path) -> None:
+    result = run_cli("render", campus, cwd=tmp_path)
+    assert result.returncode == 0
+    assert (tmp_path / "build" / "campus" / "MANIFEST.json").is_file()
+
+
+def test_check_is_clean_on_fresh_output(campus: Path, tmp_path: Path) -> None:
+    run_cli("render", campus, "-o", tmp_path)
+    result = run_cli("render", campus, "-o", tmp_path, "--check")
+    assert result.returncode == 0, result.stdout
+
+
+def test_check_reports_an_edited_file_as_drift(campus: Path, tmp_path: Path) -> None:
+    run_cli("render", campus, "-o", tmp_path)
+    edited = tmp_path / "estate.json"
+    edited.write_text(edited.read_text().replace('"campus"', '"edited"', 1))
+    result = run_cli("render", campus, "-o", tmp_path, "--check")
+    assert result.returncode == 1
+    assert "--- a/estate.json" in result.stdout
+    assert '-  "estate": "edited"' in result.stdout or '"edited"' in result.stdout
+
+
+def test_check_reports_a_deleted_file_and_writes_nothing(campus: Path, tmp_path: Path) -> None:
+    run_cli("render", campus, "-o", tmp_path)
+    (tmp_path / "estate.json").unlink()
+    result = run_cli("render", campus, "-o", tmp_path, "--check")
+    assert result.returncode == 1
+    assert "+++ b/estate.json" in result.stdout
+    assert not (tmp_path / "estate.json").exists()
+
+
+def test_check_against_a_missing_folder_is_drift(campus: Path, tmp_path: Path) -> None:
+    result = run_cli("render", campus, "-o", tmp_path / "nothing", "--check")
+    assert result.returncode == 1
+    assert not (tmp_path / "nothing").exists()
+
+
+def test_invalid_blueprint_leaves_earlier_output_byte_identical(
+    campus: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    run_cli("render", campus, "-o", out)
+    before = tree(out)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(campus.read_text().replace("count: 8}", "count: 99}", 1))
+    result = run_cli("render", broken, "-o", out)
+    assert result.returncode == 1
+    assert "node_pools[0].gpus.count" in result.stderr
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.yaml", "out"]
+
+
+def test_rerender_replaces_estategen_files_and_keeps_user_files(
+    campus: Path, lab: Path, tmp_path: Path
+) -> None:
+    run_cli("render", campus, "-o", tmp_path)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "mine.txt").write_text("keep me")
+    assert run_cli("render", lab, "-o", tmp_path).returncode == 0
+    assert (tmp_path / "notes" / "mine.txt").read_text() == "keep me"
+    manifest = json.loads((tmp_path / "MANIFEST.json").read_text())
+    assert manifest["estate"] == "lab"
+    assert "notes/mine.txt" not in manifest["files"]
+
+
+def test_a_folder_that_is_not_estategen_output_is_refused(campus: Path, tmp_path: Path) -> None:
+    (tmp_path / "precious.txt").write_text("user data")
+    result = run_cli("render", campus, "-o", tmp_path)
+    assert result.returncode == 2
+    assert "not earlier estategen output" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precious.txt"]
+
+
+def test_an_empty_folder_is_a_fine_target(campus: Path, tmp_path: Path) -> None:
+    assert run_cli("render", campus, "-o", tmp_path).returncode == 0
+
+
+def test_a_file_as_output_folder_is_refused(campus: Path, tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_text("x")
+    result = run_cli("render", campus, "-o", target)
+    assert result.returncode == 2
+    assert target.read_text() == "x"
+
+
+def test_no_staging_folders_are_left_behind(campus: Path, tmp_path: Path) -> None:
+    run_cli("render", campus, "-o", tmp_path / "out")
+    run_cli("render", campus, "-o", tmp_path / "out")
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
