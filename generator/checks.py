@@ -65,6 +65,19 @@ OWNED_SLURM_OPTIONS = frozenset(
         "NodeSet",
         "DownNodes",
         "FrontendName",
+        "EnforcePartLimits",
+        "StateSaveLocation",
+        "SlurmdSpoolDir",
+        "SlurmctldPort",
+        "SlurmdPort",
+        "SlurmctldPidFile",
+        "SlurmdPidFile",
+        "SlurmctldLogFile",
+        "SlurmdLogFile",
+        "ReturnToService",
+        "MpiDefault",
+        "PrologFlags",
+        "JobCompType",
     }
 )
 
@@ -205,6 +218,7 @@ def pool_fields_for_provider(estate: Estate) -> Iterator[Finding]:
                     f"provider {pool.provider} pools are Kubernetes node pools; "
                     "Slurm pools are on-prem",
                 )
+                continue  # the managed-pool advice below (drop `hosts`, ...) would mislead
             for key in ("instance_type", "nodes"):
                 if (
                     getattr(pool, "instance_type" if key == "instance_type" else "nodes_max")
@@ -566,9 +580,11 @@ def quotas_within_capacity(estate: Estate) -> Iterator[Finding]:
             continue
         capacity = _cluster_capacity(estate, cluster.name)
         promised: dict[str, int] = defaultdict(int)
+        askers: Counter[str] = Counter()
         for queue in cluster.queues.teams:
             for key, amount in queue.quota.items():
                 promised[key] += amount
+                askers[key] += 1
                 if key in capacity and amount > capacity[key]:
                     yield issue(
                         f"{queue.path}.quota.{key}",
@@ -576,7 +592,8 @@ def quotas_within_capacity(estate: Estate) -> Iterator[Finding]:
                         f"{cluster.name!r}",
                     )
         for key, amount in sorted(promised.items()):
-            if key in capacity and amount > capacity[key] and len(cluster.queues.teams) > 1:
+            # one team's quota alone is reported above; the sum matters when teams share
+            if key in capacity and amount > capacity[key] and askers[key] > 1:
                 yield issue(
                     f"{cluster.path}.queues",
                     f"nominal quotas for {key} add up to {amount}, above the "

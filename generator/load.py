@@ -154,6 +154,8 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
             problem += " (inside {...} or [...], quote values holding brackets or commas, "
             problem += "such as hostlists)"
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        if mark and _char_at(text, mark.line, mark.column) == "\t":
+            problem += " (a tab; YAML indents with spaces only)"
         raise fail(f"YAML syntax: {problem}", line, column) from None
     except yaml.YAMLError as err:
         raise fail(f"YAML syntax: {err}") from None
@@ -172,12 +174,25 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
             node.start_mark.line + 1,
             node.start_mark.column + 1,
         )
-    size = _expanded_size(node)
+    sizes: dict[int, int] = {}
+    size = _expanded_size(node, sizes)
     if size > MAX_NODES:
-        raise fail(
-            f"expands to {'a cycle of' if size == _CYCLE else 'more than ' + str(MAX_NODES)} "
-            "values through aliases; a blueprint is limited to "
-            f"{MAX_NODES} values (an alias bomb?)"
+        where, key_node = _largest_key(node, sizes)
+        mark = key_node.start_mark if key_node else None
+        raise BlueprintInvalid(
+            [
+                Finding(
+                    file,
+                    mark.line + 1 if mark else 1,
+                    mark.column + 1 if mark else 1,
+                    key_path(where),
+                    "contains itself through an alias (a recursive anchor); a blueprint "
+                    "cannot hold cycles"
+                    if size == _CYCLE
+                    else f"expands to more than {MAX_NODES} values through aliases; "
+                    f"a blueprint is limited to {MAX_NODES} values (an alias bomb?)",
+                )
+            ]
         )
     builder = _Builder(file, loader)
     data = builder.build(node, (), 0)
@@ -188,13 +203,35 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
 _CYCLE = 2**62
 
 
-def _expanded_size(root: yaml.Node) -> int:
+def _largest_key(
+    root: yaml.MappingNode, sizes: dict[int, int]
+) -> tuple[tuple[str, ...], yaml.Node | None]:
+    """The deepest key (path and key node) whose value alone expands beyond the limit.
+
+    Only mapping keys are followed: an alias's own node carries the anchor's position, so the
+    key that holds the oversized value is the place in the file worth pointing at.
+    """
+    path: tuple[str, ...] = ()
+    key_node: yaml.Node | None = None
+    node: yaml.Node = root
+    while isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and sizes.get(id(value), 0) > MAX_NODES:
+                path, key_node, node = (*path, str(key.value)), key, value
+                break
+        else:
+            break
+    return path, key_node
+
+
+def _expanded_size(root: yaml.Node, sizes: dict[int, int] | None = None) -> int:
     """Values the document holds once aliases are expanded, without expanding them.
 
     Aliases make the node graph a DAG (or, for recursive anchors, a cyclic graph); sizes are
-    memoised per node so this costs one visit per distinct node.
+    memoised per node (in ``sizes``, by node id) so this costs one visit per distinct node.
     """
-    sizes: dict[int, int] = {}
+    if sizes is None:
+        sizes = {}
     in_progress: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
@@ -208,11 +245,13 @@ def _expanded_size(root: yaml.Node) -> int:
             sizes[key] = min(_CYCLE, 1 + sum(sizes[id(child)] for child in children))
             continue
         if key in in_progress:
+            sizes.update(dict.fromkeys(in_progress, _CYCLE))  # the chain that loops
             return _CYCLE
         in_progress.add(key)
         stack.append((node, True))
         for child in children:
             if id(child) in in_progress:
+                sizes.update(dict.fromkeys(in_progress, _CYCLE))  # the chain that loops
                 return _CYCLE
             if id(child) not in sizes:
                 stack.append((child, False))
@@ -225,6 +264,12 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.MappingNode):
         return [part for pair in node.value for part in pair]
     return []
+
+
+def _char_at(text: str, line: int, column: int) -> str:
+    """The character at a 0-based line and column of ``text`` ('' when out of range)."""
+    lines = text.split("\n")
+    return lines[line][column : column + 1] if line < len(lines) else ""
 
 
 def _kind(node: yaml.Node) -> str:

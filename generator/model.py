@@ -549,6 +549,8 @@ def slurm_minutes(text: str) -> int | None:
         hours, minutes, seconds = [*parts, 0, 0][:3]
         if hours >= 24:
             raise ValueError(f"{hours} hours after the days field must be below 24")
+        if minutes >= 60:
+            raise ValueError(f"{minutes} minutes must be below 60")
     else:
         parts = [int(x) for x in text.split(":")]
         if len(parts) == 1:
@@ -561,6 +563,4 @@ def slurm_minutes(text: str) -> int | None:
                 raise ValueError(f"{minutes} minutes in H:M:S must be below 60")
     if seconds >= 60:
         raise ValueError(f"{seconds} seconds must be below 60")
-    if days and minutes >= 60:
-        raise ValueError(f"{minutes} minutes must be below 60")
     return days * 1440 + hours * 60 + minutes + (1 if seconds else 0)

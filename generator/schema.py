@@ -8,6 +8,7 @@ namespace, the Slurm cluster name) are filled by the model, which says so where 
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -177,7 +178,13 @@ _QOS = _dict(
         "max_gpus_per_user": _int(0, 1_000_000),
         "max_time": _s(SLURM_TIME),
         "preempt": _list(_name(), default=[]),
-        "usage_factor": {"type": "number", "min": 0, "max": 1000, "default": 1},
+        "usage_factor": {
+            "type": "number",
+            "min": 0,
+            "max": 1000,
+            "check_with": "finite",
+            "default": 1,
+        },
     }
 )
 _PARTITION = _dict(
@@ -434,10 +441,24 @@ class _Validator(cerberus.Validator):  # type: ignore[misc]
                 self._error(field, f"hostlist entries must be strings, not {expression!r}")
                 return
             try:
-                hostlist.count(expression)
+                names = hostlist.count(expression)
             except hostlist.HostlistError as err:
                 self._error(field, str(err))
                 return
+            if names > hostlist.MAX_EXPANSION:
+                # the model expands each expression with this limit; refuse it here, with a
+                # position, instead of failing there
+                self._error(
+                    field,
+                    f"hostlist {expression!r} expands to {names} names, above the limit of "
+                    f"{hostlist.MAX_EXPANSION} for one expression (check the bracket ranges)",
+                )
+                return
+
+    def _check_with_finite(self, field: Hashable, value: object) -> None:
+        # NaN passes min and max (every comparison with it is false)
+        if isinstance(value, float) and not math.isfinite(value):
+            self._error(field, f"{value!r} is not a number; give a finite value")
 
     def _check_with_slurm_option_value(self, field: Hashable, value: object) -> None:
         text = str(value)
@@ -554,16 +575,19 @@ def _rule_at(schema_path: tuple[Any, ...]) -> Any:
 def _fields_at(document_path: tuple[Any, ...]) -> dict[str, Any]:
     """The field schemas of the mapping at ``document_path``."""
     fields: dict[str, Any] = BLUEPRINT
+    free_key = False  # the next part is a key of a keysrules/valuesrules mapping
     for part in document_path:
-        rule = fields.get(part, {}) if isinstance(part, str) else {}
-        if isinstance(part, int):
+        if isinstance(part, int) or free_key:
+            free_key = False
             continue
+        rule = fields.get(part, {})
         while rule.get("type") == "list" and "schema" in rule:
             rule = rule["schema"]
         if rule.get("type") == "dict" and "schema" in rule:
             fields = rule["schema"]
         elif "valuesrules" in rule:
             fields = rule["valuesrules"].get("schema", {})
+            free_key = True
         else:
             return {}
     return fields
@@ -574,7 +598,7 @@ def _unknown_key(document_path: tuple[Any, ...]) -> str:
     fields = _fields_at(document_path[:-1])
     valid = sorted(fields)
     close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = f"; did you mean {close[0]!r}?" if close else "."
     listing = f" Valid keys here: {', '.join(valid)}." if valid else ""
     return f"unknown key {key!r}{hint}{listing}"
 

@@ -1,0 +1,407 @@
+"""The batch side: slurm.conf, gres.conf, cgroup.conf, topology.conf, slurmdbd.conf, sacct.cfg.
+
+Written the way an HPC admin would on a good day: one NodeName line per pool with hostlist
+ranges, partitions with defaults derived from the pool shapes, and the accounting files that
+make AllowAccounts and QoS mean something. Output follows ``versions.slurm``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from estategen import __version__, hostlist
+from estategen.model import Estate, NodePool, Partition, slurm_minutes
+from estategen.render import Files, renderer, templates, text
+
+# Memory the OS, slurmd and page cache keep: 5% of physical memory, at least 2 GiB.
+MEMORY_RESERVE_FRACTION = 0.05
+MEMORY_RESERVE_MIN_MIB = 2048
+SLURM_USER = "slurm"
+SLURMCTLD_PORT = 6817
+SLURMD_PORT = 6818
+# Backfill looks this far ahead at most (minutes): 30 days.
+BACKFILL_WINDOW_MAX = 43_200
+
+
+def real_memory_mib(memory_gb: int) -> int:
+    """RealMemory for a node: physical memory less the documented reserve."""
+    physical = memory_gb * 1024
+    return physical - max(MEMORY_RESERVE_MIN_MIB, int(physical * MEMORY_RESERVE_FRACTION))
+
+
+def gres_type(pool: NodePool) -> str:
+    """The GRES Type of a pool's whole GPUs: the catalog model name."""
+    assert pool.gpus is not None
+    return pool.gpus.model
+
+
+def gpu_gres(pool: NodePool) -> list[tuple[str, int]]:
+    """(type, count per node) for the gpu GRES of a pool: whole GPUs, or MIG instances."""
+    if not pool.gpus:
+        return []
+    if pool.gpus.mig:
+        counts: dict[str, int] = {}
+        for profile in pool.gpus.mig:
+            counts[profile] = counts.get(profile, 0) + pool.gpus.count
+        return sorted(counts.items())
+    return [(gres_type(pool), pool.gpus.count)]
+
+
+def shards(pool: NodePool) -> int:
+    """Shards per node (shard GRES), 0 when the pool does not share GPUs in Slurm."""
+    if pool.gpus and pool.gpus.sharing.shard:
+        return pool.gpus.count * pool.gpus.sharing.shard
+    return 0
+
+
+def gpu_billing_weight(estate: Estate, model: str) -> int:
+    """A GPU bills a quarter of its memory in GB: 20 for an 80 GB H100, 6 for an L4."""
+    return max(1, estate.gpu_models[model].memory_gb // 4)
+
+
+@dataclass(frozen=True)
+class NodeLine:
+    pool: str
+    hosts: str
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+    real_memory: int
+    gres: str
+    features: str
+    weight: int
+
+
+@dataclass(frozen=True)
+class PartitionLine:
+    name: str
+    fields: list[tuple[str, str]]
+
+
+def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
+    assert pool.cpu is not None and pool.memory_gb is not None
+    gres = [f"gpu:{kind}:{count}" for kind, count in gpu_gres(pool)]
+    if shards(pool):
+        gres.append(f"shard:{shards(pool)}")
+    features = list(pool.features)
+    if pool.gpus:
+        features.append(pool.gpus.model)
+        if pool.gpus.mig:
+            features.append("mig")
+    if pool.weight is not None:
+        weight = pool.weight
+    elif pool.gpus:
+        weight = 1 + estate.gpu_models[pool.gpus.model].memory_gb
+    else:
+        weight = 1
+    return NodeLine(
+        pool=pool.name,
+        hosts=hostlist.compress(pool.hosts),
+        sockets=pool.cpu.sockets,
+        cores_per_socket=pool.cpu.cores_per_socket,
+        threads_per_core=pool.cpu.threads_per_core,
+        real_memory=real_memory_mib(pool.memory_gb),
+        gres=",".join(gres),
+        features=",".join(dict.fromkeys(features)),
+        weight=weight,
+    )
+
+
+def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
+    pools = [estate.pools_by_name[name] for name in part.pools]
+    hosts = [host for pool in pools for host in pool.hosts]
+    fields: list[tuple[str, str]] = [("Nodes", hostlist.compress(hosts))]
+    fields.append(("Default", "YES" if part.default else "NO"))
+    fields.append(("MaxTime", part.max_time))
+    if part.default_time:
+        fields.append(("DefaultTime", part.default_time))
+    fields.append(("State", "UP"))
+    if part.teams:
+        fields.append(("AllowAccounts", ",".join(part.teams)))
+    if part.qos:
+        fields.append(("QOS", part.qos))
+    fields.append(("PriorityTier", str(part.priority_tier)))
+    if part.preempt_mode:
+        fields.append(("PreemptMode", part.preempt_mode.upper()))
+    gpu_pools = [p for p in pools if p.gpus and p.cpu and p.memory_gb]
+    shaped = [p for p in pools if p.cpu and p.memory_gb]
+    if gpu_pools:
+        fields.append(("DefCpuPerGPU", str(min(_cpus_per_gpu(p) for p in gpu_pools))))
+        fields.append(("DefMemPerGPU", str(min(_memory_per_gpu(p) for p in gpu_pools))))
+    elif shaped:
+        fields.append(("DefMemPerCPU", str(min(_memory_per_cpu(p) for p in shaped))))
+    billing = ["CPU=1.0", "Mem=0.25G"]
+    for kind in sorted({p.gpus.model for p in gpu_pools if p.gpus and not p.gpus.mig}):
+        billing.append(f"GRES/gpu:{kind}={gpu_billing_weight(estate, kind)}")
+    for pool in gpu_pools:
+        assert pool.gpus is not None
+        for profile in sorted(set(pool.gpus.mig)):
+            model = estate.gpu_models[pool.gpus.model]
+            share = model.mig[profile].compute / 7 if profile in model.mig else 1
+            weight = gpu_billing_weight(estate, pool.gpus.model) * share
+            billing.append(f"GRES/gpu:{profile}={weight:.2f}")
+    fields.append(("TRESBillingWeights", ",".join(dict.fromkeys(billing))))
+    if part.hidden:
+        fields.append(("Hidden", "YES"))
+    return PartitionLine(part.name, fields)
+
+
+def _gpus_per_node(pool: NodePool) -> int:
+    """Schedulable GPUs per node: whole GPUs, or MIG instances on MIG pools."""
+    return max(1, sum(count for _, count in gpu_gres(pool)))
+
+
+def _cpus_per_gpu(pool: NodePool) -> int:
+    assert pool.cpu is not None
+    return max(1, pool.cpu.threads // _gpus_per_node(pool))
+
+
+def _memory_per_gpu(pool: NodePool) -> int:
+    assert pool.memory_gb is not None
+    return real_memory_mib(pool.memory_gb) // _gpus_per_node(pool)
+
+
+def _memory_per_cpu(pool: NodePool) -> int:
+    assert pool.cpu is not None and pool.memory_gb is not None
+    return real_memory_mib(pool.memory_gb) // pool.cpu.threads
+
+
+def _gres_types(estate: Estate) -> list[str]:
+    kinds = []
+    if any(p.gpus for p in estate.slurm_pools):
+        kinds.append("gpu")
+    if any(shards(p) for p in estate.slurm_pools):
+        kinds.append("shard")
+    return kinds
+
+
+def accounting_tres(estate: Estate) -> list[str]:
+    """TRES slurmdbd records: GPUs in total, per type, and shards when used."""
+    tres = ["gres/gpu"] if any(p.gpus for p in estate.slurm_pools) else []
+    kinds = sorted({kind for p in estate.slurm_pools for kind, _ in gpu_gres(p)})
+    tres += [f"gres/gpu:{kind}" for kind in kinds]
+    if any(shards(p) for p in estate.slurm_pools):
+        tres.append("gres/shard")
+    return tres
+
+
+def _backfill_window(estate: Estate) -> int:
+    limits = [slurm_minutes(p.max_time) for p in estate.slurm.partitions]
+    finite = [m for m in limits if m is not None]
+    longest = max(finite, default=1440)
+    if any(m is None for m in limits):
+        longest = max(longest, 10_080)
+    return min(BACKFILL_WINDOW_MAX, max(1440, longest))
+
+
+def _scheduler_parameters(estate: Estate) -> str:
+    window = _backfill_window(estate)
+    resolution = 60 if window <= 1440 else 300 if window <= 10_080 else 600
+    return ",".join(
+        [
+            "bf_continue",
+            "bf_interval=30",
+            "bf_max_job_test=1000",
+            "bf_max_job_user=50",
+            f"bf_resolution={resolution}",
+            f"bf_window={window}",
+            "default_queue_depth=1000",
+            "max_rpc_cnt=150",
+        ]
+    )
+
+
+_PREEMPT_TYPES = {
+    "none": "preempt/none",
+    "qos": "preempt/qos",
+    "partition_prio": "preempt/partition_prio",
+}
+_PRIORITY_WEIGHTS = {
+    "age": "PriorityWeightAge",
+    "assoc": "PriorityWeightAssoc",
+    "fairshare": "PriorityWeightFairshare",
+    "job_size": "PriorityWeightJobSize",
+    "partition": "PriorityWeightPartition",
+    "qos": "PriorityWeightQOS",
+}
+
+
+def _preempt_mode(estate: Estate) -> str:
+    preemption = estate.slurm.scheduling.preemption
+    if preemption.type == "none":
+        return "OFF"
+    mode = preemption.mode.upper()
+    return "SUSPEND,GANG" if mode == "SUSPEND" else mode
+
+
+def _topology_kind(estate: Estate) -> str | None:
+    if any(p.blocks for p in estate.slurm_pools):
+        return "block"
+    if any(p.switches for p in estate.slurm_pools):
+        return "tree"
+    return None
+
+
+def _spread(hosts: Sequence[str], groups: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Hosts split into contiguous, near-equal runs, one per switch or block."""
+    out = []
+    base, extra = divmod(len(hosts), len(groups))
+    start = 0
+    for index, group in enumerate(groups):
+        size = base + (1 if index < extra else 0)
+        out.append((group, list(hosts[start : start + size])))
+        start += size
+    return out
+
+
+def topology_conf(estate: Estate) -> str | None:
+    kind = _topology_kind(estate)
+    if kind is None:
+        return None
+    members: dict[str, list[str]] = {}
+    for pool in estate.slurm_pools:
+        names = pool.blocks if kind == "block" else pool.switches
+        if not names:
+            names = (f"{pool.name}-{'block' if kind == 'block' else 'leaf'}",)
+        for group, hosts in _spread(pool.hosts, names):
+            members.setdefault(group, []).extend(hosts)
+    groups = [(name, hostlist.compress(hosts)) for name, hosts in sorted(members.items())]
+    context: dict[str, Any] = {
+        "kind": kind,
+        "groups": groups,
+        "spine": f"{estate.slurm.cluster_name}-spine",
+        "leaves": hostlist.compress(members)
+        if _all_hostnames(members)
+        else ",".join(sorted(members)),
+        "block_size": min(len(h) for h in members.values()),
+        "block_sizes": estate.versions.slurm.at_least("24.05"),
+    }
+    return _render("topology.conf.j2", estate, **context)
+
+
+def _all_hostnames(names: Iterable[str]) -> bool:
+    try:
+        hostlist.compress(names)
+    except hostlist.HostlistError:
+        return False
+    return True
+
+
+def _render(template: str, estate: Estate, **context: Any) -> str:
+    return (
+        templates()
+        .get_template(f"slurm/{template}")
+        .render(
+            estate=estate,
+            version=__version__,
+            slurm_version=estate.versions.slurm.text,
+            **context,
+        )
+    )
+
+
+def slurm_conf(estate: Estate) -> str:
+    slurm = estate.slurm
+    weights = slurm.scheduling.priority_weights
+    return _render(
+        "slurm.conf.j2",
+        estate,
+        slurm=slurm,
+        slurm_user=SLURM_USER,
+        slurmctld_port=SLURMCTLD_PORT,
+        slurmd_port=SLURMD_PORT,
+        gres_types=",".join(_gres_types(estate)),
+        scheduler_parameters=_scheduler_parameters(estate),
+        priority_weights=[(_PRIORITY_WEIGHTS[k], v) for k, v in sorted(weights.items()) if v],
+        preempt_type=_PREEMPT_TYPES[slurm.scheduling.preemption.type],
+        preempt_mode=_preempt_mode(estate),
+        accounting_tres=",".join(accounting_tres(estate)),
+        topology=_topology_kind(estate),
+        nodes=[_node_line(estate, p) for p in estate.slurm_pools],
+        partitions=[_partition_line(estate, p) for p in slurm.partitions],
+        options=sorted(slurm.options.items()),
+        reserve_percent=int(MEMORY_RESERVE_FRACTION * 100),
+        reserve_min=MEMORY_RESERVE_MIN_MIB,
+    )
+
+
+def gres_conf(estate: Estate) -> str:
+    lines = []
+    for pool in estate.slurm_pools:
+        if not pool.gpus:
+            continue
+        hosts = hostlist.compress(pool.hosts)
+        last = pool.gpus.count - 1
+        files = f"/dev/nvidia[0-{last}]" if last else "/dev/nvidia0"
+        lines.append(
+            {
+                "pool": pool.name,
+                "hosts": hosts,
+                "mig": bool(pool.gpus.mig),
+                "gpus": gpu_gres(pool),
+                "files": files,
+                "shards": shards(pool),
+            }
+        )
+    return _render("gres.conf.j2", estate, pools=lines)
+
+
+def slurmdbd_conf(estate: Estate) -> str:
+    return _render(
+        "slurmdbd.conf.j2", estate, accounting=estate.slurm.accounting, slurm_user=SLURM_USER
+    )
+
+
+def sacct_cfg(estate: Estate) -> str:
+    teams = estate.identity.teams
+    default_account: dict[str, str] = {}
+    for team in teams:
+        for member in team.members:
+            default_account.setdefault(member, team.name)
+    return _render(
+        "sacct.cfg.j2",
+        estate,
+        teams=teams,
+        default_account=default_account,
+        cluster=estate.slurm.cluster_name,
+        parent=parent_account(estate),
+    )
+
+
+def parent_account(estate: Estate) -> str:
+    """The account above every team: the estate's name (``root`` is Slurm's own)."""
+    return estate.name if estate.name != "root" else f"{estate.name}-estate"
+
+
+def qos_commands(estate: Estate) -> str:
+    names = [q.name for q in estate.slurm.qos]
+    return _render(
+        "qos.sacctmgr.j2",
+        estate,
+        qos=estate.slurm.qos,
+        cluster=estate.slurm.cluster_name,
+        parent=parent_account(estate),
+        default_qos="normal" if "normal" in names else None,
+    )
+
+
+@renderer
+def slurm_files(estate: Estate) -> Files:
+    if not estate.slurm_pools:
+        return {}
+    files = {
+        "slurm/slurm.conf": text(slurm_conf(estate)),
+        "slurm/gres.conf": text(gres_conf(estate)),
+        "slurm/cgroup.conf": text(_render("cgroup.conf.j2", estate)),
+    }
+    topology = topology_conf(estate)
+    if topology is not None:
+        files["slurm/topology.conf"] = text(topology)
+    if estate.slurm.accounting:
+        files["slurm/slurmdbd.conf"] = text(slurmdbd_conf(estate), mode=0o600)
+        files["slurm/sacct.cfg"] = text(sacct_cfg(estate))
+        if estate.slurm.qos:
+            files["slurm/qos.sacctmgr"] = text(qos_commands(estate))
+    return files

@@ -1,0 +1,234 @@
+"""A Slurm cluster on localhost for tests, started on rendered configuration files.
+
+The rendered files are used as they are, except for what only the test machine decides:
+state, spool, log and pid paths go to a temp folder, ports are free ones, daemons run as root
+with a private munge socket, and GPU device files are plain files. Host names resolve
+through a private /etc/hosts bind-mounted in a mount namespace, and each daemon runs in its
+own UTS namespace under the host name the blueprint gives it; the machine's own /etc/hosts
+and host name are never touched. Every process started is stopped by pid.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+SBIN = Path("/usr/sbin")
+
+
+def have_slurm() -> bool:
+    return all(shutil.which(tool) for tool in ("slurmctld", "slurmd", "munged", "unshare"))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def set_keys(conf: str, values: Mapping[str, str], drop: Iterable[str] = ()) -> str:
+    """Replace ``Key=value`` lines (case-insensitive keys), appending keys not present."""
+    lines = conf.splitlines()
+    pending = dict(values)
+    dropped = {k.lower() for k in drop}
+    out = []
+    for line in lines:
+        key = line.split("=", 1)[0].strip() if "=" in line and not line.startswith("#") else ""
+        if key.lower() in dropped:
+            continue
+        match = next((k for k in pending if k.lower() == key.lower()), None)
+        if match:
+            out.append(f"{match}={pending.pop(match)}")
+        else:
+            out.append(line)
+    out.extend(f"{k}={v}" for k, v in pending.items())
+    return "\n".join(out) + "\n"
+
+
+class SlurmLab:
+    """Start munged, slurmdbd, slurmctld and slurmd for one rendered estate."""
+
+    def __init__(self, rendered: Path, work: Path, hosts: Iterable[str]) -> None:
+        self.rendered = rendered
+        self.work = work
+        self.etc = work / "etc"
+        self.etc.mkdir(parents=True)
+        for sub in ("state", "spool", "log", "run", "dev", "munge"):
+            (work / sub).mkdir()
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.hosts_file = work / "hosts"
+        self.hosts_file.write_text(
+            "127.0.0.1 localhost\n" + "".join(f"127.0.0.1 {h}\n" for h in sorted(set(hosts)))
+        )
+        self.munge_socket = work / "munge" / "munge.socket"
+        work.chmod(0o755)  # munged wants every folder above its socket searchable
+        self.ports = {"ctld": free_port(), "slurmd": free_port(), "dbd": free_port()}
+        self.env = {**os.environ, "SLURM_CONF": str(self.etc / "slurm.conf")}
+
+    # configuration ------------------------------------------------------------------
+    def install_configs(self, gpu_files: int = 0) -> None:
+        """Copy the rendered slurm/ files, pointing machine-local settings at the lab."""
+        for path in (self.rendered / "slurm").iterdir():
+            shutil.copy(path, self.etc / path.name)
+        w = self.work
+        conf = (self.etc / "slurm.conf").read_text()
+        conf = set_keys(
+            conf,
+            {
+                "SlurmUser": "root",
+                "SlurmctldPort": str(self.ports["ctld"]),
+                "SlurmdPort": str(self.ports["slurmd"]),
+                "StateSaveLocation": str(w / "state"),
+                "SlurmdSpoolDir": str(w / "spool" / "%n"),
+                "SlurmctldPidFile": str(w / "run" / "slurmctld.pid"),
+                "SlurmdPidFile": str(w / "run" / "slurmd-%n.pid"),
+                "SlurmctldLogFile": str(w / "log" / "slurmctld.log"),
+                "SlurmdLogFile": str(w / "log" / "slurmd-%n.log"),
+                "AuthInfo": f"socket={self.munge_socket}",
+                "AccountingStoragePort": str(self.ports["dbd"]),
+                # the munge socket for talking to slurmdbd is named here, not in AuthInfo
+                "AccountingStoragePass": str(self.munge_socket),
+                "SlurmctldDebug": "verbose",
+                "SlurmdDebug": "verbose",
+            },
+        )
+        (self.etc / "slurm.conf").write_text(conf)
+        gres = self.etc / "gres.conf"
+        if gres.exists() and gpu_files:
+            for index in range(gpu_files):
+                # slurmd wants character devices; nothing opens them (major 195 is nvidia)
+                os.mknod(w / "dev" / f"nvidia{index}", stat.S_IFCHR | 0o666, os.makedev(195, index))
+            gres.write_text(gres.read_text().replace("/dev/nvidia", f"{w}/dev/nvidia"))
+
+    def install_slurmdbd(self, database_port: int, password: str) -> None:
+        path = self.etc / "slurmdbd.conf"
+        conf = path.read_text()
+        secret = re.search(r"StoragePass=\{\{ (\w+) \}\}", conf)
+        assert secret, "slurmdbd.conf must reference its password, not contain it"
+        conf = set_keys(
+            conf,
+            {
+                "SlurmUser": "root",
+                "DbdPort": str(self.ports["dbd"]),
+                "StoragePort": str(database_port),
+                "StoragePass": password,
+                "LogFile": str(self.work / "log" / "slurmdbd.log"),
+                "PidFile": str(self.work / "run" / "slurmdbd.pid"),
+                "AuthInfo": f"socket={self.munge_socket}",
+                "DebugLevel": "verbose",
+            },
+        )
+        path.write_text(conf)
+        path.chmod(0o600)
+
+    # processes ----------------------------------------------------------------------
+    def namespaced(self, hostname: str | None, *command: str) -> list[str]:
+        """Run ``command`` with the lab's /etc/hosts and, if given, its own host name."""
+        setup = f'mount --bind "{self.hosts_file}" /etc/hosts'
+        if hostname:
+            setup += f" && hostname {hostname}"
+        flags = ["--mount", "--propagation", "private"] + (["--uts"] if hostname else [])
+        return ["unshare", *flags, "--", "sh", "-c", f'{setup} && exec "$@"', "sh", *command]
+
+    def start(self, name: str, hostname: str | None, *command: str) -> None:
+        log = open(self.work / "log" / f"{name}.out", "wb")  # noqa: SIM115 - owned by Popen
+        self.processes[name] = subprocess.Popen(
+            self.namespaced(hostname, *command),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            start_new_session=True,
+        )
+
+    def start_munge(self) -> None:
+        key = self.work / "munge" / "munge.key"
+        key.write_bytes(os.urandom(1024))
+        key.chmod(0o400)
+        self.start(
+            "munged",
+            None,
+            str(SBIN / "munged"),
+            "--foreground",
+            "--force",
+            f"--socket={self.munge_socket}",
+            f"--key-file={key}",
+            f"--pid-file={self.work / 'munge' / 'munged.pid'}",
+            f"--log-file={self.work / 'log' / 'munged.log'}",
+            f"--seed-file={self.work / 'munge' / 'seed'}",
+        )
+        self.wait_for(lambda: self.munge_socket.exists(), "munged socket")
+
+    def start_slurmdbd(self, hostname: str) -> None:
+        self.start("slurmdbd", hostname, str(SBIN / "slurmdbd"), "-D")
+        self.wait_for(lambda: self.port_open(self.ports["dbd"]), "slurmdbd port")
+
+    def start_slurmctld(self, hostname: str) -> None:
+        conf = str(self.etc / "slurm.conf")
+        self.start("slurmctld", hostname, str(SBIN / "slurmctld"), "-D", "-c", "-i", "-f", conf)
+        self.wait_for(lambda: self.port_open(self.ports["ctld"]), "slurmctld port")
+
+    def start_slurmd(self, node: str) -> None:
+        (self.work / "spool" / node).mkdir(exist_ok=True)
+        conf = str(self.etc / "slurm.conf")
+        self.start(f"slurmd-{node}", node, str(SBIN / "slurmd"), "-D", "-f", conf)
+
+    def run(
+        self, *command: str, check: bool = True, timeout: float = 60, stdin: str | None = None
+    ) -> str:
+        result = subprocess.run(
+            self.namespaced(None, *command),
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=timeout,
+            input=stdin,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(
+                f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}"
+                f"{result.stderr}\n{self.logs()}"
+            )
+        return result.stdout + result.stderr if not check else result.stdout
+
+    def port_open(self, port: int) -> bool:
+        with socket.socket() as probe:
+            probe.settimeout(0.2)
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
+    def wait_for(self, condition: object, what: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for name, process in self.processes.items():
+                if process.poll() is not None:
+                    raise AssertionError(f"{name} exited ({process.returncode}):\n{self.logs()}")
+            if condition():  # type: ignore[operator]
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {what}:\n{self.logs()}")
+
+    def logs(self) -> str:
+        parts = []
+        for path in sorted((self.work / "log").iterdir()):
+            tail = path.read_text(errors="replace").splitlines()[-25:]
+            parts.append(f"--- {path.name}\n" + "\n".join(tail))
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        for process in reversed(list(self.processes.values())):
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()

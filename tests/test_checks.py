@@ -1,0 +1,1543 @@
+"""Specification of the semantic checks: a blueprint fragment in, a finding (or none) out.
+
+Every test deep-merges a small YAML fragment into BASE (a trimmed lab.yaml), sends the
+result through the real loader, schema and model, and runs ONE check on the estate. Mappings
+merge key by key, lists replace the base list whole, and `~` removes a key from the base.
+Because only one check runs, a fragment need only be consistent for the check under test.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from collections.abc import Callable, Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from estategen import checks, load, model, pipeline, schema
+from estategen.errors import BlueprintInvalid, Finding
+from estategen.model import Estate, slurm_minutes
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BASE = """\
+estate: lab
+versions: {slurm: "23.11", kubernetes: "1.31"}
+identity:
+  users:
+    - {name: alice, uid: 10001}
+    - {name: bob, uid: 10002}
+  teams:
+    - {name: vision, gid: 20001, members: [alice]}
+    - {name: nlp, gid: 20002, members: [bob]}
+node_pools:
+  - name: a100
+    scheduler: slurm
+    hosts: lab-gpu-[01-02]
+    cpu: {sockets: 2, cores_per_socket: 32}
+    memory_gb: 512
+    gpus: {model: a100-sxm-80gb, count: 4}
+  - name: l4-serve
+    scheduler: kubernetes
+    cluster: lab-k8s
+    hosts: lab-k8s-[01-02]
+    gpus: {model: l4-24gb, count: 2}
+slurm:
+  controllers: [lab-ctl]
+  partitions:
+    - {name: gpu, pools: [a100], default: true, max_time: "1-00:00:00"}
+kubernetes:
+  clusters:
+    - name: lab-k8s
+      queues:
+        cohort: lab
+        teams:
+          - {team: vision, quota: {l4-24gb: 2}}
+          - {team: nlp, quota: {l4-24gb: 2}}
+"""
+
+# Every check this file specifies; a check added to checks.py must be added here (with tests).
+TESTED_CHECKS = [
+    "unique_names",
+    "unique_ids",
+    "team_members_known",
+    "directory_complete",
+    "hosts_within_bounds",
+    "host_in_one_pool",
+    "pool_fields_for_provider",
+    "pool_cluster_resolves",
+    "gpu_models_resolve",
+    "gpu_models_offered_by_cloud",
+    "mig_layout_fits",
+    "sharing_fits_scheduler",
+    "mig_strategy_matches_pools",
+    "slurm_section_present",
+    "partitions_resolve",
+    "qos_resolves",
+    "slurm_times_valid",
+    "slurm_options_not_owned",
+    "topology_version_gates",
+    "switches_cover_hosts",
+    "queues_resolve",
+    "quotas_within_capacity",
+    "storage_pools_resolve",
+]
+
+Check = Callable[[Estate], Iterable[Finding]]
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _parse(text: str) -> load.Document:
+    return load.parse_blueprint(textwrap.dedent(text).encode(), "bp.yaml")
+
+
+@cache
+def _base_data() -> dict[str, Any]:
+    return _parse(BASE).data
+
+
+def _merge(base: Any, patch: Any) -> Any:
+    if not (isinstance(base, dict) and isinstance(patch, dict)):
+        return patch
+    merged = dict(base)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = _merge(merged[key], value) if key in merged else value
+    return merged
+
+
+def blueprint(fragment: str = "") -> str:
+    """BASE with the fragment merged in, as blueprint text."""
+    if not fragment.strip():
+        return BASE
+    merged = _merge(_base_data(), _parse(fragment).data)
+    return yaml.dump(merged, Dumper=_DUMPER, sort_keys=False)
+
+
+@cache
+def estate(fragment: str = "") -> Estate:
+    """The estate of BASE merged with the fragment (models are frozen, so one per fragment)."""
+    document = load.parse_blueprint(blueprint(fragment).encode(), "bp.yaml")
+    normalised, problems = schema.normalise(document.data)
+    assert not problems, [f"{p.path}: {p.message}" for p in problems]
+    return model.build(normalised)
+
+
+def run(check: Check, fragment: str = "") -> list[Finding]:
+    return list(check(estate(fragment)))
+
+
+def only(found: list[Finding], path: str, text: str, level: str = "error") -> Finding:
+    """Assert exactly one finding, at ``path``, of ``level``, whose message holds ``text``."""
+    assert len(found) == 1, [(f.path, f.message) for f in found]
+    finding = found[0]
+    assert (finding.path, finding.level) == (path, level), finding
+    assert text in finding.message, finding.message
+    return finding
+
+
+def where(found: list[Finding]) -> list[tuple[str, str]]:
+    return [(f.path, f.level) for f in found]
+
+
+def line_of(text: str, needle: str) -> int:
+    matches = [i for i, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert len(matches) == 1, (needle, matches)
+    return matches[0]
+
+
+# --- the base and the registry -----------------------------------------------------------
+
+
+def test_base_estate_passes_every_check() -> None:
+    assert checks.run_checks(estate()) == []
+
+
+def test_lab_blueprint_validates_without_findings() -> None:
+    assert pipeline.validate_file(ROOT / "blueprints" / "lab.yaml").findings == []
+
+
+def test_every_public_check_function_is_registered_and_specified_here() -> None:
+    helpers = {"check", "run_checks"}
+    public = {
+        name
+        for name, function in inspect.getmembers(checks, inspect.isfunction)
+        if function.__module__ == checks.__name__
+        and not name.startswith("_")
+        and name not in helpers
+    }
+    registered = [function.__name__ for function in checks.CHECKS]
+    assert len(registered) == len(set(registered)), "a check is registered twice"
+    assert set(registered) == public, "a public function in checks.py lacks @check"
+    assert sorted(registered) == sorted(TESTED_CHECKS), "a check has no tests in this file"
+
+
+# --- unique_names ------------------------------------------------------------------------
+
+
+def test_unique_names_passes_distinct_names() -> None:
+    assert run(checks.unique_names) == []
+
+
+@pytest.mark.parametrize(
+    ("fragment", "path", "text"),
+    [
+        (
+            """
+            node_pools:
+              - {name: a100, scheduler: slurm, hosts: "n[1-2]"}
+              - {name: a100, scheduler: slurm, hosts: "m[1-2]"}
+            """,
+            "node_pools[1]",
+            "node pool 'a100'",
+        ),
+        (
+            """
+            slurm:
+              partitions:
+                - {name: gpu, pools: [a100]}
+                - {name: gpu, pools: [a100]}
+            """,
+            "slurm.partitions[1]",
+            "partition 'gpu'",
+        ),
+        (
+            """
+            slurm:
+              qos: [{name: high}, {name: low}, {name: high}]
+            """,
+            "slurm.qos[2]",
+            "QoS 'high'",
+        ),
+        (
+            """
+            identity:
+              users: [{name: alice, uid: 10001}, {name: alice, uid: 10002}]
+            """,
+            "identity.users[1]",
+            "user 'alice'",
+        ),
+        (
+            """
+            storage:
+              - {name: home, type: nfs, source: "nas:/home", mount: /home}
+              - {name: home, type: nfs, source: "nas:/home2", mount: /home2}
+            """,
+            "storage[1]",
+            "storage 'home'",
+        ),
+        (
+            """
+            storage:
+              - {name: home, type: nfs, source: "nas:/home", mount: /home}
+              - {name: home2, type: nfs, source: "nas:/home2", mount: /home}
+            """,
+            "storage[1].mount",
+            "mount point '/home'",
+        ),
+        (
+            """
+            identity:
+              teams:
+                - {name: vision, gid: 20001}
+                - {name: nlp, gid: 20002, namespace: vision}
+            """,
+            "identity.teams[1]",
+            "team namespace 'vision'",
+        ),
+        (
+            """
+            kubernetes:
+              clusters:
+                - name: lab-k8s
+                  priority_classes: [{name: batch, value: 10}, {name: batch, value: 20}]
+            """,
+            "kubernetes.clusters[0].priority_classes[1]",
+            "priority class in lab-k8s 'batch'",
+        ),
+        (
+            """
+            kubernetes:
+              clusters:
+                - name: lab-k8s
+                  queues:
+                    cohort: lab
+                    teams: [{team: vision, quota: {}}, {team: vision, quota: {}}]
+            """,
+            "kubernetes.clusters[0].queues.teams[1]",
+            "queue team in lab-k8s 'vision'",
+        ),
+    ],
+    ids=[
+        "pool",
+        "partition",
+        "qos",
+        "user",
+        "storage",
+        "mount",
+        "namespace",
+        "priority-class",
+        "queue-team",
+    ],
+)
+def test_unique_names_refuses_a_repeated_name_of_each_kind(
+    fragment: str, path: str, text: str
+) -> None:
+    finding = only(run(checks.unique_names, fragment), path, text)
+    assert finding.message.endswith("is declared more than once")
+
+
+def test_unique_names_a_repeated_team_also_repeats_its_derived_namespace() -> None:
+    found = run(
+        checks.unique_names,
+        """
+        identity:
+          teams: [{name: vision, gid: 20001}, {name: vision, gid: 20002}]
+        """,
+    )
+    assert [f.message for f in found] == [
+        "team 'vision' is declared more than once",
+        "team namespace 'vision' is declared more than once",
+    ]
+
+
+def test_unique_names_same_priority_class_in_two_clusters_is_fine() -> None:
+    found = run(
+        checks.unique_names,
+        """
+        kubernetes:
+          clusters:
+            - {name: one, priority_classes: [{name: batch, value: 1}]}
+            - {name: two, priority_classes: [{name: batch, value: 1}]}
+        """,
+    )
+    assert found == []
+
+
+# --- unique_ids --------------------------------------------------------------------------
+
+
+def test_unique_ids_passes_distinct_ids_even_when_a_uid_equals_a_gid() -> None:
+    found = run(
+        checks.unique_ids,
+        """
+        identity:
+          users: [{name: alice, uid: 20001}]
+          teams: [{name: vision, gid: 20001}]
+        """,
+    )
+    assert found == []
+
+
+def test_unique_ids_refuses_a_shared_uid() -> None:
+    found = run(
+        checks.unique_ids,
+        """
+        identity:
+          users: [{name: alice, uid: 10001}, {name: bob, uid: 10001}]
+        """,
+    )
+    only(found, "identity.users[1].uid", "uid 10001 is already used by another user")
+
+
+def test_unique_ids_refuses_a_shared_gid() -> None:
+    found = run(
+        checks.unique_ids,
+        """
+        identity:
+          teams: [{name: vision, gid: 20001}, {name: nlp, gid: 20001}]
+        """,
+    )
+    only(found, "identity.teams[1].gid", "gid 20001 is already used by another team")
+
+
+# --- team_members_known ------------------------------------------------------------------
+
+
+def test_team_members_known_passes_declared_users() -> None:
+    assert run(checks.team_members_known) == []
+
+
+def test_team_members_known_refuses_an_undeclared_member_and_lists_users() -> None:
+    found = run(
+        checks.team_members_known,
+        """
+        identity:
+          teams: [{name: vision, gid: 20001, members: [alice, carol]}]
+        """,
+    )
+    only(
+        found,
+        "identity.teams[0].members[1]",
+        "'carol' is not a user in identity.users; known: alice, bob",
+    )
+
+
+# --- directory_complete ------------------------------------------------------------------
+
+
+def test_directory_complete_passes_local_directory_and_full_ldap() -> None:
+    assert run(checks.directory_complete) == []
+    found = run(
+        checks.directory_complete,
+        """
+        identity:
+          directory:
+            type: ldap
+            uri: ldaps://ldap.example.org
+            base_dn: dc=example,dc=org
+            bind_dn: cn=reader,dc=example,dc=org
+            bind_password: {secret: ldap_reader}
+        """,
+    )
+    assert found == []
+
+
+def test_directory_complete_ldap_without_base_dn_is_refused() -> None:
+    found = run(
+        checks.directory_complete,
+        """
+        identity:
+          directory: {type: ldap, uri: "ldaps://ldap.example.org"}
+        """,
+    )
+    only(found, "identity.directory", "a ldap directory needs `base_dn`")
+
+
+def test_directory_complete_freeipa_needs_uri_and_base_dn() -> None:
+    found = run(checks.directory_complete, "identity: {directory: {type: freeipa}}")
+    assert [f.message for f in found] == [
+        "a freeipa directory needs `uri`",
+        "a freeipa directory needs `base_dn`",
+    ]
+
+
+def test_directory_complete_bind_dn_without_password_is_refused() -> None:
+    found = run(
+        checks.directory_complete,
+        """
+        identity:
+          directory:
+            type: ldap
+            uri: ldaps://ldap.example.org
+            base_dn: dc=example,dc=org
+            bind_dn: cn=reader,dc=example,dc=org
+        """,
+    )
+    only(found, "identity.directory.bind_dn", "bind_dn needs bind_password")
+
+
+# --- hosts_within_bounds -----------------------------------------------------------------
+
+
+def test_hosts_within_bounds_passes_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(checks, "MAX_ESTATE_HOSTS", 4)
+    assert run(checks.hosts_within_bounds) == []
+
+
+def test_hosts_within_bounds_refuses_one_host_over_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(checks, "MAX_ESTATE_HOSTS", 3)
+    found = run(checks.hosts_within_bounds)
+    only(found, "node_pools", "4 hosts, above the estate limit of 3")
+
+
+# --- host_in_one_pool --------------------------------------------------------------------
+
+
+def test_host_in_one_pool_passes_disjoint_pools_and_controller_on_slurm_host() -> None:
+    found = run(checks.host_in_one_pool, "slurm: {controllers: [lab-gpu-01]}")
+    assert found == []
+
+
+def test_host_in_one_pool_refuses_overlap_of_two_slurm_pools_once_per_pair() -> None:
+    found = run(
+        checks.host_in_one_pool,
+        """
+        node_pools:
+          - {name: a, scheduler: slurm, hosts: "n[1-4]"}
+          - {name: b, scheduler: slurm, hosts: "n[2-5]"}
+        """,
+    )
+    finding = only(found, "node_pools[1].hosts", "host n2 is already in pool 'a'")
+    assert "(both" not in finding.message
+    assert finding.message.endswith("a host belongs to exactly one pool")
+
+
+def test_host_in_one_pool_names_both_schedulers_when_overlap_crosses_them() -> None:
+    found = run(
+        checks.host_in_one_pool,
+        """
+        node_pools:
+          - {name: a, scheduler: slurm, hosts: "n[1-2]"}
+          - {name: k, scheduler: kubernetes, cluster: lab-k8s, hosts: n2}
+        """,
+    )
+    only(found, "node_pools[1].hosts", "pool 'a' (both slurm and kubernetes)")
+
+
+def test_host_in_one_pool_reports_each_earlier_pool_a_pool_overlaps() -> None:
+    found = run(
+        checks.host_in_one_pool,
+        """
+        node_pools:
+          - {name: a, scheduler: slurm, hosts: n1}
+          - {name: b, scheduler: slurm, hosts: n2}
+          - {name: c, scheduler: slurm, hosts: "n[1-2]"}
+        """,
+    )
+    assert [f.message.split(";")[0] for f in found] == [
+        "host n1 is already in pool 'a'",
+        "host n2 is already in pool 'b'",
+    ]
+
+
+def test_host_in_one_pool_refuses_a_host_listed_twice_in_one_pool_once() -> None:
+    found = run(
+        checks.host_in_one_pool,
+        """
+        node_pools:
+          - {name: a, scheduler: slurm, hosts: [n1, n1, n1, n2, n2]}
+        """,
+    )
+    only(found, "node_pools[0].hosts", "host n1 is listed 3 times")
+
+
+def test_host_in_one_pool_refuses_a_controller_on_a_kubernetes_node() -> None:
+    found = run(checks.host_in_one_pool, "slurm: {controllers: [lab-ctl, lab-k8s-02]}")
+    only(found, "slurm.controllers[1]", "lab-k8s-02 is a Kubernetes node in pool 'l4-serve'")
+
+
+# --- pool_fields_for_provider ------------------------------------------------------------
+
+MANAGED_POOL = """
+    node_pools:
+      - name: cloud
+        scheduler: kubernetes
+        cluster: lab-k8s
+        provider: gke
+        instance_type: a3-highgpu-8g
+        nodes: {min: 1, max: 4}
+"""
+
+
+def test_pool_fields_for_provider_passes_onprem_and_complete_managed_pools() -> None:
+    assert run(checks.pool_fields_for_provider) == []
+    assert run(checks.pool_fields_for_provider, MANAGED_POOL) == []
+
+
+def test_pool_fields_for_provider_managed_slurm_pool_is_refused() -> None:
+    found = run(
+        checks.pool_fields_for_provider,
+        MANAGED_POOL.replace("scheduler: kubernetes", "scheduler: slurm"),
+    )
+    only(found, "node_pools[0].provider", "provider gke pools are Kubernetes node pools")
+
+
+def test_pool_fields_for_provider_managed_pool_needs_instance_type_and_nodes() -> None:
+    found = run(
+        checks.pool_fields_for_provider,
+        """
+        node_pools:
+          - {name: cloud, scheduler: kubernetes, cluster: lab-k8s, provider: eks}
+        """,
+    )
+    assert [(f.path, f.message) for f in found] == [
+        ("node_pools[0]", "a eks pool needs `instance_type`"),
+        ("node_pools[0]", "a eks pool needs `nodes`"),
+    ]
+
+
+def test_pool_fields_for_provider_managed_pool_with_hosts_is_refused() -> None:
+    found = run(checks.pool_fields_for_provider, MANAGED_POOL + "        hosts: n[1-2]\n")
+    only(found, "node_pools[0].hosts", "a gke pool gets its nodes from the provider")
+
+
+def test_pool_fields_for_provider_nodes_min_above_max_is_refused() -> None:
+    found = run(
+        checks.pool_fields_for_provider,
+        MANAGED_POOL.replace("{min: 1, max: 4}", "{min: 5, max: 2}"),
+    )
+    only(found, "node_pools[0].nodes", "min 5 is above max 2")
+
+
+def test_pool_fields_for_provider_onprem_pool_needs_hosts() -> None:
+    found = run(
+        checks.pool_fields_for_provider,
+        "node_pools: [{name: k, scheduler: kubernetes, cluster: lab-k8s}]",
+    )
+    only(found, "node_pools[0]", "an on-prem pool needs `hosts`")
+
+
+def test_pool_fields_for_provider_onprem_pool_refuses_managed_keys() -> None:
+    found = run(
+        checks.pool_fields_for_provider,
+        """
+        node_pools:
+          - name: k
+            scheduler: kubernetes
+            cluster: lab-k8s
+            hosts: n[1-2]
+            instance_type: g6.xlarge
+            nodes: {max: 2}
+        """,
+    )
+    assert where(found) == [
+        ("node_pools[0].instance_type", "error"),
+        ("node_pools[0].nodes", "error"),
+    ]
+    assert all("is for managed pools" in f.message for f in found)
+
+
+def test_pool_fields_for_provider_slurm_pool_needs_cpu_and_memory() -> None:
+    found = run(
+        checks.pool_fields_for_provider,
+        "node_pools: [{name: a, scheduler: slurm, hosts: n1}]",
+    )
+    assert [f.message for f in found] == [
+        "a Slurm pool needs `cpu` for its NodeName line",
+        "a Slurm pool needs `memory_gb` for its NodeName line",
+    ]
+
+
+# --- pool_cluster_resolves ---------------------------------------------------------------
+
+
+def test_pool_cluster_resolves_passes_the_base() -> None:
+    assert run(checks.pool_cluster_resolves) == []
+
+
+def test_pool_cluster_resolves_slurm_pool_with_cluster_is_refused() -> None:
+    found = run(
+        checks.pool_cluster_resolves,
+        """
+        node_pools:
+          - {name: a100, scheduler: slurm, cluster: lab-k8s, hosts: n1}
+          - {name: l4, scheduler: kubernetes, cluster: lab-k8s, hosts: m1}
+        """,
+    )
+    only(found, "node_pools[0].cluster", "a Slurm pool belongs to slurm")
+
+
+def test_pool_cluster_resolves_slurm_pool_with_labels_and_taints_is_refused() -> None:
+    found = run(
+        checks.pool_cluster_resolves,
+        """
+        node_pools:
+          - name: a100
+            scheduler: slurm
+            hosts: n1
+            labels: {tier: train}
+            taints: [{key: gpu, effect: NoSchedule}]
+          - {name: l4, scheduler: kubernetes, cluster: lab-k8s, hosts: m1}
+        """,
+    )
+    assert where(found) == [("node_pools[0].labels", "error"), ("node_pools[0].taints", "error")]
+    assert "use `features` for Slurm pools" in found[0].message
+
+
+def test_pool_cluster_resolves_kubernetes_pool_needs_cluster() -> None:
+    found = run(
+        checks.pool_cluster_resolves,
+        """
+        node_pools:
+          - {name: l4, scheduler: kubernetes, hosts: m1}
+          - {name: l4b, scheduler: kubernetes, cluster: lab-k8s, hosts: m2}
+        """,
+    )
+    only(found, "node_pools[0]", "a Kubernetes pool needs `cluster`; known: lab-k8s")
+
+
+def test_pool_cluster_resolves_unknown_cluster_is_refused() -> None:
+    found = run(
+        checks.pool_cluster_resolves,
+        """
+        node_pools:
+          - {name: l4, scheduler: kubernetes, cluster: prod, hosts: m1}
+          - {name: l4b, scheduler: kubernetes, cluster: lab-k8s, hosts: m2}
+        """,
+    )
+    only(found, "node_pools[0].cluster", "'prod' is not in kubernetes.clusters; known: lab-k8s")
+
+
+def test_pool_cluster_resolves_managed_pool_provider_must_match_cluster() -> None:
+    found = run(
+        checks.pool_cluster_resolves,
+        """
+        node_pools:
+          - {name: p, scheduler: kubernetes, cluster: c, provider: eks, nodes: {max: 2}}
+        kubernetes:
+          clusters: [{name: c, provider: gke, region: us-central1}]
+        """,
+    )
+    only(found, "node_pools[0].provider", "pool is eks but cluster 'c' is gke")
+
+
+def test_pool_cluster_resolves_warns_about_a_cluster_without_pools() -> None:
+    found = run(
+        checks.pool_cluster_resolves,
+        "kubernetes: {clusters: [{name: lab-k8s}, {name: idle}]}",
+    )
+    only(found, "kubernetes.clusters[1]", "cluster 'idle' has no node pools", level="warning")
+
+
+def test_pool_cluster_resolves_cloud_cluster_needs_region() -> None:
+    found = run(
+        checks.pool_cluster_resolves,
+        """
+        node_pools:
+          - {name: p, scheduler: kubernetes, cluster: c, provider: aks, nodes: {max: 2}}
+        kubernetes:
+          clusters: [{name: c, provider: aks}]
+        """,
+    )
+    only(found, "kubernetes.clusters[0]", "a aks cluster needs `region`")
+
+
+# --- gpu_models_resolve ------------------------------------------------------------------
+
+
+def test_gpu_models_resolve_passes_builtin_and_declared_models() -> None:
+    assert run(checks.gpu_models_resolve) == []
+    found = run(
+        checks.gpu_models_resolve,
+        """
+        gpu_models: [{name: b200-192gb, memory_gb: 192}]
+        node_pools:
+          - {name: a, scheduler: slurm, hosts: n1, gpus: {model: b200-192gb, count: 8}}
+        """,
+    )
+    assert found == []
+
+
+def test_gpu_models_resolve_unknown_model_is_refused_with_the_catalog() -> None:
+    found = run(
+        checks.gpu_models_resolve,
+        """
+        node_pools:
+          - {name: a, scheduler: slurm, hosts: n1, gpus: {model: b200, count: 8}}
+        """,
+    )
+    finding = only(found, "node_pools[0].gpus.model", "unknown GPU model 'b200'")
+    assert "a100-sxm-80gb, h100-nvl-94gb" in finding.message
+
+
+# --- gpu_models_offered_by_cloud ---------------------------------------------------------
+
+
+def test_gpu_models_offered_by_cloud_passes_a_model_the_provider_offers() -> None:
+    found = run(
+        checks.gpu_models_offered_by_cloud,
+        """
+        node_pools:
+          - name: p
+            scheduler: kubernetes
+            provider: gke
+            nodes: {max: 2}
+            gpus: {model: l4-24gb, count: 1}
+        """,
+    )
+    assert found == []
+
+
+def test_gpu_models_offered_by_cloud_refuses_a_model_and_names_the_offer() -> None:
+    found = run(
+        checks.gpu_models_offered_by_cloud,
+        """
+        node_pools:
+          - name: p
+            scheduler: kubernetes
+            provider: aks
+            nodes: {max: 2}
+            gpus: {model: l4-24gb, count: 1}
+        """,
+    )
+    only(
+        found,
+        "node_pools[0].gpus.model",
+        "l4-24gb is not offered on aks; aks offers: a100-sxm-40gb, a100-sxm-80gb, "
+        "h100-nvl-94gb, h100-sxm-80gb",
+    )
+
+
+def test_gpu_models_offered_by_cloud_ignores_onprem_pools_and_unknown_models() -> None:
+    found = run(
+        checks.gpu_models_offered_by_cloud,
+        """
+        node_pools:
+          - {name: a, scheduler: slurm, hosts: n1, gpus: {model: h100-nvl-94gb, count: 2}}
+          - {name: p, scheduler: kubernetes, provider: gke, gpus: {model: b200, count: 1}}
+        """,
+    )
+    assert found == []
+
+
+# --- mig_layout_fits ---------------------------------------------------------------------
+
+
+def mig_pool(layout: str, gpu: str = "a100-sxm-80gb") -> str:
+    return f"""
+        node_pools:
+          - name: a100
+            scheduler: slurm
+            hosts: n[1-2]
+            gpus: {{model: {gpu}, count: 4, mig: {layout}}}
+    """
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["[7g.80gb]", "[3g.40gb, 3g.40gb]", "[4g.40gb, 2g.20gb, 1g.10gb]"],
+)
+def test_mig_layout_fits_passes_layouts_within_one_gpu(layout: str) -> None:
+    assert run(checks.mig_layout_fits, mig_pool(layout)) == []
+
+
+def test_mig_layout_on_a_gpu_without_mig_is_refused() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[1g.10gb]", gpu="l4-24gb"))
+    only(found, "node_pools[0].gpus.mig", "l4-24gb does not support MIG")
+
+
+def test_mig_layout_unknown_profile_is_refused_at_its_index() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[3g.40gb, 3g.20gb]"))
+    finding = only(
+        found, "node_pools[0].gpus.mig[1]", "'3g.20gb' is not a MIG profile of a100-sxm-80gb"
+    )
+    assert "choose from: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb" in finding.message
+
+
+def test_mig_layout_repeated_unknown_profile_is_reported_at_each_index() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[1g.5gb, 1g.10gb, 1g.5gb]"))
+    assert where(found) == [
+        ("node_pools[0].gpus.mig[0]", "error"),
+        ("node_pools[0].gpus.mig[2]", "error"),
+    ]
+
+
+def test_mig_layout_with_more_instances_of_a_profile_than_a_gpu_holds_is_refused() -> None:
+    found = run(
+        checks.mig_layout_fits,
+        """
+        gpu_models:
+          - name: tiny
+            memory_gb: 16
+            mig: {1g.2gb: {compute: 1, memory: 1, max: 2}}
+        node_pools:
+          - name: a
+            scheduler: slurm
+            hosts: n1
+            gpus: {model: tiny, count: 1, mig: [1g.2gb, 1g.2gb, 1g.2gb]}
+        """,
+    )
+    only(found, "node_pools[0].gpus.mig", "3 x 1g.2gb on one GPU; tiny holds at most 2")
+
+
+def test_mig_layout_over_seven_compute_slices_is_refused() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[2g.20gb, 2g.20gb, 2g.20gb, 1g.10gb, 1g.10gb]"))
+    only(found, "node_pools[0].gpus.mig", "layout uses 8 compute slices; a GPU has 7")
+
+
+def test_mig_layout_over_eight_memory_slices_is_refused() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[3g.40gb, 3g.40gb, 1g.10gb]"))
+    only(found, "node_pools[0].gpus.mig", "layout uses 9 memory slices; a GPU has 8")
+
+
+def test_mig_layout_reports_every_overflow_of_one_layout() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[4g.40gb, 4g.40gb]"))
+    assert [f.message for f in found] == [
+        "2 x 4g.40gb on one GPU; a100-sxm-80gb holds at most 1",
+        "layout uses 8 compute slices; a GPU has 7",
+    ]
+
+
+def test_mig_layout_fits_leaves_unknown_models_to_gpu_models_resolve() -> None:
+    assert run(checks.mig_layout_fits, mig_pool("[1g.10gb]", gpu="b200")) == []
+
+
+# --- sharing_fits_scheduler --------------------------------------------------------------
+
+
+def sharing_pool(scheduler: str, sharing: str) -> str:
+    return f"""
+        node_pools:
+          - name: p
+            scheduler: {scheduler}
+            cluster: lab-k8s
+            hosts: n1
+            gpus: {{model: l4-24gb, count: 2, sharing: {sharing}}}
+    """
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "sharing"),
+    [("slurm", "{shard: 4}"), ("kubernetes", "{time_slicing: 4}")],
+)
+def test_sharing_fits_scheduler_passes_each_schedulers_own_mode(
+    scheduler: str, sharing: str
+) -> None:
+    assert run(checks.sharing_fits_scheduler, sharing_pool(scheduler, sharing)) == []
+
+
+@pytest.mark.parametrize("mode", ["time_slicing", "mps"])
+def test_sharing_device_plugin_mode_on_a_slurm_pool_is_refused(mode: str) -> None:
+    found = run(checks.sharing_fits_scheduler, sharing_pool("slurm", f"{{{mode}: 4}}"))
+    only(found, f"node_pools[0].gpus.sharing.{mode}", "Slurm pools share GPUs with `shard`")
+
+
+def test_sharing_shard_on_a_kubernetes_pool_is_refused() -> None:
+    found = run(checks.sharing_fits_scheduler, sharing_pool("kubernetes", "{shard: 4}"))
+    only(found, "node_pools[0].gpus.sharing.shard", "shard is Slurm GRES sharing")
+
+
+def test_sharing_time_slicing_and_mps_together_are_refused() -> None:
+    found = run(
+        checks.sharing_fits_scheduler, sharing_pool("kubernetes", "{time_slicing: 4, mps: 4}")
+    )
+    only(found, "node_pools[0].gpus.sharing", "choose one of time_slicing and mps")
+
+
+# --- mig_strategy_matches_pools ----------------------------------------------------------
+
+
+def mig_cluster(strategy: str, layout: str) -> str:
+    return f"""
+        node_pools:
+          - name: mig
+            scheduler: kubernetes
+            cluster: lab-k8s
+            hosts: n1
+            gpus: {{model: a100-sxm-80gb, count: 8, mig: {layout}}}
+        kubernetes:
+          clusters: [{{name: lab-k8s, device_plugin: {{mig_strategy: {strategy}}}}}]
+    """
+
+
+@pytest.mark.parametrize(
+    ("strategy", "layout"),
+    [("mixed", "[3g.40gb, 2g.20gb, 1g.10gb]"), ("single", "[3g.40gb, 3g.40gb]")],
+)
+def test_mig_strategy_matches_pools_passes_fitting_strategies(strategy: str, layout: str) -> None:
+    assert run(checks.mig_strategy_matches_pools, mig_cluster(strategy, layout)) == []
+
+
+def test_mig_strategy_none_with_a_mig_pool_is_refused() -> None:
+    found = run(checks.mig_strategy_matches_pools, mig_cluster("none", "[7g.80gb]"))
+    only(found, "node_pools[0].gpus.mig", "has device_plugin.mig_strategy none")
+
+
+def test_mig_strategy_single_with_two_profiles_is_refused() -> None:
+    found = run(checks.mig_strategy_matches_pools, mig_cluster("single", "[4g.40gb, 3g.40gb]"))
+    only(found, "node_pools[0].gpus.mig", "use mixed for this layout")
+
+
+def test_mig_strategy_does_not_concern_slurm_pools() -> None:
+    found = run(
+        checks.mig_strategy_matches_pools,
+        "node_pools: [{name: a, scheduler: slurm, hosts: n1, gpus: "
+        "{model: a100-sxm-80gb, count: 8, mig: [3g.40gb, 1g.10gb]}}]",
+    )
+    assert found == []
+
+
+# --- slurm_section_present ---------------------------------------------------------------
+
+
+def test_slurm_section_present_passes_with_controllers_or_without_slurm_pools() -> None:
+    assert run(checks.slurm_section_present) == []
+    found = run(
+        checks.slurm_section_present,
+        """
+        node_pools: [{name: k, scheduler: kubernetes, cluster: lab-k8s, hosts: n1}]
+        slurm: ~
+        """,
+    )
+    assert found == []
+
+
+def test_slurm_pools_without_a_slurm_section_point_at_node_pools() -> None:
+    found = run(checks.slurm_section_present, "slurm: ~")
+    only(found, "node_pools", "Slurm pools need slurm.controllers")
+
+
+def test_slurm_section_without_controllers_points_at_slurm() -> None:
+    found = run(checks.slurm_section_present, "slurm: {controllers: ~}")
+    only(found, "slurm", "Slurm pools need slurm.controllers")
+
+
+# --- partitions_resolve ------------------------------------------------------------------
+
+
+def test_partitions_resolve_passes_the_base_and_no_partitions_at_all() -> None:
+    assert run(checks.partitions_resolve) == []
+    assert run(checks.partitions_resolve, "slurm: {partitions: ~}") == []
+
+
+def test_partition_naming_an_unknown_pool_is_refused_with_slurm_pools_listed() -> None:
+    found = run(
+        checks.partitions_resolve,
+        "slurm: {partitions: [{name: gpu, pools: [a100, h100]}]}",
+    )
+    only(found, "slurm.partitions[0].pools[1]", "'h100' is not a node pool; known: a100")
+
+
+def test_partition_drawing_on_a_kubernetes_pool_is_refused() -> None:
+    found = run(
+        checks.partitions_resolve,
+        "slurm: {partitions: [{name: gpu, pools: [a100, l4-serve]}]}",
+    )
+    only(found, "slurm.partitions[0].pools[1]", "pool 'l4-serve' is scheduled by Kubernetes")
+
+
+def test_partition_naming_an_unknown_team_is_refused() -> None:
+    found = run(
+        checks.partitions_resolve,
+        "slurm: {partitions: [{name: gpu, pools: [a100], teams: [vision, robotics]}]}",
+    )
+    only(found, "slurm.partitions[0].teams[1]", "'robotics' is not a team; known: nlp, vision")
+
+
+def test_partition_naming_an_unknown_qos_is_refused() -> None:
+    found = run(
+        checks.partitions_resolve,
+        "slurm: {partitions: [{name: gpu, pools: [a100], qos: high}]}",
+    )
+    finding = only(found, "slurm.partitions[0].qos", "'high' is not a QoS")
+    assert "known" not in finding.message
+
+
+def test_partitions_only_one_may_be_default() -> None:
+    found = run(
+        checks.partitions_resolve,
+        """
+        slurm:
+          partitions:
+            - {name: gpu, pools: [a100], default: true}
+            - {name: debug, pools: [a100]}
+            - {name: long, pools: [a100], default: true}
+            - {name: big, pools: [a100], default: true}
+        """,
+    )
+    assert where(found) == [
+        ("slurm.partitions[2].default", "error"),
+        ("slurm.partitions[3].default", "error"),
+    ]
+    assert all("partition 'gpu' is already the default" in f.message for f in found)
+
+
+def test_partitions_warn_about_a_slurm_pool_in_no_partition() -> None:
+    found = run(
+        checks.partitions_resolve,
+        """
+        node_pools:
+          - {name: a100, scheduler: slurm, hosts: n1}
+          - {name: cpu, scheduler: slurm, hosts: c1}
+        """,
+    )
+    only(found, "node_pools[1]", "pool 'cpu' is in no partition", level="warning")
+
+
+# --- qos_resolves ------------------------------------------------------------------------
+
+ACCOUNTED_QOS = """
+    slurm:
+      accounting:
+        host: lab-ctl
+        database: {host: db.lab, password: {secret: slurmdb}}
+      scheduling: {preemption: {type: qos, mode: requeue}}
+      qos:
+        - {name: high, priority: 100, preempt: [low]}
+        - {name: low}
+"""
+
+
+def test_qos_resolves_passes_accounted_qos_with_qos_preemption() -> None:
+    assert run(checks.qos_resolves, ACCOUNTED_QOS) == []
+
+
+def test_qos_preempting_an_unknown_qos_is_refused() -> None:
+    found = run(checks.qos_resolves, ACCOUNTED_QOS.replace("[low]", "[low, scavenger]"))
+    only(found, "slurm.qos[0].preempt[1]", "'scavenger' is not a QoS; known: high, low")
+
+
+def test_qos_preempting_itself_is_refused() -> None:
+    found = run(checks.qos_resolves, ACCOUNTED_QOS.replace("[low]", "[high]"))
+    only(found, "slurm.qos[0].preempt[0]", "a QoS cannot preempt itself")
+
+
+def test_qos_preemption_without_preemption_type_qos_is_a_warning() -> None:
+    fragment = ACCOUNTED_QOS.replace("type: qos", "type: partition_prio")
+    found = run(checks.qos_resolves, fragment)
+    only(found, "slurm.qos[0].preempt", "preemption.type: qos", level="warning")
+
+
+def test_qos_without_accounting_is_refused() -> None:
+    found = run(checks.qos_resolves, "slurm: {qos: [{name: high}]}")
+    only(found, "slurm.qos", "QoS live in slurmdbd: set slurm.accounting")
+
+
+def test_partition_qos_without_accounting_is_refused() -> None:
+    found = run(checks.qos_resolves, "slurm: {partitions: [{name: g, pools: [a100], qos: high}]}")
+    only(found, "slurm.qos", "QoS live in slurmdbd")
+
+
+# --- slurm_times_valid -------------------------------------------------------------------
+
+
+def partition_times(max_time: str, default_time: str | None = None) -> str:
+    default = f', default_time: "{default_time}"' if default_time else ""
+    return f'slurm: {{partitions: [{{name: gpu, pools: [a100], max_time: "{max_time}"{default}}}]}}'
+
+
+@pytest.mark.parametrize(
+    ("max_time", "default_time"),
+    [
+        ("1:00:00", "60"),
+        ("UNLIMITED", "INFINITE"),
+    ],
+)
+def test_slurm_times_valid_passes_valid_times_with_default_within_max(
+    max_time: str, default_time: str | None
+) -> None:
+    assert run(checks.slurm_times_valid, partition_times(max_time, default_time)) == []
+
+
+def test_slurm_times_partition_max_time_out_of_range_is_refused() -> None:
+    found = run(checks.slurm_times_valid, partition_times("1:60:00"))
+    only(
+        found,
+        "slurm.partitions[0].max_time",
+        "'1:60:00' is not a valid Slurm time: 60 minutes in H:M:S must be below 60",
+    )
+
+
+def test_slurm_times_qos_max_time_out_of_range_is_refused() -> None:
+    found = run(checks.slurm_times_valid, 'slurm: {qos: [{name: q, max_time: "10:75"}]}')
+    only(found, "slurm.qos[0].max_time", "75 seconds must be below 60")
+
+
+def test_slurm_times_fairshare_half_life_out_of_range_is_refused() -> None:
+    found = run(checks.slurm_times_valid, 'slurm: {scheduling: {fairshare_half_life: "1-24"}}')
+    only(
+        found,
+        "slurm.scheduling.fairshare_half_life",
+        "24 hours after the days field must be below 24",
+    )
+
+
+def test_slurm_times_default_time_above_max_time_is_refused() -> None:
+    found = run(checks.slurm_times_valid, partition_times("1:00:00", "90"))
+    only(found, "slurm.partitions[0].default_time", "default_time 90 is above max_time 1:00:00")
+
+
+def test_slurm_times_unlimited_default_under_a_finite_max_is_refused() -> None:
+    found = run(checks.slurm_times_valid, partition_times("1-0", "UNLIMITED"))
+    only(found, "slurm.partitions[0].default_time", "default_time UNLIMITED is above max_time")
+
+
+def test_slurm_times_invalid_default_is_reported_once_not_compared() -> None:
+    found = run(checks.slurm_times_valid, partition_times("2:00:00", "1:60:00"))
+    only(found, "slurm.partitions[0].default_time", "is not a valid Slurm time")
+
+
+# --- slurm_minutes -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [
+        ("UNLIMITED", None),
+        ("45", 45),
+        ("90:00", 90),
+        ("30:01", 31),
+        ("30:00:00", 1800),
+        ("2-0", 2880),
+        ("1-23:59:59", 1440 + 23 * 60 + 60),
+    ],
+)
+def test_slurm_minutes_reads_every_slurm_conf_format_rounding_seconds_up(
+    text: str, minutes: int | None
+) -> None:
+    assert slurm_minutes(text) == minutes
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("10:60", "60 seconds must be below 60"),
+        ("1:60:00", "60 minutes in H:M:S must be below 60"),
+        ("1-24", "24 hours after the days field must be below 24"),
+        ("1-00:60", "60 minutes must be below 60"),
+        ("1-00:00:60", "60 seconds must be below 60"),
+    ],
+)
+def test_slurm_minutes_refuses_out_of_range_fields(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        slurm_minutes(text)
+
+
+def test_slurm_minutes_refuses_sixty_minutes_after_zero_days() -> None:
+    with pytest.raises(ValueError):
+        slurm_minutes("0-00:60")
+
+
+# --- slurm_options_not_owned -------------------------------------------------------------
+
+
+def test_slurm_options_not_owned_passes_free_options() -> None:
+    found = run(
+        checks.slurm_options_not_owned,
+        "slurm: {options: {MaxJobCount: 50000, SchedulerParameters: bf_continue}}",
+    )
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("SlurmctldHost", "other"), ("SelectType", "select/linear"), ("Include", "/etc/x.conf")],
+)
+def test_slurm_options_owned_key_is_refused(key: str, value: str) -> None:
+    found = run(checks.slurm_options_not_owned, f"slurm: {{options: {{{key}: {value}}}}}")
+    only(found, f"slurm.options.{key}", f"{key} is rendered by estategen from the blueprint")
+
+
+def test_slurm_options_owned_key_is_matched_case_insensitively() -> None:
+    found = run(checks.slurm_options_not_owned, "slurm: {options: {SLURMCTLDHOST: other}}")
+    only(found, "slurm.options.SLURMCTLDHOST", "SlurmctldHost is rendered by estategen")
+
+
+# --- topology_version_gates --------------------------------------------------------------
+
+
+def topology(network_a: str, network_b: str = "{}", slurm: str = "23.11") -> str:
+    return f"""
+        versions: {{slurm: "{slurm}"}}
+        node_pools:
+          - {{name: a, scheduler: slurm, hosts: "a[1-4]", network: {network_a}}}
+          - {{name: b, scheduler: slurm, hosts: "b[1-4]", network: {network_b}}}
+    """
+
+
+@pytest.mark.parametrize(
+    "fragment",
+    [
+        topology('{block: "nvl[1-2]"}', '{block: "nvl[3-4]"}'),
+        topology('{switch: "leaf[1-2]"}', '{switch: "leaf3"}', slurm="22.05"),
+    ],
+    ids=["blocks-on-23.11", "switches-on-22.05"],
+)
+def test_topology_version_gates_passes_one_plugin_on_a_capable_slurm(fragment: str) -> None:
+    assert run(checks.topology_version_gates, fragment) == []
+
+
+def test_topology_blocks_before_slurm_23_11_are_refused() -> None:
+    found = run(checks.topology_version_gates, topology('{block: "nvl[1-2]"}', slurm="23.02"))
+    only(
+        found, "node_pools[0].network.block", "needs Slurm 23.11 or newer; versions.slurm is 23.02"
+    )
+
+
+def test_topology_switch_and_block_in_one_pool_are_refused() -> None:
+    found = run(checks.topology_version_gates, topology('{switch: leaf1, block: "nvl[1-2]"}'))
+    only(found, "node_pools[0].network", "choose switch (topology/tree) or block")
+
+
+def test_topology_pools_mixing_switch_and_block_are_refused() -> None:
+    found = run(checks.topology_version_gates, topology("{switch: leaf1}", "{block: nvl1}"))
+    only(found, "node_pools", "Slurm runs one topology plugin per cluster")
+
+
+def test_topology_blocks_on_a_kubernetes_pool_are_refused() -> None:
+    found = run(
+        checks.topology_version_gates,
+        """
+        node_pools:
+          - {name: k, scheduler: kubernetes, cluster: lab-k8s, hosts: n1, network: {block: nvl1}}
+        """,
+    )
+    only(found, "node_pools[0].network.block", "NVLink blocks are a Slurm topology")
+
+
+# --- switches_cover_hosts ----------------------------------------------------------------
+
+
+def test_switches_cover_hosts_passes_one_switch_per_host() -> None:
+    assert run(checks.switches_cover_hosts, topology('{switch: "leaf[1-4]"}')) == []
+
+
+def test_switches_cover_hosts_more_switches_than_hosts_are_refused() -> None:
+    found = run(checks.switches_cover_hosts, topology('{switch: "leaf[1-5]"}'))
+    only(found, "node_pools[0].network.switch", "5 switches for 4 hosts; each needs at least")
+
+
+def test_switches_cover_hosts_more_blocks_than_hosts_are_refused() -> None:
+    found = run(checks.switches_cover_hosts, topology("{}", '{block: "nvl[1-6]"}'))
+    only(found, "node_pools[1].network.block", "6 blocks for 4 hosts; each needs at least")
+
+
+# --- queues_resolve ----------------------------------------------------------------------
+
+
+def queues(*teams: str, pools: str = "") -> str:
+    listed = "\n".join(f"                  - {team}" for team in teams)
+    return (
+        pools
+        + """
+        kubernetes:
+          clusters:
+            - name: lab-k8s
+              queues:
+                cohort: lab
+                teams:
+"""
+        + listed
+        + "\n"
+    )
+
+
+MIG_K8S_POOL = """
+        node_pools:
+          - name: mig
+            scheduler: kubernetes
+            cluster: lab-k8s
+            hosts: n[1-2]
+            gpus: {model: a100-sxm-80gb, count: 4, mig: [3g.40gb, 3g.40gb]}
+"""
+
+
+def test_queues_resolve_passes_the_base_and_mig_quota_keys() -> None:
+    assert run(checks.queues_resolve) == []
+    fragment = queues("{team: vision, quota: {a100-sxm-80gb/3g.40gb: 4}}", pools=MIG_K8S_POOL)
+    assert run(checks.queues_resolve, fragment) == []
+
+
+def test_queue_for_an_unknown_team_is_refused() -> None:
+    found = run(checks.queues_resolve, queues("{team: robotics, quota: {l4-24gb: 1}}"))
+    only(
+        found,
+        "kubernetes.clusters[0].queues.teams[0].team",
+        "'robotics' is not a team; known: nlp, vision",
+    )
+
+
+def test_queue_quota_for_a_gpu_no_cluster_pool_has_is_refused() -> None:
+    # the base has a100s, but in a Slurm pool: they are not capacity of the Kubernetes cluster
+    found = run(checks.queues_resolve, queues("{team: vision, quota: {a100-sxm-80gb: 1}}"))
+    only(
+        found,
+        "kubernetes.clusters[0].queues.teams[0].quota.a100-sxm-80gb",
+        "no pool in cluster 'lab-k8s' provides 'a100-sxm-80gb'; known: l4-24gb",
+    )
+
+
+# --- quotas_within_capacity --------------------------------------------------------------
+
+
+def test_quotas_within_capacity_passes_quotas_adding_up_to_capacity() -> None:
+    assert run(checks.quotas_within_capacity) == []
+
+
+def test_quota_above_cluster_capacity_is_refused() -> None:
+    found = run(checks.quotas_within_capacity, queues("{team: vision, quota: {l4-24gb: 5}}"))
+    only(
+        found,
+        "kubernetes.clusters[0].queues.teams[0].quota.l4-24gb",
+        "quota 5 is above the 4 l4-24gb in cluster 'lab-k8s'",
+    )
+
+
+def test_quotas_adding_up_above_capacity_are_refused_at_the_queues() -> None:
+    fragment = queues("{team: vision, quota: {l4-24gb: 3}}", "{team: nlp, quota: {l4-24gb: 3}}")
+    found = run(checks.quotas_within_capacity, fragment)
+    only(
+        found,
+        "kubernetes.clusters[0].queues",
+        "nominal quotas for l4-24gb add up to 6, above the 4 in cluster 'lab-k8s'",
+    )
+
+
+def test_quotas_count_a_managed_pool_at_its_maximum_nodes() -> None:
+    pools = """
+        node_pools:
+          - name: cloud
+            scheduler: kubernetes
+            cluster: lab-k8s
+            provider: gke
+            nodes: {min: 0, max: 3}
+            gpus: {model: l4-24gb, count: 2}
+    """
+    fits = queues("{team: vision, quota: {l4-24gb: 6}}", pools=pools)
+    assert run(checks.quotas_within_capacity, fits) == []
+    over = queues("{team: vision, quota: {l4-24gb: 7}}", pools=pools)
+    found = run(checks.quotas_within_capacity, over)
+    only(found, "kubernetes.clusters[0].queues.teams[0].quota.l4-24gb", "above the 6 l4-24gb")
+
+
+def test_quotas_count_mig_instances_per_profile_in_the_layout() -> None:
+    # 2 hosts x 4 GPUs x 2 instances of 3g.40gb = 16
+    key = "a100-sxm-80gb/3g.40gb"
+    fits = queues(f"{{team: vision, quota: {{{key}: 16}}}}", pools=MIG_K8S_POOL)
+    assert run(checks.quotas_within_capacity, fits) == []
+    over = queues(f"{{team: vision, quota: {{{key}: 17}}}}", pools=MIG_K8S_POOL)
+    only(
+        run(checks.quotas_within_capacity, over),
+        f"kubernetes.clusters[0].queues.teams[0].quota.{key}",
+        f"quota 17 is above the 16 {key}",
+    )
+
+
+# --- storage_pools_resolve ---------------------------------------------------------------
+
+
+def storage(entry: str) -> str:
+    return f"storage: [{entry}]"
+
+
+def test_storage_pools_resolve_passes_known_pools_and_a_lustre_nid() -> None:
+    found = run(
+        checks.storage_pools_resolve,
+        """
+        storage:
+          - {name: home, type: nfs, source: "nas:/home", mount: /home, pools: [a100]}
+          - name: scratch
+            type: lustre
+            source: "10.0.0.1@o2ib:/scratch"
+            mount: /scratch
+            kubernetes: {storage_class: scratch}
+        """,
+    )
+    assert found == []
+
+
+def test_storage_naming_an_unknown_pool_is_refused() -> None:
+    found = run(
+        checks.storage_pools_resolve,
+        storage('{name: home, type: nfs, source: "nas:/home", mount: /home, pools: [h100]}'),
+    )
+    only(found, "storage[0].pools[0]", "'h100' is not a node pool; known: a100, l4-serve")
+
+
+def test_storage_class_without_a_kubernetes_pool_is_a_warning() -> None:
+    found = run(
+        checks.storage_pools_resolve,
+        storage(
+            '{name: home, type: nfs, source: "nas:/home", mount: /home, pools: [a100], '
+            "kubernetes: {storage_class: home}}"
+        ),
+    )
+    only(found, "storage[0].kubernetes", "a storage class needs a Kubernetes pool", "warning")
+
+
+def test_storage_class_mounted_on_no_pool_is_a_warning() -> None:
+    found = run(
+        checks.storage_pools_resolve,
+        storage(
+            '{name: home, type: nfs, source: "nas:/home", mount: /home, pools: [], '
+            "kubernetes: {storage_class: home}}"
+        ),
+    )
+    only(found, "storage[0].kubernetes", "a storage class needs a Kubernetes pool", "warning")
+
+
+def test_lustre_source_without_an_mgs_nid_is_refused() -> None:
+    found = run(
+        checks.storage_pools_resolve,
+        storage('{name: scratch, type: lustre, source: "mds01:/scratch", mount: /scratch}'),
+    )
+    only(found, "storage[0].source", "a Lustre source names the MGS NID")
+
+
+# --- pipeline ----------------------------------------------------------------------------
+
+
+def validate(text: str) -> pipeline.Validated:
+    return pipeline.validate_document(load.parse_blueprint(text.encode(), "bp.yaml"))
+
+
+def test_pipeline_schema_error_carries_file_line_and_column() -> None:
+    text = BASE.replace("{name: alice, uid: 10001}", "{name: alice, uid: 10}")
+    with pytest.raises(BlueprintInvalid) as caught:
+        validate(text)
+    [finding] = caught.value.findings
+    line = line_of(text, "uid: 10}")
+    column = text.splitlines()[line - 1].index("uid") + 1
+    assert (finding.file, finding.line, finding.column) == ("bp.yaml", line, column)
+    assert finding.path == "identity.users[0].uid"
+    assert "below the minimum of 1000" in finding.message
+
+
+def test_pipeline_check_error_is_placed_at_the_key_it_names() -> None:
+    text = BASE.replace("model: a100-sxm-80gb", "model: a200")
+    with pytest.raises(BlueprintInvalid) as caught:
+        validate(text)
+    [finding] = caught.value.findings
+    assert finding.path == "node_pools[0].gpus.model"
+    line = line_of(text, "model: a200")
+    column = text.splitlines()[line - 1].index("model") + 1
+    assert (finding.file, finding.line, finding.column) == ("bp.yaml", line, column)
+
+
+def test_pipeline_reports_every_finding_of_every_check_sorted_by_line() -> None:
+    text = BASE.replace("members: [bob]", "members: [carol]").replace(
+        'max_time: "1-00:00:00"', 'max_time: "1-24"'
+    )
+    text += "    - name: idle\n"  # a cluster without pools: a warning rides along
+    with pytest.raises(BlueprintInvalid) as caught:
+        validate(text)
+    findings = caught.value.findings
+    assert [(f.path, f.level) for f in findings] == [
+        ("identity.teams[1].members[0]", "error"),
+        ("slurm.partitions[0].max_time", "error"),
+        ("kubernetes.clusters[1]", "warning"),
+    ]
+    assert [f.line for f in findings] == [
+        line_of(text, "carol"),
+        line_of(text, '"1-24"'),
+        line_of(text, "- name: idle"),
+    ]
+    assert str(caught.value) == "2 error(s)"
+
+
+def test_pipeline_schema_errors_stop_before_the_checks() -> None:
+    text = BASE.replace("uid: 10002", "uid: 10001").replace("count: 2}", "count: 99}")
+    with pytest.raises(BlueprintInvalid) as caught:
+        validate(text)
+    assert [f.path for f in caught.value.findings] == ["node_pools[1].gpus.count"]
+
+
+def test_pipeline_warnings_do_not_fail_the_run_and_are_placed() -> None:
+    text = BASE + "    - name: idle\n"
+    result = validate(text)
+    [warning] = result.findings
+    assert (warning.level, warning.path) == ("warning", "kubernetes.clusters[1]")
+    assert warning.line == line_of(text, "- name: idle")
+    assert warning.format().startswith(f"bp.yaml:{warning.line}:")
+    assert "warning: cluster 'idle' has no node pools" in warning.format()
+
+
+def test_pipeline_counts_hosts_before_expanding_them() -> None:
+    text = BASE.replace("lab-gpu-[01-02]", "m[1-50001]").replace("lab-k8s-[01-02]", "n[1-50000]")
+    with pytest.raises(BlueprintInvalid) as caught:
+        validate(text)
+    [finding] = caught.value.findings
+    assert finding.path == "node_pools"
+    assert "100001 hosts, above the estate limit of 100000" in finding.message
+
+
+def test_pipeline_refuses_one_hostlist_above_the_expansion_limit_as_a_finding() -> None:
+    # under the estate limit, but above what the model expands per expression
+    text = BASE.replace("hosts: lab-k8s-[01-02]", "hosts: n[1-70000]")
+    with pytest.raises(BlueprintInvalid) as caught:
+        validate(text)
+    [finding] = caught.value.findings
+    assert (finding.path, finding.line) == ("node_pools[1].hosts", line_of(text, "n[1-70000]"))
+    assert "expands to 70000 names" in finding.message
