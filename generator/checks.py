@@ -78,6 +78,7 @@ OWNED_SLURM_OPTIONS = frozenset(
         "MpiDefault",
         "PrologFlags",
         "JobCompType",
+        "SchedulerParameters",
     }
 )
 

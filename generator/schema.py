@@ -35,7 +35,7 @@ SLURM_TIME = (
     r"|[0-9]+-[0-9]{1,2}(:[0-9]{1,2}(:[0-9]{1,2})?)?)"
 )
 SLURM_OPTION_KEY = r"[A-Z][A-Za-z0-9]{1,63}"
-SLURM_OPTION_VALUE = r"[A-Za-z0-9_.,:/=+@%-]([A-Za-z0-9_.,:/=+@% -]{0,254}[A-Za-z0-9_.,:/=+@%-])?"
+SLURM_OPTION_VALUE = r"[A-Za-z0-9_.,:/=+@%-]{1,256}"
 FREE_TEXT = r"[^\x00-\x1f\x7f]{0,200}"
 MOUNT = r"/([A-Za-z0-9._-]+/?)*"
 NFS_OR_LUSTRE_SOURCE = r"[A-Za-z0-9][A-Za-z0-9._@:,-]*:/[A-Za-z0-9._/-]*"
@@ -63,7 +63,7 @@ _PATTERN_HINTS = {
     MIG_PROFILE: "MIG profile like '3g.40gb'",
     SLURM_TIME: "Slurm time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED",
     SLURM_OPTION_KEY: "slurm.conf parameter name like 'MaxJobCount'",
-    SLURM_OPTION_VALUE: "slurm.conf value without newlines, quotes or '#'",
+    SLURM_OPTION_VALUE: "slurm.conf value: one word of [A-Za-z0-9_.,:/=+@%-], no spaces",
     FREE_TEXT: "one line of text without control characters, at most 200 characters",
     MOUNT: "absolute path like /scratch",
     NFS_OR_LUSTRE_SOURCE: "source like 'server:/export' or '10.0.0.1@o2ib:/fs'",

@@ -59,7 +59,7 @@ def small_blueprint() -> str:
             cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
                    threads_per_core: {shape["threads_per_core"]}}}
             memory_gb: 4
-            gpus: {{model: l4-24gb, count: 2}}
+            gpus: {{model: l4-24gb, count: 2, sharing: {{shard: 2}}}}
             features: [test]
         slurm:
           controllers: [lab-ctl]
@@ -147,7 +147,8 @@ def test_sinfo_shows_partitions_with_their_node(lab: SlurmLab) -> None:
 
 def test_node_has_the_blueprint_gres_features_and_memory(lab: SlurmLab) -> None:
     node = lab.run("scontrol", "show", "node", NODE)
-    assert "Gres=gpu:l4-24gb:2" in node
+    # slurmd reports each shard under the GPU type that carries it
+    assert "Gres=gpu:l4-24gb:2,shard:l4-24gb:4" in node
     assert "AvailableFeatures=test,l4-24gb" in node
     assert "RealMemory=2048" in node
     assert "State=IDLE" in node
@@ -174,6 +175,11 @@ def test_srun_with_a_typed_gpu_runs(lab: SlurmLab) -> None:
         "echo ran-$SLURM_STEP_GPUS-$CUDA_VISIBLE_DEVICES",
     )
     assert out.strip() in ("ran-0-0", "ran-1-0"), out
+
+
+def test_srun_with_a_shard_runs(lab: SlurmLab) -> None:
+    out = lab.run("srun", "-A", "ops", "--gres=shard:1", "-t", "1", "sh", "-c", "echo shard-ok")
+    assert out.strip() == "shard-ok"
 
 
 def test_srun_above_the_node_gpu_count_is_refused(lab: SlurmLab) -> None:

@@ -1,0 +1,310 @@
+"""Slurm rendering as specifications: a blueprint fragment in, a fact about the files out."""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import BLUEPRINTS
+from estategen.checks import OWNED_SLURM_OPTIONS
+from estategen.load import parse_blueprint
+from estategen.pipeline import validate_document
+from estategen.render import render
+
+GOLDEN = Path(__file__).parent / "golden" / "slurm"
+
+BASE = """\
+estate: t
+versions: {slurm: "23.11"}
+identity:
+  users: [{name: alice, uid: 10001}, {name: bob, uid: 10002}]
+  teams:
+    - {name: vision, gid: 20001, members: [alice, bob], fairshare: 30}
+    - {name: nlp, gid: 20002, members: [bob], fairshare: 70}
+slurm:
+  controllers: [ctl-01, ctl-02]
+"""
+
+H100 = """\
+  - name: h100
+    scheduler: slurm
+    hosts: gpu-[01-04]
+    cpu: {sockets: 2, cores_per_socket: 56, threads_per_core: 2}
+    memory_gb: 2048
+    gpus: {model: h100-sxm-80gb, count: 8}
+"""
+
+
+def rendered(extra: str, pools: str = H100, base: str = BASE) -> dict[str, str]:
+    text = base + extra + "node_pools:\n" + pools
+    result = validate_document(parse_blueprint(text.encode(), "t.yaml"))
+    return {path: f.content.decode() for path, f in render(result.estate).items()}
+
+
+def conf_lines(files: dict[str, str], path: str = "slurm/slurm.conf") -> list[str]:
+    return [line for line in files[path].splitlines() if line and not line.startswith("#")]
+
+
+def line_for(files: dict[str, str], prefix: str, path: str = "slurm/slurm.conf") -> str:
+    (line,) = [line for line in conf_lines(files, path) if line.startswith(prefix)]
+    return line
+
+
+def fields(line: str) -> dict[str, str]:
+    return dict(re.findall(r"(\w+)=(\S+)", line))
+
+
+def test_controllers_are_listed_primary_first() -> None:
+    files = rendered("")
+    hosts = [line for line in conf_lines(files) if line.startswith("SlurmctldHost=")]
+    assert hosts == ["SlurmctldHost=ctl-01", "SlurmctldHost=ctl-02"]
+
+
+def test_one_node_line_per_pool_with_hostlist_ranges() -> None:
+    node = fields(line_for(rendered(""), "NodeName="))
+    assert node["NodeName"] == "gpu-[01-04]"
+    assert node["Sockets"] == "2" and node["CoresPerSocket"] == "56"
+    assert node["ThreadsPerCore"] == "2"
+    assert node["Gres"] == "gpu:h100-sxm-80gb:8"
+    assert node["Feature"] == "h100-sxm-80gb"
+
+
+def test_real_memory_keeps_a_five_percent_reserve() -> None:
+    node = fields(line_for(rendered(""), "NodeName="))
+    assert node["RealMemory"] == str(2048 * 1024 - int(2048 * 1024 * 0.05))
+
+
+def test_small_nodes_keep_at_least_two_gib() -> None:
+    pools = H100.replace("memory_gb: 2048", "memory_gb: 16")
+    assert fields(line_for(rendered("", pools), "NodeName="))["RealMemory"] == str(16 * 1024 - 2048)
+
+
+def test_gres_types_and_accounting_tres_follow_the_gpus_used() -> None:
+    files = rendered("")
+    assert "GresTypes=gpu" in conf_lines(files)
+    assert "AccountingStorageTRES=gres/gpu,gres/gpu:h100-sxm-80gb" in conf_lines(files)
+
+
+def test_cpu_only_estate_has_no_gres() -> None:
+    pools = "  - {name: cpu, scheduler: slurm, hosts: c1, cpu: {sockets: 1, cores_per_socket: 4},\n"
+    pools += "     memory_gb: 8}\n"
+    files = rendered("", pools)
+    assert not any(line.startswith("GresTypes") for line in conf_lines(files))
+    assert "Gres=" not in files["slurm/slurm.conf"]
+    assert conf_lines(files, "slurm/gres.conf") == []
+
+
+def test_gres_conf_names_device_files_per_gpu() -> None:
+    gres = line_for(rendered(""), "NodeName=", "slurm/gres.conf")
+    assert gres == (
+        "NodeName=gpu-[01-04] AutoDetect=off Name=gpu Type=h100-sxm-80gb File=/dev/nvidia[0-7]"
+    )
+
+
+def test_mig_pool_counts_instances_per_profile_and_autodetects() -> None:
+    pools = H100.replace(
+        "count: 8}", 'count: 8, mig: ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]}'
+    )
+    files = rendered("", pools)
+    node = fields(line_for(files, "NodeName="))
+    assert node["Gres"] == "gpu:1g.10gb:16,gpu:2g.20gb:8,gpu:3g.40gb:8"
+    gres = conf_lines(files, "slurm/gres.conf")
+    assert "NodeName=gpu-[01-04] AutoDetect=nvml" in gres
+    assert "NodeName=gpu-[01-04] Name=gpu Type=3g.40gb Count=8" in gres
+
+
+def test_shards_add_a_shard_gres() -> None:
+    files = rendered("", H100.replace("count: 8}", "count: 8, sharing: {shard: 4}}"))
+    assert "GresTypes=gpu,shard" in conf_lines(files)
+    assert fields(line_for(files, "NodeName="))["Gres"] == "gpu:h100-sxm-80gb:8,shard:32"
+    assert "NodeName=gpu-[01-04] Name=shard Count=32" in conf_lines(files, "slurm/gres.conf")
+
+
+PARTITIONS = """\
+  partitions:
+    - {name: gpu, pools: [h100], default: true, max_time: "2-00:00:00", teams: [vision]}
+"""
+
+
+def test_partition_defaults_come_from_the_pool_shape() -> None:
+    part = fields(line_for(rendered(PARTITIONS), "PartitionName="))
+    assert part["Nodes"] == "gpu-[01-04]"
+    assert part["Default"] == "YES"
+    assert part["MaxTime"] == "2-00:00:00"
+    assert part["AllowAccounts"] == "vision"
+    assert part["DefCpuPerGPU"] == str(224 // 8)
+    real_memory = 2048 * 1024 - int(2048 * 1024 * 0.05)
+    assert part["DefMemPerGPU"] == str(real_memory // 8)
+
+
+def test_gpus_are_billed_by_model() -> None:
+    part = fields(line_for(rendered(PARTITIONS), "PartitionName="))
+    assert part["TRESBillingWeights"] == "CPU=1.0,Mem=0.25G,GRES/gpu:h100-sxm-80gb=20"
+
+
+def test_cpu_partitions_get_memory_per_cpu() -> None:
+    pools = "  - {name: cpu, scheduler: slurm, hosts: c1, cpu: {sockets: 2, cores_per_socket: 8},\n"
+    pools += "     memory_gb: 64}\n"
+    extra = "  partitions:\n    - {name: cpu, pools: [cpu]}\n"
+    part = fields(line_for(rendered(extra, pools), "PartitionName="))
+    assert part["DefMemPerCPU"] == str((64 * 1024 - 3276) // 16)
+    assert "DefMemPerGPU" not in part
+
+
+def test_priority_and_preemption_follow_scheduling() -> None:
+    extra = """\
+  scheduling:
+    priority_weights: {fairshare: 10000, qos: 5000}
+    fairshare_half_life: 14-0
+    preemption: {type: qos, mode: suspend}
+"""
+    lines = conf_lines(rendered(extra))
+    assert "PriorityWeightFairshare=10000" in lines
+    assert "PriorityWeightQOS=5000" in lines
+    assert "PriorityDecayHalfLife=14-0" in lines
+    assert "PreemptType=preempt/qos" in lines
+    assert "PreemptMode=SUSPEND,GANG" in lines
+
+
+def test_backfill_looks_as_far_ahead_as_the_longest_partition() -> None:
+    extra = "  partitions:\n    - {name: long, pools: [h100], max_time: 14-00:00:00}\n"
+    params = line_for(rendered(extra), "SchedulerParameters=")
+    assert "bf_window=20160" in params.split("=", 1)[1].split(",")
+
+
+def test_options_pass_through_after_the_owned_keys() -> None:
+    lines = conf_lines(rendered("  options: {MaxJobCount: 50000, SlurmctldTimeout: 120}\n"))
+    assert lines.index("MaxJobCount=50000") > lines.index("ClusterName=t")
+    assert "SlurmctldTimeout=120" in lines
+
+
+def test_every_rendered_slurm_conf_key_is_refused_in_options() -> None:
+    owned = {key.lower() for key in OWNED_SLURM_OPTIONS}
+    for blueprint in ("lab", "campus"):
+        text = (BLUEPRINTS / f"{blueprint}.yaml").read_bytes()
+        estate = validate_document(parse_blueprint(text, "b.yaml")).estate
+        conf = render(estate)["slurm/slurm.conf"].content.decode()
+        passthrough = {key.lower() for key in estate.slurm.options}
+        for line in conf.splitlines():
+            if line and not line.startswith("#"):
+                key = line.split("=", 1)[0].lower()
+                assert key in owned or key in passthrough, key
+
+
+def test_tree_topology_spreads_hosts_over_leaves_under_a_spine() -> None:
+    pools = H100.replace("    gpus:", '    network: {switch: "leaf-[1-2]"}\n    gpus:')
+    pools += "  - {name: cpu, scheduler: slurm, hosts: c1, cpu: {sockets: 1, cores_per_socket: 4},\n"
+    pools += "     memory_gb: 8}\n"
+    files = rendered("", pools)
+    assert "TopologyPlugin=topology/tree" in conf_lines(files)
+    topology = conf_lines(files, "slurm/topology.conf")
+    assert topology == [
+        "SwitchName=cpu-leaf Nodes=c1",
+        "SwitchName=leaf-1 Nodes=gpu-[01-02]",
+        "SwitchName=leaf-2 Nodes=gpu-[03-04]",
+        "SwitchName=t-spine Switches=cpu-leaf,leaf-[1-2]",
+    ]
+
+
+def test_block_topology_gets_block_sizes_from_24_05() -> None:
+    pools = H100.replace("    gpus:", '    network: {block: "nvl-[1-2]"}\n    gpus:')
+    old = rendered("", pools)
+    new = rendered("", pools, BASE.replace('"23.11"', '"24.05"'))
+    assert "TopologyPlugin=topology/block" in conf_lines(old)
+    assert "BlockName=nvl-1 Nodes=gpu-[01-02]" in conf_lines(old, "slurm/topology.conf")
+    assert not any(line.startswith("BlockSizes") for line in conf_lines(old, "slurm/topology.conf"))
+    assert "BlockSizes=2" in conf_lines(new, "slurm/topology.conf")
+
+
+ACCOUNTING = """\
+  accounting:
+    host: dbd-01
+    database: {host: db-01, password: {secret: slurmdbd_db}}
+  qos:
+    - {name: normal}
+    - {name: high, priority: 100, max_gpus_per_user: 16, preempt: [normal]}
+"""
+
+
+def test_slurmdbd_conf_is_private_and_holds_only_a_reference() -> None:
+    text = BASE + ACCOUNTING + "node_pools:\n" + H100
+    estate = validate_document(parse_blueprint(text.encode(), "t.yaml")).estate
+    dbd = render(estate)["slurm/slurmdbd.conf"]
+    assert dbd.mode == 0o600
+    assert "StoragePass={{ slurmdbd_db }}" in dbd.content.decode().splitlines()
+    assert "DbdHost=dbd-01" in dbd.content.decode().splitlines()
+
+
+def test_accounting_enforces_associations_limits_and_qos() -> None:
+    lines = conf_lines(rendered(ACCOUNTING))
+    assert "AccountingStorageType=accounting_storage/slurmdbd" in lines
+    assert "AccountingStorageHost=dbd-01" in lines
+    assert "AccountingStorageEnforce=associations,limits,qos,safe" in lines
+
+
+def test_sacct_cfg_has_an_account_per_team_and_users_under_them() -> None:
+    lines = conf_lines(rendered(ACCOUNTING), "slurm/sacct.cfg")
+    assert lines[0] == "Cluster - 't':Fairshare=1"
+    assert "Account - 'vision':Description='team vision':Organization='t':Fairshare=30" in lines
+    assert "Account - 'nlp':Description='team nlp':Organization='t':Fairshare=70" in lines
+    nlp = lines.index("Parent - 'nlp'")
+    assert lines[nlp + 1] == "User - 'bob':DefaultAccount='vision':Fairshare=1"
+
+
+def test_qos_commands_define_limits_and_grant_the_qos() -> None:
+    lines = conf_lines(rendered(ACCOUNTING), "slurm/qos.sacctmgr")
+    assert lines[:2] == ["add qos normal", "add qos high"]
+    assert (
+        "modify qos where name=high set Priority=100 UsageFactor=1 Preempt=normal "
+        "MaxTRESPerUser=gres/gpu=16 MaxWall=-1"
+    ) in lines
+    assert lines[-1] == "modify account where name=t cluster=t set QOS=normal,high DefaultQOS=normal"
+
+
+def test_no_slurm_files_without_slurm_pools() -> None:
+    pools = "  - {name: k, scheduler: kubernetes, cluster: c, hosts: k1}\n"
+    extra = "kubernetes:\n  clusters: [{name: c}]\n"
+    base = BASE.replace("slurm:\n  controllers: [ctl-01, ctl-02]\n", "")
+    assert not any(path.startswith("slurm/") for path in rendered(extra, pools, base))
+
+
+def golden_cases() -> list[tuple[str, str]]:
+    return [("campus", version) for version in ("22.05", "23.11", "24.05")] + [
+        ("blocks", version) for version in ("23.11", "24.05")
+    ]
+
+
+def blueprint_text(name: str, version: str) -> str:
+    if name == "campus":
+        text = (BLUEPRINTS / "campus.yaml").read_text()
+    else:
+        text = BASE + ACCOUNTING + "node_pools:\n" + H100.replace(
+            "    gpus:", '    network: {block: "nvl-[1-2]"}\n    gpus:'
+        )
+    return re.sub(r'slurm: "\d+\.\d+"', f'slurm: "{version}"', text)
+
+
+@pytest.mark.parametrize(("name", "version"), golden_cases())
+def test_golden_slurm_files(name: str, version: str) -> None:
+    """Pinned output; refresh with ESTATEGEN_UPDATE_GOLDEN=1 and read the diff."""
+    text = blueprint_text(name, version)
+    estate = validate_document(parse_blueprint(text.encode(), f"{name}.yaml")).estate
+    files = {p: f.content for p, f in render(estate).items() if p.startswith("slurm/")}
+    folder = GOLDEN / f"{name}-{version}"
+    if os.environ.get("ESTATEGEN_UPDATE_GOLDEN") == "1":
+        for path, content in files.items():
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            (folder / path).write_bytes(content)
+    pinned = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert pinned == files
+
+
+def test_golden_versions_differ_only_where_slurm_did() -> None:
+    old = (GOLDEN / "blocks-23.11" / "slurm" / "topology.conf").read_text()
+    new = (GOLDEN / "blocks-24.05" / "slurm" / "topology.conf").read_text()
+    assert "BlockSizes" not in old and "BlockSizes" in new
+    assert textwrap.dedent(old).count("BlockName=") == new.count("BlockName=")
