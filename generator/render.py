@@ -29,7 +29,7 @@ Files = dict[str, OutputFile]
 Renderer = Callable[[Estate], Files]
 RENDERERS: list[Renderer] = []
 
-_SAFE_PATH = re.compile(r"[a-z0-9_][A-Za-z0-9_.-]*(/[a-z0-9_][A-Za-z0-9_.-]*)*")
+_SAFE_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
 
 
 def renderer(function: Renderer) -> Renderer:

@@ -384,6 +384,7 @@ def qos_commands(estate: Estate) -> str:
         cluster=estate.slurm.cluster_name,
         parent=parent_account(estate),
         default_qos="normal" if "normal" in names else None,
+        gpu_tres=any(p.gpus for p in estate.slurm_pools),
     )
 
 
