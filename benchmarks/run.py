@@ -24,11 +24,11 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "blueprints"))
 
-import large  # noqa: E402
-
 from estategen.pipeline import validate_file  # noqa: E402
 from estategen.render import render  # noqa: E402
 from estategen.write import with_manifest, write_tree  # noqa: E402
+
+import large  # noqa: E402
 
 
 def best_of(repeat: int, action: Callable[[], object]) -> float:

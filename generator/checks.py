@@ -10,9 +10,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES
+from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, builtin_models
 from estategen.errors import Finding, issue
-from estategen.model import Estate, NodePool, slurm_minutes
+from estategen.model import Estate, NodePool, Team, slurm_minutes
 
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
@@ -116,7 +116,11 @@ def unique_names(estate: Estate) -> Iterator[Finding]:
         ("Kubernetes cluster", [(c.path, c.name) for c in estate.kubernetes_clusters]),
         ("storage", [(s.path, s.name) for s in estate.storage]),
         ("mount point", [(s.path + ".mount", s.mount) for s in estate.storage]),
-        ("team namespace", [(t.path, t.namespace) for t in estate.identity.teams]),
+        (
+            "team namespace",
+            [(t.path, t.namespace) for t in _first_of_each_name(estate.identity.teams)],
+        ),
+        ("GPU model", list(estate.declared_gpu_models)),
     ]
     for cluster in estate.kubernetes_clusters:
         kinds.append(
@@ -132,6 +136,17 @@ def unique_names(estate: Estate) -> Iterator[Finding]:
     for kind, entries in kinds:
         for (path, _), name in _duplicates(entries, key=lambda e: e[1]):
             yield issue(path, f"{kind} {name!r} is declared more than once")
+
+
+def _first_of_each_name(teams: Iterable[Team]) -> list[Team]:
+    """Teams with a repeated name are reported once, as names, not again as namespaces."""
+    seen: set[str] = set()
+    out = []
+    for team in teams:
+        if team.name not in seen:
+            seen.add(team.name)
+            out.append(team)
+    return out
 
 
 @check
@@ -161,7 +176,10 @@ def directory_complete(estate: Estate) -> Iterator[Finding]:
     if directory.type in ("ldap", "freeipa"):
         for key in ("uri", "base_dn"):
             if getattr(directory, key) is None:
-                yield issue("identity.directory", f"a {directory.type} directory needs `{key}`")
+                yield issue(
+                    "identity.directory",
+                    f"{_article(directory.type)} {directory.type} directory needs `{key}`",
+                )
     if directory.bind_dn and not directory.bind_password:
         yield issue("identity.directory.bind_dn", "bind_dn needs bind_password: {secret: NAME}")
 
@@ -225,11 +243,14 @@ def pool_fields_for_provider(estate: Estate) -> Iterator[Finding]:
                     getattr(pool, "instance_type" if key == "instance_type" else "nodes_max")
                     is None
                 ):
-                    yield issue(pool.path, f"a {pool.provider} pool needs `{key}`")
+                    yield issue(
+                        pool.path, f"{_article(pool.provider)} {pool.provider} pool needs `{key}`"
+                    )
             if pool.host_expressions:
                 yield issue(
                     f"{pool.path}.hosts",
-                    f"a {pool.provider} pool gets its nodes from the provider; remove `hosts`",
+                    f"{_article(pool.provider)} {pool.provider} pool gets its nodes from the "
+                    "provider; remove `hosts`",
                 )
             if (
                 pool.nodes_min is not None
@@ -240,6 +261,13 @@ def pool_fields_for_provider(estate: Estate) -> Iterator[Finding]:
                     f"{pool.path}.nodes",
                     f"min {pool.nodes_min} is above max {pool.nodes_max}",
                 )
+            if pool.provider == "aks":
+                yield issue(
+                    f"{pool.path}.provider",
+                    "estategen does not render AKS node pools (azure-native AgentPool) yet; "
+                    "use provider gke or eks, or manage this pool outside estategen",
+                )
+            yield from _cloud_pool_shape(estate, pool)
         else:
             if not pool.host_expressions:
                 yield issue(pool.path, "an on-prem pool needs `hosts`")
@@ -296,11 +324,28 @@ def pool_cluster_resolves(estate: Estate) -> Iterator[Finding]:
                 cluster.path, f"cluster {cluster.name!r} has no node pools", level="warning"
             )
         if cluster.provider != "on-prem" and not cluster.region:
-            yield issue(cluster.path, f"a {cluster.provider} cluster needs `region`")
+            yield issue(
+                cluster.path,
+                f"{_article(cluster.provider)} {cluster.provider} cluster needs `region`",
+            )
+        if cluster.provider == "gke" and cluster.device_plugin_install == "gpu-operator":
+            yield issue(
+                f"{cluster.path}.device_plugin.install",
+                "GKE installs the NVIDIA driver and device plugin on its GPU nodes and "
+                "partitions and shares GPUs itself; leave device_plugin.install at "
+                "device-plugin on a gke cluster",
+            )
 
 
 @check
 def gpu_models_resolve(estate: Estate) -> Iterator[Finding]:
+    for path, name in estate.declared_gpu_models:
+        if name in builtin_models():
+            yield issue(
+                path,
+                f"{name!r} replaces the built-in catalog entry of that name",
+                level="warning",
+            )
     for pool in estate.node_pools:
         if pool.gpus and pool.gpus.model not in estate.gpu_models:
             yield issue(
@@ -388,6 +433,36 @@ def sharing_fits_scheduler(estate: Estate) -> Iterator[Finding]:
                 )
             if sharing.time_slicing is not None and sharing.mps is not None:
                 yield issue(path, "choose one of time_slicing and mps")
+            if sharing.mps is not None and pool.gpus.mig:
+                yield issue(
+                    f"{path}.mps",
+                    "MIG devices cannot be shared with MPS; use time_slicing on a MIG pool",
+                )
+
+
+def _cloud_pool_shape(estate: Estate, pool: NodePool) -> Iterator[Finding]:
+    """What the cloud can build: one MIG size per GKE pool, EKS instances of the GPU's family."""
+    gpus = pool.gpus
+    if not gpus or gpus.model not in estate.gpu_models:
+        return
+    model = estate.gpu_models[gpus.model]
+    if pool.provider == "gke" and gpus.mig and all(p in model.mig for p in gpus.mig):
+        profile = gpus.mig[0]
+        fits = model.mig[profile].max
+        if set(gpus.mig) != {profile} or len(gpus.mig) != fits:
+            yield issue(
+                f"{pool.path}.gpus.mig",
+                "GKE partitions every GPU into as many instances of one size as fit "
+                f"(gpu_partition_size); for {profile} on {model.name} that is {fits} x {profile}",
+            )
+    family = model.clouds.get("eks")
+    instance = pool.instance_type
+    if pool.provider == "eks" and family and instance and instance.split(".")[0] != family:
+        yield issue(
+            f"{pool.path}.instance_type",
+            f"{instance} is not a {family} instance, the EKS family that carries "
+            f"{model.name}; use a {family}.* instance type",
+        )
 
 
 @check
@@ -639,6 +714,11 @@ def storage_pools_resolve(estate: Estate) -> Iterator[Finding]:
                 f"{storage.source!r}: a Lustre source names the MGS NID, like "
                 "'10.0.0.1@o2ib:/scratch'",
             )
+
+
+def _article(word: str) -> str:
+    """'an' before a vowel sound as these words are read out (an eks, an ldap, a gke)."""
+    return "an" if word[:1] in "aeiol" else "a"
 
 
 def _choices(names: Iterable[str]) -> str:

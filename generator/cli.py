@@ -76,6 +76,11 @@ def _print_findings(findings: Sequence[Finding], stream: object) -> None:
         print(f"{errors} error(s), {warnings} warning(s)", file=stream)  # type: ignore[call-overload]
 
 
+def _print_json_report(valid: bool, findings: Sequence[Finding]) -> None:
+    report = {"valid": valid, "findings": json.loads(findings_json(findings))}
+    print(json.dumps(report, indent=2, sort_keys=True))
+
+
 def _validate(path: str, output_format: str) -> int:
     from estategen.pipeline import validate_file
 
@@ -83,25 +88,13 @@ def _validate(path: str, output_format: str) -> int:
         result = validate_file(path)
     except BlueprintInvalid as err:
         if output_format == "json":
-            print(
-                json.dumps(
-                    {"valid": False, "findings": json.loads(findings_json(err.findings))},
-                    indent=2,
-                    sort_keys=True,
-                )
-            )
+            _print_json_report(valid=False, findings=err.findings)
         else:
             _print_findings(err.findings, sys.stdout)
         return 1
     estate = result.estate
     if output_format == "json":
-        print(
-            json.dumps(
-                {"valid": True, "findings": json.loads(findings_json(result.findings))},
-                indent=2,
-                sort_keys=True,
-            )
-        )
+        _print_json_report(valid=True, findings=result.findings)
         return 0
     _print_findings(result.findings, sys.stdout)
     hosts = sum(len(p.hosts) for p in estate.node_pools)

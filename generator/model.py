@@ -6,7 +6,7 @@ defaults to its name and the Slurm cluster name to the estate's name.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
@@ -286,6 +286,7 @@ class Estate:
     description: str
     versions: Versions
     gpu_models: Mapping[str, GpuModel]
+    declared_gpu_models: tuple[tuple[str, str], ...]
     identity: Identity
     node_pools: tuple[NodePool, ...]
     slurm: Slurm
@@ -328,6 +329,9 @@ def build(doc: Mapping[str, Any]) -> Estate:
         description=doc["description"],
         versions=Versions(Version.parse(versions["slurm"]), Version.parse(versions["kubernetes"])),
         gpu_models=MappingProxyType(gpu_models),
+        declared_gpu_models=tuple(
+            (f"gpu_models[{i}]", spec["name"]) for i, spec in enumerate(doc["gpu_models"])
+        ),
         identity=Identity(
             directory=Directory(
                 type=directory["type"],
@@ -533,6 +537,26 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
     )
 
 
+# Slurm stores time limits as 32-bit minutes with the top values reserved for INFINITE.
+MAX_SLURM_MINUTES = 4_294_967_293
+
+
+def spread(hosts: Sequence[str], groups: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Hosts split into contiguous, near-equal runs, one per switch or block, in order.
+
+    Both schedulers place a pool's nodes under its `network.switch` (or `block`) names this
+    way, so Slurm's topology and Kubernetes' topology labels agree.
+    """
+    out = []
+    base, extra = divmod(len(hosts), len(groups))
+    start = 0
+    for index, group in enumerate(groups):
+        size = base + (1 if index < extra else 0)
+        out.append((group, list(hosts[start : start + size])))
+        start += size
+    return out
+
+
 def slurm_minutes(text: str) -> int | None:
     """Minutes a Slurm time string denotes (rounded up); ``None`` for UNLIMITED/INFINITE.
 
@@ -563,4 +587,9 @@ def slurm_minutes(text: str) -> int | None:
                 raise ValueError(f"{minutes} minutes in H:M:S must be below 60")
     if seconds >= 60:
         raise ValueError(f"{seconds} seconds must be below 60")
-    return days * 1440 + hours * 60 + minutes + (1 if seconds else 0)
+    total = days * 1440 + hours * 60 + minutes + (1 if seconds else 0)
+    if total > MAX_SLURM_MINUTES:
+        raise ValueError(
+            f"{total} minutes is above the longest limit Slurm keeps (about 8000 years)"
+        )
+    return total

@@ -6,10 +6,13 @@ set -euo pipefail
 IMAGE="${ESTATEGEN_IMAGE:-localhost/estategen-debian:12}"
 
 mkdir -p /etc/containers
-if ! grep -qs 'runtime = "runc"' /etc/containers/containers.conf; then
+if ! grep -qs 'network_backend = "netavark"' /etc/containers/containers.conf; then
     cat > /etc/containers/containers.conf <<'CONF'
 [engine]
 runtime = "runc"
+
+[network]
+network_backend = "netavark"
 
 [containers]
 default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages the real-engine tests use (installed only when missing; needs root).
-DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux)
+DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux podman runc debootstrap netavark aardvark-dns)
 missing=()
 for package in "${DEBIAN_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
@@ -20,7 +20,7 @@ fi
 
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
 
-ruff check generator tests blueprints benchmarks
-ruff format --check generator tests blueprints benchmarks
+ruff check generator tests blueprints benchmarks stacks
+ruff format --check generator tests blueprints benchmarks stacks
 mypy -p estategen
 python3 -m pytest -q "$@"

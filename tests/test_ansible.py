@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BLUEPRINTS, run_cli
 from estategen import hostlist
 from estategen.pipeline import validate_file
 from estategen.renderers.ansible import ansible_patterns, group_name
+
+from conftest import BLUEPRINTS, run_cli
 
 EXAMPLES = ["lab", "campus"]
 ROLES = [

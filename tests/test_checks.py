@@ -296,7 +296,7 @@ def test_unique_names_refuses_a_repeated_name_of_each_kind(
     assert finding.message.endswith("is declared more than once")
 
 
-def test_unique_names_a_repeated_team_also_repeats_its_derived_namespace() -> None:
+def test_unique_names_a_repeated_team_is_reported_once_not_again_as_namespace() -> None:
     found = run(
         checks.unique_names,
         """
@@ -304,10 +304,26 @@ def test_unique_names_a_repeated_team_also_repeats_its_derived_namespace() -> No
           teams: [{name: vision, gid: 20001}, {name: vision, gid: 20002}]
         """,
     )
-    assert [f.message for f in found] == [
-        "team 'vision' is declared more than once",
-        "team namespace 'vision' is declared more than once",
+    assert [f.message for f in found] == ["team 'vision' is declared more than once"]
+
+
+def test_unique_names_a_repeated_gpu_model_is_refused() -> None:
+    found = run(
+        checks.unique_names,
+        """
+        gpu_models:
+          - {name: mi300x, memory_gb: 192}
+          - {name: mi300x, memory_gb: 192}
+        """,
+    )
+    assert [(f.path, f.message) for f in found] == [
+        ("gpu_models[1]", "GPU model 'mi300x' is declared more than once")
     ]
+
+
+def test_gpu_models_resolve_warns_when_a_builtin_model_is_replaced() -> None:
+    found = run(checks.gpu_models_resolve, "gpu_models: [{name: l4-24gb, memory_gb: 24}]")
+    assert [(f.path, f.level) for f in found] == [("gpu_models[0]", "warning")]
 
 
 def test_unique_names_same_priority_class_in_two_clusters_is_fine() -> None:
@@ -410,7 +426,7 @@ def test_directory_complete_ldap_without_base_dn_is_refused() -> None:
           directory: {type: ldap, uri: "ldaps://ldap.example.org"}
         """,
     )
-    only(found, "identity.directory", "a ldap directory needs `base_dn`")
+    only(found, "identity.directory", "an ldap directory needs `base_dn`")
 
 
 def test_directory_complete_freeipa_needs_uri_and_base_dn() -> None:
@@ -553,8 +569,8 @@ def test_pool_fields_for_provider_managed_pool_needs_instance_type_and_nodes() -
         """,
     )
     assert [(f.path, f.message) for f in found] == [
-        ("node_pools[0]", "a eks pool needs `instance_type`"),
-        ("node_pools[0]", "a eks pool needs `nodes`"),
+        ("node_pools[0]", "an eks pool needs `instance_type`"),
+        ("node_pools[0]", "an eks pool needs `nodes`"),
     ]
 
 
@@ -701,7 +717,7 @@ def test_pool_cluster_resolves_cloud_cluster_needs_region() -> None:
           clusters: [{name: c, provider: aks}]
         """,
     )
-    only(found, "kubernetes.clusters[0]", "a aks cluster needs `region`")
+    only(found, "kubernetes.clusters[0]", "an aks cluster needs `region`")
 
 
 # --- gpu_models_resolve ------------------------------------------------------------------
@@ -1196,7 +1212,7 @@ def test_slurm_minutes_refuses_sixty_minutes_after_zero_days() -> None:
 def test_slurm_options_not_owned_passes_free_options() -> None:
     found = run(
         checks.slurm_options_not_owned,
-        "slurm: {options: {MaxJobCount: 50000, SchedulerParameters: bf_continue}}",
+        "slurm: {options: {MaxJobCount: 50000, SlurmctldTimeout: 120}}",
     )
     assert found == []
 
@@ -1541,3 +1557,8 @@ def test_pipeline_refuses_one_hostlist_above_the_expansion_limit_as_a_finding() 
     [finding] = caught.value.findings
     assert (finding.path, finding.line) == ("node_pools[1].hosts", line_of(text, "n[1-70000]"))
     assert "expands to 70000 names" in finding.message
+
+
+def test_slurm_minutes_refuses_limits_beyond_what_slurm_stores() -> None:
+    with pytest.raises(ValueError, match="above the longest limit"):
+        slurm_minutes("99999999999999999999")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import yaml
+
 from conftest import BLUEPRINTS, run_cli
 
 

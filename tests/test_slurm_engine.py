@@ -13,12 +13,13 @@ import textwrap
 from collections.abc import Iterator
 
 import pytest
-from conftest import BLUEPRINTS, run_cli
-from mariadb import MariaDB, have_mariadb
-from slurmlab import SlurmLab, have_slurm
 
 from estategen.model import Estate
 from estategen.pipeline import validate_file
+
+from conftest import BLUEPRINTS, run_cli
+from mariadb import MariaDB, have_mariadb
+from slurmlab import SlurmLab, have_slurm
 
 pytestmark = [
     pytest.mark.slow,

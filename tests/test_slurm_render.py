@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BLUEPRINTS
 from estategen.checks import OWNED_SLURM_OPTIONS
 from estategen.load import parse_blueprint
 from estategen.pipeline import validate_document
 from estategen.render import render
+
+from conftest import BLUEPRINTS
 
 GOLDEN = Path(__file__).parent / "golden" / "slurm"
 
@@ -197,7 +198,9 @@ def test_every_rendered_slurm_conf_key_is_refused_in_options() -> None:
 
 def test_tree_topology_spreads_hosts_over_leaves_under_a_spine() -> None:
     pools = H100.replace("    gpus:", '    network: {switch: "leaf-[1-2]"}\n    gpus:')
-    pools += "  - {name: cpu, scheduler: slurm, hosts: c1, cpu: {sockets: 1, cores_per_socket: 4},\n"
+    pools += (
+        "  - {name: cpu, scheduler: slurm, hosts: c1, cpu: {sockets: 1, cores_per_socket: 4},\n"
+    )
     pools += "     memory_gb: 8}\n"
     files = rendered("", pools)
     assert "TopologyPlugin=topology/tree" in conf_lines(files)
@@ -262,7 +265,9 @@ def test_qos_commands_define_limits_and_grant_the_qos() -> None:
         "modify qos where name=high set Priority=100 UsageFactor=1 Preempt=normal "
         "MaxTRESPerUser=gres/gpu=16 MaxWall=-1"
     ) in lines
-    assert lines[-1] == "modify account where name=t cluster=t set QOS=normal,high DefaultQOS=normal"
+    assert (
+        lines[-1] == "modify account where name=t cluster=t set QOS=normal,high DefaultQOS=normal"
+    )
 
 
 def test_no_slurm_files_without_slurm_pools() -> None:
@@ -282,8 +287,11 @@ def blueprint_text(name: str, version: str) -> str:
     if name == "campus":
         text = (BLUEPRINTS / "campus.yaml").read_text()
     else:
-        text = BASE + ACCOUNTING + "node_pools:\n" + H100.replace(
-            "    gpus:", '    network: {block: "nvl-[1-2]"}\n    gpus:'
+        text = (
+            BASE
+            + ACCOUNTING
+            + "node_pools:\n"
+            + H100.replace("    gpus:", '    network: {block: "nvl-[1-2]"}\n    gpus:')
         )
     return re.sub(r'slurm: "\d+\.\d+"', f'slurm: "{version}"', text)
 

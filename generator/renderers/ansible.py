@@ -163,7 +163,7 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
             {
                 "name": u.name,
                 "uid": u.uid,
-                "group": (teams_of.get(u.name) or [None])[0],
+                "group": teams_of[u.name][0] if u.name in teams_of else None,
                 "groups": teams_of.get(u.name, [])[1:],
             }
             for u in identity.users

@@ -1,7 +1,7 @@
 """``estate.json``: the validated estate with every default filled in.
 
 Pipelines and reviewers diff this file to see what a blueprint change means after defaults
-and hostlists are resolved; the Kubernetes stacks read their cluster's slice of it.
+and hostlists are resolved.
 """
 
 from __future__ import annotations

@@ -7,12 +7,12 @@ make AllowAccounts and QoS mean something. Output follows ``versions.slurm``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from estategen import __version__, hostlist
-from estategen.model import Estate, NodePool, Partition, slurm_minutes
+from estategen.model import Estate, NodePool, Partition, slurm_minutes, spread
 from estategen.render import Files, renderer, templates, text
 
 # Memory the OS, slurmd and page cache keep: 5% of physical memory, at least 2 GiB.
@@ -244,18 +244,6 @@ def _topology_kind(estate: Estate) -> str | None:
     return None
 
 
-def _spread(hosts: Sequence[str], groups: Sequence[str]) -> list[tuple[str, list[str]]]:
-    """Hosts split into contiguous, near-equal runs, one per switch or block."""
-    out = []
-    base, extra = divmod(len(hosts), len(groups))
-    start = 0
-    for index, group in enumerate(groups):
-        size = base + (1 if index < extra else 0)
-        out.append((group, list(hosts[start : start + size])))
-        start += size
-    return out
-
-
 def topology_conf(estate: Estate) -> str | None:
     kind = _topology_kind(estate)
     if kind is None:
@@ -265,7 +253,7 @@ def topology_conf(estate: Estate) -> str | None:
         names = pool.blocks if kind == "block" else pool.switches
         if not names:
             names = (f"{pool.name}-{'block' if kind == 'block' else 'leaf'}",)
-        for group, hosts in _spread(pool.hosts, names):
+        for group, hosts in spread(pool.hosts, names):
             members.setdefault(group, []).extend(hosts)
     groups = [(name, hostlist.compress(hosts)) for name, hosts in sorted(members.items())]
     context: dict[str, Any] = {

@@ -1,0 +1,196 @@
+"""``pulumi/<cluster>/``: one Pulumi project per Kubernetes cluster.
+
+The program itself is plain Python kept in ``stacks/`` (shipped as ``estategen_stacks``) and
+copied verbatim; this renderer only writes the project files around it and ``cluster.json``,
+the model's view of that one cluster. It never imports Pulumi: the CLI stays fast and the
+program is tested where it lives, under Pulumi's mocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from typing import Any
+
+from estategen.model import Estate, KubernetesCluster, NodePool, spread
+from estategen.render import Files, OutputFile, json_file, renderer, text, to_data
+
+DATA_SCHEMA = "estategen/pulumi-cluster-v1"
+
+# Exact versions written to each project's requirements.txt. The `test` extra installs the
+# same ones, and a test fails when they drift apart: a rendered project runs what was tested.
+PULUMI = "3.272.0"
+PULUMI_KUBERNETES = "4.34.2"
+PULUMI_GCP = "10.2.0"
+PULUMI_AWS = "7.51.1"
+
+# Images and charts the program deploys, pinned by tag so a render means one thing. They live
+# in the data file (not the program) so a version bump shows up in `render --check` diffs.
+COMPONENTS: dict[str, dict[str, str]] = {
+    "device_plugin": {"image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"},
+    "mig_manager": {"image": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.10.0-ubuntu20.04"},
+    "dcgm_exporter": {"image": "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"},
+    "gpu_operator": {
+        "chart": "gpu-operator",
+        "repository": "https://helm.ngc.nvidia.com/nvidia",
+        "version": "v25.3.0",
+    },
+    "kueue": {"chart": "oci://registry.k8s.io/kueue/charts/kueue", "version": "0.19.2"},
+}
+
+
+def project_name(estate: Estate, cluster: KubernetesCluster) -> str:
+    return f"{estate.name}-{cluster.name}"
+
+
+@renderer
+def pulumi_projects(estate: Estate) -> Files:
+    files: Files = {}
+    program = _program()
+    for cluster in estate.kubernetes_clusters:
+        base = f"pulumi/{cluster.name}"
+        pools = list(estate.pools_in_cluster(cluster.name))
+        files[f"{base}/Pulumi.yaml"] = text(_pulumi_yaml(estate, cluster))
+        files[f"{base}/Pulumi.{estate.name}.yaml"] = text(_stack_yaml(estate, cluster))
+        files[f"{base}/__main__.py"] = program
+        files[f"{base}/requirements.txt"] = text(_requirements(cluster, pools))
+        files[f"{base}/cluster.json"] = json_file(cluster_data(estate, cluster))
+    return files
+
+
+def _program() -> OutputFile:
+    source = resources.files("estategen_stacks").joinpath("__main__.py").read_bytes()
+    return OutputFile(source)
+
+
+def _pulumi_yaml(estate: Estate, cluster: KubernetesCluster) -> str:
+    return (
+        "# Rendered by estategen; edit the blueprint, not this file.\n"
+        f"name: {project_name(estate, cluster)}\n"
+        f"description: GPU node pools, device plugin and queues of cluster {cluster.name} "
+        f"in estate {estate.name}\n"
+        "runtime:\n"
+        "  name: python\n"
+        "  options:\n"
+        "    toolchain: pip\n"
+        "    virtualenv: venv\n"
+    )
+
+
+def _stack_yaml(estate: Estate, cluster: KubernetesCluster) -> str:
+    """The stack's non-secret config: which cluster and cloud it talks to."""
+    project = project_name(estate, cluster)
+    config: list[tuple[str, str]] = [
+        (f"{project}:cluster", cluster.name),
+        (f"{project}:estate", estate.name),
+        # the kubeconfig context must be named after the cluster, so a stack never applies to
+        # whatever context happens to be current
+        ("kubernetes:context", cluster.name),
+    ]
+    if cluster.provider == "gke":
+        if cluster.project:
+            config.append(("gcp:project", cluster.project))
+        if cluster.region:
+            config.append(("gcp:region", cluster.region))
+    elif cluster.provider == "eks" and cluster.region:
+        config.append(("aws:region", cluster.region))
+    lines = [
+        "# Rendered by estategen; re-rendering overwrites this file. Keep per-stack",
+        "# additions in the blueprint.",
+        "config:",
+    ]
+    lines += [f"  {key}: {value}" for key, value in sorted(config)]
+    return "\n".join(lines) + "\n"
+
+
+def _requirements(cluster: KubernetesCluster, pools: Sequence[NodePool]) -> str:
+    providers = {p.provider for p in pools} | {cluster.provider}
+    pins = [("pulumi", PULUMI), ("pulumi-kubernetes", PULUMI_KUBERNETES)]
+    if "gke" in providers:
+        pins.append(("pulumi-gcp", PULUMI_GCP))
+    if "eks" in providers:
+        pins.append(("pulumi-aws", PULUMI_AWS))
+    return "".join(f"{name}=={version}\n" for name, version in sorted(pins))
+
+
+def dcgm_counters() -> str:
+    """The DCGM counter list the Ansible role installs, so both schedulers export the same."""
+    role = resources.files("estategen").joinpath("playbooks/roles/dcgm_exporter/files")
+    return role.joinpath("counters.csv").read_text(encoding="utf-8")
+
+
+def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
+    """The model's view of one cluster: everything its program needs, nothing else."""
+    pools = list(estate.pools_in_cluster(cluster.name))
+    cluster_info = to_data(cluster)
+    for key in ("queues", "priority_classes", "name"):
+        cluster_info.pop(key)
+    return {
+        "schema": DATA_SCHEMA,
+        "estate": estate.name,
+        "name": cluster.name,
+        "kubernetes_version": estate.versions.kubernetes.text,
+        "cluster": cluster_info,
+        "components": COMPONENTS,
+        "pools": [_pool_data(estate, pool) for pool in pools],
+        "teams": [
+            {
+                "name": team.name,
+                "namespace": team.namespace,
+                "gid": team.gid,
+                "fairshare": team.fairshare,
+            }
+            for team in estate.identity.teams
+        ],
+        "queues": to_data(cluster.queues),
+        "priority_classes": to_data(cluster.priority_classes),
+        "observability": {**to_data(estate.observability), "dcgm_counters": dcgm_counters()},
+        "storage_classes": sorted(
+            s.storage_class
+            for s in estate.storage
+            if s.storage_class and _mounted_in(s.pools, pools)
+        ),
+    }
+
+
+def _mounted_in(storage_pools: Iterable[str] | None, pools: Sequence[NodePool]) -> bool:
+    names = {p.name for p in pools}
+    return storage_pools is None or bool(names.intersection(storage_pools))
+
+
+def _pool_data(estate: Estate, pool: NodePool) -> dict[str, Any]:
+    gpu: dict[str, Any] | None = None
+    if pool.gpus:
+        model = estate.gpu_models[pool.gpus.model]
+        layout: dict[str, int] = {}
+        for profile in pool.gpus.mig:
+            layout[profile] = layout.get(profile, 0) + 1
+        gpu = {
+            "model": model.name,
+            "count": pool.gpus.count,
+            "memory_gb": model.memory_gb,
+            "resource": model.resource,
+            "mig": dict(sorted(layout.items())),
+            "time_slicing": pool.gpus.sharing.time_slicing,
+            "mps": pool.gpus.sharing.mps,
+            "accelerator": model.clouds.get(pool.provider),
+        }
+    return {
+        "name": pool.name,
+        "provider": pool.provider,
+        "hosts": list(pool.hosts),
+        "switches": [
+            {"name": name, "hosts": hosts} for name, hosts in spread(pool.hosts, pool.switches)
+        ]
+        if pool.switches
+        else [],
+        "instance_type": pool.instance_type,
+        "nodes": {"min": pool.nodes_min or 0, "max": pool.nodes_max}
+        if pool.nodes_max is not None
+        else None,
+        "cpu_threads": pool.cpu.threads if pool.cpu else None,
+        "memory_gb": pool.memory_gb,
+        "gpu": gpu,
+        "labels": dict(pool.labels),
+        "taints": to_data(pool.taints),
+    }
