@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages the real-engine tests use (installed only when missing; needs root).
-DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux podman runc debootstrap netavark aardvark-dns)
+DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux podman runc debootstrap netavark aardvark-dns chromium)
 missing=()
 for package in "${DEBIAN_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \

@@ -36,7 +36,8 @@ needs_ansible = pytest.mark.skipif(
 
 @pytest.fixture(scope="module", params=EXAMPLES)
 def rendered(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp(request.param)
+    """The rendered output of one example; its folder name is the example's name."""
+    out = tmp_path_factory.mktemp("render") / request.param
     assert run_cli("render", BLUEPRINTS / f"{request.param}.yaml", "-o", out).returncode == 0
     return out
 
@@ -63,7 +64,7 @@ def test_ansible_patterns_split_gapped_ranges() -> None:
 
 
 def test_inventory_groups_match_the_model(rendered: Path) -> None:
-    estate = validate_file(BLUEPRINTS / f"{rendered.name[:-1]}.yaml").estate
+    estate = validate_file(BLUEPRINTS / f"{rendered.name}.yaml").estate
     inventory = yaml.safe_load((rendered / "ansible" / "inventory.yml").read_text())
     for pool in estate.node_pools:
         if pool.managed:
@@ -104,7 +105,7 @@ def test_no_secret_value_is_rendered(rendered: Path) -> None:
 
 
 def test_kubernetes_nodes_register_with_pool_labels(rendered: Path) -> None:
-    estate = validate_file(BLUEPRINTS / f"{rendered.name[:-1]}.yaml").estate
+    estate = validate_file(BLUEPRINTS / f"{rendered.name}.yaml").estate
     for pool in estate.kubernetes_pools:
         if pool.managed:
             continue
