@@ -678,12 +678,17 @@ def quotas_within_capacity(estate: Estate) -> Iterator[Finding]:
 
 
 def _cluster_capacity(estate: Estate, cluster: str) -> dict[str, int]:
-    """Physical GPUs per model (and MIG instances per model/profile) in a cluster."""
+    """Whole GPUs per model, and MIG instances per model/profile, in a cluster.
+
+    A GPU split by MIG is scheduled as its instances, so it backs `model/profile` quotas and
+    not the whole-GPU `model` quota (as the Kueue flavours the stack creates count them).
+    """
     capacity: dict[str, int] = defaultdict(int)
     for pool in estate.pools_in_cluster(cluster):
         if not pool.gpus:
             continue
-        capacity[pool.gpus.model] += pool.gpu_count
+        if not pool.gpus.mig:
+            capacity[pool.gpus.model] += pool.gpu_count
         for profile in pool.gpus.mig:
             capacity[f"{pool.gpus.model}/{profile}"] += pool.gpu_count
     return dict(capacity)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from estategen import __version__
-from estategen.errors import BlueprintInvalid, EstategenError, Finding, findings_json
+from estategen.errors import BlueprintInvalid, EstategenError, Finding, UsageError, findings_json
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,7 +25,12 @@ def _parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check a blueprint and print every finding")
     validate.add_argument("blueprint", metavar="FILE")
-    validate.add_argument("--format", choices=["text", "json"], default="text")
+    validate.add_argument(
+        "--format",
+        choices=["text", "json", "sarif"],
+        default="text",
+        help="sarif: SARIF 2.1.0 for code scanning (findings inline on the blueprint)",
+    )
 
     render = commands.add_parser("render", help="validate, then write the output atomically")
     render.add_argument("blueprint", metavar="FILE")
@@ -38,6 +43,23 @@ def _parser() -> argparse.ArgumentParser:
         help="write nothing; print a diff of what would change and exit 1 on drift",
     )
 
+    report = commands.add_parser(
+        "report", help="capacity and ownership report (Markdown, or Markdown and HTML with -o)"
+    )
+    report.add_argument("blueprint", metavar="FILE")
+    report.add_argument(
+        "-o", "--output", metavar="DIR", help="write report.md and report.html into DIR"
+    )
+
+    plan = commands.add_parser(
+        "plan", help="what a render would change in DIR and what each change needs"
+    )
+    plan.add_argument("blueprint", metavar="FILE")
+    plan.add_argument(
+        "-o", "--output", metavar="DIR", help="rendered output to compare (default: build/<estate>)"
+    )
+    plan.add_argument("--format", choices=["text", "json"], default="text")
+
     commands.add_parser("schema", help="print the blueprint's JSON Schema (draft 2020-12)")
     return parser
 
@@ -49,6 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _validate(args.blueprint, args.format)
         if args.command == "render":
             return _render(args.blueprint, args.output, args.check)
+        if args.command == "report":
+            return _report(args.blueprint, args.output)
+        if args.command == "plan":
+            return _plan(args.blueprint, args.output, args.format)
         return _schema()
     except BlueprintInvalid as err:
         _print_findings(err.findings, sys.stderr)
@@ -83,6 +109,13 @@ def _print_json_report(valid: bool, findings: Sequence[Finding]) -> None:
 
 def _validate(path: str, output_format: str) -> int:
     from estategen.pipeline import validate_file
+
+    if output_format == "sarif":
+        from estategen.sarif import validate_sarif
+
+        log, valid = validate_sarif(path)
+        print(json.dumps(log, indent=2, sort_keys=True))
+        return 0 if valid else 1
 
     try:
         result = validate_file(path)
@@ -127,6 +160,51 @@ def _render(path: str, output: str | None, check: bool) -> int:
     write_tree(files, target)
     print(f"{target}: wrote {len(files)} files")
     return 0
+
+
+def _report(path: str, output: str | None) -> int:
+    from estategen.pipeline import validate_file
+    from estategen.report import report_files
+
+    result = validate_file(path)
+    _print_findings(result.findings, sys.stderr)
+    files = report_files(result.estate)
+    if output is None:
+        sys.stdout.write(files["report.md"])
+        return 0
+    target = Path(output)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target}: exists and is not a folder")
+    target.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        staged = target / f".{name}.tmp"
+        staged.write_text(content, encoding="utf-8")
+        staged.replace(target / name)
+    print(f"{target}: wrote {', '.join(files)}")
+    return 0
+
+
+def _plan(path: str, output: str | None, output_format: str) -> int:
+    """Exit 0 without changes, 1 with changes (a CI gate), 2 when there is nothing to plan."""
+    from estategen.pipeline import validate_file
+    from estategen.plan import plan, text
+    from estategen.render import render
+
+    try:
+        result = validate_file(path)
+    except BlueprintInvalid as err:
+        _print_findings(err.findings, sys.stderr)
+        print(f"estategen: {path}: invalid blueprint; nothing to plan", file=sys.stderr)
+        return 2
+    _print_findings(result.findings, sys.stderr)
+    estate = result.estate
+    target = Path(output) if output else Path("build") / estate.name
+    changes = plan(estate, render(estate), target)
+    if output_format == "json":
+        print(json.dumps(changes.to_json(), indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(text(changes))
+    return 1 if changes.changed else 0
 
 
 def _schema() -> int:

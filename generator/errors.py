@@ -26,13 +26,22 @@ class Finding:
     level: Level = "error"
 
     def format(self) -> str:
-        where = f"{self.file}:{self.line}:{self.column}"
+        """One line, whatever the blueprint's keys hold: a key with a newline in it must not
+        start a second finding line in the output tools and people read."""
+        where = f"{_one_line(self.file)}:{self.line}:{self.column}"
         prefix = "" if self.level == "error" else "warning: "
-        key = f"{self.path}: " if self.path else ""
-        return f"{where}: {key}{prefix}{self.message}"
+        key = f"{_one_line(self.path)}: " if self.path else ""
+        return f"{where}: {key}{prefix}{_one_line(self.message)}"
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with line breaks and other unprintable characters written as escapes."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def issue(path: str, message: str, level: Level = "error") -> Finding:

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeAlias
 
 __all__ = ["MAX_EXPANSION", "HostlistError", "compress", "count", "expand"]
@@ -263,18 +264,22 @@ def compress(names: Iterable[str]) -> str:
     digits; width 0 means unpadded.  Raises HostlistError for names that are not
     valid host names, because the result could not be expanded back.
     """
+    # Renderers compress the same pool's hosts for several files; the result is a pure
+    # function of the names, so identical lists are compressed once.
+    return _compress(names if isinstance(names, tuple) else tuple(names))
+
+
+@lru_cache(maxsize=4096)
+def _compress(names: tuple[str, ...]) -> str:
     plain: list[str] = []
     groups: dict[tuple[str, int, str], set[int]] = {}
     for name in set(names):
-        if not _HOSTNAME.fullmatch(name):
-            raise HostlistError(f"cannot compress {_show(name)}: not a lowercase short host name")
-        match = _LAST_NUMBER.fullmatch(name)
-        if match is None:
+        parts = _split_name(name)
+        if parts is None:
             plain.append(name)
             continue
-        prefix, digits, suffix = match.groups()
-        width = len(digits) if len(digits) > 1 and digits.startswith("0") else 0
-        groups.setdefault((prefix, width, suffix), set()).add(int(digits))
+        key, number = parts
+        groups.setdefault(key, set()).add(number)
     _absorb_unpadded(groups)
 
     entries: list[tuple[tuple[str, int, str], str]] = [((name, -1, ""), name) for name in plain]
@@ -287,3 +292,16 @@ def compress(names: Iterable[str]) -> str:
         body = spans[0] if len(spans) == 1 and "-" not in spans[0] else f"[{','.join(spans)}]"
         entries.append((key, f"{prefix}{body}{suffix}"))
     return ",".join(text for _, text in sorted(entries))
+
+
+@lru_cache(maxsize=1 << 18)
+def _split_name(name: str) -> tuple[tuple[str, int, str], int] | None:
+    """((prefix, width, suffix), number) around a name's last digits; None without digits."""
+    if not _HOSTNAME.fullmatch(name):
+        raise HostlistError(f"cannot compress {_show(name)}: not a lowercase short host name")
+    match = _LAST_NUMBER.fullmatch(name)
+    if match is None:
+        return None
+    prefix, digits, suffix = match.groups()
+    width = len(digits) if len(digits) > 1 and digits.startswith("0") else 0
+    return (prefix, width, suffix), int(digits)

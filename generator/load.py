@@ -61,16 +61,51 @@ _Resolver.add_implicit_resolver(
     "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
 )
 
+# The implicit resolvers by first character, as BaseResolver.resolve looks them up.
+_IMPLICIT: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
+    first: tuple(resolvers) for first, resolvers in _Resolver.yaml_implicit_resolvers.items()
+}
+assert None not in _IMPLICIT, "wildcard resolvers would need resolve() below to consult them"
+
+
+class _FastResolve:
+    """BaseResolver.resolve for this resolver, memoised per document.
+
+    The C parser calls ``resolve`` for every node; a blueprint repeats its scalars ("name",
+    "slurm", host names) many times, and the tag of a plain scalar depends on its text alone
+    (there are no path resolvers).
+    """
+
+    def __init__(self) -> None:
+        self._tags: dict[str, str] = {}
+
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
+        if kind is yaml.ScalarNode:
+            if not implicit[0]:
+                return _STR
+            tag = self._tags.get(value)
+            if tag is None:
+                tag = _STR
+                for candidate, regexp in _IMPLICIT.get(value[:1], ()):
+                    if regexp.match(value):
+                        tag = candidate
+                        break
+                self._tags[value] = tag
+            return tag
+        return _SEQ if kind is yaml.SequenceNode else _MAP
+
+
 _CParser: Any = getattr(yaml, "cyaml", None) and getattr(yaml.cyaml, "CParser", None)
 
 
 if _CParser is not None:
 
-    class _Loader(_CParser, yaml.constructor.SafeConstructor, _Resolver):  # type: ignore[misc]
+    class _Loader(_FastResolve, _CParser, yaml.constructor.SafeConstructor, _Resolver):  # type: ignore[misc]
         def __init__(self, stream: str) -> None:
             _CParser.__init__(self, stream)
             yaml.constructor.SafeConstructor.__init__(self)
             _Resolver.__init__(self)
+            _FastResolve.__init__(self)
 
 else:  # pragma: no cover - libyaml is present wherever PyYAML ships wheels
 
@@ -174,33 +209,51 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
             node.start_mark.line + 1,
             node.start_mark.column + 1,
         )
-    sizes: dict[int, int] = {}
-    size = _expanded_size(node, sizes)
-    if size > MAX_NODES:
-        where, key_node = _largest_key(node, sizes)
-        mark = key_node.start_mark if key_node else None
-        raise BlueprintInvalid(
-            [
-                Finding(
-                    file,
-                    mark.line + 1 if mark else 1,
-                    mark.column + 1 if mark else 1,
-                    key_path(where),
-                    "contains itself through an alias (a recursive anchor); a blueprint "
-                    "cannot hold cycles"
-                    if size == _CYCLE
-                    else f"expands to more than {MAX_NODES} values through aliases; "
-                    f"a blueprint is limited to {MAX_NODES} values (an alias bomb?)",
-                )
-            ]
-        )
+    # Only aliases can make the expanded document larger than the node tree. Without any
+    # (no '*' in the text), the builder counts the tree as it goes and the alias analysis
+    # runs only when that count, or an error, calls for the exact message below.
+    aliased = "*" in text
+    if aliased:
+        _check_expanded_size(node, file)
     builder = _Builder(file, loader)
-    data = builder.build(node, (), 0)
+    try:
+        data = builder.build(node, "", 0)
+    except BlueprintInvalid:
+        if not aliased:
+            _check_expanded_size(node, file)
+        raise
+    if not aliased and builder.nodes > MAX_NODES:
+        _check_expanded_size(node, file)
     assert isinstance(data, dict)
     return Document(data=data, positions=builder.positions, file=file, raw=raw)
 
 
 _CYCLE = 2**62
+
+
+def _check_expanded_size(node: yaml.MappingNode, file: str) -> None:
+    """Refuse a document that expands beyond MAX_NODES values, or holds itself, via aliases."""
+    sizes: dict[int, int] = {}
+    size = _expanded_size(node, sizes)
+    if size <= MAX_NODES:
+        return
+    where, key_node = _largest_key(node, sizes)
+    mark = key_node.start_mark if key_node else None
+    raise BlueprintInvalid(
+        [
+            Finding(
+                file,
+                mark.line + 1 if mark else 1,
+                mark.column + 1 if mark else 1,
+                key_path(where),
+                "contains itself through an alias (a recursive anchor); a blueprint "
+                "cannot hold cycles"
+                if size == _CYCLE
+                else f"expands to more than {MAX_NODES} values through aliases; "
+                f"a blueprint is limited to {MAX_NODES} values (an alias bomb?)",
+            )
+        ]
+    )
 
 
 def _largest_key(
@@ -281,22 +334,31 @@ def _kind(node: yaml.Node) -> str:
 
 
 class _Builder:
-    """Turns composed nodes into dicts, lists and scalars, recording positions."""
+    """Turns composed nodes into dicts, lists and scalars, recording positions.
+
+    Key paths travel as the formatted strings the positions are stored under
+    (``node_pools[0].hosts``), so each key costs one concatenation, not a re-format.
+    """
 
     def __init__(self, file: str, loader: Any) -> None:
         self.file = file
         self.loader = loader
         self.positions: dict[str, Position] = {}
         self.visited = 0
+        self.nodes = 0  # keys, values and items: the expanded size of an alias-free tree
+        self.scalars: dict[str, Any] = {
+            tag: constructor
+            for tag, constructor in loader.yaml_constructors.items()
+            if tag in _PLAIN_SCALAR_TAGS
+        }
 
-    def fail(self, node: yaml.Node, path: tuple[str | int, ...], message: str) -> BlueprintInvalid:
+    def fail(self, node: yaml.Node, path: str, message: str) -> BlueprintInvalid:
         mark = node.start_mark
-        return BlueprintInvalid(
-            [Finding(self.file, mark.line + 1, mark.column + 1, key_path(path), message)]
-        )
+        return BlueprintInvalid([Finding(self.file, mark.line + 1, mark.column + 1, path, message)])
 
-    def build(self, node: yaml.Node, path: tuple[str | int, ...], depth: int) -> Any:
+    def build(self, node: yaml.Node, path: str, depth: int) -> Any:
         self.visited += 1
+        self.nodes += 1
         if self.visited > MAX_NODES:
             raise self.fail(
                 node,
@@ -306,33 +368,47 @@ class _Builder:
             )
         if depth > MAX_DEPTH:
             raise self.fail(node, path, f"nested deeper than the limit of {MAX_DEPTH} levels")
+        tag = node.tag
+        if type(node) is yaml.ScalarNode:
+            if tag == _STR:
+                return node.value
+            constructor = self.scalars.get(tag)
+            if constructor is None:
+                raise self.fail(node, path, _tag_message(tag))
+            try:
+                return constructor(self.loader, node)
+            except (yaml.YAMLError, ValueError, OverflowError) as err:
+                raise self.fail(
+                    node, path, f"cannot read value {_short(node.value)}: {err}"
+                ) from None
+            except LookupError:  # `!!bool maybe`, `!!int ""`: PyYAML indexes without checking
+                shown = tag.replace("tag:yaml.org,2002:", "!!")
+                raise self.fail(
+                    node, path, f"cannot read value {node.value!r} as {shown}"
+                ) from None
         if isinstance(node, yaml.MappingNode):
-            if node.tag != _MAP:
-                raise self.fail(node, path, _tag_message(node.tag))
+            if tag != _MAP:
+                raise self.fail(node, path, _tag_message(tag))
             return self.build_mapping(node, path, depth)
         if isinstance(node, yaml.SequenceNode):
-            if node.tag != _SEQ:
-                raise self.fail(node, path, _tag_message(node.tag))
+            if tag != _SEQ:
+                raise self.fail(node, path, _tag_message(tag))
             items = []
+            positions = self.positions
             for index, item in enumerate(node.value):
-                child = (*path, index)
-                self.positions.setdefault(
-                    key_path(child), (item.start_mark.line + 1, item.start_mark.column + 1)
-                )
+                child = f"{path}[{index}]"
+                if child not in positions:
+                    mark = item.start_mark
+                    positions[child] = (mark.line + 1, mark.column + 1)
                 items.append(self.build(item, child, depth + 1))
             return items
-        if node.tag not in _PLAIN_SCALAR_TAGS:
-            raise self.fail(node, path, _tag_message(node.tag))
-        try:
-            return self.loader.construct_object(node, deep=False)
-        except (yaml.YAMLError, ValueError, OverflowError) as err:
-            raise self.fail(node, path, f"cannot read value {node.value!r}: {err}") from None
+        raise self.fail(node, path, _tag_message(tag))  # pragma: no cover - no other nodes
 
-    def build_mapping(
-        self, node: yaml.MappingNode, path: tuple[str | int, ...], depth: int
-    ) -> dict[str, Any]:
+    def build_mapping(self, node: yaml.MappingNode, path: str, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
+        positions = self.positions
         for key_node, value_node in node.value:
+            self.nodes += 1
             if key_node.tag == "tag:yaml.org,2002:merge" or key_node.value == "<<":
                 raise self.fail(key_node, path, "merge keys (<<) are not supported; write keys out")
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
@@ -343,19 +419,24 @@ class _Builder:
                     f"key {shown!r} is not a string; quote it if it is meant as a name",
                 )
             key = key_node.value
-            child = (*path, key)
-            where = key_path(child)
+            where = f"{path}.{key}" if path else key
             if key in result:
-                first = self.positions.get(where, (0, 0))
+                first = positions.get(where, (0, 0))
                 raise self.fail(
                     key_node,
-                    child,
+                    where,
                     f"duplicate key {key!r} (first written at line {first[0]}); "
                     "each key may appear once",
                 )
-            self.positions[where] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            result[key] = self.build(value_node, child, depth + 1)
+            mark = key_node.start_mark
+            positions[where] = (mark.line + 1, mark.column + 1)
+            result[key] = self.build(value_node, where, depth + 1)
         return result
+
+
+def _short(value: str) -> str:
+    """A value as a message shows it: quoted, and cut when it is absurdly long."""
+    return repr(value) if len(value) <= 80 else f"{value[:60]!r}... ({len(value)} characters)"
 
 
 def _tag_message(tag: str) -> str:

@@ -1381,6 +1381,17 @@ def test_quotas_adding_up_above_capacity_are_refused_at_the_queues() -> None:
     )
 
 
+def test_mig_gpus_back_profile_quotas_not_the_whole_gpu_model() -> None:
+    profile = queues("{team: vision, quota: {a100-sxm-80gb/3g.40gb: 4}}", pools=MIG_K8S_POOL)
+    assert run(checks.queues_resolve, profile) == []
+    whole = queues("{team: vision, quota: {a100-sxm-80gb: 1}}", pools=MIG_K8S_POOL)
+    only(
+        run(checks.queues_resolve, whole),
+        "kubernetes.clusters[0].queues.teams[0].quota.a100-sxm-80gb",
+        "no pool in cluster 'lab-k8s' provides 'a100-sxm-80gb'",
+    )
+
+
 def test_quotas_count_a_managed_pool_at_its_maximum_nodes() -> None:
     pools = """
         node_pools:

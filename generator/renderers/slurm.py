@@ -376,8 +376,20 @@ def qos_commands(estate: Estate) -> str:
     )
 
 
+# The last estate rendered and its files: the Ansible renderer installs the same files, so
+# one render computes them once. Keyed by identity (the model is frozen).
+_last: tuple[Estate, Files] | None = None
+
+
 @renderer
 def slurm_files(estate: Estate) -> Files:
+    global _last
+    if _last is None or _last[0] is not estate:
+        _last = (estate, _slurm_files(estate))
+    return dict(_last[1])
+
+
+def _slurm_files(estate: Estate) -> Files:
     if not estate.slurm_pools:
         return {}
     files = {

@@ -1,0 +1,1612 @@
+"""What rendering a blueprint would change in an output folder, and what each change means.
+
+:func:`plan` compares the files a render would write (in memory) with the estategen output
+already in a folder (the files its MANIFEST.json lists). Each changed file is parsed for what
+it is - slurm.conf nodes, partitions and parameters; gres.conf; topology.conf; sacct.cfg and
+qos.sacctmgr; Ansible variables and inventory; each Pulumi project's cluster.json - and every
+change is explained as the operational steps it needs: ``scontrol reconfigure``, a slurmctld
+restart, draining nodes, ``sacctmgr``, ``ansible-playbook --tags``, ``pulumi up``.
+
+The rules follow slurm.conf(5): parameters marked "restart of slurmctld [and slurmd] is
+required" get restarts, node definition changes restart slurmctld and the slurmd daemons,
+everything else takes ``scontrol reconfigure``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from estategen import hostlist
+from estategen.errors import UsageError
+from estategen.model import Estate
+from estategen.render import Files
+
+MANIFEST = "MANIFEST.json"
+
+# slurm.conf(5): "A restart of slurmctld and the slurmd daemons is required" (or the daemons
+# must be stopped, as for AuthType), and parameters slurmd reads only when it starts.
+RESTART_ALL = frozenset(
+    {
+        "AuthType",
+        "AuthAltTypes",
+        "AuthInfo",
+        "GresTypes",
+        "JobAcctGatherType",
+        "PluginDir",
+        "PrologFlags",
+        "ProctrackType",
+        "SelectType",
+        "SlurmctldHost",
+        "SlurmctldPort",
+        "SlurmdPort",
+        "SlurmdSpoolDir",
+        "SlurmdUser",
+        "SlurmUser",
+        "SwitchType",
+        "TaskPlugin",
+    }
+)
+# slurm.conf(5): "A restart of slurmctld is required for changes to this parameter".
+RESTART_SLURMCTLD = frozenset(
+    {
+        "AccountingStorageEnforce",
+        "AccountingStorageHost",
+        "AccountingStoragePort",
+        "AccountingStorageTRES",
+        "AccountingStorageType",
+        "CredType",
+        "JobCompType",
+        "JobContainerType",
+        "MaxJobCount",
+        "MaxNodeCount",
+        "PreemptType",
+        "PriorityType",
+        "SchedulerType",
+        "SelectTypeParameters",
+        "SlurmctldParameters",
+        "SlurmctldPidFile",
+        "StateSaveLocation",
+        "TopologyPlugin",
+    }
+)
+NODE_HARDWARE = frozenset(
+    {"Sockets", "CoresPerSocket", "ThreadsPerCore", "CPUs", "RealMemory", "Gres"}
+)
+_MIG_TYPE = re.compile(r"gpu:[1-7]g\.[0-9]+gb")
+
+
+@dataclass(frozen=True, order=True)
+class Action:
+    """One operational step with its target: hosts, an Ansible limit:tag, a cluster, a line."""
+
+    id: str
+    target: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """Actions of one kind merged over every change, in the order they should run."""
+
+    id: str
+    order: int
+    title: str
+    commands: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Change:
+    file: str
+    kind: str
+    subject: str
+    meaning: str
+    before: str = ""
+    after: str = ""
+    actions: tuple[Action, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    status: str  # added, removed, modified, mode
+    edited: bool  # the folder's copy differs from what MANIFEST.json recorded
+    changes: tuple[Change, ...]
+
+
+@dataclass
+class Plan:
+    target: str
+    estate: str
+    initial: bool = False  # the folder held no earlier estategen output
+    files: list[FileChange] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.files)
+
+    @property
+    def kinds(self) -> set[str]:
+        return {c.kind for f in self.files for c in f.changes}
+
+    @property
+    def actions(self) -> set[Action]:
+        return {a for f in self.files for c in f.changes for a in c.actions}
+
+    def steps(self) -> list[Step]:
+        return merge_steps(self.actions, self.estate)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "estate": self.estate,
+            "changed": self.changed,
+            "initial": self.initial,
+            "files": [
+                {
+                    "path": f.path,
+                    "status": f.status,
+                    "edited_since_render": f.edited,
+                    "changes": [
+                        {
+                            "kind": c.kind,
+                            "subject": c.subject,
+                            "before": c.before,
+                            "after": c.after,
+                            "meaning": c.meaning,
+                            "actions": sorted({a.id for a in c.actions}),
+                        }
+                        for c in f.changes
+                    ],
+                }
+                for f in self.files
+            ],
+            "steps": [
+                {"id": s.id, "order": s.order, "title": s.title, "commands": list(s.commands)}
+                for s in self.steps()
+            ],
+        }
+
+
+# --- steps ------------------------------------------------------------------------------------
+
+# id -> (order, title); the order is the runbook order of a combined change
+STEPS: dict[str, tuple[int, str]] = {
+    "pulumi-destroy": (5, "remove Kubernetes projects the blueprint dropped, before rendering"),
+    "drain-nodes": (10, "drain nodes and wait for their jobs to end"),
+    "ansible-build": (20, "build new hosts with the whole playbook"),
+    "ansible-playbook": (25, "install the changed configuration with Ansible"),
+    "restart-slurmdbd": (30, "restart slurmdbd"),
+    "sacctmgr-load": (35, "load accounts, users and Fairshare into slurmdbd"),
+    "sacctmgr-qos": (40, "apply the QoS changes (sacctmgr load does not carry QoS)"),
+    "restart-slurmctld": (50, "restart slurmctld"),
+    "restart-slurmd": (55, "restart slurmd"),
+    "scontrol-reconfigure": (60, "make slurmctld and slurmd re-read their configuration"),
+    "sacctmgr-delete": (65, "delete what the blueprint dropped from slurmdbd"),
+    "resume-nodes": (70, "return drained nodes to service"),
+    "pulumi-new": (75, "create the stacks of new Kubernetes clusters"),
+    "pulumi-up": (80, "apply the Kubernetes changes"),
+    "prometheus-reload": (85, "reload Prometheus"),
+    "review": (95, "review only: no operational effect"),
+}
+
+
+def merge_steps(actions: Iterable[Action], estate: str) -> list[Step]:
+    """Merge actions by id into ordered steps with concrete commands."""
+    grouped: dict[str, set[str]] = {}
+    for action in actions:
+        grouped.setdefault(action.id, set()).add(action.target)
+    out = []
+    for action_id, targets in grouped.items():
+        order, title = STEPS[action_id]
+        out.append(Step(action_id, order, title, tuple(_commands(action_id, targets, estate))))
+    return sorted(out, key=lambda s: s.order)
+
+
+def _hosts(targets: Iterable[str]) -> str:
+    """One Slurm hostlist of host names or hostlist expressions."""
+    names = {name for t in targets if t for name in hostlist.expand(t, limit=10**6)}
+    return hostlist.compress(sorted(names))
+
+
+def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
+    if action_id == "drain-nodes":
+        return [
+            f'scontrol update NodeName={_hosts(targets)} State=DRAIN Reason="estategen plan"',
+            "# wait until squeue -w <those nodes> shows no running jobs",
+        ]
+    if action_id == "resume-nodes":
+        return [f"scontrol update NodeName={_hosts(targets)} State=RESUME"]
+    if action_id == "restart-slurmd":
+        if "*" in targets:
+            return [_restart("slurm_compute", "slurmd")]
+        return [f"pdsh -w {_hosts(targets)} systemctl restart slurmd"]
+    if action_id == "restart-slurmctld":
+        return [_restart("slurm_controller", "slurmctld")]
+    if action_id == "restart-slurmdbd":
+        return [_restart("slurmdbd", "slurmdbd")]
+    if action_id == "scontrol-reconfigure":
+        return ["scontrol reconfigure"]
+    if action_id == "sacctmgr-load":
+        return ["sacctmgr -i load file=/etc/slurm/sacct.cfg"]
+    if action_id in ("sacctmgr-qos", "sacctmgr-delete"):
+        return [f"sacctmgr -i {line}" for line in sorted(targets, key=_qos_line_order)]
+    if action_id in ("ansible-playbook", "ansible-build"):
+        by_limit: dict[str, set[str]] = {}
+        for target in targets:
+            limit, _, tag = target.partition(":")
+            by_limit.setdefault(limit, set()).add(tag)
+        commands = []
+        for limit, tags in sorted(by_limit.items()):
+            command = "(cd ansible && ansible-playbook -i inventory.yml site.yml"
+            if limit != "all":
+                command += f" --limit {limit}"
+            named = sorted(t for t in tags if t)
+            if named and "" not in tags:
+                command += f" --tags {','.join(named)}"
+            commands.append(command + ")")
+        return commands
+    if action_id == "pulumi-up":
+        return [f"(cd pulumi/{c} && pulumi up --stack {estate})" for c in sorted(targets)]
+    if action_id == "pulumi-new":
+        return [
+            f"(cd pulumi/{c} && pulumi stack init {estate} && pulumi up --stack {estate})"
+            for c in sorted(targets)
+        ]
+    if action_id == "pulumi-destroy":
+        return [
+            f"(cd <current output>/pulumi/{c} && pulumi destroy --stack {estate})"
+            for c in sorted(targets)
+        ]
+    if action_id == "prometheus-reload":
+        return [
+            "copy observability/prometheus/ to the Prometheus server, then: "
+            "systemctl reload prometheus"
+        ]
+    return [f"review {t}" for t in sorted(targets)]
+
+
+def _restart(group: str, service: str) -> str:
+    return (
+        f"(cd ansible && ansible {group} -i inventory.yml -b -m ansible.builtin.systemd_service "
+        f"-a 'name={service} state=restarted')"
+    )
+
+
+def _qos_line_order(line: str) -> tuple[int, str]:
+    """`add` before `modify` before `delete`, so a new QoS exists before it is set or granted."""
+    return ({"add": 0, "modify": 1, "delete": 2}.get(line.split(" ", 1)[0], 3), line)
+
+
+# --- reading the folder -----------------------------------------------------------------------
+
+
+def previous_output(target: Path) -> tuple[dict[str, bytes], dict[str, dict[str, str]]]:
+    """(files, manifest entries) of earlier estategen output; empty for a new folder."""
+    if not target.exists():
+        return {}, {}
+    if not target.is_dir():
+        raise UsageError(f"{target}: exists and is not a folder")
+    manifest_path = target / MANIFEST
+    if not manifest_path.is_file():
+        if any(target.iterdir()):
+            raise UsageError(
+                f"{target}: not estategen output (no {MANIFEST}); nothing to compare with"
+            )
+        return {}, {}
+    try:
+        data = json.loads(manifest_path.read_text(encoding="utf-8"))
+        entries = {str(k): dict(v) for k, v in data["files"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise UsageError(f"{manifest_path}: unreadable ({err})") from None
+    files = {}
+    for path in entries:
+        candidate = target / path
+        if ".." not in Path(path).parts and candidate.is_file():
+            files[path] = candidate.read_bytes()
+    return files, entries
+
+
+def plan(estate: Estate, files: Files, target: Path) -> Plan:
+    """Compare a render (``files``, without MANIFEST.json) with the output in ``target``."""
+    old_files, entries = previous_output(target)
+    result = Plan(str(target), estate.name, initial=not entries)
+    new = {p: f for p, f in files.items() if p != MANIFEST}
+    projects = {
+        _project(p): "added" if p not in entries else "removed"
+        for p in set(new) ^ set(entries)
+        if p.startswith("pulumi/") and p.endswith("/cluster.json")
+    }
+    for path in sorted(set(new) | set(entries)):
+        old = old_files.get(path)
+        entry = entries.get(path, {})
+        edited = old is not None and entry.get("sha256") != hashlib.sha256(old).hexdigest()
+        if path not in new:
+            status = "removed"
+        elif path not in entries or old is None:
+            status = "added"
+        elif old != new[path].content:
+            status = "modified"
+        elif entry.get("mode") != f"{new[path].mode:04o}":
+            status = "mode"
+        else:
+            continue
+        after = new[path].content if path in new else None
+        if result.initial:
+            changes: tuple[Change, ...] = (_first(path),)
+        elif _project(path) in projects and not path.endswith("/cluster.json"):
+            changes = (_project_file(path, projects[_project(path)]),)
+        else:
+            changes = tuple(explain(estate, path, status, old, after))
+        result.files.append(FileChange(path, status, edited, changes))
+    return result
+
+
+def _project(path: str) -> str:
+    """The Pulumi project (cluster) a path belongs to, or ''."""
+    parts = path.split("/")
+    return parts[1] if len(parts) == 3 and parts[0] == "pulumi" else ""
+
+
+def _project_file(path: str, status: str) -> Change:
+    if status == "added":
+        return Change(
+            path,
+            "kubernetes-cluster-added",
+            _project(path),
+            "part of a new Pulumi project",
+            actions=(Action("pulumi-new", _project(path)),),
+        )
+    return Change(
+        path,
+        "kubernetes-cluster-removed",
+        _project(path),
+        "part of a Pulumi project the blueprint dropped",
+        actions=(Action("pulumi-destroy", _project(path)),),
+    )
+
+
+def _first(path: str) -> Change:
+    """A file of a folder with no earlier output: everything is deployed for the first time."""
+    if path.startswith("ansible/"):
+        action = Action("ansible-build", "all:")
+    elif _project(path):
+        action = Action("pulumi-new", _project(path))
+    elif path.startswith("slurm/sacct") or path.startswith("slurm/qos"):
+        action = Action("sacctmgr-load")
+    else:
+        action = Action("review", "first deployment: see README (Accounting, in this order)")
+    return Change(
+        path, "new-output", path, "no earlier output to compare with: new", actions=(action,)
+    )
+
+
+# --- explaining changes ------------------------------------------------------------------------
+
+
+def explain(
+    estate: Estate, path: str, status: str, old: bytes | None, new: bytes | None
+) -> list[Change]:
+    """The changes in one file; every changed file yields at least one."""
+    import yaml
+
+    if status == "mode":
+        return [
+            Change(
+                path,
+                "file-mode",
+                path,
+                "file mode changes; the role installs it",
+                actions=_ansible_for(path),
+            )
+        ]
+    before = (old or b"").decode("utf-8", "replace")
+    after = (new or b"").decode("utf-8", "replace")
+    for pattern, explainer in _EXPLAINERS:
+        match = re.fullmatch(pattern, path)
+        if match:
+            try:
+                changes = explainer(estate, path, status, before, after, *match.groups())
+            except (*_UNREADABLE, yaml.YAMLError) as err:
+                # a copy edited by hand into something we cannot read: still a change, to
+                # review by its diff
+                return [
+                    Change(
+                        path,
+                        "other",
+                        path,
+                        f"could not read this file as estategen writes it ({err}); review the diff",
+                        actions=(Action("review", path),),
+                    )
+                ]
+            if changes:
+                return changes
+            if _comments_only(before, after):
+                return [
+                    Change(
+                        path,
+                        "comments-only",
+                        path,
+                        "only comments differ; no daemon needs to act",
+                        actions=(Action("review", path),),
+                    )
+                ]
+            break
+    return [
+        Change(
+            path,
+            "other",
+            path,
+            f"{status}; no rule explains this file, review the diff",
+            actions=(Action("review", path),),
+        )
+    ]
+
+
+# what parsing a file edited by hand may raise (hostlist errors are ValueErrors)
+_UNREADABLE = (ValueError, KeyError, TypeError, AttributeError, IndexError)
+
+
+def _comments_only(before: str, after: str) -> bool:
+    def strip(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+    return strip(before) == strip(after)
+
+
+def _pairs(line: str) -> dict[str, str]:
+    out = {}
+    for token in line.split():
+        key, _, value = token.partition("=")
+        out[key] = value
+    return out
+
+
+@dataclass
+class SlurmConf:
+    params: dict[str, str] = field(default_factory=dict)
+    nodes: dict[str, dict[str, str]] = field(default_factory=dict)  # host -> attributes
+    pools: dict[str, list[str]] = field(default_factory=dict)  # pool comment -> hosts
+    partitions: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def parse_slurm_conf(text: str) -> SlurmConf:
+    conf = SlurmConf()
+    pool = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("# pool "):
+            pool = line[len("# pool ") :]
+            continue
+        if not line or line.startswith("#"):
+            continue
+        pairs = _pairs(line)
+        if line.startswith("NodeName="):
+            attrs = {k: v for k, v in pairs.items() if k not in ("NodeName", "State")}
+            hosts = hostlist.expand(pairs["NodeName"], limit=10**6)
+            for host in hosts:
+                conf.nodes[host] = attrs
+            conf.pools.setdefault(pool or pairs["NodeName"], []).extend(hosts)
+        elif line.startswith("PartitionName="):
+            conf.partitions[pairs.pop("PartitionName")] = pairs
+        else:
+            key, _, value = line.partition("=")
+            conf.params[key] = f"{conf.params[key]},{value}" if key in conf.params else value
+    return conf
+
+
+def _slurm_conf(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    old, new = parse_slurm_conf(before), parse_slurm_conf(after)
+    changes: list[Change] = []
+    deliver = _ansible_for(path)
+    for key in sorted(set(old.params) | set(new.params)):
+        was, now = old.params.get(key, ""), new.params.get(key, "")
+        if was == now:
+            continue
+        if key == "ClusterName" and was:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-cluster-renamed",
+                    key,
+                    "slurmctld refuses to start when ClusterName differs from the one in its "
+                    "StateSaveLocation, and slurmdbd records a new cluster: this is a new cluster, "
+                    "not an update (running and queued jobs are lost)",
+                    was,
+                    now,
+                    (
+                        *deliver,
+                        Action("restart-slurmctld"),
+                        Action("restart-slurmd", "*"),
+                        Action("sacctmgr-load"),
+                    ),
+                )
+            )
+        elif key in RESTART_ALL:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-restart-all",
+                    key,
+                    f"slurm.conf(5): changing {key} needs slurmctld and every slurmd restarted",
+                    was,
+                    now,
+                    (*deliver, Action("restart-slurmctld"), Action("restart-slurmd", "*")),
+                )
+            )
+        elif key in RESTART_SLURMCTLD:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-restart-slurmctld",
+                    key,
+                    f"slurm.conf(5): changing {key} needs a slurmctld restart",
+                    was,
+                    now,
+                    (*deliver, Action("restart-slurmctld")),
+                )
+            )
+        else:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-reconfigure",
+                    key,
+                    f"{key} takes effect with scontrol reconfigure; running jobs are not affected",
+                    was,
+                    now,
+                    (*deliver, Action("scontrol-reconfigure")),
+                )
+            )
+    changes += _node_changes(estate, path, old, new, deliver)
+    for name in sorted(set(old.partitions) | set(new.partitions), key=_partition_order(new, old)):
+        was_p, now_p = old.partitions.get(name), new.partitions.get(name)
+        if was_p == now_p:
+            continue
+        if was_p is None:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-partition-added",
+                    f"PartitionName={name}",
+                    "a new partition appears with scontrol reconfigure",
+                    "",
+                    _attrs(now_p or {}),
+                    (*deliver, Action("scontrol-reconfigure")),
+                )
+            )
+        elif now_p is None:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-partition-removed",
+                    f"PartitionName={name}",
+                    "slurm.conf(5): jobs in a deleted partition are cancelled at reconfigure; "
+                    f"drain it first (scontrol update PartitionName={name} State=DRAIN) and let "
+                    "its jobs finish",
+                    _attrs(was_p),
+                    "",
+                    (*deliver, Action("scontrol-reconfigure")),
+                )
+            )
+        else:
+            keys = sorted(k for k in set(was_p) | set(now_p) if was_p.get(k) != now_p.get(k))
+            changes.append(
+                Change(
+                    path,
+                    "slurm-partition-changed",
+                    f"PartitionName={name} {', '.join(keys)}",
+                    "partition settings take effect with scontrol reconfigure; running jobs keep "
+                    "the limits they started with",
+                    _attrs({k: was_p.get(k, "-") for k in keys}),
+                    _attrs({k: now_p.get(k, "-") for k in keys}),
+                    (*deliver, Action("scontrol-reconfigure")),
+                )
+            )
+    return changes
+
+
+def _partition_order(*confs: SlurmConf) -> Callable[[str], tuple[int, str]]:
+    names = [n for conf in confs for n in conf.partitions]
+    return lambda name: (names.index(name), name)
+
+
+def _attrs(values: Mapping[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in values.items())
+
+
+def _node_changes(
+    estate: Estate, path: str, old: SlurmConf, new: SlurmConf, deliver: tuple[Action, ...]
+) -> list[Change]:
+    changes = []
+    added = [h for h in new.nodes if h not in old.nodes]
+    removed = [h for h in old.nodes if h not in new.nodes]
+    if added:
+        pools = sorted({pool for pool, hosts in new.pools.items() if set(hosts) & set(added)})
+        changes.append(
+            Change(
+                path,
+                "slurm-nodes-added",
+                f"NodeName {_hosts(added)}",
+                "slurm.conf(5): adding nodes needs slurmctld and every slurmd restarted (all "
+                "slurmd must know every node); build the new hosts first, their slurmd starts "
+                "with the playbook",
+                "",
+                f"{len(added)} node(s) in pool(s) {', '.join(pools)}",
+                (
+                    *deliver,
+                    *(Action("ansible-build", f"{_group(p)}:") for p in pools),
+                    Action("restart-slurmctld"),
+                    Action("restart-slurmd", "*"),
+                ),
+            )
+        )
+    if removed:
+        changes.append(
+            Change(
+                path,
+                "slurm-nodes-removed",
+                f"NodeName {_hosts(removed)}",
+                "drain the nodes and wait for their jobs before applying: removing nodes needs "
+                "slurmctld and every slurmd restarted, and jobs still on them are lost",
+                f"{len(removed)} node(s)",
+                "",
+                (
+                    Action("drain-nodes", _hosts(removed)),
+                    *deliver,
+                    Action("restart-slurmctld"),
+                    Action("restart-slurmd", "*"),
+                ),
+            )
+        )
+    diffs: dict[tuple[tuple[str, str, str], ...], list[str]] = {}
+    for host, attrs in new.nodes.items():
+        if host in old.nodes and old.nodes[host] != attrs:
+            was = old.nodes[host]
+            key = tuple(
+                (k, was.get(k, "-"), attrs.get(k, "-"))
+                for k in sorted(set(was) | set(attrs))
+                if was.get(k) != attrs.get(k)
+            )
+            diffs.setdefault(key, []).append(host)
+    for diff, hosts in diffs.items():
+        keys = [k for k, _, _ in diff]
+        subject = f"NodeName={_hosts(hosts)} {', '.join(keys)}"
+        before = " ".join(f"{k}={a}" for k, a, _ in diff)
+        after = " ".join(f"{k}={b}" for k, _, b in diff)
+        if any(_MIG_TYPE.search(f"{a} {b}") for k, a, b in diff if k == "Gres"):
+            changes.append(_mig_change(estate, path, subject, before, after, hosts, deliver))
+        elif NODE_HARDWARE.intersection(keys):
+            changes.append(
+                Change(
+                    path,
+                    "slurm-node-hardware",
+                    subject,
+                    "slurm.conf(5): changing a node's processors, memory or GRES needs slurmctld "
+                    "and the nodes' slurmd restarted; nodes whose hardware does not match are "
+                    "drained by slurmctld",
+                    before,
+                    after,
+                    (
+                        *deliver,
+                        Action("restart-slurmctld"),
+                        *(Action("restart-slurmd", h) for h in hosts),
+                    ),
+                )
+            )
+        else:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-node-scheduling",
+                    subject,
+                    "features and weights take effect with scontrol reconfigure",
+                    before,
+                    after,
+                    (*deliver, Action("scontrol-reconfigure")),
+                )
+            )
+    return changes
+
+
+def _mig_change(
+    estate: Estate,
+    path: str,
+    subject: str,
+    before: str,
+    after: str,
+    hosts: list[str],
+    deliver: tuple[Action, ...],
+) -> Change:
+    pools = {p.name for p in estate.slurm_pools if set(p.hosts) & set(hosts)}
+    return Change(
+        path,
+        "mig-layout",
+        subject,
+        "a new MIG layout destroys the GPU instances jobs run in: drain the pool's nodes, "
+        "wait for their jobs, repartition (role nvidia_gpu), restart slurmctld and their "
+        "slurmd for the new GRES, then resume them",
+        before,
+        after,
+        (
+            Action("drain-nodes", _hosts(hosts)),
+            *deliver,
+            *(Action("ansible-playbook", f"{_group(p)}:nvidia_gpu") for p in sorted(pools)),
+            Action("restart-slurmctld"),
+            *(Action("restart-slurmd", h) for h in hosts),
+            Action("resume-nodes", _hosts(hosts)),
+        ),
+    )
+
+
+def _group(pool: str) -> str:
+    """The pool's Ansible group (as the ansible renderer names it)."""
+    return f"pool_{pool.replace('-', '_')}"
+
+
+def _gres_conf(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    def parse(text: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for raw in text.splitlines():
+            line = raw.strip()
+            if line.startswith("NodeName="):
+                name, _, rest = line.partition(" ")
+                for host in hostlist.expand(name[len("NodeName=") :], limit=10**6):
+                    out.setdefault(host, []).append(rest)
+        return out
+
+    old, new = parse(before), parse(after)
+    changed = [h for h in set(old) | set(new) if old.get(h) != new.get(h)]
+    both = sorted(h for h in changed if h in old and h in new)
+    changes = []
+    if both:
+        text = " ".join(old[both[0]]) + " " + " ".join(new[both[0]])
+        subject = f"NodeName={_hosts(both)}"
+        if _MIG_TYPE.search(text.replace("Type=", "gpu:")):
+            changes.append(
+                _mig_change(
+                    estate,
+                    path,
+                    subject,
+                    "; ".join(old[both[0]]),
+                    "; ".join(new[both[0]]),
+                    both,
+                    _ansible_for(path),
+                )
+            )
+        else:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-gres",
+                    subject,
+                    "slurmd reads gres.conf when it starts: restart the nodes' slurmd (and "
+                    "slurmctld, which checks their GRES)",
+                    "; ".join(old[both[0]]),
+                    "; ".join(new[both[0]]),
+                    (
+                        *_ansible_for(path),
+                        Action("restart-slurmctld"),
+                        *(Action("restart-slurmd", h) for h in both),
+                    ),
+                )
+            )
+    only = sorted(h for h in changed if h not in both)
+    if only:
+        changes.append(
+            Change(
+                path,
+                "slurm-gres",
+                f"NodeName={_hosts(only)}",
+                "GRES lines of nodes that join or leave; their slurmd restarts with the node "
+                "change",
+                actions=_ansible_for(path),
+            )
+        )
+    return changes
+
+
+def _topology_conf(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    def parse(text: str) -> dict[str, str]:
+        out = {}
+        for line in text.splitlines():
+            if line.startswith(("SwitchName=", "BlockName=", "BlockSizes=")):
+                head, _, rest = line.partition(" ")
+                out[head] = rest
+        return out
+
+    old, new = parse(before), parse(after)
+    names = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if not names:
+        return []
+    return [
+        Change(
+            path,
+            "slurm-topology",
+            ", ".join(names),
+            "slurmctld rebuilds the network topology on scontrol reconfigure; running jobs keep "
+            "their placement",
+            "; ".join(f"{n} {old.get(n, '-')}" for n in names),
+            "; ".join(f"{n} {new.get(n, '-')}" for n in names),
+            (*_ansible_for(path), Action("scontrol-reconfigure")),
+        )
+    ]
+
+
+def _cgroup_conf(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    if _comments_only(before, after):
+        return []
+    return [
+        Change(
+            path,
+            "slurm-cgroup",
+            path,
+            "slurmd reads cgroup.conf when it starts: restart slurmd on every node",
+            actions=(*_ansible_for(path), Action("restart-slurmd", "*")),
+        )
+    ]
+
+
+def _slurmdbd_conf(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    if _comments_only(before, after):
+        return []
+    return [
+        Change(
+            path,
+            "slurmdbd-config",
+            path,
+            "slurmdbd reads its configuration when it starts: restart it (jobs keep running; "
+            "slurmctld queues accounting records meanwhile)",
+            actions=(*_ansible_for(path), Action("restart-slurmdbd")),
+        )
+    ]
+
+
+def parse_sacct_cfg(text: str) -> dict[tuple[str, str, str], dict[str, str]]:
+    """(kind, name, parent) -> attributes, from a `sacctmgr load` file."""
+    out: dict[tuple[str, str, str], dict[str, str]] = {}
+    parent = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        head, _, rest = line.partition(":")
+        kind, _, name = head.partition(" - ")
+        name = name.strip().strip("'")
+        if kind == "Parent":
+            parent = name
+            continue
+        attrs = dict(part.split("=", 1) for part in rest.split(":") if "=" in part)
+        out[(kind, name, parent)] = {k: v.strip("'") for k, v in attrs.items()}
+    return out
+
+
+def _sacct_cfg(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    old, new = parse_sacct_cfg(before), parse_sacct_cfg(after)
+    changes = []
+    for key in sorted(set(old) | set(new), key=lambda k: (k[0] != "Account", k)):
+        kind, name, parent = key
+        if old.get(key) == new.get(key):
+            continue
+        subject = f"{kind} {name}" + (f" under {parent}" if parent else "")
+        if key not in new:
+            line = (
+                f"delete user name={name} account={parent}"
+                if kind == "User"
+                else f"delete account name={name}"
+                if kind == "Account"
+                else f"delete cluster {name}"
+            )
+            changes.append(
+                Change(
+                    path,
+                    "slurm-accounts-removed",
+                    subject,
+                    "sacctmgr load adds and updates but never deletes: remove it explicitly "
+                    "(after its jobs end; slurmdbd refuses to delete associations with running "
+                    "jobs)",
+                    _attrs(old[key]),
+                    "",
+                    (Action("sacctmgr-delete", line),),
+                )
+            )
+        else:
+            was = old.get(key, {})
+            changes.append(
+                Change(
+                    path,
+                    "slurm-accounts",
+                    subject,
+                    "accounts, users and Fairshare change in slurmdbd with sacctmgr load; "
+                    "slurmctld picks them up at once",
+                    _attrs(was),
+                    _attrs(new[key]),
+                    (*_ansible_for(path), Action("sacctmgr-load")),
+                )
+            )
+    return changes
+
+
+def parse_qos(text: str) -> dict[str, str]:
+    """QoS name (or `account` for the grant line) -> its sacctmgr line."""
+    out = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("add qos "):
+            out[f"add:{line.split()[2]}"] = line
+        elif line.startswith("modify qos where name="):
+            out[f"modify:{line.split()[3].split('=', 1)[1]}"] = line
+        elif line.startswith("modify account "):
+            out["grant"] = line
+    return out
+
+
+def _qos_sacctmgr(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    old, new = parse_qos(before), parse_qos(after)
+    changes = []
+    names = sorted({k.split(":", 1)[1] for k in set(old) | set(new) if ":" in k})
+    for name in names:
+        was = old.get(f"modify:{name}") or old.get(f"add:{name}")
+        now = new.get(f"modify:{name}") or new.get(f"add:{name}")
+        if was == now:
+            continue
+        if now is None:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-qos-removed",
+                    f"QoS {name}",
+                    "sacctmgr never deletes a QoS on its own: delete it once no partition, "
+                    "account or job uses it",
+                    was or "",
+                    "",
+                    (Action("sacctmgr-delete", f"delete qos name={name}"),),
+                )
+            )
+            continue
+        lines = [
+            new[k] for k in (f"add:{name}", f"modify:{name}") if k in new and new[k] != old.get(k)
+        ]
+        changes.append(
+            Change(
+                path,
+                "slurm-qos",
+                f"QoS {name}",
+                "QoS live in slurmdbd and change at once with sacctmgr; running jobs keep the "
+                "QoS limits they started with",
+                was or "",
+                now,
+                (*_ansible_for(path), *(Action("sacctmgr-qos", ln) for ln in lines)),
+            )
+        )
+    if old.get("grant") != new.get("grant") and "grant" in new:
+        changes.append(
+            Change(
+                path,
+                "slurm-qos",
+                "QoS granted to the estate's accounts",
+                "which QoS the accounts may use changes at once with sacctmgr",
+                old.get("grant", ""),
+                new["grant"],
+                (*_ansible_for(path), Action("sacctmgr-qos", new["grant"])),
+            )
+        )
+    return changes
+
+
+# Ansible roles that install each rendered file
+_FILE_ROLES = {
+    "slurm.conf": ("slurm_controller", "slurm_compute", "slurmdbd"),
+    "gres.conf": ("slurm_controller", "slurm_compute"),
+    "topology.conf": ("slurm_controller", "slurm_compute"),
+    "cgroup.conf": ("slurm_controller", "slurm_compute"),
+    "slurmdbd.conf": ("slurmdbd",),
+    "sacct.cfg": ("slurmdbd",),
+    "qos.sacctmgr": ("slurmdbd", "slurm_controller"),
+}
+
+
+def _ansible_for(path: str) -> tuple[Action, ...]:
+    """Installing a rendered Slurm file: the Ansible roles that copy it."""
+    name = path.rsplit("/", 1)[-1]
+    return tuple(Action("ansible-playbook", f"all:{role}") for role in _FILE_ROLES.get(name, ()))
+
+
+def _ansible_copy(
+    estate: Estate, path: str, status: str, before: str, after: str, name: str
+) -> list[Change]:
+    return [
+        Change(
+            path,
+            "ansible-files",
+            f"copy of slurm/{name}",
+            "the copy of the Slurm file the Ansible roles install; its changes are explained "
+            f"under slurm/{name}",
+            actions=_ansible_for(name),
+        )
+    ]
+
+
+# estate.yml variable -> (change kind, roles that use it)
+_ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "estate_users": ("identity", ("common",)),
+    "estate_teams": ("identity", ("common",)),
+    "estate_directory": ("identity", ("common",)),
+    "estate_storage": ("storage", ("storage_client",)),
+    "estate_labels": ("observability", ("node_exporter", "dcgm_exporter")),
+    "estate_node_exporter_port": ("observability", ("node_exporter",)),
+    "estate_dcgm_exporter_port": ("observability", ("dcgm_exporter",)),
+}
+_KIND_MEANING = {
+    "identity": "users, groups and the directory client change on every host with the "
+    "common role; running jobs and pods keep their credentials",
+    "storage": "mounts change with the storage_client role; a file system in use cannot be "
+    "unmounted, so drain its users first when one goes away",
+    "observability": "the exporters restart with the new port or labels; Prometheus needs "
+    "the new targets (observability/prometheus/)",
+    "slurm-accounting-config": "Slurm service settings the roles template; the roles restart "
+    "the daemons whose files change",
+    "gpu-config": "the GPU stack of the pool's hosts changes with the nvidia_gpu role",
+    "kubernetes-node-labels": "kubelet registers the pool's hosts with the new labels and "
+    "taints (role k8s_gpu_node); Pulumi's NodePatch applies them to running nodes",
+    "pool-added": "a new pool: build its hosts with the whole playbook",
+    "pool-removed": "the pool's hosts leave the estate; Ansible no longer manages them",
+}
+
+
+def _yaml(text: str) -> Any:
+    import yaml
+
+    return yaml.safe_load(text) if text else None
+
+
+def _estate_vars(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    old, new = _yaml(before) or {}, _yaml(after) or {}
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) == new.get(key):
+            continue
+        kind, roles = _ESTATE_VARS.get(
+            key,
+            ("slurm-accounting-config", ("slurmdbd", "slurm_controller", "slurm_compute"))
+            if key.startswith("slurm_")
+            else ("ansible-vars", ("",)),
+        )
+        meaning = _KIND_MEANING.get(kind, "a variable every role may read: run the playbook")
+        changes.append(
+            Change(
+                path,
+                kind,
+                key,
+                meaning,
+                _short(old.get(key)),
+                _short(new.get(key)),
+                tuple(Action("ansible-playbook", f"all:{role}") for role in roles),
+            )
+        )
+    return changes
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True) if value is not None else ""
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _pool_vars(
+    estate: Estate, path: str, status: str, before: str, after: str, group: str
+) -> list[Change]:
+    old, new = _yaml(before) or {}, _yaml(after) or {}
+    if status == "added":
+        return [
+            Change(
+                path,
+                "pool-added",
+                group,
+                _KIND_MEANING["pool-added"],
+                actions=(Action("ansible-build", f"{group}:"),),
+            )
+        ]
+    if status == "removed":
+        return [
+            Change(
+                path,
+                "pool-removed",
+                group,
+                _KIND_MEANING["pool-removed"],
+                actions=(Action("review", path),),
+            )
+        ]
+    changes = []
+    pool_name = new.get("pool_name", "")
+    pool = estate.pools_by_name.get(pool_name)
+    for key in sorted(set(old) | set(new)):
+        was, now = old.get(key), new.get(key)
+        if was == now:
+            continue
+        if key == "pool_gpu" and (was or {}).get("mig") != (now or {}).get("mig"):
+            hosts = list(pool.hosts) if pool else []
+            if pool and pool.scheduler == "slurm":
+                changes.append(
+                    Change(
+                        path,
+                        "mig-layout",
+                        f"{group} MIG layout",
+                        "the nvidia_gpu role repartitions the pool's GPUs, which destroys the GPU "
+                        "instances jobs run in: drain the pool's nodes first",
+                        _short((was or {}).get("mig")),
+                        _short((now or {}).get("mig")),
+                        (
+                            Action("drain-nodes", _hosts(hosts)),
+                            Action("ansible-playbook", f"{group}:nvidia_gpu"),
+                            Action("resume-nodes", _hosts(hosts)),
+                        ),
+                    )
+                )
+            else:
+                changes.append(
+                    Change(
+                        path,
+                        "mig-layout",
+                        f"{group} MIG layout",
+                        "the MIG layout the nvidia_gpu role lays down for the MIG manager; the "
+                        "cluster's MIG manager repartitions the nodes (see cluster.json)",
+                        _short((was or {}).get("mig")),
+                        _short((now or {}).get("mig")),
+                        (Action("ansible-playbook", f"{group}:nvidia_gpu"),),
+                    )
+                )
+            continue
+        kind, roles = {
+            "pool_gpu": ("gpu-config", ("nvidia_gpu",)),
+            "pool_storage": ("storage", ("storage_client",)),
+            "pool_node_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
+            "pool_node_taints": ("kubernetes-node-labels", ("k8s_gpu_node",)),
+        }.get(key, ("ansible-vars", ("",)))
+        if key == "pool_features":
+            changes.append(
+                Change(
+                    path,
+                    "review",
+                    key,
+                    "features are Slurm node features: see slurm.conf",
+                    _short(was),
+                    _short(now),
+                    (Action("review", path),),
+                )
+            )
+            continue
+        changes.append(
+            Change(
+                path,
+                kind,
+                f"{group} {key}",
+                _KIND_MEANING.get(kind, "a pool variable the roles read: run the playbook on it"),
+                _short(was),
+                _short(now),
+                tuple(Action("ansible-playbook", f"{group}:{role}") for role in roles),
+            )
+        )
+    return changes
+
+
+def _inventory(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    def groups(doc: Any) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for name, body in ((doc or {}).get("all", {}).get("children") or {}).items():
+            hosts = {
+                host
+                for pattern in (body or {}).get("hosts") or {}
+                for host in hostlist.expand(re.sub(r"\[(\w+):(\w+)\]", r"[\1-\2]", pattern))
+            }
+            out[name] = hosts | set((body or {}).get("children") or {})
+        return out
+
+    old, new = groups(_yaml(before)), groups(_yaml(after))
+    changes = []
+    for name in sorted(set(old) | set(new)):
+        added = sorted(new.get(name, set()) - old.get(name, set()))
+        removed = sorted(old.get(name, set()) - new.get(name, set()))
+        if not (added or removed):
+            continue
+        actions = (Action("ansible-build", f"{name}:"),) if added else (Action("review", path),)
+        changes.append(
+            Change(
+                path,
+                "inventory",
+                f"group {name}",
+                "hosts join the group: the playbook builds them for its roles"
+                if added
+                else "hosts leave the group; Ansible stops managing that role on them (it does "
+                "not undo what it installed)",
+                _names(removed),
+                _names(added),
+                actions,
+            )
+        )
+    return changes
+
+
+def _names(names: list[str]) -> str:
+    """Host names as one hostlist where they are host names; group names as they are."""
+    try:
+        return _short(hostlist.compress(names)).strip('"') if names else ""
+    except hostlist.HostlistError:
+        return _short(", ".join(names)).strip('"')
+
+
+def _ansible_other(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    match = re.match(r"ansible/roles/([^/]+)/", path)
+    role = match.group(1) if match else ""
+    return [
+        Change(
+            path,
+            "ansible-roles",
+            role or path,
+            f"role {role} changed: run it everywhere it applies"
+            if role
+            else "the playbook itself changed: run it",
+            actions=(Action("ansible-playbook", f"all:{role}"),),
+        )
+    ]
+
+
+# cluster.json section -> (kind, meaning)
+_CLUSTER_SECTIONS = {
+    "queues": (
+        "kueue-quota",
+        "Kueue quotas and borrowing are applied live by pulumi up: "
+        "ClusterQueues update in place, admitted workloads keep running, new "
+        "admissions follow the new numbers",
+    ),
+    "teams": ("kubernetes-tenancy", "namespaces and their GPU ResourceQuotas update live"),
+    "priority_classes": (
+        "kubernetes-priority-classes",
+        "PriorityClass values are immutable: Pulumi replaces a changed one; "
+        "running pods keep their priority",
+    ),
+    "components": (
+        "kubernetes-components",
+        "pinned images and charts change: DaemonSets roll node by node, Helm releases upgrade",
+    ),
+    "observability": (
+        "observability",
+        "the DCGM exporter DaemonSet and its scrape configuration change; exporter pods roll",
+    ),
+    "storage_classes": (
+        "kubernetes-storage",
+        "storage classes change; existing volumes keep theirs",
+    ),
+}
+
+
+def _cluster_json(
+    estate: Estate, path: str, status: str, before: str, after: str, cluster: str
+) -> list[Change]:
+    if status == "added":
+        return [
+            Change(
+                path,
+                "kubernetes-cluster-added",
+                cluster,
+                "a new Pulumi project: create its stack and apply it",
+                actions=(Action("pulumi-new", cluster),),
+            )
+        ]
+    if status == "removed":
+        return [
+            Change(
+                path,
+                "kubernetes-cluster-removed",
+                cluster,
+                "the cluster left the blueprint: destroy its stack from the current "
+                "output before rendering, or its resources stay unmanaged",
+                actions=(Action("pulumi-destroy", cluster),),
+            )
+        ]
+    old, new = json.loads(before or "{}"), json.loads(after or "{}")
+    up = Action("pulumi-up", cluster)
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) == new.get(key):
+            continue
+        if key == "pools":
+            changes += _cluster_pools(path, cluster, old.get(key) or [], new.get(key) or [], up)
+            continue
+        if key in ("queues", "teams", "priority_classes"):
+            kind, meaning = _CLUSTER_SECTIONS[key]
+            for subject, was, now in _items(key, old.get(key), new.get(key)):
+                changes.append(Change(path, kind, subject, meaning, was, now, (up,)))
+            continue
+        kind, meaning = _CLUSTER_SECTIONS.get(
+            key, ("kubernetes-cluster-settings", "cluster settings change with pulumi up")
+        )
+        if key == "cluster" and (old.get(key) or {}).get("mig_strategy") != (
+            new.get(key) or {}
+        ).get("mig_strategy"):
+            meaning = (
+                "the MIG strategy changes the resource names pods request: the device "
+                "plugin restarts and pods requesting the old names stay pending"
+            )
+        changes.append(
+            Change(path, kind, key, meaning, _short(old.get(key)), _short(new.get(key)), (up,))
+        )
+    return changes
+
+
+def _items(section: str, old: Any, new: Any) -> list[tuple[str, str, str]]:
+    """(subject, before, after) per changed entry of a list section, only the fields that differ."""
+
+    def entries(value: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        if section == "queues":
+            value = value or {}
+            head = {"cohort": value.get("cohort")} if value else {}
+            return head, {f"queue {t['team']}": t for t in value.get("teams", [])}
+        return {}, {f"{section.rstrip('s').replace('_', ' ')} {t['name']}": t for t in value or []}
+
+    old_head, was = entries(old)
+    new_head, now = entries(new)
+    out = []
+    if old_head != new_head:
+        out.append(("cohort", _short(old_head.get("cohort")), _short(new_head.get("cohort"))))
+    for name in [*was, *(n for n in now if n not in was)]:
+        a, b = was.get(name), now.get(name)
+        if a == b:
+            continue
+        fields = sorted(
+            k for k in set(a or {}) | set(b or {}) if (a or {}).get(k) != (b or {}).get(k)
+        )
+        out.append(
+            (
+                name,
+                "" if a is None else " ".join(f"{k}={_short(a.get(k))}" for k in fields),
+                "" if b is None else " ".join(f"{k}={_short(b.get(k))}" for k in fields),
+            )
+        )
+    return out
+
+
+def _cluster_pools(
+    path: str, cluster: str, old: list[Any], new: list[Any], up: Action
+) -> list[Change]:
+    was = {p["name"]: p for p in old}
+    now = {p["name"]: p for p in new}
+    changes = []
+    for name in sorted(set(was) | set(now)):
+        a, b = was.get(name), now.get(name)
+        if a == b:
+            continue
+        if a is None or b is None:
+            changes.append(
+                Change(
+                    path,
+                    "kubernetes-pool",
+                    f"pool {name}",
+                    "a pool joins or leaves the cluster: its node labels, device plugin "
+                    "configuration and (for gke/eks) the cloud node pool change with pulumi up",
+                    "" if a is None else name,
+                    "" if b is None else name,
+                    (up,),
+                )
+            )
+            continue
+        gpu_a, gpu_b = a.get("gpu") or {}, b.get("gpu") or {}
+        if gpu_a.get("mig") != gpu_b.get("mig"):
+            changes.append(
+                Change(
+                    path,
+                    "mig-layout",
+                    f"pool {name} MIG layout",
+                    "the MIG manager repartitions the pool's nodes: it evicts the GPU pods on "
+                    "each node (a drain) before changing the layout; Kueue flavours and quotas "
+                    "per profile change with it",
+                    _short(gpu_a.get("mig")),
+                    _short(gpu_b.get("mig")),
+                    (up,),
+                )
+            )
+        sharing = ("time_slicing", "mps")
+        if any(gpu_a.get(k) != gpu_b.get(k) for k in sharing):
+            changes.append(
+                Change(
+                    path,
+                    "gpu-sharing",
+                    f"pool {name} GPU sharing",
+                    "the device plugin's config for the pool changes: it restarts and "
+                    "advertises the new replica count; running pods keep their devices",
+                    _short({k: gpu_a.get(k) for k in sharing}),
+                    _short({k: gpu_b.get(k) for k in sharing}),
+                    (up,),
+                )
+            )
+        for key, kind, meaning in (
+            (
+                "labels",
+                "kubernetes-node-labels",
+                "node labels are patched live (server-side apply); pods already running stay",
+            ),
+            (
+                "taints",
+                "kubernetes-node-labels",
+                "taints are patched live; a NoExecute taint evicts pods that do not tolerate it",
+            ),
+            (
+                "hosts",
+                "kubernetes-nodes",
+                "node patches follow the host list; new hosts must join the cluster first "
+                "(build them with Ansible)",
+            ),
+            (
+                "nodes",
+                "kubernetes-pool",
+                "the cloud node pool's autoscaling bounds change with pulumi up",
+            ),
+        ):
+            if a.get(key) != b.get(key):
+                changes.append(
+                    Change(
+                        path,
+                        kind,
+                        f"pool {name} {key}",
+                        meaning,
+                        _short(a.get(key)),
+                        _short(b.get(key)),
+                        (up,),
+                    )
+                )
+        rest = sorted(
+            k
+            for k in set(a) | set(b)
+            if k not in ("gpu", "labels", "taints", "hosts", "nodes") and a.get(k) != b.get(k)
+        )
+        gpu_rest = sorted(
+            k
+            for k in set(gpu_a) | set(gpu_b)
+            if k not in ("mig", *sharing) and gpu_a.get(k) != gpu_b.get(k)
+        )
+        if rest or gpu_rest:
+            changes.append(
+                Change(
+                    path,
+                    "kubernetes-pool",
+                    f"pool {name} {', '.join(rest + gpu_rest)}",
+                    "the pool's shape changes: quotas, flavours and (for gke/eks) the cloud node "
+                    "pool follow with pulumi up",
+                    actions=(up,),
+                )
+            )
+    return changes
+
+
+def _pulumi_program(
+    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
+) -> list[Change]:
+    if name == "requirements.txt":
+        meaning = (
+            "the program's Python dependencies change: recreate the project's "
+            "virtualenv (pulumi install) before pulumi up"
+        )
+        kind = "pulumi-dependencies"
+    else:
+        meaning = "the Pulumi program or its stack configuration changes: preview and apply"
+        kind = "pulumi-program"
+    return [
+        Change(path, kind, f"{cluster}/{name}", meaning, actions=(Action("pulumi-up", cluster),))
+    ]
+
+
+def _prometheus(
+    estate: Estate, path: str, status: str, before: str, after: str, name: str
+) -> list[Change]:
+    if name.startswith("targets/"):
+        return [
+            Change(
+                path,
+                "prometheus-targets",
+                name,
+                "Prometheus re-reads file_sd target files when they change: copy them to the "
+                "Prometheus server, no reload needed",
+                actions=(Action("review", "copy observability/prometheus/targets/ to Prometheus"),),
+            )
+        ]
+    return [
+        Change(
+            path,
+            "prometheus-config",
+            name,
+            "the scrape jobs change: Prometheus needs a reload",
+            actions=(Action("prometheus-reload"),),
+        )
+    ]
+
+
+def _estate_json(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    return [
+        Change(
+            path,
+            "review",
+            "estate.json",
+            "the resolved blueprint, for review and pipelines; nothing reads it at run time",
+            actions=(Action("review", path),),
+        )
+    ]
+
+
+Explainer = Callable[..., list[Change]]
+_EXPLAINERS: list[tuple[str, Explainer]] = [
+    (r"slurm/slurm\.conf", _slurm_conf),
+    (r"slurm/gres\.conf", _gres_conf),
+    (r"slurm/topology\.conf", _topology_conf),
+    (r"slurm/cgroup\.conf", _cgroup_conf),
+    (r"slurm/slurmdbd\.conf", _slurmdbd_conf),
+    (r"slurm/sacct\.cfg", _sacct_cfg),
+    (r"slurm/qos\.sacctmgr", _qos_sacctmgr),
+    (r"ansible/files/slurm/(.+)", _ansible_copy),
+    (r"ansible/group_vars/all/estate\.yml", _estate_vars),
+    (r"ansible/group_vars/(pool_[a-z0-9_]+)\.yml", _pool_vars),
+    (r"ansible/inventory\.yml", _inventory),
+    (r"ansible/.+", _ansible_other),
+    (r"pulumi/([^/]+)/cluster\.json", _cluster_json),
+    (r"pulumi/([^/]+)/([^/]+)", _pulumi_program),
+    (r"observability/prometheus/(.+)", _prometheus),
+    (r"estate\.json", _estate_json),
+]
+
+
+# --- text -------------------------------------------------------------------------------------
+
+
+def text(result: Plan) -> str:
+    """The plan for people: per file, each change and what it means; then the steps."""
+    if not result.changed:
+        return f"{result.target}: no changes; nothing to do\n"
+    changes = sum(len(f.changes) for f in result.files)
+    lines = [
+        f"Plan for {result.target} (estate {result.estate}): {changes} change(s) in "
+        f"{len(result.files)} file(s)",
+        "",
+    ]
+    for f in result.files:
+        note = (
+            " (edited since it was rendered: MANIFEST.json has another digest)" if f.edited else ""
+        )
+        lines.append(f"{_STATUS[f.status]} {f.path}{note}")
+        for change in f.changes:
+            lines.append(f"    {change.kind}: {change.subject}")
+            if change.before or change.after:
+                lines.append(f"      {change.before or '(none)'}  ->  {change.after or '(none)'}")
+            lines.append(f"      {change.meaning}")
+        lines.append("")
+    lines.append("Steps, in order:")
+    for number, step in enumerate(result.steps(), 1):
+        lines.append(f"  {number}. {step.title}")
+        lines.extend(f"       {command}" for command in step.commands)
+    return "\n".join(lines) + "\n"
+
+
+_STATUS = {"added": "+", "removed": "-", "modified": "~", "mode": "~"}

@@ -1,0 +1,212 @@
+"""`validate --format sarif`: findings as SARIF 2.1.0 results, inline on the blueprint.
+
+Every fixture of the invalid corpus must come out as a result at the line its header names,
+with the key path as the logical location and a ruleId naming the stage and kind of problem.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from estategen.sarif import FALLBACK_RULE, validate_sarif
+
+from conftest import BLUEPRINTS, run_cli
+
+CORPUS = Path(__file__).parent / "fixtures" / "invalid"
+FIXTURES = sorted(CORPUS.glob("*.yaml"))
+HEADER = re.compile(r"# expect: (?P<path>.*?) @ (?P<line>[0-9]+) : (?P<message>.+)")
+
+# The parts of the SARIF 2.1.0 format (OASIS standard, sections 3.13-3.28) that code hosts
+# read: a log with runs, a driver with rules, results with rule, level, message and location.
+SARIF_SUBSET: dict[str, Any] = {
+    "type": "object",
+    "required": ["version", "runs", "$schema"],
+    "properties": {
+        "version": {"const": "2.1.0"},
+        "runs": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["tool", "results"],
+                "properties": {
+                    "tool": {
+                        "type": "object",
+                        "required": ["driver"],
+                        "properties": {
+                            "driver": {
+                                "type": "object",
+                                "required": ["name", "rules"],
+                                "properties": {
+                                    "rules": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["id", "shortDescription"],
+                                            "properties": {
+                                                "id": {"type": "string", "minLength": 1},
+                                                "shortDescription": {
+                                                    "type": "object",
+                                                    "required": ["text"],
+                                                },
+                                            },
+                                        },
+                                    }
+                                },
+                            }
+                        },
+                    },
+                    "results": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["ruleId", "ruleIndex", "level", "message", "locations"],
+                            "properties": {
+                                "level": {"enum": ["none", "note", "warning", "error"]},
+                                "message": {"type": "object", "required": ["text"]},
+                                "locations": {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["physicalLocation"],
+                                        "properties": {
+                                            "physicalLocation": {
+                                                "type": "object",
+                                                "required": ["artifactLocation", "region"],
+                                                "properties": {
+                                                    "artifactLocation": {
+                                                        "type": "object",
+                                                        "required": ["uri"],
+                                                    },
+                                                    "region": {
+                                                        "type": "object",
+                                                        "required": ["startLine"],
+                                                        "properties": {
+                                                            "startLine": {
+                                                                "type": "integer",
+                                                                "minimum": 1,
+                                                            },
+                                                            "startColumn": {
+                                                                "type": "integer",
+                                                                "minimum": 1,
+                                                            },
+                                                        },
+                                                    },
+                                                },
+                                            }
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def check_log(log: dict[str, Any]) -> None:
+    """Valid against the subset, and every result's ruleIndex points at its rule."""
+    jsonschema.validate(log, SARIF_SUBSET)
+    run = log["runs"][0]
+    rules = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    assert len(rules) == len(set(rules))
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]] == result["ruleId"]
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.stem)
+def test_corpus_finding_is_a_result_at_its_line_with_its_kind(fixture: Path) -> None:
+    match = HEADER.fullmatch(fixture.read_bytes().split(b"\n", 1)[0].decode().rstrip("\r"))
+    assert match
+    log, valid = validate_sarif(str(fixture))
+    assert not valid
+    check_log(log)
+    results = log["runs"][0]["results"]
+    family = fixture.name.split("-", 1)[0]
+    wanted = [
+        r
+        for r in results
+        if r["locations"][0]["physicalLocation"]["region"]["startLine"] == int(match["line"])
+        and match["message"].strip() in r["message"]["text"]
+        and [x["fullyQualifiedName"] for x in r["locations"][0].get("logicalLocations", [])]
+        == ([match["path"]] if match["path"] else [])
+    ]
+    assert wanted, json.dumps(results, indent=1)
+    for result in results:
+        assert result["ruleId"] != FALLBACK_RULE, result
+        assert result["level"] == "error" or result["ruleId"].startswith("check/")
+    # the host budget is counted, like the check of the same name, before the model is built
+    expected_family = "check" if fixture.stem == "schema-estate-too-many-hosts" else family
+    assert wanted[0]["ruleId"].startswith(f"{expected_family}/"), wanted[0]["ruleId"]
+    uri = wanted[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri.endswith(f"tests/fixtures/invalid/{fixture.name}")
+
+
+def test_rule_ids_name_the_check_or_schema_rule() -> None:
+    log, _ = validate_sarif(str(CORPUS / "check-duplicate-gid.yaml"))
+    assert {r["ruleId"] for r in log["runs"][0]["results"]} == {"check/unique_ids"}
+    rule = log["runs"][0]["tool"]["driver"]["rules"][0]
+    assert rule["shortDescription"]["text"].startswith("A uid or gid names one identity")
+    log, _ = validate_sarif(str(CORPUS / "schema-bad-hostlist-syntax.yaml"))
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["schema/hostlists"]
+
+
+def test_valid_blueprint_gives_a_log_without_results() -> None:
+    for blueprint in sorted(BLUEPRINTS.glob("*.yaml")):
+        log, valid = validate_sarif(str(blueprint))
+        assert valid
+        check_log(log)
+        assert log["runs"][0]["results"] == []
+
+
+def test_warnings_are_warning_results_and_do_not_fail(tmp_path: Path) -> None:
+    text = (BLUEPRINTS / "lab.yaml").read_text()
+    spare = tmp_path / "spare.yaml"
+    spare.write_text(
+        text.replace(
+            "  - name: l4-serve\n",
+            "  - name: spare\n    scheduler: slurm\n    hosts: spare-01\n"
+            "    cpu: {sockets: 1, cores_per_socket: 8}\n    memory_gb: 64\n"
+            "  - name: l4-serve\n",
+        )
+    )
+    result = run_cli("validate", spare, "--format", "sarif")
+    assert result.returncode == 0, result.stdout + result.stderr
+    log = json.loads(result.stdout)
+    check_log(log)
+    (warning,) = log["runs"][0]["results"]
+    assert warning["level"] == "warning"
+    assert warning["ruleId"] == "check/partitions_resolve"
+    assert warning["message"]["text"] == "node_pools[1]: pool 'spare' is in no partition"
+
+
+def test_cli_sarif_of_an_invalid_blueprint_exits_one_with_a_relative_uri() -> None:
+    fixture = CORPUS / "schema-unknown-key-did-you-mean.yaml"
+    result = run_cli(
+        "validate",
+        fixture.relative_to(CORPUS.parent.parent.parent),
+        "--format",
+        "sarif",
+        cwd=CORPUS.parent.parent.parent,
+    )
+    assert result.returncode == 1
+    log = json.loads(result.stdout)
+    check_log(log)
+    uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert uri["uri"] == f"tests/fixtures/invalid/{fixture.name}"
+
+
+def test_cli_sarif_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    result = run_cli("validate", tmp_path / "nope.yaml", "--format", "sarif")
+    assert result.returncode == 2
+    assert "no such file" in result.stderr
