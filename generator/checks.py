@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, builtin_models
 from estategen.errors import Finding, issue
-from estategen.model import Estate, NodePool, Team, slurm_minutes
+from estategen.model import Estate, NodePool, Team, quota_capacity, slurm_minutes
 
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
@@ -636,7 +636,7 @@ def queues_resolve(estate: Estate) -> Iterator[Finding]:
     for cluster in estate.kubernetes_clusters:
         if not cluster.queues:
             continue
-        models = _cluster_capacity(estate, cluster.name)
+        models = quota_capacity(estate, cluster.name)
         for queue in cluster.queues.teams:
             if queue.team not in teams:
                 yield issue(f"{queue.path}.team", f"{queue.team!r} is not a team{_choices(teams)}")
@@ -654,7 +654,7 @@ def quotas_within_capacity(estate: Estate) -> Iterator[Finding]:
     for cluster in estate.kubernetes_clusters:
         if not cluster.queues:
             continue
-        capacity = _cluster_capacity(estate, cluster.name)
+        capacity = quota_capacity(estate, cluster.name)
         promised: dict[str, int] = defaultdict(int)
         askers: Counter[str] = Counter()
         for queue in cluster.queues.teams:
@@ -675,23 +675,6 @@ def quotas_within_capacity(estate: Estate) -> Iterator[Finding]:
                     f"nominal quotas for {key} add up to {amount}, above the "
                     f"{capacity[key]} in cluster {cluster.name!r}",
                 )
-
-
-def _cluster_capacity(estate: Estate, cluster: str) -> dict[str, int]:
-    """Whole GPUs per model, and MIG instances per model/profile, in a cluster.
-
-    A GPU split by MIG is scheduled as its instances, so it backs `model/profile` quotas and
-    not the whole-GPU `model` quota (as the Kueue flavours the stack creates count them).
-    """
-    capacity: dict[str, int] = defaultdict(int)
-    for pool in estate.pools_in_cluster(cluster):
-        if not pool.gpus:
-            continue
-        if not pool.gpus.mig:
-            capacity[pool.gpus.model] += pool.gpu_count
-        for profile in pool.gpus.mig:
-            capacity[f"{pool.gpus.model}/{profile}"] += pool.gpu_count
-    return dict(capacity)
 
 
 @check

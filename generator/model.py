@@ -272,6 +272,10 @@ class Storage:
     pools: tuple[str, ...] | None
     storage_class: str | None
 
+    def mounted_on(self, pool: str) -> bool:
+        """A file system without `pools` is mounted on every pool; otherwise on those listed."""
+        return self.pools is None or pool in self.pools
+
 
 @dataclass(frozen=True)
 class Observability:
@@ -539,6 +543,29 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
 
 # Slurm stores time limits as 32-bit minutes with the top values reserved for INFINITE.
 MAX_SLURM_MINUTES = 4_294_967_293
+
+
+def quota_keys(pool: NodePool) -> list[str]:
+    """The Kueue quota keys a pool backs: MODEL, or MODEL/PROFILE for each MIG profile.
+
+    A GPU split by MIG is scheduled as its instances, so it backs only its profiles' keys.
+    """
+    if not pool.gpus:
+        return []
+    if pool.gpus.mig:
+        return [f"{pool.gpus.model}/{p}" for p in sorted(set(pool.gpus.mig))]
+    return [pool.gpus.model]
+
+
+def quota_capacity(estate: Estate, cluster: str) -> dict[str, int]:
+    """Units behind each quota key of a cluster: whole GPUs, or MIG instances of a profile."""
+    capacity: dict[str, int] = {}
+    for pool in estate.pools_in_cluster(cluster):
+        for key in quota_keys(pool):
+            _, _, profile = key.partition("/")
+            per_gpu = pool.gpus.mig.count(profile) if profile and pool.gpus else 1
+            capacity[key] = capacity.get(key, 0) + pool.gpu_count * per_gpu
+    return capacity
 
 
 def spread(hosts: Sequence[str], groups: Sequence[str]) -> list[tuple[str, list[str]]]:

@@ -19,7 +19,16 @@ from functools import cache
 from typing import Any
 
 from estategen import __version__
-from estategen.model import Estate, KubernetesCluster, NodePool, Partition, QueueTeam, Storage
+from estategen.model import (
+    Estate,
+    KubernetesCluster,
+    NodePool,
+    Partition,
+    QueueTeam,
+    Storage,
+    quota_capacity,
+    quota_keys,
+)
 
 # Ports the schedulers' own daemons hold on a pool's hosts; an exporter on one of them cannot
 # start. slurmd listens on 6818 (slurm.conf renders SlurmdPort=6818); kubelet on 10250 (and
@@ -137,31 +146,17 @@ def replicas(pool: NodePool) -> int:
     return pool.gpus.sharing.time_slicing or pool.gpus.sharing.mps or 1
 
 
-def flavor_keys(pool: NodePool) -> list[str]:
-    """The quota keys a pool provides: MODEL, or MODEL/PROFILE for each MIG profile."""
-    if not pool.gpus:
-        return []
-    if pool.gpus.mig:
-        return [f"{pool.gpus.model}/{p}" for p in sorted(set(pool.gpus.mig))]
-    return [pool.gpus.model]
-
-
 def cluster_flavors(estate: Estate, cluster: str) -> list[Flavor]:
     """Flavours of a cluster with their units, as the Pulumi program counts them."""
     grouped: dict[str, list[NodePool]] = {}
     for pool in estate.pools_in_cluster(cluster):
-        for key in flavor_keys(pool):
+        for key in quota_keys(pool):
             grouped.setdefault(key, []).append(pool)
-    out = []
-    for key, pools in sorted(grouped.items()):
-        _, _, profile = key.partition("/")
-        units = sum(
-            p.gpu_count * (p.gpus.mig.count(profile) if profile and p.gpus else 1) for p in pools
-        )
-        out.append(
-            Flavor(cluster, key, tuple(p.name for p in pools), units, min(map(replicas, pools)))
-        )
-    return out
+    capacity = quota_capacity(estate, cluster)
+    return [
+        Flavor(cluster, key, tuple(p.name for p in pools), capacity[key], min(map(replicas, pools)))
+        for key, pools in sorted(grouped.items())
+    ]
 
 
 def slots(pool: NodePool) -> tuple[int, str]:
@@ -192,16 +187,14 @@ def mounts(estate: Estate, pool: NodePool) -> list[Storage]:
     """File systems mounted on a pool's hosts; Ansible builds on-prem hosts only."""
     if pool.managed:
         return []
-    return [s for s in estate.storage if s.pools is None or pool.name in s.pools]
+    return [s for s in estate.storage if s.mounted_on(pool.name)]
 
 
 def offered_storage_classes(estate: Estate, cluster: str) -> list[Storage]:
     """Storage with a storage class the cluster offers (as the Pulumi renderer lists them)."""
-    names = {p.name for p in estate.pools_in_cluster(cluster)}
+    pools = list(estate.pools_in_cluster(cluster))
     return [
-        s
-        for s in estate.storage
-        if s.storage_class and (s.pools is None or names.intersection(s.pools))
+        s for s in estate.storage if s.storage_class and any(s.mounted_on(p.name) for p in pools)
     ]
 
 
@@ -210,7 +203,7 @@ def partitions_of(estate: Estate, pool: NodePool) -> list[Partition]:
 
 
 def queues_of(estate: Estate, pool: NodePool) -> list[tuple[KubernetesCluster, QueueTeam]]:
-    keys = set(flavor_keys(pool))
+    keys = set(quota_keys(pool))
     return [
         (cluster, queue)
         for cluster in estate.kubernetes_clusters
@@ -437,7 +430,7 @@ def _stranded(estate: Estate, flavors: Sequence[Flavor]) -> Iterable[ReportWarni
         for queue in cluster.queues.teams:
             quotas.update(queue.quota)
         for pool in estate.pools_in_cluster(cluster.name):
-            keys = flavor_keys(pool)
+            keys = quota_keys(pool)
             if keys and not any(quotas[k] for k in keys):
                 yield ReportWarning(
                     "stranded-capacity",

@@ -109,7 +109,7 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
             "time_slicing": pool.gpus.sharing.time_slicing,
             "mps": pool.gpus.sharing.mps,
         }
-    mounts = [s.name for s in estate.storage if s.pools is None or pool.name in s.pools]
+    mounts = [s.name for s in estate.storage if s.mounted_on(pool.name)]
     return {
         "pool_name": pool.name,
         "pool_scheduler": pool.scheduler,

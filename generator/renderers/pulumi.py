@@ -8,7 +8,7 @@ program is tested where it lives, under Pulumi's mocks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
@@ -148,14 +148,9 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
         "storage_classes": sorted(
             s.storage_class
             for s in estate.storage
-            if s.storage_class and _mounted_in(s.pools, pools)
+            if s.storage_class and any(s.mounted_on(p.name) for p in pools)
         ),
     }
-
-
-def _mounted_in(storage_pools: Iterable[str] | None, pools: Sequence[NodePool]) -> bool:
-    names = {p.name for p in pools}
-    return storage_pools is None or bool(names.intersection(storage_pools))
 
 
 def _pool_data(estate: Estate, pool: NodePool) -> dict[str, Any]:
