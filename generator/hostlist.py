@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeAlias
 
-__all__ = ["MAX_EXPANSION", "HostlistError", "compress", "count", "expand"]
+__all__ = ["MAX_EXPANSION", "HostlistError", "compress", "count", "expand", "split_items"]
 
 MAX_EXPANSION: int = 65_536  # names one expression may expand to
 
@@ -93,7 +93,7 @@ def _check_characters(expression: str) -> None:
             )
 
 
-def _split_items(expression: str) -> list[str]:
+def split_items(expression: str) -> list[str]:
     """Split on top-level commas; commas inside brackets belong to the bracket."""
     shown = _show(expression)
     items: list[str] = []
@@ -193,7 +193,7 @@ def _parse(expression: str) -> list[_Item]:
     if not expression.strip():
         raise HostlistError("hostlist expression is empty")
     _check_characters(expression)
-    return [_parse_item(item) for item in _split_items(expression)]
+    return [_parse_item(item) for item in split_items(expression)]
 
 
 def _item_count(item: _Item) -> int:

@@ -27,20 +27,7 @@ def ansible_patterns(names: Iterable[str]) -> list[str]:
     """Host names as Ansible inventory patterns: ``gpu-[001:032]`` for each contiguous run."""
     compressed = hostlist.compress(names)
     patterns: list[str] = []
-    depth = 0
-    item = ""
-    items = []
-    for char in compressed:
-        depth += char == "["
-        depth -= char == "]"
-        if char == "," and depth == 0:
-            items.append(item)
-            item = ""
-        else:
-            item += char
-    if item:
-        items.append(item)
-    for entry in items:
+    for entry in hostlist.split_items(compressed) if compressed else []:
         match = _BRACKET.match(entry)
         if not match:
             patterns.append(entry)
