@@ -1,24 +1,85 @@
 #!/usr/bin/env bash
-# Install everything the tests need on a fresh Debian machine, then run them.
+# Install everything the tests need on a fresh Debian 12 or 13 machine, check that the tools
+# the real-engine tests drive are there and work, then run the checks and the tests.
 # Usage: scripts/test.sh [pytest args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the real-engine tests use (installed only when missing; needs root).
-DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux podman runc debootstrap netavark aardvark-dns chromium)
+fail() {
+    echo "scripts/test.sh: $*" >&2
+    exit 1
+}
+
+# The release decides the package names; read it instead of assuming one.
+[[ -r /etc/os-release ]] || fail "no /etc/os-release: the tests run on Debian 12 or 13"
+# shellcheck source=/dev/null
+. /etc/os-release
+[[ "${ID:-}" == debian ]] || fail "this is ${PRETTY_NAME:-an unknown system}, not Debian 12 or 13"
+release="${VERSION_ID:-}"
+if [[ -z "$release" ]]; then
+    # testing and unstable have no VERSION_ID; their codename is in debian_version
+    case "$(cat /etc/debian_version 2>/dev/null)" in
+        trixie*) release=13 ;;
+        *) fail "cannot tell the Debian release from /etc/debian_version" ;;
+    esac
+fi
+
+# What each group of tests drives, by package:
+#   real Slurm daemons: slurm-wlm (slurmctld, slurmd), slurmdbd, munge, mariadb-server,
+#     util-linux (unshare);
+#   Molecule: podman with runc, netavark and aardvark-dns (netavark needs iptables),
+#     debootstrap for the base image;
+#   the report's page in a headless browser: chromium.
+case "$release" in
+    12 | 13)
+        DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
+            podman runc netavark aardvark-dns iptables debootstrap chromium)
+        ;;
+    *) fail "Debian $release is not supported: the tests run on Debian 12 or 13" ;;
+esac
+
 missing=()
 for package in "${DEBIAN_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
         || missing+=("$package")
 done
 if ((${#missing[@]})); then
+    [[ $(id -u) == 0 ]] || fail "Debian packages missing and not root to install them: ${missing[*]}"
     echo "installing Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
+# Every tool a test drives, checked here so a missing one fails now, in one line, instead of
+# deep inside a test (or as a skip that hides it).
+require() {
+    local tool="$1" package="$2"
+    [[ -x "$tool" ]] || command -v "$tool" >/dev/null 2>&1 \
+        || fail "missing $tool (Debian package $package)"
+}
+require slurmctld slurm-wlm
+require slurmd slurm-wlm
+require sinfo slurm-client
+require sacctmgr slurm-client
+require slurmdbd slurmdbd
+require munged munge
+require mariadbd mariadb-server
+require unshare util-linux
+require podman podman
+require runc runc
+require /usr/lib/podman/netavark netavark
+require /usr/lib/podman/aardvark-dns aardvark-dns
+require /usr/sbin/iptables iptables
+require debootstrap debootstrap
+require chromium chromium
+
+slurm_version="$(slurmctld -V 2>/dev/null)" || fail "slurmctld -V does not run"
+podman_backend="$(podman info --format '{{.Host.NetworkBackend}}' 2>&1)" \
+    || fail "podman does not work: $podman_backend"
+echo "Debian $release ($(cat /etc/debian_version)), ${slurm_version}, podman $(podman --version | awk '{print $3}') with $podman_backend"
+
+python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -e '.[test,dev]'
 
 ruff check generator tests blueprints benchmarks stacks
 ruff format --check generator tests blueprints benchmarks stacks

@@ -28,6 +28,19 @@ def have_slurm() -> bool:
     return all(shutil.which(tool) for tool in ("slurmctld", "slurmd", "munged", "unshare"))
 
 
+def installed_slurm_version() -> str:
+    """The installed Slurm's release as a blueprint's ``versions.slurm`` writes it ("22.05").
+
+    Read from ``slurmctld -V`` ("slurm-wlm 22.05.8", "slurm 24.11.5"), so the tests render for
+    the daemons they start, whichever Debian release installed them.
+    """
+    out = subprocess.run(["slurmctld", "-V"], capture_output=True, text=True, check=True).stdout
+    match = re.search(r"\b(\d+)\.(\d+)\.\d+", out)
+    if not match:
+        raise AssertionError(f"cannot read a Slurm version from {out!r}")
+    return f"{match[1]}.{int(match[2]):02d}"
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

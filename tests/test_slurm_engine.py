@@ -1,4 +1,4 @@
-"""The rendered Slurm configuration, accepted and obeyed by real Slurm daemons (22.05).
+"""The rendered Slurm configuration, accepted and obeyed by the installed Slurm daemons.
 
 A small estate whose one GPU node is this machine runs munged, MariaDB, slurmdbd, slurmctld
 and slurmd; the campus estate runs slurmctld alone. Facts are read back with sinfo, scontrol,
@@ -19,7 +19,7 @@ from estategen.pipeline import validate_file
 
 from conftest import BLUEPRINTS, run_cli
 from mariadb import MariaDB, have_mariadb
-from slurmlab import SlurmLab, have_slurm
+from slurmlab import SlurmLab, have_slurm, installed_slurm_version
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,7 +45,7 @@ def small_blueprint() -> str:
     return textwrap.dedent(
         f"""\
         estate: minilab
-        versions: {{slurm: "22.05"}}
+        versions: {{slurm: "{installed_slurm_version()}"}}
         identity:
           users:
             - {{name: root, uid: 1000}}
