@@ -51,33 +51,7 @@ if ((${#missing[@]})); then
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Every tool a test drives, checked here so a missing one fails now, in one line, instead of
-# deep inside a test (or as a skip that hides it).
-require() {
-    local tool="$1" package="$2"
-    [[ -x "$tool" ]] || command -v "$tool" >/dev/null 2>&1 \
-        || fail "missing $tool (Debian package $package)"
-}
-require slurmctld slurm-wlm
-require slurmd slurm-wlm
-require sinfo slurm-client
-require sacctmgr slurm-client
-require slurmdbd slurmdbd
-require munged munge
-require mariadbd mariadb-server
-require unshare util-linux
-require podman podman
-require runc runc
-require /usr/lib/podman/netavark netavark
-require /usr/lib/podman/aardvark-dns aardvark-dns
-require /usr/sbin/iptables iptables
-require debootstrap debootstrap
-require chromium chromium
-
-slurm_version="$(slurmctld -V 2>/dev/null)" || fail "slurmctld -V does not run"
-podman_backend="$(podman info --format '{{.Host.NetworkBackend}}' 2>&1)" \
-    || fail "podman does not work: $podman_backend"
-echo "Debian $release ($(cat /etc/debian_version)), ${slurm_version}, podman $(podman --version | awk '{print $3}') with $podman_backend"
+scripts/check-tools.sh
 
 python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -e '.[test,dev]'
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Check that every tool the real-engine tests drive is installed and works; exit 1 with one line
+# naming the first one missing and its Debian package. scripts/test.sh runs it before the tests.
+set -euo pipefail
+
+fail() {
+    echo "scripts/check-tools.sh: $*" >&2
+    exit 1
+}
+
+# Every tool a test drives, checked here so a missing one fails now, in one line, instead of
+# deep inside a test (or as a skip that hides it).
+require() {
+    local tool="$1" package="$2"
+    [[ -x "$tool" ]] || command -v "$tool" >/dev/null 2>&1 \
+        || fail "missing $tool (Debian package $package)"
+}
+require slurmctld slurm-wlm
+require slurmd slurm-wlm
+require sinfo slurm-client
+require sacctmgr slurm-client
+require slurmdbd slurmdbd
+require munged munge
+require mariadbd mariadb-server
+require unshare util-linux
+require podman podman
+require runc runc
+require /usr/lib/podman/netavark netavark
+require /usr/lib/podman/aardvark-dns aardvark-dns
+require iptables iptables
+require debootstrap debootstrap
+require chromium chromium
+
+slurm_version="$(slurmctld -V 2>/dev/null)" || fail "slurmctld -V does not run"
+podman_backend="$(podman info --format '{{.Host.NetworkBackend}}' 2>&1)" \
+    || fail "podman does not work: $podman_backend"
+echo "Debian $(cat /etc/debian_version), ${slurm_version}, podman $(podman --version | awk '{print $3}') with $podman_backend"
+
