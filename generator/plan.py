@@ -1601,6 +1601,25 @@ def _pulumi_program(
     ]
 
 
+def _stack_settings(
+    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, stack: str
+) -> list[Change]:
+    if status != "removed":
+        return _pulumi_program(estate, path, status, before, after, cluster, f"Pulumi.{stack}.yaml")
+    return [
+        Change(
+            path,
+            "pulumi-stack-settings",
+            f"{cluster}/Pulumi.{stack}.yaml",
+            "estategen no longer writes stack settings: the config moved to Pulumi.yaml's "
+            "project config. A copy edited since it was rendered (Pulumi's encryptionsalt, your "
+            "keys) is kept as yours, an untouched one is removed; keys kept there override "
+            "Pulumi.yaml",
+            actions=(Action("review", path),),
+        )
+    ]
+
+
 def _prometheus(
     estate: Estate, path: str, status: str, before: str, after: str, name: str
 ) -> list[Change]:
@@ -1655,6 +1674,7 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"ansible/inventory\.yml", _inventory),
     (r"ansible/.+", _ansible_other),
     (r"pulumi/([^/]+)/cluster\.json", _cluster_json),
+    (r"pulumi/([^/]+)/Pulumi\.([^/]+)\.yaml", _stack_settings),
     (r"pulumi/([^/]+)/([^/]+)", _pulumi_program),
     (r"observability/prometheus/(.+)", _prometheus),
     (r"estate\.json", _estate_json),
