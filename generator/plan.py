@@ -1193,7 +1193,7 @@ def _pool_vars(
         was, now = old.get(key), new.get(key)
         if was == now:
             continue
-        if key == "pool_gpu" and (was or {}).get("mig") != (now or {}).get("mig"):
+        if key == "pool_gpu" and ((was or {}).get("mig") or []) != ((now or {}).get("mig") or []):
             hosts = list(pool.hosts) if pool else []
             if pool and pool.scheduler == "slurm":
                 changes.append(
@@ -1228,7 +1228,7 @@ def _pool_vars(
             continue
         kind, roles = _POOL_VARS.get(key, ("ansible-vars", ("",)))
         if key == "pool_gpu":
-            kind, roles = _gpu_vars(was, now)
+            kind, roles = _gpu_vars(was, now, new.get("pool_scheduler"))
         if key == "pool_features":
             changes.append(
                 Change(
@@ -1257,12 +1257,13 @@ def _pool_vars(
     return changes
 
 
-def _gpu_vars(was: Any, now: Any) -> tuple[str, tuple[str, ...]]:
+def _gpu_vars(was: Any, now: Any, scheduler: Any) -> tuple[str, tuple[str, ...]]:
     """(kind, roles) of a pool_gpu change other than its MIG layout."""
     if not isinstance(was, dict) or not isinstance(now, dict):
-        # the pool gains or loses GPUs: the driver stack, and the DCGM exporter site.yml
-        # runs on Slurm GPU pools
-        return "gpu-config", ("nvidia_gpu", "dcgm_exporter")
+        # the pool gains or loses GPUs: the driver stack, and the DCGM exporter that site.yml
+        # runs on Slurm GPU pools (Kubernetes runs it as a DaemonSet)
+        exporter = ("dcgm_exporter",) if scheduler == "slurm" else ()
+        return "gpu-config", ("nvidia_gpu", *exporter)
     fields = {k for k in set(was) | set(now) if was.get(k) != now.get(k)}
     if fields & _GPU_ROLE_FIELDS:
         return "gpu-config", ("nvidia_gpu",)

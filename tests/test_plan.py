@@ -486,3 +486,23 @@ def test_plan_names_exactly_the_roles_that_read_each_variable() -> None:
         assert set(tables[variable][1]) == readers, variable
     gpu_fields = {v.split(".")[1] for v in reads["nvidia_gpu"] if v.startswith("pool_gpu.")}
     assert gpu_fields == planner._GPU_ROLE_FIELDS | {"mig"}
+
+
+def test_gpu_sharing_alone_runs_no_role_and_a_new_gpu_runs_the_driver_role() -> None:
+    estate = estate_of(PAIRS / "base.yaml")
+    was = {"model": "l40s-48gb", "count": 4, "fabric": "none", "mig": [], "time_slicing": None}
+    now = {**was, "time_slicing": 2}
+    path = "ansible/group_vars/pool_l40s.yml"
+
+    def changes(old: object, new: object, scheduler: str) -> list[tuple[str, set[Action]]]:
+        before = yaml.safe_dump({"pool_name": "l40s", "pool_scheduler": scheduler, "pool_gpu": old})
+        after = yaml.safe_dump({"pool_name": "l40s", "pool_scheduler": scheduler, "pool_gpu": new})
+        found = explain(estate, path, "modified", before.encode(), after.encode())
+        return [(c.kind, set(c.actions)) for c in found]
+
+    assert changes(was, now, "kubernetes") == [("unread-variable", {Action("review", path)})]
+    gained = {Action("ansible-playbook", "pool_l40s:nvidia_gpu")}
+    assert changes(None, was, "kubernetes") == [("gpu-config", gained)]
+    assert changes(None, was, "slurm") == [
+        ("gpu-config", gained | {Action("ansible-playbook", "pool_l40s:dcgm_exporter")})
+    ]
