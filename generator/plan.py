@@ -251,8 +251,17 @@ def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
         for target in targets:
             limit, _, tag = target.partition(":")
             by_limit.setdefault(limit, set()).add(tag)
+        everywhere = by_limit.get("all", set())
         commands = []
         for limit, tags in sorted(by_limit.items()):
+            if limit != "all":
+                # what the run on every host does is not repeated for some of them
+                if "" in everywhere:
+                    continue
+                if "" not in tags:
+                    tags = tags - everywhere
+                    if not tags:
+                        continue
             command = "(cd ansible && ansible-playbook -i inventory.yml site.yml"
             if limit != "all":
                 command += f" --limit {limit}"

@@ -506,3 +506,19 @@ def test_gpu_sharing_alone_runs_no_role_and_a_new_gpu_runs_the_driver_role() -> 
     assert changes(None, was, "slurm") == [
         ("gpu-config", gained | {Action("ansible-playbook", "pool_l40s:dcgm_exporter")})
     ]
+
+
+def test_a_role_run_on_every_host_is_not_repeated_for_one_pool() -> None:
+    (step,) = merge_steps(
+        [
+            Action("ansible-playbook", "all:storage_client"),
+            Action("ansible-playbook", "pool_h100:storage_client"),
+            Action("ansible-playbook", "pool_l40s:nvidia_gpu"),
+        ],
+        "e",
+    )
+    assert step.commands == (
+        "(cd ansible && ansible-playbook -i inventory.yml site.yml --tags storage_client)",
+        "(cd ansible && ansible-playbook -i inventory.yml site.yml --limit pool_l40s "
+        "--tags nvidia_gpu)",
+    )
