@@ -12,7 +12,14 @@ from typing import TypeVar
 
 from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, builtin_models
 from estategen.errors import Finding, issue
-from estategen.model import Estate, NodePool, Team, quota_capacity, slurm_minutes
+from estategen.model import (
+    STATE_SAVE_LOCATION,
+    Estate,
+    NodePool,
+    Team,
+    quota_capacity,
+    slurm_minutes,
+)
 
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
@@ -546,6 +553,46 @@ def qos_resolves(estate: Estate) -> Iterator[Finding]:
     uses_qos = estate.slurm.qos or any(p.qos for p in estate.slurm.partitions)
     if uses_qos and estate.slurm.accounting is None:
         yield issue("slurm.qos", "QoS live in slurmdbd: set slurm.accounting to use them")
+    if (
+        estate.slurm_pools
+        and estate.slurm.scheduling.preemption.type == "qos"
+        and not any(q.preempt for q in estate.slurm.qos)
+    ):
+        tiers = {p.priority_tier for p in estate.slurm.partitions}
+        yield issue(
+            "slurm.scheduling.preemption.type",
+            "preemption type qos preempts only jobs whose QoS another QoS lists in `preempt`; "
+            "no QoS lists another, so no job is ever preempted"
+            + (
+                " (partition priority_tier preempts only with type: partition_prio)"
+                if len(tiers) > 1
+                else ""
+            ),
+            level="warning",
+        )
+
+
+@check
+def controllers_share_state(estate: Estate) -> Iterator[Finding]:
+    """A backup slurmctld takes over from the state the primary saved: it must see that state."""
+    controllers = estate.slurm.controllers
+    if len(controllers) < 2 or not estate.slurm_pools:
+        return
+    for storage in estate.storage:
+        covers = storage.mount == STATE_SAVE_LOCATION or STATE_SAVE_LOCATION.startswith(
+            storage.mount.rstrip("/") + "/"
+        )
+        hosts = {h for p in estate.node_pools if storage.mounted_on(p.name) for h in p.hosts}
+        if covers and (storage.pools is None or hosts.issuperset(controllers)):
+            return
+    yield issue(
+        "slurm.controllers",
+        f"{len(controllers)} controllers, but StateSaveLocation={STATE_SAVE_LOCATION} is local "
+        "disk: a backup controller takes over from the state the primary saved there, so it "
+        "must be shared storage. Mount it on every controller (a storage entry with mount "
+        f"{STATE_SAVE_LOCATION} and no pools), or list one controller",
+        level="warning",
+    )
 
 
 @check
@@ -685,6 +732,14 @@ def storage_pools_resolve(estate: Estate) -> Iterator[Finding]:
             if name not in pools:
                 yield issue(
                     f"{storage.path}.pools[{i}]", f"{name!r} is not a node pool{_choices(pools)}"
+                )
+            elif pools[name].managed:
+                yield issue(
+                    f"{storage.path}.pools[{i}]",
+                    f"pool {name!r} is a managed {pools[name].provider} pool: estategen mounts "
+                    "file systems with Ansible on the hosts it builds, and the cloud's nodes are "
+                    "not among them; list on-prem pools"
+                    + _choices(n for n, p in pools.items() if not p.managed),
                 )
         if storage.storage_class and not any(
             pools[n].scheduler == "kubernetes"

@@ -542,6 +542,10 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
 
 
 # Slurm stores time limits as 32-bit minutes with the top values reserved for INFINITE.
+# slurm.conf StateSaveLocation: where slurmctld keeps its state. A backup controller takes over
+# from that state, so with two controllers it must be storage both of them mount.
+STATE_SAVE_LOCATION = "/var/spool/slurmctld"
+
 MAX_SLURM_MINUTES = 4_294_967_293
 
 

@@ -78,6 +78,7 @@ RESTART_SLURMCTLD = frozenset(
 NODE_HARDWARE = frozenset(
     {"Sockets", "CoresPerSocket", "ThreadsPerCore", "CPUs", "RealMemory", "Gres"}
 )
+UNSET = "(unset)"  # an attribute a line does not carry, in before/after
 _MIG_TYPE = re.compile(r"gpu:[1-7]g\.[0-9]+gb")
 
 
@@ -200,6 +201,10 @@ def merge_steps(actions: Iterable[Action], estate: str) -> list[Step]:
     grouped: dict[str, set[str]] = {}
     for action in actions:
         grouped.setdefault(action.id, set()).add(action.target)
+    if "restart-slurmctld" in grouped and "*" in grouped.get("restart-slurmd", set()):
+        # slurmctld and every slurmd read their configuration when they start: the restarts
+        # already do what scontrol reconfigure would
+        grouped.pop("scontrol-reconfigure", None)
     out = []
     for action_id, targets in grouped.items():
         order, title = STEPS[action_id]
@@ -235,13 +240,28 @@ def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
         return ["sacctmgr -i load file=/etc/slurm/sacct.cfg"]
     if action_id in ("sacctmgr-qos", "sacctmgr-delete"):
         return [f"sacctmgr -i {line}" for line in sorted(targets, key=_qos_line_order)]
-    if action_id in ("ansible-playbook", "ansible-build"):
+    if action_id == "ansible-build":
+        command = "(cd ansible && ansible-playbook -i inventory.yml site.yml"
+        limits = sorted(t.partition(":")[0] for t in targets)
+        if "all" not in limits:
+            command += f" --limit {','.join(limits)}"
+        return [command + ")"]
+    if action_id == "ansible-playbook":
         by_limit: dict[str, set[str]] = {}
         for target in targets:
             limit, _, tag = target.partition(":")
             by_limit.setdefault(limit, set()).add(tag)
+        everywhere = by_limit.get("all", set())
         commands = []
         for limit, tags in sorted(by_limit.items()):
+            if limit != "all":
+                # what the run on every host does is not repeated for some of them
+                if "" in everywhere:
+                    continue
+                if "" not in tags:
+                    tags = tags - everywhere
+                    if not tags:
+                        continue
             command = "(cd ansible && ansible-playbook -i inventory.yml site.yml"
             if limit != "all":
                 command += f" --limit {limit}"
@@ -604,8 +624,8 @@ def _slurm_conf(
                     f"PartitionName={name} {', '.join(keys)}",
                     "partition settings take effect with scontrol reconfigure; running jobs keep "
                     "the limits they started with",
-                    _attrs({k: was_p.get(k, "-") for k in keys}),
-                    _attrs({k: now_p.get(k, "-") for k in keys}),
+                    _attrs({k: was_p.get(k, UNSET) for k in keys}),
+                    _attrs({k: now_p.get(k, UNSET) for k in keys}),
                     (*deliver, Action("scontrol-reconfigure")),
                 )
             )
@@ -629,6 +649,7 @@ def _node_changes(
     removed = [h for h in old.nodes if h not in new.nodes]
     if added:
         pools = sorted({pool for pool, hosts in new.pools.items() if set(hosts) & set(added)})
+        groups = {_group(p.name): p.hosts for p in estate.node_pools if not p.managed}
         changes.append(
             Change(
                 path,
@@ -641,7 +662,7 @@ def _node_changes(
                 f"{len(added)} node(s) in pool(s) {', '.join(pools)}",
                 (
                     *deliver,
-                    *(Action("ansible-build", f"{_group(p)}:") for p in pools),
+                    *build_limits(added, groups),
                     Action("restart-slurmctld"),
                     Action("restart-slurmd", "*"),
                 ),
@@ -670,7 +691,7 @@ def _node_changes(
         if host in old.nodes and old.nodes[host] != attrs:
             was = old.nodes[host]
             key = tuple(
-                (k, was.get(k, "-"), attrs.get(k, "-"))
+                (k, was.get(k, UNSET), attrs.get(k, UNSET))
                 for k in sorted(set(was) | set(attrs))
                 if was.get(k) != attrs.get(k)
             )
@@ -743,6 +764,21 @@ def _mig_change(
             Action("resume-nodes", _hosts(hosts)),
         ),
     )
+
+
+def build_limits(added: Iterable[str], groups: Mapping[str, Iterable[str]]) -> tuple[Action, ...]:
+    """Builds of exactly the added hosts: by a group's name where all its hosts are new (a new
+    pool), otherwise host by host; ``ansible-playbook --limit`` takes both."""
+    new = set(added)
+    covered: set[str] = set()
+    limits: list[str] = []
+    for name, hosts in sorted(groups.items()):
+        members = set(hosts)
+        if members and members <= new and not members & covered:
+            limits.append(name)
+            covered |= members
+    limits += sorted(new - covered)
+    return tuple(Action("ansible-build", f"{limit}:") for limit in limits)
 
 
 def _group(pool: str) -> str:
@@ -826,21 +862,24 @@ def _topology_conf(
         return out
 
     old, new = parse(before), parse(after)
-    names = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    if not names:
-        return []
-    return [
-        Change(
-            path,
-            "slurm-topology",
-            ", ".join(names),
-            "slurmctld rebuilds the network topology on scontrol reconfigure; running jobs keep "
-            "their placement",
-            "; ".join(f"{n} {old.get(n, '-')}" for n in names),
-            "; ".join(f"{n} {new.get(n, '-')}" for n in names),
-            (*_ansible_for(path), Action("scontrol-reconfigure")),
+    changes = []
+    for name in sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)):
+        was = f"{name} {old[name]}".strip() if name in old else ""
+        now = f"{name} {new[name]}".strip() if name in new else ""
+        what = "added" if not was else "removed" if not now else "changed"
+        changes.append(
+            Change(
+                path,
+                "slurm-topology",
+                f"{name} {what}",
+                "slurmctld rebuilds the network topology on scontrol reconfigure; running jobs "
+                "keep their placement",
+                was,
+                now,
+                (*_ansible_for(path), Action("scontrol-reconfigure")),
+            )
         )
-    ]
+    return changes
 
 
 def _cgroup_conf(
@@ -1045,16 +1084,38 @@ def _ansible_copy(
     ]
 
 
-# estate.yml variable -> (change kind, roles that use it)
+# estate.yml variable -> (change kind, roles whose tasks, templates or defaults read it; none:
+# nothing on the machines changes). tests/test_plan.py holds these against the roles' sources.
 _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "estate_name": ("ansible-vars", ("common", "node_exporter", "dcgm_exporter")),
     "estate_users": ("identity", ("common",)),
     "estate_teams": ("identity", ("common",)),
     "estate_directory": ("identity", ("common",)),
     "estate_storage": ("storage", ("storage_client",)),
-    "estate_labels": ("observability", ("node_exporter", "dcgm_exporter")),
+    "estate_labels": ("observability", ("node_exporter",)),
     "estate_node_exporter_port": ("observability", ("node_exporter",)),
     "estate_dcgm_exporter_port": ("observability", ("dcgm_exporter",)),
+    "slurm_cluster_name": ("unread-variable", ()),
+    "slurm_config_files": ("slurm-accounting-config", ("slurm_controller", "slurm_compute")),
+    "slurm_accounting": ("slurm-accounting-config", ("slurm_controller",)),
+    "slurm_accounting_port": ("slurm-accounting-config", ("slurmdbd",)),
+    "slurm_database_host": ("slurm-accounting-config", ("slurmdbd",)),
+    "slurm_database_name": ("slurm-accounting-config", ("slurmdbd",)),
+    "slurm_database_user": ("slurm-accounting-config", ("slurmdbd",)),
+    "slurm_database_password_secret": ("slurm-accounting-config", ("slurmdbd",)),
 }
+# pool group variable -> (change kind, roles that read it), as for _ESTATE_VARS
+_POOL_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "pool_name": ("ansible-vars", ("node_exporter", "nvidia_gpu", "k8s_gpu_node")),
+    "pool_scheduler": ("ansible-vars", ("node_exporter", "nvidia_gpu", "dcgm_exporter")),
+    "pool_kubernetes_cluster": ("kubernetes-node-labels", ("k8s_gpu_node",)),
+    "pool_storage": ("storage", ("storage_client",)),
+    "pool_node_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
+    "pool_node_taints": ("kubernetes-node-labels", ("k8s_gpu_node",)),
+}
+# pool_gpu fields the nvidia_gpu role reads (MIG has its own rule); the others (model, count,
+# time_slicing, mps) reach the machines through slurm.conf, gres.conf or cluster.json
+_GPU_ROLE_FIELDS = frozenset({"fabric"})
 _KIND_MEANING = {
     "identity": "users, groups and the directory client change on every host with the "
     "common role; running jobs and pods keep their credentials",
@@ -1068,6 +1129,8 @@ _KIND_MEANING = {
     "kubernetes-node-labels": "kubelet registers the pool's hosts with the new labels and "
     "taints (role k8s_gpu_node); Pulumi's NodePatch applies them to running nodes",
     "pool-added": "a new pool: build its hosts with the whole playbook",
+    "unread-variable": "recorded in the Ansible variables for reference; no role reads it, so "
+    "nothing changes on the machines (the files that carry it explain their own change)",
     "pool-removed": "the pool's hosts leave the estate; Ansible no longer manages them",
 }
 
@@ -1086,12 +1149,7 @@ def _estate_vars(
     for key in sorted(set(old) | set(new)):
         if old.get(key) == new.get(key):
             continue
-        kind, roles = _ESTATE_VARS.get(
-            key,
-            ("slurm-accounting-config", ("slurmdbd", "slurm_controller", "slurm_compute"))
-            if key.startswith("slurm_")
-            else ("ansible-vars", ("",)),
-        )
+        kind, roles = _ESTATE_VARS.get(key, ("ansible-vars", ("",)))
         meaning = _KIND_MEANING.get(kind, "a variable every role may read: run the playbook")
         changes.append(
             Change(
@@ -1101,7 +1159,8 @@ def _estate_vars(
                 meaning,
                 _short(old.get(key)),
                 _short(new.get(key)),
-                tuple(Action("ansible-playbook", f"all:{role}") for role in roles),
+                tuple(Action("ansible-playbook", f"all:{role}") for role in roles)
+                or (Action("review", path),),
             )
         )
     return changes
@@ -1143,7 +1202,7 @@ def _pool_vars(
         was, now = old.get(key), new.get(key)
         if was == now:
             continue
-        if key == "pool_gpu" and (was or {}).get("mig") != (now or {}).get("mig"):
+        if key == "pool_gpu" and ((was or {}).get("mig") or []) != ((now or {}).get("mig") or []):
             hosts = list(pool.hosts) if pool else []
             if pool and pool.scheduler == "slurm":
                 changes.append(
@@ -1176,12 +1235,9 @@ def _pool_vars(
                     )
                 )
             continue
-        kind, roles = {
-            "pool_gpu": ("gpu-config", ("nvidia_gpu",)),
-            "pool_storage": ("storage", ("storage_client",)),
-            "pool_node_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
-            "pool_node_taints": ("kubernetes-node-labels", ("k8s_gpu_node",)),
-        }.get(key, ("ansible-vars", ("",)))
+        kind, roles = _POOL_VARS.get(key, ("ansible-vars", ("",)))
+        if key == "pool_gpu":
+            kind, roles = _gpu_vars(was, now, new.get("pool_scheduler"))
         if key == "pool_features":
             changes.append(
                 Change(
@@ -1203,41 +1259,78 @@ def _pool_vars(
                 _KIND_MEANING.get(kind, "a pool variable the roles read: run the playbook on it"),
                 _short(was),
                 _short(now),
-                tuple(Action("ansible-playbook", f"{group}:{role}") for role in roles),
+                tuple(Action("ansible-playbook", f"{group}:{role}") for role in roles)
+                or (Action("review", path),),
             )
         )
     return changes
 
 
+def _gpu_vars(was: Any, now: Any, scheduler: Any) -> tuple[str, tuple[str, ...]]:
+    """(kind, roles) of a pool_gpu change other than its MIG layout."""
+    if not isinstance(was, dict) or not isinstance(now, dict):
+        # the pool gains or loses GPUs: the driver stack, and the DCGM exporter that site.yml
+        # runs on Slurm GPU pools (Kubernetes runs it as a DaemonSet)
+        exporter = ("dcgm_exporter",) if scheduler == "slurm" else ()
+        return "gpu-config", ("nvidia_gpu", *exporter)
+    fields = {k for k in set(was) | set(now) if was.get(k) != now.get(k)}
+    if fields & _GPU_ROLE_FIELDS:
+        return "gpu-config", ("nvidia_gpu",)
+    return "unread-variable", ()
+
+
+def parse_inventory(text: str) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(group -> its own hosts, group -> its child groups) of an inventory.yml."""
+    hosts: dict[str, set[str]] = {}
+    children: dict[str, set[str]] = {}
+    for name, body in ((_yaml(text) or {}).get("all", {}).get("children") or {}).items():
+        hosts[name] = {
+            host
+            for pattern in (body or {}).get("hosts") or {}
+            for host in hostlist.expand(re.sub(r"\[(\w+):(\w+)\]", r"[\1-\2]", pattern))
+        }
+        children[name] = set((body or {}).get("children") or {})
+    return hosts, children
+
+
+def _members(group: str, hosts: dict[str, set[str]], children: dict[str, set[str]]) -> set[str]:
+    """Every host of a group, through its child groups."""
+    out, todo, seen = set(), [group], set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            out |= hosts.get(name, set())
+            todo.extend(children.get(name, ()))
+    return out
+
+
 def _inventory(
     estate: Estate, path: str, status: str, before: str, after: str, *_: str
 ) -> list[Change]:
-    def groups(doc: Any) -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {}
-        for name, body in ((doc or {}).get("all", {}).get("children") or {}).items():
-            hosts = {
-                host
-                for pattern in (body or {}).get("hosts") or {}
-                for host in hostlist.expand(re.sub(r"\[(\w+):(\w+)\]", r"[\1-\2]", pattern))
-            }
-            out[name] = hosts | set((body or {}).get("children") or {})
-        return out
-
-    old, new = groups(_yaml(before)), groups(_yaml(after))
+    old_hosts, old_children = parse_inventory(before)
+    new_hosts, new_children = parse_inventory(after)
     changes = []
-    for name in sorted(set(old) | set(new)):
-        added = sorted(new.get(name, set()) - old.get(name, set()))
-        removed = sorted(old.get(name, set()) - new.get(name, set()))
+    for name in sorted(set(old_hosts) | set(new_hosts)):
+        old = old_hosts.get(name, set()) | old_children.get(name, set())
+        new = new_hosts.get(name, set()) | new_children.get(name, set())
+        added = sorted(new - old)
+        removed = sorted(old - new)
         if not (added or removed):
             continue
-        actions = (Action("ansible-build", f"{name}:"),) if added else (Action("review", path),)
+        joining = _members(name, new_hosts, new_children) - _members(name, old_hosts, old_children)
+        actions = (
+            build_limits(joining, {g: h for g, h in new_hosts.items() if h})
+            if joining
+            else (Action("review", path),)
+        )
         changes.append(
             Change(
                 path,
                 "inventory",
                 f"group {name}",
-                "hosts join the group: the playbook builds them for its roles"
-                if added
+                "hosts join the group: the playbook builds them (and only them) for its roles"
+                if joining
                 else "hosts leave the group; Ansible stops managing that role on them (it does "
                 "not undo what it installed)",
                 _names(removed),
@@ -1518,6 +1611,25 @@ def _pulumi_program(
     ]
 
 
+def _stack_settings(
+    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, stack: str
+) -> list[Change]:
+    if status != "removed":
+        return _pulumi_program(estate, path, status, before, after, cluster, f"Pulumi.{stack}.yaml")
+    return [
+        Change(
+            path,
+            "pulumi-stack-settings",
+            f"{cluster}/Pulumi.{stack}.yaml",
+            "estategen no longer writes stack settings: the config moved to Pulumi.yaml's "
+            "project config. A copy edited since it was rendered (Pulumi's encryptionsalt, your "
+            "keys) is kept as yours, an untouched one is removed; keys kept there override "
+            "Pulumi.yaml",
+            actions=(Action("review", path),),
+        )
+    ]
+
+
 def _prometheus(
     estate: Estate, path: str, status: str, before: str, after: str, name: str
 ) -> list[Change]:
@@ -1572,6 +1684,7 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"ansible/inventory\.yml", _inventory),
     (r"ansible/.+", _ansible_other),
     (r"pulumi/([^/]+)/cluster\.json", _cluster_json),
+    (r"pulumi/([^/]+)/Pulumi\.([^/]+)\.yaml", _stack_settings),
     (r"pulumi/([^/]+)/([^/]+)", _pulumi_program),
     (r"observability/prometheus/(.+)", _prometheus),
     (r"estate\.json", _estate_json),
@@ -1598,8 +1711,12 @@ def text(result: Plan) -> str:
         lines.append(f"{_STATUS[f.status]} {f.path}{note}")
         for change in f.changes:
             lines.append(f"    {change.kind}: {change.subject}")
-            if change.before or change.after:
-                lines.append(f"      {change.before or '(none)'}  ->  {change.after or '(none)'}")
+            if change.before and change.after:
+                lines.append(f"      {change.before}  ->  {change.after}")
+            elif change.after:
+                lines.append(f"      + {change.after}")
+            elif change.before:
+                lines.append(f"      - {change.before}")
             lines.append(f"      {change.meaning}")
         lines.append("")
     lines.append("Steps, in order:")

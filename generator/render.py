@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 
 from estategen.errors import EstategenError
-from estategen.model import Estate
+from estategen.model import STATE_SAVE_LOCATION, Estate
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def _encode(value: Any, newline: str, out: list[str]) -> None:
 @cache
 def templates() -> jinja2.Environment:
     """The one Jinja environment: strict, whitespace-tidy, templates from the package."""
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader("estategen", "templates"),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -145,6 +145,8 @@ def templates() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    environment.globals["state_save_location"] = STATE_SAVE_LOCATION
+    return environment
 
 
 _ATOMS = frozenset({str, int, float, bool, type(None)})

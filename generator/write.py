@@ -78,10 +78,39 @@ def _check_target(target: Path) -> tuple[set[str], set[str]]:
     return owned & existing, existing - owned
 
 
+# Stack settings files, pulumi/<project>/Pulumi.<stack>.yaml, which earlier versions rendered.
+STACK_SETTINGS = re.compile(r"pulumi/[^/]+/Pulumi\.[^/]+\.yaml")
+
+
+def _handed_over(target: Path, dropped: set[str]) -> set[str]:
+    """Files estategen wrote before and no longer renders that now belong to Pulumi and the user.
+
+    A stack settings file edited since it was rendered (Pulumi writes `encryptionsalt` or
+    `secretsprovider` there, users add keys) is carried over like a user's file, never deleted.
+    """
+    try:
+        entries = json.loads((target / MANIFEST).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+    kept = set()
+    for path in sorted(dropped):
+        source = target / path
+        if not STACK_SETTINGS.fullmatch(path) or source.is_symlink():
+            continue
+        try:
+            digest = hashlib.sha256(source.read_bytes()).hexdigest()
+        except OSError:
+            continue
+        if digest != (entries.get(path) or {}).get("sha256"):
+            kept.add(path)
+    return kept
+
+
 def write_tree(files: Files, target: Path) -> None:
     """Write ``files`` (MANIFEST.json included) as the complete content of ``target``."""
     target = target.absolute()
-    _, user_files = _check_target(target)
+    owned, user_files = _check_target(target)
+    user_files |= _handed_over(target, owned - set(files))
     clashes = sorted(user_files & set(files))
     if clashes:
         raise UsageError(

@@ -80,13 +80,29 @@ def load(path: Path = DATA_FILE) -> Data:
 
 
 def check_stack(data: Data, config: pulumi.Config) -> None:
-    """Refuse to run a project against the data of another cluster or estate."""
+    """Refuse to run a project against the data of another cluster or estate, or with a stack
+    setting that overrides the cluster's context, project or region (Pulumi.yaml sets them)."""
     for key, expected in (("cluster", data["name"]), ("estate", data["estate"])):
         configured = config.require(key)
         if configured != expected:
             raise StackError(
                 f"stack config says {key} {configured!r} but {DATA_FILE.name} is for "
                 f"{expected!r}; render the estate again instead of copying files between projects"
+            )
+    cluster = data["cluster"]
+    wanted = {"kubernetes:context": data["name"]}
+    if cluster["provider"] == "gke":
+        wanted.update({"gcp:project": cluster.get("project"), "gcp:region": cluster.get("region")})
+    elif cluster["provider"] == "eks":
+        wanted["aws:region"] = cluster.get("region")
+    for key, expected in wanted.items():
+        namespace, _, name = key.partition(":")
+        configured = pulumi.Config(namespace).get(name)
+        if expected is not None and configured is not None and configured != expected:
+            raise StackError(
+                f"stack config says {key} {configured!r} but the blueprint says {expected!r}; "
+                "remove the key from the stack settings (Pulumi.<stack>.yaml): estategen sets "
+                "it in Pulumi.yaml"
             )
 
 

@@ -78,6 +78,7 @@ TESTED_CHECKS = [
     "slurm_section_present",
     "partitions_resolve",
     "qos_resolves",
+    "controllers_share_state",
     "slurm_times_valid",
     "slurm_options_not_owned",
     "topology_version_gates",
@@ -1106,6 +1107,85 @@ def test_partition_qos_without_accounting_is_refused() -> None:
     only(found, "slurm.qos", "QoS live in slurmdbd")
 
 
+QOS_WITHOUT_PREEMPT = """
+    slurm:
+      accounting:
+        host: lab-ctl
+        database: {host: db.lab, password: {secret: slurmdb}}
+      scheduling: {preemption: {type: qos, mode: requeue}}
+      qos:
+        - {name: high, priority: 100}
+        - {name: low}
+      partitions:
+        - {name: gpu, pools: [a100], max_time: "1-00:00:00", priority_tier: 10}
+        - {name: scavenge, pools: [a100], max_time: "1-00:00:00", priority_tier: 1}
+"""
+
+
+def test_qos_preemption_where_no_qos_preempts_another_is_a_warning() -> None:
+    found = run(checks.qos_resolves, QOS_WITHOUT_PREEMPT)
+    finding = only(
+        found,
+        "slurm.scheduling.preemption.type",
+        "no QoS lists another, so no job is ever preempted",
+        level="warning",
+    )
+    assert "priority_tier preempts only with type: partition_prio" in finding.message
+
+
+def test_qos_preemption_with_no_qos_at_all_is_a_warning() -> None:
+    found = run(checks.qos_resolves, "slurm: {scheduling: {preemption: {type: qos}}}")
+    only(found, "slurm.scheduling.preemption.type", "no job is ever preempted", level="warning")
+
+
+def test_partition_priority_preemption_needs_no_qos_preempt_list() -> None:
+    fragment = QOS_WITHOUT_PREEMPT.replace("type: qos", "type: partition_prio")
+    assert run(checks.qos_resolves, fragment) == []
+
+
+# --- controllers_share_state -------------------------------------------------------------
+
+TWO_CONTROLLERS = "slurm: {controllers: [lab-ctl-1, lab-ctl-2]}"
+
+
+def test_one_controller_keeps_its_state_locally() -> None:
+    assert run(checks.controllers_share_state) == []
+
+
+def test_two_controllers_with_a_local_state_save_location_is_a_warning() -> None:
+    found = run(checks.controllers_share_state, TWO_CONTROLLERS)
+    finding = only(found, "slurm.controllers", "must be shared storage", level="warning")
+    assert model.STATE_SAVE_LOCATION in finding.message
+
+
+@pytest.mark.parametrize("mount", ["/var/spool/slurmctld", "/var/spool"])
+def test_two_controllers_with_the_state_on_storage_mounted_everywhere_pass(mount: str) -> None:
+    fragment = TWO_CONTROLLERS + (
+        f'\nstorage: [{{name: state, type: nfs, source: "nas:/state", mount: {mount}}}]'
+    )
+    assert run(checks.controllers_share_state, fragment) == []
+
+
+def test_state_storage_mounted_on_pools_without_the_controllers_does_not_count() -> None:
+    fragment = TWO_CONTROLLERS + (
+        '\nstorage: [{name: state, type: nfs, source: "nas:/state", '
+        "mount: /var/spool/slurmctld, pools: [a100]}]"
+    )
+    only(
+        run(checks.controllers_share_state, fragment),
+        "slurm.controllers",
+        "shared storage",
+        "warning",
+    )
+
+
+def test_rendered_state_save_location_is_the_one_the_check_names() -> None:
+    from estategen.renderers.slurm import slurm_files
+
+    conf = slurm_files(estate(TWO_CONTROLLERS))["slurm/slurm.conf"].content.decode()
+    assert f"StateSaveLocation={model.STATE_SAVE_LOCATION}\n" in conf
+
+
 # --- slurm_times_valid -------------------------------------------------------------------
 
 
@@ -1451,6 +1531,17 @@ def test_storage_naming_an_unknown_pool_is_refused() -> None:
         storage('{name: home, type: nfs, source: "nas:/home", mount: /home, pools: [h100]}'),
     )
     only(found, "storage[0].pools[0]", "'h100' is not a node pool; known: a100, l4-serve")
+
+
+def test_storage_naming_a_managed_pool_is_refused() -> None:
+    found = run(
+        checks.storage_pools_resolve,
+        MANAGED_POOL
+        + "    "
+        + storage('{name: home, type: nfs, source: "nas:/home", mount: /home, pools: [cloud]}'),
+    )
+    only(found, "storage[0].pools[0]", "pool 'cloud' is a managed gke pool")
+    assert "list on-prem pools" in found[0].message
 
 
 def test_storage_class_without_a_kubernetes_pool_is_a_warning() -> None:

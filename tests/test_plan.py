@@ -105,10 +105,53 @@ def test_new_nodes_restart_slurmctld_and_build_the_new_hosts(rendered: dict[str,
     assert added.subject == "NodeName gpu-[05-06]"
     steps = {s.id: s for s in result.steps()}
     assert steps["ansible-build"].commands == (
-        "(cd ansible && ansible-playbook -i inventory.yml site.yml --limit pool_h100)",
+        "(cd ansible && ansible-playbook -i inventory.yml site.yml --limit gpu-05,gpu-06)",
     )
     assert "restart-slurmctld" in steps
     assert "name=slurmd state=restarted" in steps["restart-slurmd"].commands[0]
+
+
+def test_a_new_pool_is_built_by_its_group_alone(rendered: dict[str, Path]) -> None:
+    estate = estate_of(PAIRS / "pool-added.yaml")
+    steps = {s.id: s for s in plan(estate, render(estate), rendered["base.yaml"]).steps()}
+    # slurm_compute and gpu_nodes gained the group too; their other hosts are not rebuilt
+    assert steps["ansible-build"].commands == (
+        "(cd ansible && ansible-playbook -i inventory.yml site.yml --limit pool_cpu)",
+    )
+
+
+def test_restarting_slurmctld_and_every_slurmd_replaces_scontrol_reconfigure() -> None:
+    steps = merge_steps(
+        [
+            Action("restart-slurmctld"),
+            Action("restart-slurmd", "*"),
+            Action("scontrol-reconfigure"),
+        ],
+        "e",
+    )
+    assert [s.id for s in steps] == ["restart-slurmctld", "restart-slurmd"]
+    partial = merge_steps(
+        [
+            Action("restart-slurmctld"),
+            Action("restart-slurmd", "gpu-01"),
+            Action("scontrol-reconfigure"),
+        ],
+        "e",
+    )
+    assert "scontrol-reconfigure" in [s.id for s in partial]
+
+
+def test_switches_added_and_changed_read_as_whole_lines(rendered: dict[str, Path]) -> None:
+    estate = estate_of(PAIRS / "pool-added.yaml")
+    result = plan(estate, render(estate), rendered["base.yaml"])
+    topology = {c.subject: c for f in result.files for c in f.changes if c.kind == "slurm-topology"}
+    added = topology["SwitchName=cpu-leaf added"]
+    assert (added.before, added.after) == ("", "SwitchName=cpu-leaf Nodes=cpu-[01-08]")
+    assert "      + SwitchName=cpu-leaf Nodes=cpu-[01-08]\n" in text(result)
+    changed = topology["SwitchName=pairs-spine changed"]
+    assert changed.before == "SwitchName=pairs-spine Switches=leaf-[01-03]"
+    assert changed.after == "SwitchName=pairs-spine Switches=cpu-leaf,leaf-[01-03]"
+    assert not re.search(r" -  ->|->  -|\(none\)", text(result))
 
 
 def test_removed_nodes_are_drained_first(rendered: dict[str, Path]) -> None:
@@ -311,3 +354,171 @@ def test_a_copy_edited_into_nonsense_is_still_reported() -> None:
     assert change.kind == "other" and "could not read" in change.meaning
     (change,) = explain(estate, "ansible/inventory.yml", "modified", b"all: [", b"all: {}")
     assert change.kind == "other"
+
+
+# --- every `--tags ROLE` step changes something the role reads ---------------------------------
+
+ROLES = ROOT / "playbooks" / "roles"
+# a variable the roles read, with the attributes they read of it: pool_gpu.mig, estate_storage
+ROLE_VARIABLE = re.compile(r"\b((?:pool|estate|slurm)_[a-z0-9_]+)((?:\.[a-z_][a-z0-9_]*)*)")
+# a rendered Slurm file a role copies: "{{ slurmdbd_files_dir }}/sacct.cfg", files_dir ~ '/x'
+ROLE_FILE = re.compile(r"files_dir\s*(?:\}\}|~\s*')/([a-z_]+\.(?:conf|cfg|sacctmgr))")
+
+
+def role_reads(role: str, files: dict[str, bytes]) -> tuple[set[str], set[str]]:
+    """(variables with attributes, Slurm file names) the role's own sources read.
+
+    Read from the role's tasks, templates, defaults and handlers and from the `when:` site.yml
+    puts on it, not from plan.py's tables: this is the independent account plan is held to.
+    """
+    sources = [
+        path.read_text()
+        for path in sorted((ROLES / role).rglob("*"))
+        if path.is_file() and path.parent.name in ("tasks", "templates", "defaults", "handlers")
+    ]
+    for play in yaml.safe_load(files.get("ansible/site.yml", b"[]")) or []:
+        for entry in play.get("roles", []):
+            if entry.get("role") == role and "when" in entry:
+                sources.append(str(entry["when"]))
+    text = "\n".join(sources)
+    variables = {name + attrs for name, attrs in ROLE_VARIABLE.findall(text)}
+    names = set(ROLE_FILE.findall(text))
+    if "slurm_config_files" in variables:
+        estate_vars = yaml.safe_load(files.get("ansible/group_vars/all/estate.yml", b"{}"))
+        names |= set((estate_vars or {}).get("slurm_config_files") or [])
+    return variables, names
+
+
+def leaf_changes(prefix: str, old: object, new: object) -> set[str]:
+    """Dotted paths whose values differ: pool_gpu.time_slicing, estate_labels."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return {
+            path
+            for key in set(old) | set(new)
+            for path in leaf_changes(
+                f"{prefix}.{key}" if prefix else key, old.get(key), new.get(key)
+            )
+        }
+    return set() if old == new else {prefix}
+
+
+def changed_inputs(old: dict[str, bytes], new: dict[str, bytes], limit: str) -> set[str]:
+    """Variables (dotted), Slurm file names and role files that differ, for hosts of ``limit``."""
+    var_files = ["ansible/group_vars/all/estate.yml"]
+    if limit.startswith("pool_"):
+        var_files.append(f"ansible/group_vars/{limit}.yml")
+    else:
+        var_files += sorted(
+            p for p in set(old) | set(new) if re.fullmatch(r"ansible/group_vars/pool_\w+\.yml", p)
+        )
+    changed: set[str] = set()
+    for path in var_files:
+        before = yaml.safe_load(old.get(path, b"")) or {}
+        after = yaml.safe_load(new.get(path, b"")) or {}
+        changed |= leaf_changes("", before, after)
+    for path in set(old) | set(new):
+        if old.get(path) != new.get(path):
+            if path.startswith("ansible/files/slurm/"):
+                changed.add(path.rsplit("/", 1)[1])
+            elif path.startswith("ansible/roles/"):
+                changed.add(path)
+    return changed
+
+
+def reads_a_change(role: str, changed: set[str], files: dict[str, bytes]) -> bool:
+    variables, names = role_reads(role, files)
+    if any(path.startswith(f"ansible/roles/{role}/") for path in changed):
+        return True
+    if names & changed:
+        return True
+    return any(
+        c == v or c.startswith(v + ".") or v.startswith(c + ".") for v in variables for c in changed
+    )
+
+
+def rendered_bytes(path: Path) -> dict[str, bytes]:
+    return {name: output.content for name, output in render(estate_of(path)).items()}
+
+
+@pytest.mark.parametrize("after", AFTERS, ids=lambda p: p.stem)
+def test_every_tagged_ansible_step_runs_a_role_whose_inputs_changed(
+    after: Path, rendered: dict[str, Path]
+) -> None:
+    before = PAIRS / header(after)["before"]
+    old, new = rendered_bytes(before), rendered_bytes(after)
+    estate = estate_of(after)
+    steps = plan(estate, render(estate), rendered[header(after)["before"]]).steps()
+    for step in (s for s in steps if s.id == "ansible-playbook"):
+        for command in step.commands:
+            words = command.rstrip(")").split()
+            if "--tags" not in words:
+                continue
+            limit = words[words.index("--limit") + 1] if "--limit" in words else "all"
+            changed = changed_inputs(old, new, limit)
+            for role in words[words.index("--tags") + 1].split(","):
+                assert reads_a_change(role, changed, new) or reads_a_change(role, changed, old), (
+                    f"{command}: role {role} reads none of what changed: {sorted(changed)}"
+                )
+
+
+def test_role_reads_names_what_a_role_really_reads() -> None:
+    files = rendered_bytes(PAIRS / "base.yaml")
+    variables, _ = role_reads("nvidia_gpu", files)
+    assert {"pool_gpu.mig", "pool_gpu.fabric", "pool_name"} <= variables
+    assert not any(v.startswith("pool_gpu.time_slicing") for v in variables)
+    assert role_reads("slurmdbd", files)[1] >= {"slurm.conf", "slurmdbd.conf", "sacct.cfg"}
+    assert "gres.conf" in role_reads("slurm_compute", files)[1]
+    assert "pool_gpu" in role_reads("dcgm_exporter", files)[0]  # site.yml's when
+
+
+def test_plan_names_exactly_the_roles_that_read_each_variable() -> None:
+    from estategen import plan as planner
+
+    files = rendered_bytes(PAIRS / "base.yaml")
+    roles = sorted(p.name for p in ROLES.iterdir() if p.is_dir())
+    reads = {role: role_reads(role, files)[0] for role in roles}
+    estate_vars = yaml.safe_load(files["ansible/group_vars/all/estate.yml"])
+    pool_vars = yaml.safe_load(files["ansible/group_vars/pool_h100.yml"])
+    tables = {**planner._ESTATE_VARS, **planner._POOL_VARS}
+    for variable in sorted({*estate_vars, *pool_vars} - {"pool_gpu", "pool_features"}):
+        readers = {r for r in roles if any(v.split(".")[0] == variable for v in reads[r])}
+        assert variable in tables, f"plan has no rule for {variable} (read by {sorted(readers)})"
+        assert set(tables[variable][1]) == readers, variable
+    gpu_fields = {v.split(".")[1] for v in reads["nvidia_gpu"] if v.startswith("pool_gpu.")}
+    assert gpu_fields == planner._GPU_ROLE_FIELDS | {"mig"}
+
+
+def test_gpu_sharing_alone_runs_no_role_and_a_new_gpu_runs_the_driver_role() -> None:
+    estate = estate_of(PAIRS / "base.yaml")
+    was = {"model": "l40s-48gb", "count": 4, "fabric": "none", "mig": [], "time_slicing": None}
+    now = {**was, "time_slicing": 2}
+    path = "ansible/group_vars/pool_l40s.yml"
+
+    def changes(old: object, new: object, scheduler: str) -> list[tuple[str, set[Action]]]:
+        before = yaml.safe_dump({"pool_name": "l40s", "pool_scheduler": scheduler, "pool_gpu": old})
+        after = yaml.safe_dump({"pool_name": "l40s", "pool_scheduler": scheduler, "pool_gpu": new})
+        found = explain(estate, path, "modified", before.encode(), after.encode())
+        return [(c.kind, set(c.actions)) for c in found]
+
+    assert changes(was, now, "kubernetes") == [("unread-variable", {Action("review", path)})]
+    gained = {Action("ansible-playbook", "pool_l40s:nvidia_gpu")}
+    assert changes(None, was, "kubernetes") == [("gpu-config", gained)]
+    assert changes(None, was, "slurm") == [
+        ("gpu-config", gained | {Action("ansible-playbook", "pool_l40s:dcgm_exporter")})
+    ]
+
+
+def test_a_role_run_on_every_host_is_not_repeated_for_one_pool() -> None:
+    (step,) = merge_steps(
+        [
+            Action("ansible-playbook", "all:storage_client"),
+            Action("ansible-playbook", "pool_h100:storage_client"),
+            Action("ansible-playbook", "pool_l40s:nvidia_gpu"),
+        ],
+        "e",
+    )
+    assert step.commands == (
+        "(cd ansible && ansible-playbook -i inventory.yml site.yml --tags storage_client)",
+        "(cd ansible && ansible-playbook -i inventory.yml site.yml --limit pool_l40s "
+        "--tags nvidia_gpu)",
+    )

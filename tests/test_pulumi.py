@@ -1,7 +1,7 @@
 """The rendered Pulumi projects, run in-process under Pulumi's mocks.
 
 Each test renders a blueprint, runs one project's ``__main__.py`` as the Pulumi CLI would (its
-``Pulumi.yaml`` project, its ``Pulumi.<estate>.yaml`` config) with a fresh mock monitor, and
+``Pulumi.yaml`` project and its project config) with a fresh mock monitor, and
 asserts on the resources the program registered. Core Kubernetes objects are checked against
 the API schema of the blueprint's Kubernetes version (kubernetes-validate, strict); Kueue
 objects against the upstream CRD schemas in ../shared/conformance/kueue, closed so that a
@@ -11,6 +11,7 @@ misspelt field fails.
 from __future__ import annotations
 
 import copy
+import json
 import runpy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -242,11 +243,19 @@ def rendered(source: str, folder: Path) -> Path:
 
 def run_project(project: Path, config: dict[str, str] | None = None) -> Run:
     """Run a rendered project's program in-process with a fresh mock monitor and stack."""
-    name = yaml.safe_load((project / "Pulumi.yaml").read_text())["name"]
-    (stack_file,) = [p for p in project.glob("Pulumi.*.yaml")]
-    stack = stack_file.name.split(".")[1]
-    stack_config = yaml.safe_load(stack_file.read_text())["config"]
-    pulumi.runtime.set_all_config({**stack_config, **(config or {})})
+    settings = yaml.safe_load((project / "Pulumi.yaml").read_text())
+    name = settings["name"]
+    # project config as Pulumi reads it: the project's keys' default, other namespaces' value
+    project_config = {
+        (key if ":" in key else f"{name}:{key}"): body.get("value", body.get("default"))
+        for key, body in settings.get("config", {}).items()
+    }
+    stack = json.loads((project / "cluster.json").read_text())["estate"]
+    stack_file = project / f"Pulumi.{stack}.yaml"
+    stack_config = (
+        yaml.safe_load(stack_file.read_text()).get("config") or {} if stack_file.is_file() else {}
+    )
+    pulumi.runtime.set_all_config({**project_config, **stack_config, **(config or {})})
     recorder = Recorder()
     pulumi_settings.ROOT.set(None)  # a new root stack resource for this run
     pulumi.runtime.set_mocks(recorder, project=name, stack=stack, preview=False)
@@ -827,6 +836,18 @@ def test_program_refuses_data_of_another_cluster(out: Path) -> None:
     folder = project(out, "campus.yaml", "serving")
     with pytest.raises(Exception, match="stack config says cluster 'burst'"):
         run_project(folder, {"campus-serving:cluster": "burst"})
+
+
+def test_project_config_alone_runs_the_program(out: Path) -> None:
+    folder = project(out, "campus.yaml", "burst")
+    assert not list(folder.glob("Pulumi.*.*"))  # no stack settings file: Pulumi writes it
+    assert run_project(folder).resources
+
+
+def test_program_refuses_a_stack_setting_that_overrides_the_blueprints_region(out: Path) -> None:
+    folder = project(out, "campus.yaml", "burst")
+    with pytest.raises(Exception, match="stack config says gcp:region 'europe-west4'"):
+        run_project(folder, {"gcp:region": "europe-west4"})
 
 
 def test_two_runs_register_identical_resources(out: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from importlib import metadata
@@ -35,7 +36,6 @@ def test_one_project_per_cluster_with_the_contract_files() -> None:
     for cluster in ("serving", "burst"):
         assert {p.rsplit("/", 1)[1] for p in files if p.startswith(f"pulumi/{cluster}/")} == {
             "Pulumi.yaml",
-            "Pulumi.campus.yaml",
             "__main__.py",
             "requirements.txt",
             "cluster.json",
@@ -53,13 +53,16 @@ def test_project_runs_python_and_stack_config_names_its_cluster() -> None:
     project = yaml.safe_load(files["pulumi/burst/Pulumi.yaml"].content)
     assert project["name"] == "campus-burst"
     assert project["runtime"]["name"] == "python"
-    config = yaml.safe_load(files["pulumi/burst/Pulumi.campus.yaml"].content)["config"]
-    assert config == {
-        "campus-burst:cluster": "burst",
-        "campus-burst:estate": "campus",
-        "kubernetes:context": "burst",
-        "gcp:region": "us-central1",
+    # the project's own keys as defaults, other namespaces' keys as values (Pulumi refuses a
+    # `default` on a key of another namespace); no stack settings file: Pulumi and the user
+    # own Pulumi.<stack>.yaml
+    assert project["config"] == {
+        "cluster": {"default": "burst"},
+        "estate": {"default": "campus"},
+        "kubernetes:context": {"value": "burst"},
+        "gcp:region": {"value": "us-central1"},
     }
+    assert not [p for p in files if re.fullmatch(r"pulumi/[^/]+/Pulumi\.[^/]+\.yaml", p)]
 
 
 def test_requirements_pin_exactly_the_providers_a_cluster_needs() -> None:

@@ -134,3 +134,59 @@ def test_no_staging_folders_are_left_behind(campus: Path, tmp_path: Path) -> Non
     run_cli("render", campus, "-o", tmp_path / "out")
     run_cli("render", campus, "-o", tmp_path / "out")
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+# --- Pulumi stack settings belong to Pulumi and the user ---------------------------------------
+
+STACK = "pulumi/lab-k8s/Pulumi.lab.yaml"
+# what `pulumi stack init` with the passphrase provider and a user's `pulumi config set` leave
+PULUMI_WROTE = (
+    "secretsprovider: passphrase\n"
+    "encryptionsalt: v1:0Y8pN2yJgQ4=:v1:Jq2kXUq1Uq2nY5tH:9xV3ag==\n"
+    "config:\n"
+    "  lab-lab-k8s:owner: platform-team\n"
+)
+
+
+def test_render_leaves_the_stack_settings_pulumi_wrote(lab: Path, tmp_path: Path) -> None:
+    assert run_cli("render", lab, "-o", tmp_path).returncode == 0
+    (tmp_path / STACK).write_text(PULUMI_WROTE)  # pulumi stack init; pulumi config set
+    assert run_cli("render", lab, "-o", tmp_path).returncode == 0
+    assert (tmp_path / STACK).read_text() == PULUMI_WROTE
+    assert STACK not in json.loads((tmp_path / "MANIFEST.json").read_text())["files"]
+    check = run_cli("render", lab, "-o", tmp_path, "--check")
+    assert check.returncode == 0, check.stdout
+    plan = run_cli("plan", lab, "-o", tmp_path)
+    assert plan.returncode == 0 and "no changes" in plan.stdout
+
+
+def earlier_output_with_stack_settings(lab: Path, target: Path) -> None:
+    """An output folder as earlier versions wrote it: the stack settings file in the manifest."""
+    from estategen import pipeline
+    from estategen.render import render, text
+    from estategen.write import with_manifest, write_tree
+
+    estate = pipeline.validate_file(lab).estate
+    files = {**render(estate), STACK: text("config:\n  lab-lab-k8s:cluster: lab-k8s\n")}
+    write_tree(with_manifest(files, lab.read_bytes(), estate.name), target)
+
+
+def test_an_earlier_stack_settings_file_pulumi_touched_is_handed_over(
+    lab: Path, tmp_path: Path
+) -> None:
+    earlier_output_with_stack_settings(lab, tmp_path)
+    (tmp_path / STACK).write_text(PULUMI_WROTE)
+    plan = run_cli("plan", lab, "-o", tmp_path)
+    assert "pulumi-stack-settings" in plan.stdout and "is kept as yours" in plan.stdout
+    assert run_cli("render", lab, "-o", tmp_path).returncode == 0
+    assert (tmp_path / STACK).read_text() == PULUMI_WROTE  # encryptionsalt survives
+    assert STACK not in json.loads((tmp_path / "MANIFEST.json").read_text())["files"]
+    assert run_cli("render", lab, "-o", tmp_path, "--check").returncode == 0
+    assert run_cli("plan", lab, "-o", tmp_path).returncode == 0
+
+
+def test_an_earlier_untouched_stack_settings_file_is_removed(lab: Path, tmp_path: Path) -> None:
+    earlier_output_with_stack_settings(lab, tmp_path)
+    assert run_cli("render", lab, "-o", tmp_path).returncode == 0
+    assert not (tmp_path / STACK).exists()  # its keys are in Pulumi.yaml now
+    assert run_cli("render", lab, "-o", tmp_path, "--check").returncode == 0

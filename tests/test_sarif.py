@@ -161,12 +161,19 @@ def test_rule_ids_name_the_check_or_schema_rule() -> None:
     assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["schema/hostlists"]
 
 
+# Warnings the shipped blueprints knowingly carry: campus runs two controllers, and the
+# blueprint has no way to mount StateSaveLocation on the controllers alone.
+KNOWN_WARNINGS = {"campus.yaml": ["check/controllers_share_state"]}
+
+
 def test_valid_blueprint_gives_a_log_without_results() -> None:
     for blueprint in sorted(BLUEPRINTS.glob("*.yaml")):
         log, valid = validate_sarif(str(blueprint))
         assert valid
         check_log(log)
-        assert log["runs"][0]["results"] == []
+        results = log["runs"][0]["results"]
+        assert [r["ruleId"] for r in results] == KNOWN_WARNINGS.get(blueprint.name, [])
+        assert all(r["level"] == "warning" for r in results)
 
 
 def test_warnings_are_warning_results_and_do_not_fail(tmp_path: Path) -> None:

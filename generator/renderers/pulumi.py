@@ -8,6 +8,7 @@ program is tested where it lives, under Pulumi's mocks.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
@@ -51,7 +52,6 @@ def pulumi_projects(estate: Estate) -> Files:
         base = f"pulumi/{cluster.name}"
         pools = list(estate.pools_in_cluster(cluster.name))
         files[f"{base}/Pulumi.yaml"] = text(_pulumi_yaml(estate, cluster))
-        files[f"{base}/Pulumi.{estate.name}.yaml"] = text(_stack_yaml(estate, cluster))
         files[f"{base}/__main__.py"] = program
         files[f"{base}/requirements.txt"] = text(_requirements(cluster, pools))
         files[f"{base}/cluster.json"] = json_file(cluster_data(estate, cluster))
@@ -64,8 +64,16 @@ def _program() -> OutputFile:
 
 
 def _pulumi_yaml(estate: Estate, cluster: KubernetesCluster) -> str:
+    """The project file, with the config every stack of the project needs as project config.
+
+    The stack settings file ``Pulumi.<estate>.yaml`` is left to Pulumi and its user: Pulumi
+    writes ``encryptionsalt`` or ``secretsprovider`` there and users add their own keys, so
+    estategen never renders it. Pulumi reads the project's own keys' ``default`` and other
+    namespaces' ``value`` from here; a stack's own setting of the same key wins.
+    """
     return (
-        "# Rendered by estategen; edit the blueprint, not this file.\n"
+        "# Rendered by estategen; edit the blueprint, not this file. Stack settings\n"
+        f"# (Pulumi.{estate.name}.yaml) belong to Pulumi and you; estategen does not write them.\n"
         f"name: {project_name(estate, cluster)}\n"
         f"description: GPU node pools, device plugin and queues of cluster {cluster.name} "
         f"in estate {estate.name}\n"
@@ -74,33 +82,34 @@ def _pulumi_yaml(estate: Estate, cluster: KubernetesCluster) -> str:
         "  options:\n"
         "    toolchain: pip\n"
         "    virtualenv: venv\n"
+        "config:\n"
+        + "".join(
+            f"  {key}:\n    {'value' if ':' in key else 'default'}: {json.dumps(value)}\n"
+            for key, value in sorted(project_config(estate, cluster).items())
+        )
     )
 
 
-def _stack_yaml(estate: Estate, cluster: KubernetesCluster) -> str:
-    """The stack's non-secret config: which cluster and cloud it talks to."""
-    project = project_name(estate, cluster)
-    config: list[tuple[str, str]] = [
-        (f"{project}:cluster", cluster.name),
-        (f"{project}:estate", estate.name),
+def project_config(estate: Estate, cluster: KubernetesCluster) -> dict[str, str]:
+    """Config keys every stack of the project reads: which cluster and cloud it talks to.
+
+    The project's own keys are unqualified (``cluster``); other namespaces' keys carry theirs.
+    """
+    config = {
+        "cluster": cluster.name,
+        "estate": estate.name,
         # the kubeconfig context must be named after the cluster, so a stack never applies to
         # whatever context happens to be current
-        ("kubernetes:context", cluster.name),
-    ]
+        "kubernetes:context": cluster.name,
+    }
     if cluster.provider == "gke":
         if cluster.project:
-            config.append(("gcp:project", cluster.project))
+            config["gcp:project"] = cluster.project
         if cluster.region:
-            config.append(("gcp:region", cluster.region))
+            config["gcp:region"] = cluster.region
     elif cluster.provider == "eks" and cluster.region:
-        config.append(("aws:region", cluster.region))
-    lines = [
-        "# Rendered by estategen; re-rendering overwrites this file. Keep per-stack",
-        "# additions in the blueprint.",
-        "config:",
-    ]
-    lines += [f"  {key}: {value}" for key, value in sorted(config)]
-    return "\n".join(lines) + "\n"
+        config["aws:region"] = cluster.region
+    return config
 
 
 def _requirements(cluster: KubernetesCluster, pools: Sequence[NodePool]) -> str:
