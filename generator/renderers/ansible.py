@@ -23,6 +23,18 @@ from estategen.renderers.slurm import slurm_files
 _BRACKET = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
 
 
+def _ansible_runs(low: str, high: str) -> list[str]:
+    """One Slurm run ``low-high`` as Ansible range bodies, split where the width grows.
+
+    Ansible refuses a zero-padded start whose end is longer ("host range must specify
+    equal-length begin and end formats"), so ``01-100`` becomes ``[01:99]`` and ``100``.
+    """
+    if len(low) > 1 and low.startswith("0") and len(high) != len(low):
+        last_padded = 10 ** len(low) - 1
+        return [*_ansible_runs(low, str(last_padded)), *_ansible_runs(str(last_padded + 1), high)]
+    return [f"[{low}:{high}]"] if low != high else [low]
+
+
 def ansible_patterns(names: Iterable[str]) -> list[str]:
     """Host names as Ansible inventory patterns: ``gpu-[001:032]`` for each contiguous run."""
     compressed = hostlist.compress(names)
@@ -34,8 +46,8 @@ def ansible_patterns(names: Iterable[str]) -> list[str]:
             continue
         for run in match["ranges"].split(","):
             low, _, high = run.partition("-")
-            middle = f"[{low}:{high}]" if high else low
-            patterns.append(f"{match['prefix']}{middle}{match['suffix']}")
+            for middle in _ansible_runs(low, high or low):
+                patterns.append(f"{match['prefix']}{middle}{match['suffix']}")
     return patterns
 
 
