@@ -1,7 +1,8 @@
 """The machines: a self-contained Ansible tree under ``ansible/``.
 
 The inventory, group variables and site.yml come from the model; the roles are copied from
-``playbooks/roles`` in the package; the Slurm files the roles install are the rendered
+``playbooks/roles`` in the package, with ``playbooks/requirements.yml`` (the collections they
+use beyond ansible-core); the Slurm files the roles install are the rendered
 ``slurm/`` files, byte for byte, under ``ansible/files/slurm/``.
 """
 
@@ -181,6 +182,7 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         "estate_dcgm_exporter_port": estate.observability.dcgm_exporter_port,
         "estate_node_exporter_port": estate.observability.node_exporter_port,
         "slurm_cluster_name": estate.slurm.cluster_name,
+        "slurm_version": estate.versions.slurm.text,
         "slurm_config_files": [
             n for n in slurm_names if n.endswith(".conf") and n != "slurmdbd.conf"
         ],
@@ -337,6 +339,7 @@ def _role_files() -> dict[str, OutputFile]:
                 files[f"ansible{path}"] = OutputFile(child.read_bytes())
 
     walk(root.joinpath("roles"), "/roles")
+    files["ansible/requirements.yml"] = OutputFile(root.joinpath("requirements.yml").read_bytes())
     return files
 
 
