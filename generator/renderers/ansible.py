@@ -1,7 +1,8 @@
 """The machines: a self-contained Ansible tree under ``ansible/``.
 
 The inventory, group variables and site.yml come from the model; the roles are copied from
-``playbooks/roles`` in the package; the Slurm files the roles install are the rendered
+``playbooks/roles`` in the package, with ``playbooks/requirements.yml`` (the collections they
+use beyond ansible-core); the Slurm files the roles install are the rendered
 ``slurm/`` files, byte for byte, under ``ansible/files/slurm/``.
 """
 
@@ -23,6 +24,18 @@ from estategen.renderers.slurm import slurm_files
 _BRACKET = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
 
 
+def _ansible_runs(low: str, high: str) -> list[str]:
+    """One Slurm run ``low-high`` as Ansible range bodies, split where the width grows.
+
+    Ansible refuses a zero-padded start whose end is longer ("host range must specify
+    equal-length begin and end formats"), so ``01-100`` becomes ``[01:99]`` and ``100``.
+    """
+    if len(low) > 1 and low.startswith("0") and len(high) != len(low):
+        last_padded = 10 ** len(low) - 1
+        return [*_ansible_runs(low, str(last_padded)), *_ansible_runs(str(last_padded + 1), high)]
+    return [f"[{low}:{high}]"] if low != high else [low]
+
+
 def ansible_patterns(names: Iterable[str]) -> list[str]:
     """Host names as Ansible inventory patterns: ``gpu-[001:032]`` for each contiguous run."""
     compressed = hostlist.compress(names)
@@ -34,8 +47,8 @@ def ansible_patterns(names: Iterable[str]) -> list[str]:
             continue
         for run in match["ranges"].split(","):
             low, _, high = run.partition("-")
-            middle = f"[{low}:{high}]" if high else low
-            patterns.append(f"{match['prefix']}{middle}{match['suffix']}")
+            for middle in _ansible_runs(low, high or low):
+                patterns.append(f"{match['prefix']}{middle}{match['suffix']}")
     return patterns
 
 
@@ -169,6 +182,7 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         "estate_dcgm_exporter_port": estate.observability.dcgm_exporter_port,
         "estate_node_exporter_port": estate.observability.node_exporter_port,
         "slurm_cluster_name": estate.slurm.cluster_name,
+        "slurm_version": estate.versions.slurm.text,
         "slurm_config_files": [
             n for n in slurm_names if n.endswith(".conf") and n != "slurmdbd.conf"
         ],
@@ -325,6 +339,7 @@ def _role_files() -> dict[str, OutputFile]:
                 files[f"ansible{path}"] = OutputFile(child.read_bytes())
 
     walk(root.joinpath("roles"), "/roles")
+    files["ansible/requirements.yml"] = OutputFile(root.joinpath("requirements.yml").read_bytes())
     return files
 
 
