@@ -1096,6 +1096,7 @@ _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
     "estate_node_exporter_port": ("observability", ("node_exporter",)),
     "estate_dcgm_exporter_port": ("observability", ("dcgm_exporter",)),
     "slurm_cluster_name": ("unread-variable", ()),
+    "slurm_version": ("slurm-upgrade", ("slurmdbd", "slurm_controller", "slurm_compute")),
     "slurm_config_files": ("slurm-accounting-config", ("slurm_controller", "slurm_compute")),
     "slurm_accounting": ("slurm-accounting-config", ("slurm_controller",)),
     "slurm_accounting_port": ("slurm-accounting-config", ("slurmdbd",)),
@@ -1125,6 +1126,9 @@ _KIND_MEANING = {
     "the new targets (observability/prometheus/)",
     "slurm-accounting-config": "Slurm service settings the roles template; the roles restart "
     "the daemons whose files change",
+    "slurm-upgrade": "the Slurm roles install the new release and check it before laying "
+    "down its files; upgrade in Slurm's order (slurmdbd, then slurmctld, then slurmd) and at "
+    "most two releases at a time, with StateSaveLocation and the database backed up first",
     "gpu-config": "the GPU stack of the pool's hosts changes with the nvidia_gpu role",
     "kubernetes-node-labels": "kubelet registers the pool's hosts with the new labels and "
     "taints (role k8s_gpu_node); Pulumi's NodePatch applies them to running nodes",

@@ -365,15 +365,33 @@ ROLE_VARIABLE = re.compile(r"\b((?:pool|estate|slurm)_[a-z0-9_]+)((?:\.[a-z_][a-
 ROLE_FILE = re.compile(r"files_dir\s*(?:\}\}|~\s*')/([a-z_]+\.(?:conf|cfg|sacctmgr))")
 
 
+def role_dependencies(role: str) -> list[str]:
+    """The roles ``role`` runs first (meta dependencies, recursively): they run under its tag."""
+    meta = yaml.safe_load((ROLES / role / "meta" / "main.yml").read_text()) or {}
+    found = []
+    for entry in meta.get("dependencies") or []:
+        name = entry["role"] if isinstance(entry, dict) else entry
+        found += [name, *role_dependencies(name)]
+    return found
+
+
+def site_roles(files: dict[str, bytes]) -> list[str]:
+    """The roles site.yml runs by name, each under its own tag."""
+    plays = yaml.safe_load(files.get("ansible/site.yml", b"[]")) or []
+    return sorted({entry["role"] for play in plays for entry in play.get("roles", [])})
+
+
 def role_reads(role: str, files: dict[str, bytes]) -> tuple[set[str], set[str]]:
-    """(variables with attributes, Slurm file names) the role's own sources read.
+    """(variables with attributes, Slurm file names) the role's own sources, and those of the
+    roles it depends on, read.
 
     Read from the role's tasks, templates, defaults and handlers and from the `when:` site.yml
     puts on it, not from plan.py's tables: this is the independent account plan is held to.
     """
     sources = [
         path.read_text()
-        for path in sorted((ROLES / role).rglob("*"))
+        for dependency in (role, *role_dependencies(role))
+        for path in sorted((ROLES / dependency).rglob("*"))
         if path.is_file() and path.parent.name in ("tasks", "templates", "defaults", "handlers")
     ]
     for play in yaml.safe_load(files.get("ansible/site.yml", b"[]")) or []:
@@ -475,7 +493,7 @@ def test_plan_names_exactly_the_roles_that_read_each_variable() -> None:
     from estategen import plan as planner
 
     files = rendered_bytes(PAIRS / "base.yaml")
-    roles = sorted(p.name for p in ROLES.iterdir() if p.is_dir())
+    roles = site_roles(files)
     reads = {role: role_reads(role, files)[0] for role in roles}
     estate_vars = yaml.safe_load(files["ansible/group_vars/all/estate.yml"])
     pool_vars = yaml.safe_load(files["ansible/group_vars/pool_h100.yml"])
