@@ -542,8 +542,9 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
 
 
 # Slurm reads a time into a signed 32-bit count of seconds and rounds it up to minutes by adding
-# 59 first (time_str2mins); anything longer wraps negative and slurmctld refuses it.
-SLURM_TIME_MAX_SECONDS = 2**31 - 1 - 59
+# 59 first (time_str2mins); anything longer wraps negative and slurmctld refuses it. The longest
+# time is the whole minutes below that, so its normalised form is read back unchanged.
+SLURM_TIME_MAX_MINUTES = (2**31 - 1 - 59) // 60
 UNLIMITED_TIMES = ("UNLIMITED", "INFINITE")
 
 
@@ -608,12 +609,10 @@ def slurm_seconds(text: str) -> int | None:
         else:
             hours, (minutes, seconds) = 0, [*parts, 0][:2]
     total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
-    if total > SLURM_TIME_MAX_SECONDS:
-        days, rest = divmod(SLURM_TIME_MAX_SECONDS, 86_400)
-        longest = f"{days}-{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    if -(-total // 60) > SLURM_TIME_MAX_MINUTES:
         raise ValueError(
-            f"it is longer than the longest time Slurm reads, {longest} "
-            f"({SLURM_TIME_MAX_SECONDS} seconds)"
+            "it is longer than the longest time Slurm reads, "
+            f"{slurm_time_shown(SLURM_TIME_MAX_MINUTES)}"
         )
     return total
 

@@ -1133,7 +1133,7 @@ def test_slurm_times_partition_max_time_longer_than_slurm_reads_is_refused() -> 
         found,
         "slurm.partitions[0].max_time",
         "'24856-0' is not a valid Slurm time: it is longer than the longest time Slurm reads, "
-        "24855-03:13:08 (2147483588 seconds)",
+        "24855-03:13:00",
     )
 
 
@@ -1221,7 +1221,7 @@ def test_slurm_time_is_written_as_scontrol_prints_it(text: str, shown: str) -> N
     assert slurm_time(text) == shown
 
 
-@pytest.mark.parametrize("text", ["24856-0", "35791394", "596524:0:0", "0:2147483589"])
+@pytest.mark.parametrize("text", ["24856-0", "35791394", "596524:0:0", "0:2147483581"])
 def test_slurm_minutes_refuses_times_longer_than_slurm_reads(text: str) -> None:
     with pytest.raises(ValueError, match="longer than the longest time Slurm reads"):
         slurm_minutes(text)
