@@ -379,3 +379,22 @@ def test_golden_versions_differ_only_where_slurm_did() -> None:
     new = (GOLDEN / "blocks-24.05" / "slurm" / "topology.conf").read_text()
     assert "BlockSizes" not in old and "BlockSizes" in new
     assert textwrap.dedent(old).count("BlockName=") == new.count("BlockName=")
+
+
+def test_host_names_with_text_after_the_number_are_written_out_for_slurm() -> None:
+    """Slurm reads no text after a hostlist bracket: 'Invalid hostlist: n[1-2]-ib'."""
+    pools = H100.replace("gpu-[01-04]", "gpu-[01-02]-ib")
+    files = rendered(PARTITIONS, pools)
+    assert fields(line_for(files, "NodeName="))["NodeName"] == "gpu-01-ib,gpu-02-ib"
+    assert fields(line_for(files, "PartitionName="))["Nodes"] == "gpu-01-ib,gpu-02-ib"
+
+
+def test_default_leaf_switches_of_several_pools_are_named_one_by_one() -> None:
+    """Pools without `network.switch` get a leaf named after them: cpu1-leaf, cpu2-leaf."""
+    pools = H100.replace("    gpus:", '    network: {switch: "sw-1"}\n    gpus:')
+    for name in ("cpu1", "cpu2"):
+        pools += f"  - {{name: {name}, scheduler: slurm, hosts: {name}-node, memory_gb: 8,\n"
+        pools += "     cpu: {sockets: 1, cores_per_socket: 4}}\n"
+    topology = conf_lines(rendered("", pools), "slurm/topology.conf")
+    spine = [line for line in topology if line.startswith("SwitchName=t-spine")]
+    assert spine == ["SwitchName=t-spine Switches=cpu1-leaf,cpu2-leaf,sw-1"]

@@ -34,6 +34,19 @@ def real_memory_mib(memory_gb: int) -> int:
     return physical - min(reserve, int(physical * MEMORY_RESERVE_MAX_FRACTION))
 
 
+def slurm_hostlist(names: Iterable[str]) -> str:
+    """A hostlist Slurm reads: ranges as :func:`hostlist.compress` writes them, except that a
+    range followed by more text (``gpu-[01-02]-ib``) is written out name by name, because
+    Slurm's hostlists allow nothing after the bracket."""
+    items: list[str] = []
+    for item in hostlist.split_items(hostlist.compress(names)):
+        if "[" in item and not item.endswith("]"):
+            items.extend(hostlist.expand(item))
+        else:
+            items.append(item)
+    return ",".join(items)
+
+
 def gres_type(pool: NodePool) -> str:
     """The GRES Type of a pool's whole GPUs: the catalog model name."""
     assert pool.gpus is not None
@@ -101,7 +114,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         weight = 1
     return NodeLine(
         pool=pool.name,
-        hosts=hostlist.compress(pool.hosts),
+        hosts=slurm_hostlist(pool.hosts),
         sockets=pool.cpu.sockets,
         cores_per_socket=pool.cpu.cores_per_socket,
         threads_per_core=pool.cpu.threads_per_core,
@@ -115,7 +128,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
 def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     pools = [estate.pools_by_name[name] for name in part.pools]
     hosts = [host for pool in pools for host in pool.hosts]
-    fields: list[tuple[str, str]] = [("Nodes", hostlist.compress(hosts))]
+    fields: list[tuple[str, str]] = [("Nodes", slurm_hostlist(hosts))]
     fields.append(("Default", "YES" if part.default else "NO"))
     fields.append(("MaxTime", slurm_time(part.max_time)))
     if part.default_time:
@@ -274,14 +287,12 @@ def topology_conf(estate: Estate) -> str | None:
             names = (f"{pool.name}-{'block' if kind == 'block' else 'leaf'}",)
         for group, hosts in spread(pool.hosts, names):
             members.setdefault(group, []).extend(hosts)
-    groups = [(name, hostlist.compress(hosts)) for name, hosts in sorted(members.items())]
+    groups = [(name, slurm_hostlist(hosts)) for name, hosts in sorted(members.items())]
     context: dict[str, Any] = {
         "kind": kind,
         "groups": groups,
         "spine": f"{estate.slurm.cluster_name}-spine",
-        "leaves": hostlist.compress(members)
-        if _all_hostnames(members)
-        else ",".join(sorted(members)),
+        "leaves": slurm_hostlist(members) if _all_hostnames(members) else ",".join(sorted(members)),
         "block_size": min(len(h) for h in members.values()),
         "block_sizes": estate.versions.slurm.at_least("24.05"),
     }
@@ -341,7 +352,7 @@ def gres_conf(estate: Estate) -> str:
     for pool in estate.slurm_pools:
         if not pool.gpus:
             continue
-        hosts = hostlist.compress(pool.hosts)
+        hosts = slurm_hostlist(pool.hosts)
         last = pool.gpus.count - 1
         files = f"/dev/nvidia[0-{last}]" if last else "/dev/nvidia0"
         lines.append(
