@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 from test_properties import MIG_MODELS, MODELS, examples, host_expressions, mig_layout, to_bytes
-from test_slurm_engine import create_qos
+from test_slurm_engine import create_qos, define_qos, qos_lines
 
 from estategen.load import parse_blueprint
 from estategen.model import Estate
@@ -114,7 +114,9 @@ def slurm_estates(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, tuple[Any,
         pool["features"] = draw(st.lists(st.sampled_from(["ib", "nvme"]), unique=True))
         pools.append(pool)
 
-    half_life, _ = draw(slurm_times(finite=True).filter(lambda t: t[1] != 0))
+    half_life, decay_minutes = draw(slurm_times(finite=True))
+    if decay_minutes == 0:
+        half_life = "7-0"  # slurmctld refuses a half-life of 0 (estategen does too)
     slurm: dict[str, Any] = {
         "controllers": ["ctl-1", "ctl-2"][: draw(st.integers(1, 2))],
         "scheduling": {"fairshare_half_life": half_life},
@@ -125,8 +127,12 @@ def slurm_estates(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, tuple[Any,
             "host": DBD_HOST,
             "database": {"host": "db", "password": {"secret": "db_pw"}},
         }
-        slurm["qos"] = [{"name": "normal"}, {"name": "low", "max_time": draw(slurm_times())[0]}]
+        wall, wall_minutes = draw(slurm_times())
+        slurm["qos"] = [{"name": "normal"}, {"name": "low", "max_time": wall}]
     expected: dict[str, tuple[Any, Any]] = {}
+    if accounting:
+        # sacctmgr shows an unlimited MaxWall as an empty field
+        expected["qos low"] = (shown(wall_minutes) if wall_minutes is not None else "", None)
     partitions = []
     names = [p["name"] for p in pools]
     for n in range(draw(st.integers(1, 3))):
@@ -187,6 +193,16 @@ class Accounting:
         cluster.run("sacctmgr", "-i", "load", f"file={cluster.etc / 'sacct.cfg'}")
         create_qos(cluster)
 
+    def limit_qos(self, cluster: SlurmLab, gpus: bool) -> dict[str, str]:
+        """The rest of qos.sacctmgr (GPU limits wait for slurmctld's GPU TRES); MaxWall by QoS."""
+        if gpus:
+            define_qos(cluster)
+        else:
+            for command in qos_lines(cluster, adding=False):
+                assert "error" not in cluster.run("sacctmgr", "-i", *command).lower()
+        shown = cluster.run("sacctmgr", "-n", "-P", "show", "qos", "format=name,maxwall")
+        return dict(line.split("|") for line in shown.splitlines())
+
 
 @pytest.fixture(scope="module")
 def accounting() -> Iterator[Accounting | None]:
@@ -216,6 +232,7 @@ def test_slurmctld_starts_on_every_valid_blueprint_and_reads_it_as_meant(
 ) -> None:
     blueprint, expected_times = example
     uses_accounting = "accounting" in blueprint["slurm"]
+    event("with accounting" if uses_accounting else "without accounting")
     if uses_accounting and accounting is None:
         pytest.skip("needs mariadb-server")
     # each example registers its own cluster with the shared database
@@ -240,6 +257,9 @@ def test_slurmctld_starts_on_every_valid_blueprint_and_reads_it_as_meant(
                 assert accounting is not None
                 accounting.start_for(cluster)
             cluster.start_slurmctld(estate.slurm.controllers[0])
+            if uses_accounting:
+                walls = accounting.limit_qos(cluster, gpus=any(p.gpus for p in estate.slurm_pools))
+                assert walls["low"] == expected_times.pop("qos low")[0]
             nodes = records(cluster.run("scontrol", "-o", "show", "node"))
             partitions = records(cluster.run("scontrol", "-o", "show", "partition"))
         finally:
