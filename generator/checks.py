@@ -608,6 +608,7 @@ def slurm_times_valid(estate: Estate) -> Iterator[Finding]:
             slurm_minutes(text)
         except ValueError as err:
             yield issue(path, f"{text!r} is not a valid Slurm time: {err}")
+    yield from _half_life_usable(estate)
     for part in estate.slurm.partitions:
         try:
             limit, default = slurm_minutes(part.max_time), slurm_minutes(part.default_time or "0")
@@ -618,6 +619,24 @@ def slurm_times_valid(estate: Estate) -> Iterator[Finding]:
                 f"{part.path}.default_time",
                 f"default_time {part.default_time} is above max_time {part.max_time}",
             )
+
+
+def _half_life_usable(estate: Estate) -> Iterator[Finding]:
+    """slurmctld reads PriorityDecayHalfLife=UNLIMITED as about 136 years, and refuses 0
+    unless PriorityUsageResetPeriod resets usage instead."""
+    text = estate.slurm.scheduling.fairshare_half_life
+    try:
+        minutes = slurm_minutes(text)
+    except ValueError:
+        return  # reported as not a valid time
+    resets = any(k.lower() == "priorityusageresetperiod" for k in estate.slurm.options)
+    if minutes is None or (minutes == 0 and not resets):
+        yield issue(
+            "slurm.scheduling.fairshare_half_life",
+            f"{text!r} is not a half-life slurmctld accepts: it misreads UNLIMITED, and "
+            "refuses 0 unless slurm.options sets PriorityUsageResetPeriod; give a time "
+            "such as 7-0",
+        )
 
 
 @check

@@ -541,12 +541,15 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
     )
 
 
-# Slurm stores time limits as 32-bit minutes with the top values reserved for INFINITE.
 # slurm.conf StateSaveLocation: where slurmctld keeps its state. A backup controller takes over
 # from that state, so with two controllers it must be storage both of them mount.
 STATE_SAVE_LOCATION = "/var/spool/slurmctld"
 
-MAX_SLURM_MINUTES = 4_294_967_293
+# Slurm reads a time into a signed 32-bit count of seconds and rounds it up to minutes by adding
+# 59 first (time_str2mins); anything longer wraps negative and slurmctld refuses it. The longest
+# time is the whole minutes below that, so its normalised form is read back unchanged.
+SLURM_TIME_MAX_MINUTES = (2**31 - 1 - 59) // 60
+UNLIMITED_TIMES = ("UNLIMITED", "INFINITE")
 
 
 def quota_keys(pool: NodePool) -> list[str]:
@@ -588,39 +591,52 @@ def spread(hosts: Sequence[str], groups: Sequence[str]) -> list[tuple[str, list[
     return out
 
 
-def slurm_minutes(text: str) -> int | None:
-    """Minutes a Slurm time string denotes (rounded up); ``None`` for UNLIMITED/INFINITE.
+def slurm_seconds(text: str) -> int | None:
+    """Seconds a Slurm time string denotes, read as Slurm reads it; ``None`` for UNLIMITED.
 
-    Formats as in slurm.conf(5): M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. Raises ValueError when a
-    field is out of range (seconds or minutes >= 60 as sub-fields, hours >= 24 after days).
+    Formats as in slurm.conf(5): M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. Like Slurm, no field has
+    an upper bound of its own (``2:75:00`` is 3:15:00, ``1-25`` is 2-01:00:00). Raises
+    ValueError for a time longer than Slurm can hold, which slurmctld refuses.
     """
-    if text in ("UNLIMITED", "INFINITE"):
+    if text in UNLIMITED_TIMES:
         return None
     days = 0
+    clock = text
     if "-" in text:
-        day_text, text = text.split("-", 1)
+        day_text, clock = text.split("-", 1)
         days = int(day_text)
-        parts = [int(x) for x in text.split(":")]
-        hours, minutes, seconds = [*parts, 0, 0][:3]
-        if hours >= 24:
-            raise ValueError(f"{hours} hours after the days field must be below 24")
-        if minutes >= 60:
-            raise ValueError(f"{minutes} minutes must be below 60")
+        hours, minutes, seconds = [*(int(x) for x in clock.split(":")), 0, 0][:3]
     else:
-        parts = [int(x) for x in text.split(":")]
-        if len(parts) == 1:
-            hours, minutes, seconds = 0, parts[0], 0
-        elif len(parts) == 2:
-            hours, (minutes, seconds) = 0, parts
-        else:
+        parts = [int(x) for x in clock.split(":")]
+        if len(parts) == 3:
             hours, minutes, seconds = parts
-            if minutes >= 60:
-                raise ValueError(f"{minutes} minutes in H:M:S must be below 60")
-    if seconds >= 60:
-        raise ValueError(f"{seconds} seconds must be below 60")
-    total = days * 1440 + hours * 60 + minutes + (1 if seconds else 0)
-    if total > MAX_SLURM_MINUTES:
+        else:
+            hours, (minutes, seconds) = 0, [*parts, 0][:2]
+    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    if -(-total // 60) > SLURM_TIME_MAX_MINUTES:
         raise ValueError(
-            f"{total} minutes is above the longest limit Slurm keeps (about 8000 years)"
+            "it is longer than the longest time Slurm reads, "
+            f"{slurm_time_shown(SLURM_TIME_MAX_MINUTES)}"
         )
     return total
+
+
+def slurm_minutes(text: str) -> int | None:
+    """Minutes a Slurm time string denotes, seconds rounded up; ``None`` for UNLIMITED."""
+    seconds = slurm_seconds(text)
+    return None if seconds is None else -(-seconds // 60)
+
+
+def slurm_time_shown(minutes: int | None) -> str:
+    """A time as slurmctld prints it (scontrol show partition): [D-]HH:MM:SS or UNLIMITED."""
+    if minutes is None:
+        return "UNLIMITED"
+    days, rest = divmod(minutes, 1440)
+    clock = f"{rest // 60:02d}:{rest % 60:02d}:00"
+    return f"{days}-{clock}" if days else clock
+
+
+def slurm_time(text: str) -> str:
+    """A blueprint time normalised the way slurmctld normalises it: ``7-0:00:99`` is
+    ``7-00:02:00``. Rendered files carry this form, so what a file says is what Slurm shows."""
+    return slurm_time_shown(slurm_minutes(text))

@@ -27,10 +27,8 @@ LABEL_KEY = rf"({DNS_LABEL}(\.{DNS_LABEL})*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}
 LABEL_VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?"
 MIG_PROFILE = r"[1-7]g\.[0-9]{1,3}gb"
 QUOTA_KEY = rf"{NAME}(/{MIG_PROFILE})?"
-SLURM_TIME = (
-    r"(UNLIMITED|INFINITE|[0-9]+|[0-9]+:[0-9]{1,2}|[0-9]+:[0-9]{1,2}:[0-9]{1,2}"
-    r"|[0-9]+-[0-9]{1,2}(:[0-9]{1,2}(:[0-9]{1,2})?)?)"
-)
+# slurm.conf(5) times; like Slurm, a field may have any number of digits (``0:90``, ``2:75:00``).
+SLURM_TIME = r"(UNLIMITED|INFINITE|([0-9]{1,12}-)?[0-9]{1,12}(:[0-9]{1,12}){0,2})"
 SLURM_OPTION_KEY = r"[A-Z][A-Za-z0-9]{1,63}"
 SLURM_OPTION_VALUE = r"[A-Za-z0-9_.,:/=+@%-]{1,256}"
 FREE_TEXT = r"[^\x00-\x1f\x7f]{0,200}"
@@ -58,7 +56,7 @@ _PATTERN_HINTS = {
     LABEL_VALUE: "Kubernetes label value: letters, digits, '-', '_', '.', at most 63",
     QUOTA_KEY: "GPU model name, or model/MIG profile like 'a100-sxm-80gb/3g.40gb'",
     MIG_PROFILE: "MIG profile like '3g.40gb'",
-    SLURM_TIME: "Slurm time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED",
+    SLURM_TIME: "Slurm time: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, UNLIMITED or INFINITE",
     SLURM_OPTION_KEY: "slurm.conf parameter name like 'MaxJobCount'",
     SLURM_OPTION_VALUE: "slurm.conf value: one word of [A-Za-z0-9_.,:/=+@%-], no spaces",
     FREE_TEXT: "one line of text without control characters, at most 200 characters",

@@ -20,7 +20,7 @@ import yaml
 
 from estategen import checks, load, model, pipeline, schema
 from estategen.errors import BlueprintInvalid, Finding
-from estategen.model import Estate, slurm_minutes
+from estategen.model import Estate, slurm_minutes, slurm_time
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -1207,27 +1207,35 @@ def test_slurm_times_valid_passes_valid_times_with_default_within_max(
     assert run(checks.slurm_times_valid, partition_times(max_time, default_time)) == []
 
 
-def test_slurm_times_partition_max_time_out_of_range_is_refused() -> None:
-    found = run(checks.slurm_times_valid, partition_times("1:60:00"))
+def test_slurm_times_partition_max_time_longer_than_slurm_reads_is_refused() -> None:
+    found = run(checks.slurm_times_valid, partition_times("24856-0"))
     only(
         found,
         "slurm.partitions[0].max_time",
-        "'1:60:00' is not a valid Slurm time: 60 minutes in H:M:S must be below 60",
+        "'24856-0' is not a valid Slurm time: it is longer than the longest time Slurm reads, "
+        "24855-03:13:00",
     )
 
 
-def test_slurm_times_qos_max_time_out_of_range_is_refused() -> None:
-    found = run(checks.slurm_times_valid, 'slurm: {qos: [{name: q, max_time: "10:75"}]}')
-    only(found, "slurm.qos[0].max_time", "75 seconds must be below 60")
+def test_slurm_times_qos_max_time_longer_than_slurm_reads_is_refused() -> None:
+    found = run(checks.slurm_times_valid, 'slurm: {qos: [{name: q, max_time: "35791394"}]}')
+    only(found, "slurm.qos[0].max_time", "longer than the longest time Slurm reads")
 
 
-def test_slurm_times_fairshare_half_life_out_of_range_is_refused() -> None:
-    found = run(checks.slurm_times_valid, 'slurm: {scheduling: {fairshare_half_life: "1-24"}}')
-    only(
-        found,
-        "slurm.scheduling.fairshare_half_life",
-        "24 hours after the days field must be below 24",
+@pytest.mark.parametrize("half_life", ["UNLIMITED", "INFINITE", "0", "0:0"])
+def test_a_fairshare_half_life_slurmctld_misreads_or_refuses_is_refused(half_life: str) -> None:
+    found = run(
+        checks.slurm_times_valid, f'slurm: {{scheduling: {{fairshare_half_life: "{half_life}"}}}}'
     )
+    only(found, "slurm.scheduling.fairshare_half_life", "not a half-life slurmctld accepts")
+
+
+def test_a_zero_fairshare_half_life_with_a_usage_reset_period_passes() -> None:
+    blueprint = (
+        'slurm: {scheduling: {fairshare_half_life: "0"}, '
+        "options: {PriorityUsageResetPeriod: MONTHLY}}"
+    )
+    assert run(checks.slurm_times_valid, blueprint) == []
 
 
 def test_slurm_times_default_time_above_max_time_is_refused() -> None:
@@ -1241,49 +1249,62 @@ def test_slurm_times_unlimited_default_under_a_finite_max_is_refused() -> None:
 
 
 def test_slurm_times_invalid_default_is_reported_once_not_compared() -> None:
-    found = run(checks.slurm_times_valid, partition_times("2:00:00", "1:60:00"))
+    found = run(checks.slurm_times_valid, partition_times("2:00:00", "25000-0"))
     only(found, "slurm.partitions[0].default_time", "is not a valid Slurm time")
 
 
 # --- slurm_minutes -----------------------------------------------------------------------
 
 
+# What slurmctld 22.05 shows (scontrol show partition) for each MaxTime; tests/
+# test_slurm_engine.py holds the same table against the running daemon.
 @pytest.mark.parametrize(
     ("text", "minutes"),
     [
         ("UNLIMITED", None),
+        ("INFINITE", None),
+        ("0", 0),
         ("45", 45),
+        ("00090", 90),
         ("90:00", 90),
         ("30:01", 31),
+        ("0:600", 10),
         ("30:00:00", 1800),
+        ("2:75:00", 195),
+        ("0:0:99", 2),
         ("2-0", 2880),
+        ("1-25", 2940),
+        ("1-0:30", 1470),
         ("1-23:59:59", 1440 + 23 * 60 + 60),
+        ("7-0:00:99", 7 * 1440 + 2),
+        ("24855-3:13:00", 35_791_393),
+        ("35791393", 35_791_393),
     ],
 )
-def test_slurm_minutes_reads_every_slurm_conf_format_rounding_seconds_up(
+def test_slurm_minutes_reads_every_slurm_conf_format_as_slurm_does(
     text: str, minutes: int | None
 ) -> None:
     assert slurm_minutes(text) == minutes
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "shown"),
     [
-        ("10:60", "60 seconds must be below 60"),
-        ("1:60:00", "60 minutes in H:M:S must be below 60"),
-        ("1-24", "24 hours after the days field must be below 24"),
-        ("1-00:60", "60 minutes must be below 60"),
-        ("1-00:00:60", "60 seconds must be below 60"),
+        ("UNLIMITED", "UNLIMITED"),
+        ("0", "00:00:00"),
+        ("90", "01:30:00"),
+        ("7-0:00:99", "7-00:02:00"),
+        ("1-25", "2-01:00:00"),
     ],
 )
-def test_slurm_minutes_refuses_out_of_range_fields(text: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+def test_slurm_time_is_written_as_scontrol_prints_it(text: str, shown: str) -> None:
+    assert slurm_time(text) == shown
+
+
+@pytest.mark.parametrize("text", ["24856-0", "35791394", "596524:0:0", "0:2147483581"])
+def test_slurm_minutes_refuses_times_longer_than_slurm_reads(text: str) -> None:
+    with pytest.raises(ValueError, match="longer than the longest time Slurm reads"):
         slurm_minutes(text)
-
-
-def test_slurm_minutes_refuses_sixty_minutes_after_zero_days() -> None:
-    with pytest.raises(ValueError):
-        slurm_minutes("0-00:60")
 
 
 # --- slurm_options_not_owned -------------------------------------------------------------
@@ -1606,7 +1627,7 @@ def test_pipeline_check_error_is_placed_at_the_key_it_names() -> None:
 
 def test_pipeline_reports_every_finding_of_every_check_sorted_by_line() -> None:
     text = BASE.replace("members: [bob]", "members: [carol]").replace(
-        'max_time: "1-00:00:00"', 'max_time: "1-24"'
+        'max_time: "1-00:00:00"', 'max_time: "99999-0"'
     )
     text += "    - name: idle\n"  # a cluster without pools: a warning rides along
     with pytest.raises(BlueprintInvalid) as caught:
@@ -1619,7 +1640,7 @@ def test_pipeline_reports_every_finding_of_every_check_sorted_by_line() -> None:
     ]
     assert [f.line for f in findings] == [
         line_of(text, "carol"),
-        line_of(text, '"1-24"'),
+        line_of(text, '"99999-0"'),
         line_of(text, "- name: idle"),
     ]
     assert str(caught.value) == "2 error(s)"
@@ -1662,5 +1683,5 @@ def test_pipeline_refuses_one_hostlist_above_the_expansion_limit_as_a_finding() 
 
 
 def test_slurm_minutes_refuses_limits_beyond_what_slurm_stores() -> None:
-    with pytest.raises(ValueError, match="above the longest limit"):
-        slurm_minutes("99999999999999999999")
+    with pytest.raises(ValueError, match="longer than the longest time Slurm reads"):
+        slurm_minutes("999999999999-0")

@@ -11,10 +11,11 @@ import re
 import subprocess
 import textwrap
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from estategen.model import Estate
+from estategen.model import Estate, slurm_minutes, slurm_time
 from estategen.pipeline import validate_file
 
 from conftest import BLUEPRINTS, run_cli
@@ -216,18 +217,6 @@ def parse_records(text: str) -> list[dict[str, str]]:
     return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in text.splitlines() if line.strip()]
 
 
-def slurm_minutes_shown(text: str) -> str:
-    """scontrol prints times as [D-]HH:MM:SS; normalise the blueprint's to compare."""
-    from estategen.model import slurm_minutes
-
-    minutes = slurm_minutes(text)
-    if minutes is None:
-        return "UNLIMITED"
-    days, rest = divmod(minutes, 1440)
-    clock = f"{rest // 60:02d}:{rest % 60:02d}:00"
-    return f"{days}-{clock}" if days else clock
-
-
 @pytest.fixture(scope="module")
 def campus_ctld(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SlurmLab, Estate]]:
     if not have_mariadb():
@@ -269,7 +258,7 @@ def test_campus_partitions_match_the_blueprint(campus_ctld: tuple[SlurmLab, Esta
         assert set(hostlist.expand(facts["Nodes"])) == hosts, part.name
         assert facts["TotalNodes"] == str(len(hosts))
         assert facts["Default"] == ("YES" if part.default else "NO")
-        assert facts["MaxTime"] == slurm_minutes_shown(part.max_time)
+        assert facts["MaxTime"] == slurm_time(part.max_time)
         assert facts["AllowAccounts"] == (",".join(part.teams) if part.teams else "ALL")
         assert facts["QoS"] == (part.qos or "N/A")
         assert facts["PriorityTier"] == str(part.priority_tier)
@@ -333,3 +322,173 @@ def test_campus_accounting_has_teams_and_qos(campus_ctld: tuple[SlurmLab, Estate
         assert float(usage) == q.usage_factor
         expected = f"gres/gpu={q.max_gpus_per_user}" if q.max_gpus_per_user is not None else ""
         assert max_tres == expected
+
+
+# --- no accounting, the smallest pools, a mixed partition, every time format -------------
+
+CPU_NODE = "lab-cpu-01"
+
+# MaxTime as written -> as slurmctld 22.05 shows it (scontrol show partition), measured.
+TIMES = [
+    ("0", "00:00:00"),
+    ("90", "01:30:00"),
+    ("00090", "01:30:00"),
+    ("0:90", "00:02:00"),
+    ("0:600", "00:10:00"),
+    ("2:75:00", "03:15:00"),
+    ("25:00:00", "1-01:00:00"),
+    ("0:0:99", "00:02:00"),
+    ("1-25", "2-01:00:00"),
+    ("1-0:30", "1-00:30:00"),
+    ("1-1:1", "1-01:01:00"),
+    ("1-0:0:30", "1-00:01:00"),
+    ("7-0:00:99", "7-00:02:00"),
+    ("35791393", "24855-03:13:00"),
+    ("0:2147483580", "24855-03:13:00"),
+    ("INFINITE", "UNLIMITED"),
+    ("UNLIMITED", "UNLIMITED"),
+]
+
+
+def no_accounting_blueprint() -> str:
+    """GPU and CPU pools of 2 and 1 GB, no slurm.accounting; this machine is the GPU node."""
+    shape = machine_shape()
+    times = "".join(
+        f'    - {{name: time-{i}, pools: [cpu], max_time: "{written}"}}\n'
+        for i, (written, _) in enumerate(TIMES)
+    )
+    return (
+        textwrap.dedent(
+            f"""\
+            estate: nodbd
+            versions: {{slurm: "22.05"}}
+            identity:
+              users: [{{name: alice, uid: 10001}}]
+              teams: [{{name: vision, gid: 20001, members: [alice]}}]
+            node_pools:
+              - name: gpu
+                scheduler: slurm
+                hosts: {NODE}
+                cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
+                       threads_per_core: {shape["threads_per_core"]}}}
+                memory_gb: 2
+                gpus: {{model: l4-24gb, count: 1}}
+              - name: cpu
+                scheduler: slurm
+                hosts: {CPU_NODE}
+                cpu: {{sockets: 1, cores_per_socket: 2}}
+                memory_gb: 1
+            slurm:
+              controllers: [lab-ctl]
+              scheduling: {{fairshare_half_life: "1-0:0:99"}}
+              partitions:
+                - {{name: mixed, pools: [gpu, cpu], default: true, max_time: "7-0:00:99",
+                    default_time: "0:90"}}
+            """
+        )
+        + times
+    )
+
+
+@pytest.fixture(scope="module")
+def nodbd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
+    work = tmp_path_factory.mktemp("nodbd")
+    blueprint = work / "nodbd.yaml"
+    blueprint.write_text(no_accounting_blueprint())
+    result = run_cli("render", blueprint, "-o", work / "out")
+    assert result.returncode == 0, result.stderr
+    cluster = SlurmLab(work / "out", work / "run", [NODE, CPU_NODE, "lab-ctl"])
+    try:
+        cluster.install_configs(gpu_files=1)
+        cluster.start_munge()
+        cluster.start_slurmctld("lab-ctl")
+        cluster.start_slurmd(NODE)
+        cluster.wait_for(
+            lambda: "idle" in cluster.run("sinfo", "-h", "-n", NODE, "-o", "%t"), "idle node"
+        )
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def rendered_partitions(cluster: SlurmLab) -> dict[str, dict[str, str]]:
+    lines = (cluster.etc / "slurm.conf").read_text().splitlines()
+    records = parse_records("\n".join(line for line in lines if line.startswith("Partition")))
+    return {r["PartitionName"]: r for r in records}
+
+
+def shown_partitions(cluster: SlurmLab) -> dict[str, dict[str, str]]:
+    records = parse_records(cluster.run("scontrol", "-o", "show", "partition"))
+    return {r["PartitionName"]: r for r in records}
+
+
+def job_memory(cluster: SlurmLab, *options: str) -> tuple[str, str]:
+    """(CPUs, memory) slurmctld allocated to a job run with ``options`` and no memory option."""
+    out = cluster.run("srun", "-w", NODE, "-t", "1", *options, "sh", "-c", "echo $SLURM_JOB_ID")
+    job = parse_records(cluster.run("scontrol", "-o", "show", "job", out.split()[0]))[0]
+    tres = dict(item.split("=", 1) for item in job["TRES"].split(","))
+    return tres["cpu"], tres["mem"]
+
+
+def test_without_accounting_slurmctld_runs_gpu_jobs(nodbd: SlurmLab) -> None:
+    config = nodbd.run("scontrol", "show", "config")
+    assert re.search(r"AccountingStorageType\s+= accounting_storage/none", config)
+    out = nodbd.run("srun", "-w", NODE, "--gres=gpu:l4-24gb:1", "-t", "1", "sh", "-c", "echo ok")
+    assert out.strip() == "ok"
+
+
+def test_the_smallest_pools_offer_half_their_memory(nodbd: SlurmLab) -> None:
+    nodes = {n["NodeName"]: n for n in parse_records(nodbd.run("scontrol", "-o", "show", "node"))}
+    assert nodes[NODE]["RealMemory"] == "1024"
+    assert nodes[CPU_NODE]["RealMemory"] == "512"
+    # slurmd registered with that memory: the node is usable, not drained as too small
+    assert nodes[NODE]["State"].split("+")[0] in ("IDLE", "MIXED", "ALLOCATED")
+
+
+def test_a_mixed_partition_gives_cpu_jobs_memory_per_cpu_and_gpu_jobs_per_gpu(
+    nodbd: SlurmLab,
+) -> None:
+    mixed = shown_partitions(nodbd)["mixed"]
+    assert mixed["DefMemPerCPU"] == str(512 // 2)  # the CPU node: 512 MiB over 2 CPUs
+    assert "DefMemPerNode" not in mixed
+    gpu_defaults = dict(item.split("=") for item in mixed["JobDefaults"].split(","))
+    threads = machine_shape()["sockets"] * machine_shape()["cores_per_socket"]
+    threads *= machine_shape()["threads_per_core"]
+    assert gpu_defaults == {"DefCpuPerGPU": str(threads), "DefMemPerGPU": "1024"}
+    assert job_memory(nodbd) == ("1", "256M")
+    assert job_memory(nodbd, "-n", "2") == ("2", "512M")
+    assert job_memory(nodbd, "--gres=gpu:1") == (str(threads), "1G")
+
+
+def test_times_are_rendered_as_slurmctld_shows_them(nodbd: SlurmLab) -> None:
+    rendered, shown = rendered_partitions(nodbd), shown_partitions(nodbd)
+    for index, (written, expected) in enumerate(TIMES):
+        name = f"time-{index}"
+        assert (written, shown[name]["MaxTime"]) == (written, expected)
+        assert rendered[name]["MaxTime"] == expected
+    assert shown["mixed"]["MaxTime"] == rendered["mixed"]["MaxTime"] == "7-00:02:00"
+    assert shown["mixed"]["DefaultTime"] == rendered["mixed"]["DefaultTime"] == "00:02:00"
+    config = nodbd.run("scontrol", "show", "config")
+    assert re.search(r"PriorityDecayHalfLife\s+= 1-00:02:00\n", config)
+    assert "PriorityDecayHalfLife=1-00:02:00" in (nodbd.etc / "slurm.conf").read_text()
+
+
+@pytest.mark.parametrize("refused", ["24856-0", "35791394", "0:2147483589"])
+def test_times_estategen_refuses_are_times_slurmctld_refuses(refused: str, tmp_path: Path) -> None:
+    """The other side of the table: past the longest time, slurmctld will not start."""
+    with pytest.raises(ValueError):
+        slurm_minutes(refused)
+    work = tmp_path
+    blueprint = work / "nodbd.yaml"
+    blueprint.write_text(no_accounting_blueprint())
+    assert run_cli("render", blueprint, "-o", work / "out").returncode == 0
+    conf = work / "out" / "slurm" / "slurm.conf"
+    conf.write_text(conf.read_text().replace("MaxTime=7-00:02:00", f"MaxTime={refused}"))
+    cluster = SlurmLab(work / "out", work / "run", [NODE, CPU_NODE, "lab-ctl"])
+    try:
+        cluster.install_configs()
+        cluster.start_munge()
+        with pytest.raises(AssertionError, match=f'Bad value "{refused}" for MaxTime'):
+            cluster.start_slurmctld("lab-ctl")
+    finally:
+        cluster.stop()

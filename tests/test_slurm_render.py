@@ -40,6 +40,13 @@ H100 = """\
 """
 
 
+ACCOUNTING = """\
+  accounting:
+    host: dbd
+    database: {host: db, password: {secret: db_pw}}
+"""
+
+
 def rendered(extra: str, pools: str = H100, base: str = BASE) -> dict[str, str]:
     text = base + extra + "node_pools:\n" + pools
     result = validate_document(parse_blueprint(text.encode(), "t.yaml"))
@@ -84,10 +91,35 @@ def test_small_nodes_keep_at_least_two_gib() -> None:
     assert fields(line_for(rendered("", pools), "NodeName="))["RealMemory"] == str(16 * 1024 - 2048)
 
 
+@pytest.mark.parametrize("memory_gb", [1, 2, 3])
+def test_the_smallest_nodes_keep_half_their_memory_for_jobs(memory_gb: int) -> None:
+    pools = H100.replace("memory_gb: 2048", f"memory_gb: {memory_gb}")
+    node = fields(line_for(rendered(PARTITIONS, pools), "NodeName="))
+    assert node["RealMemory"] == str(memory_gb * 512)
+
+
+def test_a_pool_with_more_threads_than_mib_still_gets_memory_per_cpu_and_gpu() -> None:
+    pools = H100.replace("memory_gb: 2048", "memory_gb: 1").replace(
+        "cores_per_socket: 56", "cores_per_socket: 512"
+    )
+    part = fields(line_for(rendered(PARTITIONS, pools), "PartitionName="))
+    assert part["DefMemPerCPU"] == "1"
+    assert part["DefMemPerGPU"] == str(512 // 8)
+
+
 def test_gres_types_and_accounting_tres_follow_the_gpus_used() -> None:
-    files = rendered("")
+    files = rendered(ACCOUNTING)
     assert "GresTypes=gpu" in conf_lines(files)
     assert "AccountingStorageTRES=gres/gpu,gres/gpu:h100-sxm-80gb" in conf_lines(files)
+
+
+def test_without_accounting_no_gres_tres_is_named() -> None:
+    """slurmctld without slurmdbd: 'fatal: slurmdbd is required to run with TRES gres/gpu'."""
+    files = rendered(PARTITIONS)
+    assert "AccountingStorageType=accounting_storage/none" in conf_lines(files)
+    assert not [line for line in conf_lines(files) if line.startswith("AccountingStorageTRES")]
+    part = fields(line_for(files, "PartitionName="))
+    assert part["TRESBillingWeights"] == "CPU=1.0,Mem=0.25G"
 
 
 def test_cpu_only_estate_has_no_gres() -> None:
@@ -143,7 +175,7 @@ def test_partition_defaults_come_from_the_pool_shape() -> None:
 
 
 def test_gpus_are_billed_by_model() -> None:
-    part = fields(line_for(rendered(PARTITIONS), "PartitionName="))
+    part = fields(line_for(rendered(ACCOUNTING + PARTITIONS), "PartitionName="))
     assert part["TRESBillingWeights"] == "CPU=1.0,Mem=0.25G,GRES/gpu:h100-sxm-80gb=20"
 
 
@@ -156,6 +188,37 @@ def test_cpu_partitions_get_memory_per_cpu() -> None:
     assert "DefMemPerGPU" not in part
 
 
+def test_a_partition_over_cpu_and_gpu_pools_gives_every_job_default_memory() -> None:
+    """Without DefMemPerCPU a CPU-only job there would take a whole node's memory."""
+    pools = H100 + "  - {name: cpu, scheduler: slurm, hosts: c1, memory_gb: 64,\n"
+    pools += "     cpu: {sockets: 2, cores_per_socket: 8}}\n"
+    extra = "  partitions:\n    - {name: all, pools: [h100, cpu]}\n"
+    part = fields(line_for(rendered(extra, pools), "PartitionName="))
+    gpu_node_per_cpu = (2048 * 1024 - int(2048 * 1024 * 0.05)) // 224
+    cpu_node_per_cpu = (64 * 1024 - 3276) // 16
+    assert part["DefMemPerCPU"] == str(min(gpu_node_per_cpu, cpu_node_per_cpu))
+    assert part["DefCpuPerGPU"] == str(224 // 8)
+    assert part["DefMemPerGPU"] == str((2048 * 1024 - int(2048 * 1024 * 0.05)) // 8)
+
+
+@pytest.mark.parametrize(
+    ("written", "rendered_as"),
+    [
+        ("7-0:00:99", "7-00:02:00"),
+        ("2:75:00", "03:15:00"),
+        ("1-25", "2-01:00:00"),
+        ("90", "01:30:00"),
+        ("0:90", "00:02:00"),
+        ("INFINITE", "UNLIMITED"),
+    ],
+)
+def test_partition_times_are_rendered_the_way_slurm_normalises_them(
+    written: str, rendered_as: str
+) -> None:
+    extra = f'  partitions:\n    - {{name: gpu, pools: [h100], max_time: "{written}"}}\n'
+    assert fields(line_for(rendered(extra), "PartitionName="))["MaxTime"] == rendered_as
+
+
 def test_priority_and_preemption_follow_scheduling() -> None:
     extra = """\
   scheduling:
@@ -166,7 +229,7 @@ def test_priority_and_preemption_follow_scheduling() -> None:
     lines = conf_lines(rendered(extra))
     assert "PriorityWeightFairshare=10000" in lines
     assert "PriorityWeightQOS=5000" in lines
-    assert "PriorityDecayHalfLife=14-0" in lines
+    assert "PriorityDecayHalfLife=14-00:00:00" in lines
     assert "PreemptType=preempt/qos" in lines
     assert "PreemptMode=SUSPEND,GANG" in lines
 
@@ -316,3 +379,22 @@ def test_golden_versions_differ_only_where_slurm_did() -> None:
     new = (GOLDEN / "blocks-24.05" / "slurm" / "topology.conf").read_text()
     assert "BlockSizes" not in old and "BlockSizes" in new
     assert textwrap.dedent(old).count("BlockName=") == new.count("BlockName=")
+
+
+def test_host_names_with_text_after_the_number_are_written_out_for_slurm() -> None:
+    """Slurm reads no text after a hostlist bracket: 'Invalid hostlist: n[1-2]-ib'."""
+    pools = H100.replace("gpu-[01-04]", "gpu-[01-02]-ib")
+    files = rendered(PARTITIONS, pools)
+    assert fields(line_for(files, "NodeName="))["NodeName"] == "gpu-01-ib,gpu-02-ib"
+    assert fields(line_for(files, "PartitionName="))["Nodes"] == "gpu-01-ib,gpu-02-ib"
+
+
+def test_default_leaf_switches_of_several_pools_are_named_one_by_one() -> None:
+    """Pools without `network.switch` get a leaf named after them: cpu1-leaf, cpu2-leaf."""
+    pools = H100.replace("    gpus:", '    network: {switch: "sw-1"}\n    gpus:')
+    for name in ("cpu1", "cpu2"):
+        pools += f"  - {{name: {name}, scheduler: slurm, hosts: {name}-node, memory_gb: 8,\n"
+        pools += "     cpu: {sockets: 1, cores_per_socket: 4}}\n"
+    topology = conf_lines(rendered("", pools), "slurm/topology.conf")
+    spine = [line for line in topology if line.startswith("SwitchName=t-spine")]
+    assert spine == ["SwitchName=t-spine Switches=cpu1-leaf,cpu2-leaf,sw-1"]

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from estategen import __version__, hostlist
-from estategen.model import Estate, NodePool, Partition, slurm_minutes, spread
+from estategen.model import Estate, NodePool, Partition, slurm_minutes, slurm_time, spread
 from estategen.render import Files, renderer, templates, text
 
-# Memory the OS, slurmd and page cache keep: 5% of physical memory, at least 2 GiB.
+# Memory the OS, slurmd and page cache keep: 5% of physical memory, at least 2 GiB, but never
+# more than half, so a small node (1 or 2 GB) still offers memory to jobs.
 MEMORY_RESERVE_FRACTION = 0.05
 MEMORY_RESERVE_MIN_MIB = 2048
+MEMORY_RESERVE_MAX_FRACTION = 0.5
 SLURM_USER = "slurm"
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
@@ -28,7 +30,21 @@ BACKFILL_WINDOW_MAX = 43_200
 def real_memory_mib(memory_gb: int) -> int:
     """RealMemory for a node: physical memory less the documented reserve."""
     physical = memory_gb * 1024
-    return physical - max(MEMORY_RESERVE_MIN_MIB, int(physical * MEMORY_RESERVE_FRACTION))
+    reserve = max(MEMORY_RESERVE_MIN_MIB, int(physical * MEMORY_RESERVE_FRACTION))
+    return physical - min(reserve, int(physical * MEMORY_RESERVE_MAX_FRACTION))
+
+
+def slurm_hostlist(names: Iterable[str]) -> str:
+    """A hostlist Slurm reads: ranges as :func:`hostlist.compress` writes them, except that a
+    range followed by more text (``gpu-[01-02]-ib``) is written out name by name, because
+    Slurm's hostlists allow nothing after the bracket."""
+    items: list[str] = []
+    for item in hostlist.split_items(hostlist.compress(names)):
+        if "[" in item and not item.endswith("]"):
+            items.extend(hostlist.expand(item))
+        else:
+            items.append(item)
+    return ",".join(items)
 
 
 def gres_type(pool: NodePool) -> str:
@@ -98,7 +114,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         weight = 1
     return NodeLine(
         pool=pool.name,
-        hosts=hostlist.compress(pool.hosts),
+        hosts=slurm_hostlist(pool.hosts),
         sockets=pool.cpu.sockets,
         cores_per_socket=pool.cpu.cores_per_socket,
         threads_per_core=pool.cpu.threads_per_core,
@@ -112,11 +128,11 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
 def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     pools = [estate.pools_by_name[name] for name in part.pools]
     hosts = [host for pool in pools for host in pool.hosts]
-    fields: list[tuple[str, str]] = [("Nodes", hostlist.compress(hosts))]
+    fields: list[tuple[str, str]] = [("Nodes", slurm_hostlist(hosts))]
     fields.append(("Default", "YES" if part.default else "NO"))
-    fields.append(("MaxTime", part.max_time))
+    fields.append(("MaxTime", slurm_time(part.max_time)))
     if part.default_time:
-        fields.append(("DefaultTime", part.default_time))
+        fields.append(("DefaultTime", slurm_time(part.default_time)))
     fields.append(("State", "UP"))
     if part.teams:
         fields.append(("AllowAccounts", ",".join(part.teams)))
@@ -127,12 +143,26 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
         fields.append(("PreemptMode", part.preempt_mode.upper()))
     gpu_pools = [p for p in pools if p.gpus and p.cpu and p.memory_gb]
     shaped = [p for p in pools if p.cpu and p.memory_gb]
+    # Every job gets memory by default, not the whole node: a job without GPUs by its CPUs,
+    # a GPU job by its GPUs (slurmctld applies DefMemPerGPU when a job asks for GPUs, and
+    # DefMemPerCPU otherwise).
+    if shaped:
+        fields.append(("DefMemPerCPU", str(min(_memory_per_cpu(p) for p in shaped))))
     if gpu_pools:
         fields.append(("DefCpuPerGPU", str(min(_cpus_per_gpu(p) for p in gpu_pools))))
         fields.append(("DefMemPerGPU", str(min(_memory_per_gpu(p) for p in gpu_pools))))
-    elif shaped:
-        fields.append(("DefMemPerCPU", str(min(_memory_per_cpu(p) for p in shaped))))
+    fields.append(("TRESBillingWeights", ",".join(_billing_weights(estate, gpu_pools))))
+    if part.hidden:
+        fields.append(("Hidden", "YES"))
+    return PartitionLine(part.name, fields)
+
+
+def _billing_weights(estate: Estate, gpu_pools: list[NodePool]) -> list[str]:
+    """CPU and memory, and with accounting each GPU type: without slurmdbd slurmctld has no
+    GRES TRES and refuses weights for them."""
     billing = ["CPU=1.0", "Mem=0.25G"]
+    if estate.slurm.accounting is None:
+        return billing
     for kind in sorted({p.gpus.model for p in gpu_pools if p.gpus and not p.gpus.mig}):
         billing.append(f"GRES/gpu:{kind}={gpu_billing_weight(estate, kind)}")
     for pool in gpu_pools:
@@ -142,10 +172,7 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
             share = model.mig[profile].compute / 7 if profile in model.mig else 1
             weight = gpu_billing_weight(estate, pool.gpus.model) * share
             billing.append(f"GRES/gpu:{profile}={weight:.2f}")
-    fields.append(("TRESBillingWeights", ",".join(dict.fromkeys(billing))))
-    if part.hidden:
-        fields.append(("Hidden", "YES"))
-    return PartitionLine(part.name, fields)
+    return list(dict.fromkeys(billing))
 
 
 def _gpus_per_node(pool: NodePool) -> int:
@@ -160,12 +187,12 @@ def _cpus_per_gpu(pool: NodePool) -> int:
 
 def _memory_per_gpu(pool: NodePool) -> int:
     assert pool.memory_gb is not None
-    return real_memory_mib(pool.memory_gb) // _gpus_per_node(pool)
+    return max(1, real_memory_mib(pool.memory_gb) // _gpus_per_node(pool))
 
 
 def _memory_per_cpu(pool: NodePool) -> int:
     assert pool.cpu is not None and pool.memory_gb is not None
-    return real_memory_mib(pool.memory_gb) // pool.cpu.threads
+    return max(1, real_memory_mib(pool.memory_gb) // pool.cpu.threads)
 
 
 def _gres_types(estate: Estate) -> list[str]:
@@ -178,7 +205,12 @@ def _gres_types(estate: Estate) -> list[str]:
 
 
 def accounting_tres(estate: Estate) -> list[str]:
-    """TRES slurmdbd records: GPUs in total, per type, and shards when used."""
+    """TRES slurmdbd records: GPUs in total, per type, and shards when used.
+
+    None without accounting: slurmctld refuses GRES TRES unless slurmdbd stores them.
+    """
+    if estate.slurm.accounting is None:
+        return []
     tres = ["gres/gpu"] if any(p.gpus for p in estate.slurm_pools) else []
     kinds = sorted({kind for p in estate.slurm_pools for kind, _ in gpu_gres(p)})
     tres += [f"gres/gpu:{kind}" for kind in kinds]
@@ -255,14 +287,12 @@ def topology_conf(estate: Estate) -> str | None:
             names = (f"{pool.name}-{'block' if kind == 'block' else 'leaf'}",)
         for group, hosts in spread(pool.hosts, names):
             members.setdefault(group, []).extend(hosts)
-    groups = [(name, hostlist.compress(hosts)) for name, hosts in sorted(members.items())]
+    groups = [(name, slurm_hostlist(hosts)) for name, hosts in sorted(members.items())]
     context: dict[str, Any] = {
         "kind": kind,
         "groups": groups,
         "spine": f"{estate.slurm.cluster_name}-spine",
-        "leaves": hostlist.compress(members)
-        if _all_hostnames(members)
-        else ",".join(sorted(members)),
+        "leaves": slurm_hostlist(members) if _all_hostnames(members) else ",".join(sorted(members)),
         "block_size": min(len(h) for h in members.values()),
         "block_sizes": estate.versions.slurm.at_least("24.05"),
     }
@@ -285,6 +315,7 @@ def _render(template: str, estate: Estate, **context: Any) -> str:
             estate=estate,
             version=__version__,
             slurm_version=estate.versions.slurm.text,
+            slurm_time=slurm_time,
             **context,
         )
     )
@@ -312,6 +343,7 @@ def slurm_conf(estate: Estate) -> str:
         options=sorted(slurm.options.items()),
         reserve_percent=int(MEMORY_RESERVE_FRACTION * 100),
         reserve_min=MEMORY_RESERVE_MIN_MIB,
+        reserve_max_percent=int(MEMORY_RESERVE_MAX_FRACTION * 100),
     )
 
 
@@ -320,7 +352,7 @@ def gres_conf(estate: Estate) -> str:
     for pool in estate.slurm_pools:
         if not pool.gpus:
             continue
-        hosts = hostlist.compress(pool.hosts)
+        hosts = slurm_hostlist(pool.hosts)
         last = pool.gpus.count - 1
         files = f"/dev/nvidia[0-{last}]" if last else "/dev/nvidia0"
         lines.append(
