@@ -1,0 +1,377 @@
+"""Reading an output folder back: everything in it is input, bounded and checked like a blueprint.
+
+``render --check``, ``plan`` and ``render`` (for MANIFEST.json and the files a user added) read
+what an earlier render left in DIR. A committed output folder comes from a pull request as much
+as the blueprint does, so every read here:
+
+- resolves each path one component at a time under DIR with ``O_NOFOLLOW``: a symbolic link
+  anywhere on the way, or a path that MANIFEST.json names outside DIR, is refused, never
+  followed;
+- opens only regular files (``O_NONBLOCK``, so a FIFO cannot hang it; ``fstat``-checked);
+- reads at most :data:`MAX_FILE_BYTES` per file and :data:`MAX_TOTAL_BYTES` per command;
+- parses JSON and YAML within the blueprint's nesting and alias-expansion limits, and counts
+  hostlist names before expanding them.
+
+What estategen did not write is refused with :class:`OutputRefused` (exit 2, one line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from estategen import hostlist
+from estategen.checks import MAX_ESTATE_HOSTS
+from estategen.errors import UsageError
+from estategen.load import MAX_DEPTH, MAX_NODES, _expanded_size, read_at_most
+
+MANIFEST = "MANIFEST.json"
+MAX_FILE_BYTES = 64 * 1024 * 1024  # one file read back; estategen's largest is a few MiB
+MAX_TOTAL_BYTES = 512 * 1024 * 1024  # all files one command reads back from DIR
+MAX_PATH_CHARS = 1024  # a path MANIFEST.json lists; components stay within NAME_MAX (255)
+MAX_NAMES = 1_000_000  # hostlist names one file read back may expand to (hosts x lines)
+
+# The renderer's rule for output paths (render._SAFE_PATH): relative, no `.` or `..` parts.
+SAFE_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_MODE = re.compile(r"0[0-7]{3}")
+
+
+class OutputRefused(UsageError):
+    """The output folder holds something estategen did not write and will not read."""
+
+
+def safe_path(path: str) -> bool:
+    """Whether ``path`` is one estategen could have written: relative, plain, short."""
+    return (
+        len(path) <= MAX_PATH_CHARS
+        and SAFE_PATH.fullmatch(path) is not None
+        and all(part != ".." and len(part) <= 255 for part in path.split("/"))
+    )
+
+
+@dataclass(frozen=True)
+class ReadBack:
+    """A regular file read from the output folder: its bytes and permission bits."""
+
+    content: bytes
+    mode: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """MANIFEST.json as read back: path -> {"sha256": ..., "mode": ...}, every path checked."""
+
+    files: dict[str, dict[str, str]]
+
+
+_LINK = "a symbolic link; estategen never follows links in an output folder"
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+class OutputFolder:
+    """An output folder opened for reading; paths resolve under it and never through a link.
+
+    DIR itself is the user's choice on the command line and is opened as named.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.total = 0
+        try:
+            self.fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except NotADirectoryError:
+            raise UsageError(f"{root}: exists and is not a folder") from None
+        except OSError as err:
+            raise UsageError(f"{root}: cannot open: {err.strerror or err}") from None
+
+    def __enter__(self) -> OutputFolder:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        os.close(self.fd)
+
+    def refuse(self, path: str, why: str) -> OutputRefused:
+        return OutputRefused(f"{self.root / path}: {why}")
+
+    def open_file(self, path: str) -> int | None:
+        """A read-only descriptor of the regular file at ``path``; None when it is absent."""
+        if not safe_path(path):
+            raise self.refuse(path, "not a path estategen writes; refusing to read it")
+        return self.open_any(path)
+
+    def open_any(self, path: str) -> int | None:
+        """:meth:`open_file` for any name found in the folder (a user's file), not only ours."""
+        *folders, name = path.split("/")
+        parent = self.fd
+        try:
+            for index, folder in enumerate(folders):
+                try:
+                    child = os.open(folder, _OPEN_DIR, dir_fd=parent)
+                except FileNotFoundError:
+                    return None
+                except (NotADirectoryError, OSError) as err:
+                    raise self._not_followed(
+                        "/".join(folders[: index + 1]), parent, folder, err
+                    ) from None
+                if parent != self.fd:
+                    os.close(parent)
+                parent = child
+            try:
+                info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            if stat.S_ISLNK(info.st_mode):
+                raise self.refuse(path, _LINK)
+            if not stat.S_ISREG(info.st_mode):
+                raise self.refuse(path, f"{_kind(info.st_mode)}, not a file estategen wrote")
+            try:
+                fd = os.open(name, _OPEN_FILE, dir_fd=parent)
+            except OSError as err:
+                raise self._not_followed(path, parent, name, err) from None
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode) or opened.st_ino != info.st_ino:
+                os.close(fd)
+                raise self.refuse(path, "changed while estategen read it")
+            return fd
+        finally:
+            if parent != self.fd:
+                os.close(parent)
+
+    def _not_followed(self, path: str, parent: int, name: str, err: OSError) -> OutputRefused:
+        try:
+            mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+        except OSError:
+            return self.refuse(path, f"cannot read: {err.strerror or err}")
+        if stat.S_ISLNK(mode):
+            return self.refuse(path, _LINK)
+        if not stat.S_ISDIR(mode):
+            return self.refuse(path, f"{_kind(mode)} where estategen wrote a folder")
+        return self.refuse(path, f"cannot read: {err.strerror or err}")
+
+    def read(self, path: str) -> ReadBack | None:
+        """The regular file at ``path``, read with a bound; None when it is absent."""
+        fd = self.open_file(path)
+        if fd is None:
+            return None
+        try:
+            mode = os.fstat(fd).st_mode & 0o7777
+            content = read_at_most(fd, MAX_FILE_BYTES)
+        except OSError as err:
+            raise self.refuse(path, f"cannot read: {err.strerror or err}") from None
+        finally:
+            os.close(fd)
+        if len(content) > MAX_FILE_BYTES:
+            raise self.refuse(
+                path,
+                f"larger than {MAX_FILE_BYTES} bytes, the limit for a file read back from an "
+                "output folder; estategen never writes one that large",
+            )
+        self.total += len(content)
+        if self.total > MAX_TOTAL_BYTES:
+            raise self.refuse(
+                path,
+                f"the files read back from the output folder exceed {MAX_TOTAL_BYTES} bytes "
+                "together; estategen never writes that much",
+            )
+        return ReadBack(content, mode)
+
+    def manifest(self, name: str = MANIFEST) -> Manifest | None:
+        """MANIFEST.json (or a copy of one), checked entry by entry; None when there is none."""
+        read = self.read(name)
+        if read is None:
+            return None
+        data = load_json(read.content, self.root / name)
+        files = data.get("files") if isinstance(data, dict) else None
+        if not isinstance(files, dict):
+            raise self.refuse(name, "has no `files` mapping; not written by estategen")
+        for path, entry in files.items():
+            if not safe_path(path) or path == MANIFEST:
+                raise self.refuse(
+                    name,
+                    f"lists {_show(path)}, not a path estategen writes (relative, letters, "
+                    f"digits, `._-`, at most {MAX_PATH_CHARS} characters); refusing to read it",
+                )
+            if not (
+                isinstance(entry, dict)
+                and isinstance(entry.get("sha256"), str)
+                and _SHA256.fullmatch(entry["sha256"])
+                and isinstance(entry.get("mode"), str)
+                and _MODE.fullmatch(entry["mode"])
+            ):
+                raise self.refuse(
+                    name,
+                    f"entry {_show(path)} is not {{sha256: 64 hex digits, mode: 0NNN}}; "
+                    "not written by estategen",
+                )
+        return Manifest({path: dict(entry) for path, entry in files.items()})
+
+
+def load_json(content: bytes, where: Path | str, *, strict: bool = True) -> Any:
+    """JSON read back, within the blueprint's nesting limit.
+
+    Not JSON at all is refused when ``strict``, and None otherwise (a hand edit that the
+    caller shows as a diff).
+    """
+    try:
+        data = json.loads(content.decode("utf-8"))
+    except RecursionError:
+        raise _too_deep(where) from None
+    except ValueError as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        if not strict:
+            return None
+        raise OutputRefused(f"{where}: not the JSON estategen writes ({_show(err)})") from None
+    if _json_depth(data) > MAX_DEPTH:
+        raise _too_deep(where)
+    return data
+
+
+def _json_depth(data: Any) -> int:
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            return depth
+        if isinstance(value, dict):
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+    return deepest
+
+
+def check_yaml(text: str, where: Path | str) -> None:
+    """Refuse YAML that nests or expands (through aliases) beyond the blueprint's limits.
+
+    Syntax errors pass: the caller reads the file as it reads a hand edit.
+    """
+    import yaml
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        node = loader.get_single_node()
+    except RecursionError:
+        raise _too_deep(where) from None
+    except yaml.YAMLError:
+        return
+    finally:
+        loader.dispose()
+    if node is None:
+        return
+    if _expanded_size(node) > MAX_NODES:
+        raise OutputRefused(
+            f"{where}: expands to more than {MAX_NODES} values through aliases (an alias "
+            "bomb?); estategen never writes that"
+        )
+    stack: list[tuple[Any, int]] = [(node, 0)]
+    seen: set[int] = set()
+    while stack:
+        current, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep(where)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in current.value)
+        elif isinstance(current, yaml.MappingNode):
+            stack.extend((part, depth + 1) for pair in current.value for part in pair)
+
+
+def check_hostlists(text: str, where: Path | str) -> None:
+    """Refuse Slurm files whose ``NodeName=`` hostlists expand beyond what a blueprint may hold.
+
+    Each expression within the estate's host limit (one pool may hold them all), the file
+    within :data:`MAX_NAMES`; counted without expanding. Expressions that do not parse pass:
+    the caller reads the file as it reads a hand edit.
+    """
+    total = 0
+    for match in re.finditer(r"(?m)^\s*NodeName=(\S+)", text):
+        try:
+            names = hostlist.count(match[1])
+        except ValueError:
+            continue
+        total += names
+        if names > MAX_ESTATE_HOSTS or total > MAX_NAMES:
+            line = text.count("\n", 0, match.start()) + 1
+            raise OutputRefused(
+                f"{where}:{line}: NodeName={_show(match[1])} makes {total} host names in this "
+                f"file, above the limit of {MAX_ESTATE_HOSTS} for one expression and "
+                f"{MAX_NAMES} for one file; estategen never writes that"
+            )
+
+
+def check_inventory_hosts(data: Any, where: Path | str) -> None:
+    """Refuse an Ansible inventory whose host patterns expand beyond :data:`MAX_NAMES`."""
+    total = 0
+    groups = data.get("all", {}).get("children") if isinstance(data, dict) else None
+    if not isinstance(groups, dict):
+        return
+    for body in groups.values():
+        hosts = body.get("hosts") if isinstance(body, dict) else None
+        for pattern in hosts if isinstance(hosts, dict) else ():
+            try:
+                total += hostlist.count(re.sub(r"\[(\w+):(\w+)\]", r"[\1-\2]", str(pattern)))
+            except ValueError:
+                continue
+            if total > MAX_NAMES:
+                raise OutputRefused(
+                    f"{where}: host patterns make more than {MAX_NAMES} host names; "
+                    "estategen never writes that"
+                )
+
+
+def check_content(path: str, content: bytes, where: Path | str) -> None:
+    """Refuse a file read back whose structure is beyond every limit a blueprint obeys."""
+    if path.endswith(".json"):
+        load_json(content, where, strict=False)
+        return
+    text = content.decode("utf-8", "replace")
+    if path.endswith((".yml", ".yaml")):
+        check_yaml(text, where)
+        if path == "ansible/inventory.yml":
+            import yaml
+
+            try:
+                data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            except yaml.YAMLError:
+                return
+            check_inventory_hosts(data, where)
+    elif path.startswith(("slurm/", "ansible/files/slurm/")) and path.endswith(".conf"):
+        check_hostlists(text, where)
+
+
+def _too_deep(where: Path | str) -> OutputRefused:
+    return OutputRefused(f"{where}: nested deeper than the limit of {MAX_DEPTH} levels")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _show(value: object) -> str:
+    text = str(value)
+    return repr(text) if len(text) <= 60 else f"{text[:60]!r}... ({len(text)} characters)"
