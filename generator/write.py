@@ -220,6 +220,7 @@ def _write_beside(files: Files, target: Path, previous: _Previous) -> None:
 def _stage(stage: Path, files: Files, target: Path, previous: _Previous) -> None:
     """Write the new output and carry over the user's files, links, FIFOs and empty folders."""
     try:
+        stage.mkdir(exist_ok=True)
         folders: set[Path] = {stage}
         for path, output in files.items():
             _write_file(stage / path, output, folders)
@@ -303,6 +304,7 @@ def _write_in_place(files: Files, target: Path, previous: _Previous) -> None:
         stage = Path(tempfile.mkdtemp(prefix=f".estategen-{os.getpid()}-", dir=target))
     except OSError as err:
         raise UsageError(f"{target}: cannot write the output: {_reason(err)}") from None
+    keep = False
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)  # renders into one mount point take turns
         staged = stage / "tree"
@@ -319,12 +321,14 @@ def _write_in_place(files: Files, target: Path, previous: _Previous) -> None:
         try:
             _swap_entries(staged, target, stage.name)
         except OSError as err:
+            keep = True  # its records let the next render finish the swap
             raise UsageError(
                 f"{target}: swapping in the new output failed: {_reason(err)}; the folder has "
                 f"no {MANIFEST} now: render again to finish"
             ) from None
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(stage, ignore_errors=True)
         os.close(lock)
 
 
