@@ -30,12 +30,17 @@ from estategen import hostlist
 from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import UsageError
 from estategen.load import MAX_DEPTH, MAX_NODES, _expanded_size, read_at_most
+from estategen.load import MAX_FILE_BYTES as BLUEPRINT_BYTES
 
 MANIFEST = "MANIFEST.json"
-MAX_FILE_BYTES = 64 * 1024 * 1024  # one file read back; estategen's largest is a few MiB
-MAX_TOTAL_BYTES = 512 * 1024 * 1024  # all files one command reads back from DIR
+# One file read back: the blueprint's own size limit (estategen's largest output file for the
+# 100,000-GPU benchmark estate is 0.6 MiB).
+MAX_FILE_BYTES = BLUEPRINT_BYTES
+MAX_TOTAL_BYTES = 256 * 1024 * 1024  # all files one command reads back from DIR
 MAX_PATH_CHARS = 1024  # a path MANIFEST.json lists; components stay within NAME_MAX (255)
 MAX_NAMES = 1_000_000  # hostlist names one file read back may expand to (hosts x lines)
+MAX_LINES = 100_000  # lines of a Slurm or Ansible file that plan parses line by line
+MAX_YAML_VALUES = 250_000  # YAML values of one file read back, before alias expansion
 
 # The renderer's rule for output paths (render._SAFE_PATH): relative, no `.` or `..` parts.
 SAFE_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
@@ -233,62 +238,80 @@ def load_json(content: bytes, where: Path | str, *, strict: bool = True) -> Any:
         if not strict:
             return None
         raise OutputRefused(f"{where}: not the JSON estategen writes ({_show(err)})") from None
-    if _json_depth(data) > MAX_DEPTH:
-        raise _too_deep(where)
+    _check_json_shape(data, where)
     return data
 
 
-def _json_depth(data: Any) -> int:
-    deepest = 0
+def _check_json_shape(data: Any, where: Path | str) -> None:
+    """Refuse JSON nested deeper than the blueprint's limit or holding more values."""
+    values = 0
     stack: list[tuple[Any, int]] = [(data, 0)]
     while stack:
         value, depth = stack.pop()
-        deepest = max(deepest, depth)
+        values += 1
         if depth > MAX_DEPTH:
-            return depth
+            raise _too_deep(where)
+        if values > MAX_NODES:
+            raise OutputRefused(
+                f"{where}: more than {MAX_NODES} JSON values, the blueprint's limit; "
+                "estategen never writes that many"
+            )
         if isinstance(value, dict):
             stack.extend((item, depth + 1) for item in value.values())
         elif isinstance(value, list):
             stack.extend((item, depth + 1) for item in value)
-    return deepest
 
 
 def check_yaml(text: str, where: Path | str) -> None:
-    """Refuse YAML that nests or expands (through aliases) beyond the blueprint's limits.
+    """Refuse YAML beyond :data:`MAX_YAML_VALUES` values, the blueprint's nesting depth, or its
+    alias expansion limit. Events are counted before any node is built (at most 250,000 of
+    them, about a second); nodes are built only when there are aliases to expand.
 
     Syntax errors pass: the caller reads the file as it reads a hand edit.
     """
     import yaml
 
-    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    loader_class: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    steps = {
+        yaml.ScalarEvent: (1, 0),
+        yaml.AliasEvent: (1, 0),
+        yaml.SequenceStartEvent: (1, 1),
+        yaml.MappingStartEvent: (1, 1),
+        yaml.SequenceEndEvent: (0, -1),
+        yaml.MappingEndEvent: (0, -1),
+    }
+    loader = loader_class(text)
+    depth, values = 0, 0
     try:
-        node = loader.get_single_node()
-    except RecursionError:
-        raise _too_deep(where) from None
+        while loader.check_event():
+            value, deeper = steps.get(type(loader.get_event()), (0, 0))
+            values += value
+            depth += deeper
+            if depth > MAX_DEPTH:
+                raise _too_deep(where)
+            if values > MAX_YAML_VALUES:
+                raise OutputRefused(
+                    f"{where}: more than {MAX_YAML_VALUES} YAML values, the limit for a file "
+                    "read back from an output folder; estategen never writes that many"
+                )
     except yaml.YAMLError:
         return
     finally:
         loader.dispose()
-    if node is None:
+    if "*" not in text:
+        return  # without aliases nothing expands beyond the values counted above
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.YAMLError:
         return
-    if _expanded_size(node) > MAX_NODES:
+    finally:
+        loader.dispose()
+    if node is not None and _expanded_size(node) > MAX_NODES:
         raise OutputRefused(
             f"{where}: expands to more than {MAX_NODES} values through aliases (an alias "
             "bomb?); estategen never writes that"
         )
-    stack: list[tuple[Any, int]] = [(node, 0)]
-    seen: set[int] = set()
-    while stack:
-        current, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise _too_deep(where)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, yaml.SequenceNode):
-            stack.extend((child, depth + 1) for child in current.value)
-        elif isinstance(current, yaml.MappingNode):
-            stack.extend((part, depth + 1) for pair in current.value for part in pair)
 
 
 def check_hostlists(text: str, where: Path | str) -> None:
@@ -299,7 +322,7 @@ def check_hostlists(text: str, where: Path | str) -> None:
     the caller reads the file as it reads a hand edit.
     """
     total = 0
-    for match in re.finditer(r"(?m)^\s*NodeName=(\S+)", text):
+    for match in re.finditer(r"(?m)^[ \t]*NodeName=(\S+)", text):
         try:
             names = hostlist.count(match[1])
         except ValueError:
@@ -339,6 +362,12 @@ def check_content(path: str, content: bytes, where: Path | str) -> None:
     if path.endswith(".json"):
         load_json(content, where, strict=False)
         return
+    lines = content.count(b"\n")
+    if path.startswith(("slurm/", "ansible/")) and lines > MAX_LINES:
+        raise OutputRefused(
+            f"{where}: {lines} lines, above the limit of {MAX_LINES} for a file plan reads "
+            "line by line; estategen never writes that many"
+        )
     text = content.decode("utf-8", "replace")
     if path.endswith((".yml", ".yaml")):
         check_yaml(text, where)

@@ -171,8 +171,8 @@ READ_ATTACKS: dict[str, tuple[Attack, str]] = {
     "manifest-dev-zero": (manifest_is_dev_zero, "MANIFEST.json: a device"),
     "manifest-link-dev-zero": (manifest_links_to_dev_zero, "MANIFEST.json: a symbolic link"),
     "listed-fifo": (listed_file_is_a_fifo, "gres.conf: a named pipe (FIFO)"),
-    "listed-8-gib": (listed_file_is_huge, "estate.json: larger than 67108864 bytes"),
-    "manifest-8-gib": (manifest_is_huge, "MANIFEST.json: larger than 67108864 bytes"),
+    "listed-8-gib": (listed_file_is_huge, "estate.json: larger than 16777216 bytes"),
+    "manifest-8-gib": (manifest_is_huge, "MANIFEST.json: larger than 16777216 bytes"),
 }
 
 
@@ -235,6 +235,19 @@ def many_large_lines(path: str) -> Attack:
     return attack
 
 
+def repeated_parameter_lines(out: Path) -> None:
+    rewrite(out, "slurm/slurm.conf", b"SchedulerParameters=x\n" * 150_000)
+
+
+def flow_list_in_group_vars(out: Path) -> None:
+    values = ", ".join(["0"] * 300_000)
+    rewrite(out, "ansible/group_vars/all/estate.yml", f"x: [{values}]\n".encode())
+
+
+def deep_flow_yaml(out: Path) -> None:
+    rewrite(out, "ansible/inventory.yml", b"x: " + b"[" * 5000 + b"]" * 5000 + b"\n")
+
+
 def long_manifest_key(out: Path) -> None:
     list_in_manifest(out, "x" * 5000)
 
@@ -273,6 +286,17 @@ CONTENT_ATTACKS: dict[str, tuple[Attack, str, tuple[str, ...]]] = {
         "and 1000000 for one file",
         ("plan",),
     ),
+    "slurm-conf-150k-lines": (
+        repeated_parameter_lines,
+        "150000 lines, above the limit of 100000 for a file plan reads",
+        ("plan",),
+    ),
+    "group-vars-300k-values": (
+        flow_list_in_group_vars,
+        "more than 250000 YAML values",
+        ("plan",),
+    ),
+    "inventory-deep-flow": (deep_flow_yaml, "nested deeper than the limit of 64", ("plan",)),
     "manifest-long-key": (
         long_manifest_key,
         "(5000 characters), not a path estategen",
@@ -299,6 +323,18 @@ def test_tampered_content_is_refused_within_the_blueprint_limits(
     attack, message, _ = CONTENT_ATTACKS[name]
     attack(rendered)
     assert_refused(COMMANDS[command](rendered), message)
+
+
+def test_check_summarises_a_file_too_long_to_diff(rendered: Path) -> None:
+    """difflib over millions of lines takes minutes and gigabytes: one line says they differ."""
+    rewrite(rendered, "estate.json", b"".join(b"%d\n" % i for i in range(250_000)))
+    result = check(rendered)
+    assert result.returncode == 1, result.stderr
+    assert result.seconds < SECONDS
+    assert (
+        "Files a/estate.json and b/estate.json differ (250000 and" in result.stdout
+        and "above the 200000 lines --check shows as a diff" in result.stdout
+    )
 
 
 # --- what a user added is carried over ------------------------------------------------------
