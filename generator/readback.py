@@ -38,7 +38,7 @@ MANIFEST = "MANIFEST.json"
 MAX_FILE_BYTES = BLUEPRINT_BYTES
 MAX_TOTAL_BYTES = 256 * 1024 * 1024  # all files one command reads back from DIR
 MAX_PATH_CHARS = 1024  # a path MANIFEST.json lists; components stay within NAME_MAX (255)
-MAX_NAMES = 1_000_000  # hostlist names one file read back may expand to (hosts x lines)
+MAX_NAMES = 4 * MAX_ESTATE_HOSTS  # hostlist names one file read back expands to (hosts x lines)
 MAX_LINES = 100_000  # lines of a Slurm or Ansible file that plan parses line by line
 MAX_YAML_VALUES = 250_000  # YAML values of one file read back, before alias expansion
 
@@ -314,12 +314,12 @@ def check_yaml(text: str, where: Path | str) -> None:
         )
 
 
-def check_hostlists(text: str, where: Path | str) -> None:
+def check_hostlists(text: str, where: Path | str, limit: int = MAX_NAMES) -> None:
     """Refuse Slurm files whose ``NodeName=`` hostlists expand beyond what a blueprint may hold.
 
     Each expression within the estate's host limit (one pool may hold them all), the file
-    within :data:`MAX_NAMES`; counted without expanding. Expressions that do not parse pass:
-    the caller reads the file as it reads a hand edit.
+    within ``limit``; counted without expanding. Expressions that do not parse pass: the
+    caller reads the file as it reads a hand edit.
     """
     total = 0
     for match in re.finditer(r"(?m)^[ \t]*NodeName=(\S+)", text):
@@ -328,12 +328,12 @@ def check_hostlists(text: str, where: Path | str) -> None:
         except ValueError:
             continue
         total += names
-        if names > MAX_ESTATE_HOSTS or total > MAX_NAMES:
+        if names > MAX_ESTATE_HOSTS or total > limit:
             line = text.count("\n", 0, match.start()) + 1
             raise OutputRefused(
                 f"{where}:{line}: NodeName={_show(match[1])} makes {total} host names in this "
                 f"file, above the limit of {MAX_ESTATE_HOSTS} for one expression and "
-                f"{MAX_NAMES} for one file; estategen never writes that"
+                f"{limit} for this file; estategen never writes that"
             )
 
 
@@ -380,7 +380,10 @@ def check_content(path: str, content: bytes, where: Path | str) -> None:
                 return
             check_inventory_hosts(data, where)
     elif path.startswith(("slurm/", "ansible/files/slurm/")) and path.endswith(".conf"):
-        check_hostlists(text, where)
+        # slurm.conf defines each host once; gres.conf repeats a pool's hosts per GRES line
+        check_hostlists(
+            text, where, MAX_ESTATE_HOSTS if path.endswith("/slurm.conf") else MAX_NAMES
+        )
 
 
 def _too_deep(where: Path | str) -> OutputRefused:

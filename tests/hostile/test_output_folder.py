@@ -248,6 +248,13 @@ def deep_flow_yaml(out: Path) -> None:
     rewrite(out, "ansible/inventory.yml", b"x: " + b"[" * 5000 + b"]" * 5000 + b"\n")
 
 
+def more_hosts_than_an_estate(out: Path) -> None:
+    """Two 60,000-host pools: each within an expression's limit, together above an estate's."""
+    text = (out / "slurm" / "slurm.conf").read_text()
+    extra = "".join(f"NodeName=p{i}-[00000-59999] CPUs=1\n" for i in range(2))
+    rewrite(out, "slurm/slurm.conf", (text + extra).encode())
+
+
 def long_manifest_key(out: Path) -> None:
     list_in_manifest(out, "x" * 5000)
 
@@ -281,9 +288,15 @@ CONTENT_ATTACKS: dict[str, tuple[Attack, str, tuple[str, ...]]] = {
         "above the limit of 100000 for one",
         ("plan",),
     ),
+    "slurm-conf-each-host-once": (
+        more_hosts_than_an_estate,
+        "host names in this file, above the limit of 100000 for one expression "
+        "and 100000 for this file",
+        ("plan",),
+    ),
     "gres-conf-many-lines": (
         many_large_lines("slurm/gres.conf"),
-        "and 1000000 for one file",
+        "and 400000 for this file",
         ("plan",),
     ),
     "slurm-conf-150k-lines": (
