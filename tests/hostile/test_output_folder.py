@@ -385,3 +385,17 @@ def test_a_user_file_in_the_way_of_a_rendered_folder_is_refused(rendered: Path) 
     (rendered / "slurm").write_text("mine")
     assert_refused(render(rendered), "slurm not written by estategen but would now be rendered")
     assert (rendered / "slurm").read_text() == "mine"
+
+
+def test_report_never_writes_through_a_planted_link(tmp_path: Path) -> None:
+    """`report -o DIR` used to stage into DIR/.report.md.tmp, following a link planted there."""
+    out, outside = tmp_path / "r", tmp_path / "outside.txt"
+    out.mkdir()
+    outside.write_text(SECRET)
+    for name in ("report.md", "report.html"):
+        (out / f".{name}.tmp").symlink_to(outside)
+    result = run_capped("report", BLUEPRINTS / "campus.yaml", "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert outside.read_text() == SECRET
+    assert not (out / "report.md").is_symlink()
+    assert "# " in (out / "report.md").read_text()

@@ -36,6 +36,11 @@ def test_an_endless_device_is_refused_after_the_size_limit(
     assert not (tmp_path / "out").exists()
 
 
+def test_sarif_validation_reads_with_the_same_bound() -> None:
+    result = run_capped("validate", "--format", "sarif", "/dev/zero")
+    assert_one_line_exit_2(result, "above the blueprint size limit of 16777216 bytes")
+
+
 def test_an_endless_pipe_is_refused_after_the_size_limit() -> None:
     result = run_capped(f"exec {CLI} validate <(yes)", shell=True)
     assert_one_line_exit_2(result, "above the blueprint size limit of 16777216 bytes")
