@@ -77,7 +77,11 @@ def _scan(root: Path) -> _Tree:
         if folder and not children:
             tree.empty_folders.add(folder)
         for entry in children:
-            if not folder and _INNER_STAGE.fullmatch(entry.name):
+            if (
+                not folder
+                and _INNER_STAGE.fullmatch(entry.name)
+                and entry.is_dir(follow_symlinks=False)
+            ):
                 continue
             path = f"{folder}/{entry.name}" if folder else entry.name
             mode = entry.stat(follow_symlinks=False).st_mode
@@ -369,7 +373,9 @@ def _abandoned_inner_stages(target: Path) -> list[Path]:
     out = []
     for name in sorted(names):
         match = _INNER_STAGE.fullmatch(name)
-        if match and (target / name).is_dir() and not _alive(int(match["pid"])):
+        if match is None or not stat.S_ISDIR(os.lstat(target / name).st_mode):
+            continue  # a link named like a staging folder is not one
+        if not _alive(int(match["pid"])):
             out.append(target / name)
     return out
 
