@@ -399,3 +399,18 @@ def test_report_never_writes_through_a_planted_link(tmp_path: Path) -> None:
     assert outside.read_text() == SECRET
     assert not (out / "report.md").is_symlink()
     assert "# " in (out / "report.md").read_text()
+
+
+def test_names_like_a_staging_folder_are_user_files_when_they_are_not_folders(
+    rendered: Path,
+) -> None:
+    """Only a real folder named `.estategen-PID-*` is a killed render's staging folder."""
+    (rendered / ".estategen-999999-notes").write_text("mine")
+    (rendered.parent / "elsewhere").mkdir()
+    (rendered.parent / "elsewhere" / "keep.txt").write_text(SECRET)
+    (rendered / ".estategen-999998-link").symlink_to(rendered.parent / "elsewhere")
+    result = render(rendered)
+    assert result.returncode == 0, result.stderr
+    assert (rendered / ".estategen-999999-notes").read_text() == "mine"
+    assert (rendered / ".estategen-999998-link").is_symlink()
+    assert (rendered.parent / "elsewhere" / "keep.txt").read_text() == SECRET
