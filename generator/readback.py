@@ -31,6 +31,7 @@ from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import UsageError
 from estategen.load import MAX_DEPTH, MAX_NODES, _expanded_size, read_at_most
 from estategen.load import MAX_FILE_BYTES as BLUEPRINT_BYTES
+from estategen.render import _SAFE_PATH as SAFE_PATH  # the renderer's rule for output paths
 
 MANIFEST = "MANIFEST.json"
 # One file read back: the blueprint's own size limit (estategen's largest output file for the
@@ -42,8 +43,6 @@ MAX_NAMES = 4 * MAX_ESTATE_HOSTS  # hostlist names one file read back expands to
 MAX_LINES = 100_000  # lines of a Slurm or Ansible file that plan parses line by line
 MAX_YAML_VALUES = 250_000  # YAML values of one file read back, before alias expansion
 
-# The renderer's rule for output paths (render._SAFE_PATH): relative, no `.` or `..` parts.
-SAFE_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _MODE = re.compile(r"0[0-7]{3}")
 
