@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -177,9 +179,12 @@ def _report(path: str, output: str | None) -> int:
         raise UsageError(f"{target}: exists and is not a folder")
     target.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
-        staged = target / f".{name}.tmp"
-        staged.write_text(content, encoding="utf-8")
-        staged.replace(target / name)
+        # a fresh name (O_EXCL): a planted `.report.md.tmp` link cannot redirect the write
+        fd, staged = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=target)
+        with os.fdopen(fd, "w", encoding="utf-8") as stream:
+            stream.write(content)
+        os.chmod(staged, 0o644)
+        os.replace(staged, target / name)
     print(f"{target}: wrote {', '.join(files)}")
     return 0
 

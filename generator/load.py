@@ -7,7 +7,9 @@ are refused with one clear message each instead of surfacing as tracebacks.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -137,22 +139,54 @@ class Document:
 
 
 def read_blueprint(path: str | Path) -> Document:
-    """Read and parse a blueprint file; unreadable files are usage errors (exit 2)."""
+    """Read and parse a blueprint file; unreadable files are usage errors (exit 2).
+
+    Regular files, pipes (``<(...)``, ``/dev/stdin``) and character devices are read, never
+    more than the size limit plus one byte: ``/dev/zero`` or ``<(yes)`` is refused as too
+    large, not read until memory runs out. Folders, sockets and block devices are refused.
+    """
     path = Path(path)
     try:
-        if path.is_dir():
-            raise UsageError(f"{path}: is a directory, not a blueprint file")
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise UsageError(
-                f"{path}: {size} bytes, above the blueprint size limit of {MAX_FILE_BYTES} bytes"
-            )
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, not a blueprint file") from None
     except OSError as err:
         raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise UsageError(f"{path}: is a directory, not a blueprint file")
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            raise UsageError(f"{path}: not a file or a pipe; a blueprint is a text file")
+        raw = read_at_most(fd, MAX_FILE_BYTES)
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_FILE_BYTES:
+        raise UsageError(
+            f"{path}: more than {MAX_FILE_BYTES} bytes, above the blueprint size limit of "
+            f"{MAX_FILE_BYTES} bytes"
+        )
     return parse_blueprint(raw, str(path))
+
+
+def read_at_most(fd: int, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes from ``fd``: one byte more than the limit tells it is exceeded.
+
+    Bounded whatever the descriptor is: a regular file whose size changes, a pipe, a device.
+    """
+    chunks: list[bytes] = []
+    left = limit + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1024 * 1024))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def parse_blueprint(raw: bytes, file: str) -> Document:

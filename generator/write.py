@@ -7,22 +7,26 @@ deleted; a folder that is not estategen output is refused.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import difflib
+import errno
+import fcntl
 import hashlib
-import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from estategen import __version__
 from estategen.errors import UsageError
+from estategen.readback import OutputFolder, OutputRefused, ReadBack
 from estategen.render import Files, OutputFile, json_file
 
 MANIFEST = "MANIFEST.json"
@@ -47,35 +51,129 @@ def with_manifest(files: Files, blueprint: bytes, estate: str) -> Files:
     return {**files, MANIFEST: manifest(files, blueprint, estate)}
 
 
-def _previous_manifest(target: Path) -> set[str] | None:
-    """Paths the earlier output lists, or None when the folder is not estategen output."""
-    try:
-        data = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
-        return {str(p) for p in data["files"]} | {MANIFEST}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+@dataclass
+class _Tree:
+    """What a folder holds, found without following links (paths relative to the folder)."""
+
+    files: set[str] = field(default_factory=set)  # regular files
+    links: set[str] = field(default_factory=set)
+    fifos: set[str] = field(default_factory=set)
+    empty_folders: set[str] = field(default_factory=set)
+    others: dict[str, str] = field(default_factory=dict)  # sockets, devices: path -> kind
+
+    @property
+    def entries(self) -> set[str]:
+        return self.files | self.links | self.fifos | set(self.others)
 
 
-def _existing_files(target: Path) -> set[str]:
-    return {str(p.relative_to(target)) for p in target.rglob("*") if p.is_file() or p.is_symlink()}
+def _scan(root: Path) -> _Tree:
+    """Walk ``root`` with scandir, never into a linked folder; skips in-folder staging."""
+    tree = _Tree()
+    stack = [""]
+    while stack:
+        folder = stack.pop()
+        with os.scandir(root / folder if folder else root) as entries:
+            children = list(entries)
+        if folder and not children:
+            tree.empty_folders.add(folder)
+        for entry in children:
+            if (
+                not folder
+                and _INNER_STAGE.fullmatch(entry.name)
+                and entry.is_dir(follow_symlinks=False)
+            ):
+                continue
+            path = f"{folder}/{entry.name}" if folder else entry.name
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                stack.append(path)
+            elif stat.S_ISREG(mode):
+                tree.files.add(path)
+            elif stat.S_ISLNK(mode):
+                tree.links.add(path)
+            elif stat.S_ISFIFO(mode):
+                tree.fifos.add(path)
+            else:
+                tree.others[path] = "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return tree
 
 
-def _check_target(target: Path) -> tuple[set[str], set[str]]:
-    """(files estategen wrote before, user files) in an existing target; refuses foreign folders."""
-    if not target.exists():
-        return set(), set()
+@dataclass
+class _Previous:
+    """An existing target: what estategen wrote there and what a user added."""
+
+    owned: set[str] = field(default_factory=set)
+    user: _Tree = field(default_factory=_Tree)
+    manifest: bytes | None = None
+
+
+def _check_target(target: Path) -> _Previous:
+    """What an existing target holds; refuses foreign folders and what cannot be carried over."""
+    if not os.path.lexists(target):
+        return _Previous()
     if not target.is_dir() or target.is_symlink():
         raise UsageError(f"{target}: exists and is not a folder; choose another output folder")
-    existing = _existing_files(target)
-    if not existing and not any(target.iterdir()):
-        return set(), set()
-    owned = _previous_manifest(target)
-    if owned is None:
+    try:
+        scanned = _scan(target)
+    except OSError as err:
+        raise UsageError(f"{target}: cannot read the output folder: {_reason(err)}") from None
+    existing = scanned.entries
+    if not existing and not scanned.empty_folders:
+        return _Previous()
+    with OutputFolder(target) as folder:
+        manifest = folder.manifest()
+        raw = folder.read(MANIFEST) if manifest else None
+    listed = set(manifest.files) | {MANIFEST} if manifest else _interrupted(target)
+    if listed is None:
         raise UsageError(
-            f"{target}: not empty and not earlier estategen output (no readable {MANIFEST}); "
+            f"{target}: not empty and not earlier estategen output (no {MANIFEST}); "
             "refusing to replace it. Choose a new or empty folder with -o."
         )
-    return owned & existing, existing - owned
+    user = _Tree(
+        scanned.files - listed,
+        scanned.links - listed,
+        scanned.fifos - listed,
+        scanned.empty_folders,
+        {p: kind for p, kind in scanned.others.items() if p not in listed},
+    )
+    if user.others:
+        path, kind = sorted(user.others.items())[0]
+        raise UsageError(
+            f"{target / path}: {kind}, which a render cannot carry over to the new output; "
+            "move it away first"
+        )
+    return _Previous(listed & existing, user, raw.content if raw else None)
+
+
+def _interrupted(target: Path) -> set[str] | None:
+    """Paths of a render into a mount point that was killed while it swapped entries in.
+
+    That render removed MANIFEST.json first and kept the old and the new one in its staging
+    folder: every path either lists is estategen's. None when there is no such render.
+    """
+    listed: set[str] = set()
+    found = False
+    for stage in _abandoned_inner_stages(target):
+        with OutputFolder(stage) as folder:
+            for name in (_PREVIOUS, _NEXT):
+                manifest = folder.manifest(name)
+                if manifest is not None:
+                    listed |= set(manifest.files)
+                    found = found or name == _NEXT
+    return listed | {MANIFEST} if found else None
+
+
+def _clashes(files: Files, user: _Tree) -> list[str]:
+    """User paths where the new output puts a file or a folder (or a file under a user file)."""
+    folders = {"/".join(p.split("/")[:i]) for p in files for i in range(1, p.count("/") + 1)}
+
+    def ancestors(path: str) -> set[str]:
+        parts = path.split("/")
+        return {"/".join(parts[:i]) for i in range(1, len(parts))}
+
+    out = [p for p in user.entries if p in files or p in folders or ancestors(p) & set(files)]
+    out += [p for p in user.empty_folders if p in files or ancestors(p) & set(files)]
+    return sorted(out)
 
 
 # Stack settings files, pulumi/<project>/Pulumi.<stack>.yaml, which earlier versions rendered.
@@ -87,65 +185,242 @@ def _handed_over(target: Path, dropped: set[str]) -> set[str]:
 
     A stack settings file edited since it was rendered (Pulumi writes `encryptionsalt` or
     `secretsprovider` there, users add keys) is carried over like a user's file, never deleted.
+    Read through :class:`OutputFolder`: a link or a FIFO there is not handed over, never read.
     """
-    try:
-        entries = json.loads((target / MANIFEST).read_text(encoding="utf-8"))["files"]
-    except (OSError, ValueError, KeyError, TypeError):
+    candidates = sorted(path for path in dropped if STACK_SETTINGS.fullmatch(path))
+    if not candidates:
         return set()
     kept = set()
-    for path in sorted(dropped):
-        source = target / path
-        if not STACK_SETTINGS.fullmatch(path) or source.is_symlink():
-            continue
-        try:
-            digest = hashlib.sha256(source.read_bytes()).hexdigest()
-        except OSError:
-            continue
-        if digest != (entries.get(path) or {}).get("sha256"):
-            kept.add(path)
+    with OutputFolder(target) as folder:
+        manifest = folder.manifest()
+        if manifest is None:
+            return set()
+        for path in candidates:
+            try:
+                read = folder.read(path)
+            except OutputRefused:
+                continue
+            if read is None:
+                continue
+            digest = hashlib.sha256(read.content).hexdigest()
+            if digest != manifest.files.get(path, {}).get("sha256"):
+                kept.add(path)
     return kept
 
 
 def write_tree(files: Files, target: Path) -> None:
     """Write ``files`` (MANIFEST.json included) as the complete content of ``target``."""
     target = target.absolute()
-    owned, user_files = _check_target(target)
-    user_files |= _handed_over(target, owned - set(files))
-    clashes = sorted(user_files & set(files))
+    previous = _check_target(target)
+    previous.user.files |= _handed_over(target, previous.owned - set(files))
+    clashes = _clashes(files, previous.user)
     if clashes:
         raise UsageError(
             f"{target}: {', '.join(clashes)} not written by estategen but would now be "
             "rendered; move them away first"
         )
+    if target.is_dir() and _is_mount_point(target):
+        _write_in_place(files, target, previous)
+    else:
+        try:
+            _write_beside(files, target, previous)
+        except _Busy:  # a mount point the checks above did not recognise
+            _write_in_place(files, target, previous)
+    _remove_abandoned_stages(target)
+
+
+class _Busy(Exception):
+    """The target cannot be renamed: it is a mount point."""
+
+
+def _write_beside(files: Files, target: Path, previous: _Previous) -> None:
+    """Stage the output beside ``target`` and exchange the two folders in one rename."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         stage = Path(tempfile.mkdtemp(prefix=_stage_prefix(target, os.getpid()), dir=target.parent))
     except OSError as err:
         raise UsageError(f"{target}: cannot create the output folder: {_reason(err)}") from None
     try:
-        try:
-            folders: set[Path] = {stage}
-            for path, output in files.items():
-                _write_file(stage / path, output, folders)
-            for path in sorted(user_files):
-                destination = stage / path
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(target / path, destination, follow_symlinks=False)
-            os.chmod(stage, 0o755)
-            _flush(stage, files)
-        except OSError as err:
-            # a full disk, a quota, a read-only file system: the earlier output is untouched
-            raise UsageError(
-                f"{target}: cannot write the output: {_reason(err)}; the folder is unchanged"
-            ) from None
+        _stage(stage, files, target, previous)
+        os.chmod(stage, 0o755)
         try:
             _swap(stage, target)
         except OSError as err:
+            if err.errno == errno.EBUSY:
+                raise _Busy from None
             raise UsageError(f"{target}: cannot swap in the new output: {_reason(err)}") from None
     finally:
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)
-    _remove_abandoned_stages(target)
+
+
+def _stage(stage: Path, files: Files, target: Path, previous: _Previous) -> None:
+    """Write the new output and carry over the user's files, links, FIFOs and empty folders."""
+    try:
+        stage.mkdir(exist_ok=True)
+        folders: set[Path] = {stage}
+        for path, output in files.items():
+            _write_file(stage / path, output, folders)
+        _carry_over(previous.user, target, stage)
+        _flush(stage, files)
+    except OSError as err:
+        # a full disk, a quota, a read-only file system: the earlier output is untouched
+        raise UsageError(
+            f"{target}: cannot write the output: {_reason(err)}; the folder is unchanged"
+        ) from None
+
+
+def _carry_over(user: _Tree, target: Path, stage: Path) -> None:
+    """Copy what a user added, never following a link and never reading a FIFO."""
+    if user.files:
+        with OutputFolder(target) as folder:
+            for path in sorted(user.files):
+                _copy_file(folder, path, stage / path)
+    for path in sorted(user.links):
+        destination = stage / path
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(os.readlink(target / path), destination)
+    for path in sorted(user.fifos):
+        destination = stage / path
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(destination, os.stat(target / path, follow_symlinks=False).st_mode & 0o7777)
+    for path in sorted(user.empty_folders):
+        destination = stage / path
+        destination.mkdir(parents=True, exist_ok=True)
+        os.chmod(destination, os.stat(target / path, follow_symlinks=False).st_mode & 0o7777)
+
+
+def _copy_file(folder: OutputFolder, path: str, destination: Path) -> None:
+    """Copy a user's regular file out of ``folder`` with its mode and times."""
+    fd = folder.open_any(path)
+    if fd is None:
+        return  # removed since the scan
+    with os.fdopen(fd, "rb") as source:
+        info = os.fstat(source.fileno())
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        with open(destination, "xb") as copy:
+            shutil.copyfileobj(source, copy, 1024 * 1024)
+    os.chmod(destination, info.st_mode & 0o7777)
+    os.utime(destination, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+# --- a target that is a mount point -----------------------------------------------------------
+#
+# A mount point (a container volume) cannot be renamed, so it cannot be swapped. The output is
+# staged inside it instead, and its top-level entries are swapped one by one: MANIFEST.json is
+# removed first and put in place last, so a folder without one is a render in progress (or one
+# that was killed, which the next render finishes from the records in its staging folder).
+
+_INNER_STAGE = re.compile(r"\.estategen-(?P<pid>[0-9]+)-[^/]+")
+_PREVIOUS = "MANIFEST.previous"
+_NEXT = "MANIFEST.next"
+
+
+def _is_mount_point(path: Path) -> bool:
+    """Whether ``path`` is a mount point, a bind mount of a folder on its own file system too."""
+    if os.path.ismount(path):
+        return True
+    real = os.path.realpath(path)
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as mounts:
+            points = {_unescape_mount(line.split(" ")[4]) for line in mounts if line.strip()}
+    except OSError:
+        return False
+    return real in points
+
+
+def _unescape_mount(field_text: str) -> str:
+    """A mountinfo path: spaces, tabs, newlines and backslashes are written as octal escapes."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), field_text)
+
+
+def _write_in_place(files: Files, target: Path, previous: _Previous) -> None:
+    """Replace the contents of ``target`` entry by entry, for a target that cannot be renamed."""
+    try:
+        lock = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        stage = Path(tempfile.mkdtemp(prefix=f".estategen-{os.getpid()}-", dir=target))
+    except OSError as err:
+        raise UsageError(f"{target}: cannot write the output: {_reason(err)}") from None
+    keep = False
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # renders into one mount point take turns
+        staged = stage / "tree"
+        _stage(staged, files, target, previous)
+        try:
+            if previous.manifest is not None:
+                (stage / _PREVIOUS).write_bytes(previous.manifest)
+            (stage / _NEXT).write_bytes(files[MANIFEST].content)
+            _fsync_dir(stage)
+        except OSError as err:
+            raise UsageError(
+                f"{target}: cannot write the output: {_reason(err)}; the folder is unchanged"
+            ) from None
+        try:
+            _swap_entries(staged, target, stage.name)
+        except OSError as err:
+            keep = True  # its records let the next render finish the swap
+            raise UsageError(
+                f"{target}: swapping in the new output failed: {_reason(err)}; the folder has "
+                f"no {MANIFEST} now: render again to finish"
+            ) from None
+    finally:
+        if not keep:
+            shutil.rmtree(stage, ignore_errors=True)
+        os.close(lock)
+
+
+def _swap_entries(staged: Path, target: Path, stage_name: str) -> None:
+    """Move each top-level entry of ``staged`` into ``target``; MANIFEST.json goes last."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(target / MANIFEST)
+    _fsync_dir(target)
+    new = set(os.listdir(staged))
+    for name in sorted(new - {MANIFEST}):
+        if os.path.lexists(target / name):
+            if not _exchange(staged / name, target / name):
+                trash = staged.with_name("old")
+                trash.mkdir(exist_ok=True)
+                os.rename(target / name, trash / name)
+                os.rename(staged / name, target / name)
+        else:
+            os.rename(staged / name, target / name)
+    for name in set(os.listdir(target)) - new:
+        if name == stage_name or _INNER_STAGE.fullmatch(name):
+            continue
+        old = target / name
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old)
+        else:
+            old.unlink()
+    _fsync_dir(target)
+    os.rename(staged / MANIFEST, target / MANIFEST)
+    _fsync_dir(target)
+
+
+def _abandoned_inner_stages(target: Path) -> list[Path]:
+    """Staging folders inside ``target`` of renders into a mount point that were killed."""
+    try:
+        names = os.listdir(target)
+    except OSError:
+        return []
+    out = []
+    for name in sorted(names):
+        match = _INNER_STAGE.fullmatch(name)
+        if match is None or not stat.S_ISDIR(os.lstat(target / name).st_mode):
+            continue  # a link named like a staging folder is not one
+        if not _alive(int(match["pid"])):
+            out.append(target / name)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # alive under another user, or not a pid at all: leave it
+    return True
 
 
 def _stage_prefix(target: Path, pid: int) -> str:
@@ -161,6 +436,8 @@ def _remove_abandoned_stages(target: Path) -> None:
     Each carries its writer's pid; one whose process is gone is removed. A live process
     (another render of the same folder, or an unrelated process that reuses the pid) keeps it.
     """
+    for inner in _abandoned_inner_stages(target):
+        shutil.rmtree(inner, ignore_errors=True)
     try:
         siblings = list(target.parent.iterdir())
     except OSError:
@@ -169,12 +446,8 @@ def _remove_abandoned_stages(target: Path) -> None:
         match = _STAGE.fullmatch(sibling.name)
         if not match or match["name"] != target.name or not sibling.is_dir():
             continue
-        try:
-            os.kill(int(match["pid"]), 0)
-        except ProcessLookupError:
+        if not _alive(int(match["pid"])):
             shutil.rmtree(sibling, ignore_errors=True)
-        except (OSError, OverflowError):
-            continue  # alive under another user, or not a pid at all
 
 
 def _reason(err: OSError) -> str:
@@ -269,10 +542,10 @@ def _exchange(a: Path, b: Path) -> bool:
         return False
     result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     if result != 0:
-        errno = ctypes.get_errno()
-        if errno in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: file system cannot exchange
+        code = ctypes.get_errno()
+        if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # cannot exchange here
             return False
-        raise OSError(errno, os.strerror(errno), str(b))
+        raise OSError(code, os.strerror(code), str(b))
     return True
 
 
@@ -289,33 +562,48 @@ class Drift:
 
 
 def compare_tree(files: Files, target: Path) -> Drift:
-    """Compare what would be written with what is in ``target``; writes nothing."""
-    owned = _previous_manifest(target) if target.is_dir() else None
-    existing = (owned or set()) & (_existing_files(target) if target.is_dir() else set())
+    """Compare what would be written with what is in ``target``; writes nothing.
+
+    Only the files MANIFEST.json lists are read, through :class:`OutputFolder`: a link, a FIFO
+    or a path outside the folder is refused, never followed.
+    """
+    if not target.is_dir():
+        return _compare(files, {}, target)
+    with OutputFolder(target) as folder:
+        manifest = folder.manifest()
+        listed = set(manifest.files) | {MANIFEST} if manifest else set()
+        old = {path: read for path in sorted(listed) if (read := folder.read(path)) is not None}
+    return _compare(files, old, target)
+
+
+def _compare(files: Files, old: Mapping[str, ReadBack], target: Path) -> Drift:
     chunks: list[str] = []
     changed: list[str] = []
-    for path in sorted(set(files) | existing):
+    for path in sorted(set(files) | set(old)):
         new = files[path].content if path in files else b""
-        old_path = target / path
-        old = old_path.read_bytes() if path in existing else b""
-        mode_differs = (
-            path in files
-            and path in existing
-            and (old_path.stat().st_mode & 0o7777) != files[path].mode
-        )
-        if old == new and not mode_differs and (path in files) == (path in existing):
+        before = old[path].content if path in old else b""
+        mode_differs = path in files and path in old and old[path].mode != files[path].mode
+        if before == new and not mode_differs and (path in files) == (path in old):
             continue
         changed.append(path)
-        if mode_differs and old == new:
-            chunks.append(
-                f"mode {path}: {old_path.stat().st_mode & 0o7777:04o} -> {files[path].mode:04o}\n"
-            )
+        if mode_differs and before == new:
+            chunks.append(f"mode {path}: {old[path].mode:04o} -> {files[path].mode:04o}\n")
             continue
-        chunks.extend(_diff(path, old, new, path in existing, path in files))
+        chunks.extend(_diff(path, before, new, path in old, path in files))
     return Drift("".join(chunks), changed)
 
 
+MAX_DIFF_LINES = 200_000  # lines of one file's old and new content that --check diffs
+
+
 def _diff(path: str, old: bytes, new: bytes, had: bool, has: bool) -> list[str]:
+    old_count, new_count = old.count(b"\n"), new.count(b"\n")
+    if old_count + new_count > MAX_DIFF_LINES:
+        # difflib's time and memory grow with the lines; estategen never writes this many
+        return [
+            f"Files a/{path} and b/{path} differ ({old_count} and {new_count} lines, above "
+            f"the {MAX_DIFF_LINES} lines --check shows as a diff)\n"
+        ]
     try:
         old_lines = old.decode("utf-8").splitlines(keepends=True)
         new_lines = new.decode("utf-8").splitlines(keepends=True)
