@@ -15,9 +15,10 @@ from typing import Any
 import yaml
 
 from estategen.errors import BlueprintInvalid, Finding, Position, UsageError, key_path
+from estategen.limits import MAX_LIST_ITEMS, MAX_VALUES
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
-MAX_NODES = 2_000_000
+MAX_NODES = MAX_VALUES
 MAX_DEPTH = 64
 
 _STR = "tag:yaml.org,2002:str"
@@ -177,6 +178,8 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise fail("contains a NUL character; a blueprint is a text file", line)
+    if _VALUES_PER_CHARACTER * _visible_characters(text) + 1 > MAX_NODES:
+        _count_values(text, file)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -229,6 +232,52 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
 
 
 _CYCLE = 2**62
+
+# A YAML node needs a character of its own, except an empty value or key, which shares the
+# ':', '-' or '?' that makes it: a text with N characters other than blanks and line breaks
+# holds fewer than 3 * N + 1 nodes (aliases add none; they reuse their anchor's node).
+_VALUES_PER_CHARACTER = 3
+_VALUE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+
+
+def _visible_characters(text: str) -> int:
+    return len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r")
+
+
+def _count_values(text: str, file: str) -> None:
+    """Refuse a text holding more than MAX_NODES values before any node graph is built.
+
+    Parser events cost no memory once read, so this runs in bounded memory and stops at the
+    first value over the limit. YAML errors are left to the composer, which reports them.
+    """
+    loader = _Loader(text)
+    values = 0
+    try:
+        while True:
+            event = loader.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                return
+            if isinstance(event, _VALUE_EVENTS):
+                values += 1
+                if values > MAX_NODES:
+                    mark = event.start_mark
+                    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+                    raise BlueprintInvalid(
+                        [
+                            Finding(
+                                file,
+                                line,
+                                column,
+                                "",
+                                f"holds more than {MAX_NODES} values (keys, values and list "
+                                f"items); a blueprint is limited to {MAX_NODES}",
+                            )
+                        ]
+                    )
+    except yaml.YAMLError:
+        return
+    finally:
+        loader.dispose()
 
 
 def _check_expanded_size(node: yaml.MappingNode, file: str) -> None:
@@ -393,6 +442,13 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             if tag != _SEQ:
                 raise self.fail(node, path, _tag_message(tag))
+            limit = MAX_LIST_ITEMS.get(path)
+            if limit and len(node.value) > limit[0]:
+                raise self.fail(
+                    node,
+                    path,
+                    f"{len(node.value)} {limit[1]}, above the limit of {limit[0]}",
+                )
             items = []
             positions = self.positions
             for index, item in enumerate(node.value):

@@ -13,7 +13,7 @@ own objects.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 _SLURM_TEMPLATE = "Slurm reads {kind}={word} (any case) as defaults for every {what}, not a {what}"
 
@@ -35,7 +35,7 @@ _BASE = "it is a Debian system {kind} (base-passwd)"
 _SYSTEMD = "it is a Debian system {kind} (systemd and base packages)"
 
 
-def _table(kind: str, groups: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
+def _table(kind: str, groups: Mapping[str, Sequence[str]]) -> dict[str, str]:
     return {name: reason.format(kind=kind) for reason, names in groups.items() for name in names}
 
 

@@ -51,6 +51,7 @@ _LOAD_KINDS = [
     ("empty", re.compile(r"blueprint is empty")),
     ("duplicate-key", re.compile(r"duplicate key", re.I)),
     ("alias", re.compile(r"alias|anchor|merge keys", re.I)),
+    ("size", re.compile(r"^holds more than [0-9]+ values|^[0-9]+ [a-z ]+, above the limit of")),
     ("tag", re.compile(r"tag", re.I)),
     ("top-level", re.compile(r"top level must be")),
     ("key-type", re.compile(r"key", re.I)),
