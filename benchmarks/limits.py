@@ -104,7 +104,7 @@ def names_case(scale: float) -> str:
     for team in range(teams):
         members = ", ".join(f"u{(team * per_team + i) % users:06d}" for i in range(per_team))
         lines.append(f"    - {{name: t{team:05d}, gid: {300000 + team}, members: [{members}]}}\n")
-    return "".join(lines)
+    return "".join(lines) + _LAB_POOL
 
 
 def large_case(scale: float) -> str:

@@ -16,6 +16,7 @@ from estategen.model import Estate, NodePool, Team, quota_capacity, slurm_minute
 from estategen.renderers.slurm import parent_account
 from estategen.reserved import (
     POOL_NAMES,
+    PROMETHEUS_LABELS,
     SLURM_ACCOUNTS,
     SLURM_NODES,
     SLURM_PARTITIONS,
@@ -218,6 +219,11 @@ def names_not_reserved(estate: Estate) -> Iterator[Finding]:
     for pool in estate.node_pools:
         if pool.name in POOL_NAMES:
             yield _reserved(f"{pool.path}.name", "node pool name", pool.name, POOL_NAMES[pool.name])
+    for label in estate.observability.labels:
+        if label in PROMETHEUS_LABELS:
+            yield _reserved(
+                f"observability.labels.{label}", "label", label, PROMETHEUS_LABELS[label]
+            )
     for pool in estate.slurm_pools:
         for host in sorted(SLURM_NODES.keys() & set(pool.hosts)):
             yield _reserved(f"{pool.path}.hosts", "Slurm node name", host, SLURM_NODES[host])

@@ -178,7 +178,7 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise fail("contains a NUL character; a blueprint is a text file", line)
-    if _VALUES_PER_CHARACTER * _visible_characters(text) + 1 > MAX_NODES:
+    if _visible_characters(text) > MAX_NODES:
         _count_values(text, file)
     loader = _Loader(text)
     try:
@@ -223,20 +223,27 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
         data = builder.build(node, "", 0)
     except BlueprintInvalid:
         if not aliased:
-            _check_expanded_size(node, file)
+            _check_expanded_size(node, file, aliased=False)
         raise
     if not aliased and builder.nodes > MAX_NODES:
-        _check_expanded_size(node, file)
+        _check_expanded_size(node, file, aliased=False)
     assert isinstance(data, dict)
     return Document(data=data, positions=builder.positions, file=file, raw=raw)
 
 
 _CYCLE = 2**62
 
-# A YAML node needs a character of its own, except an empty value or key, which shares the
-# ':', '-' or '?' that makes it: a text with N characters other than blanks and line breaks
-# holds fewer than 3 * N + 1 nodes (aliases add none; they reuse their anchor's node).
-_VALUES_PER_CHARACTER = 3
+# A YAML node needs a character of its own, except an empty key or value, which shares the
+# ':', '-' or '?' that makes it (`[a: , b: ]`, one node per character, is as dense as libyaml
+# accepts; 3 nodes per 2 characters bounds it), and aliases add no node (they reuse their
+# anchor's). A text of at most MAX_NODES characters other than blanks and line breaks thus
+# composes into at most 1.5 * MAX_NODES nodes before the builder refuses what lies beyond
+# MAX_NODES: within the time and memory budget.
+# Only longer texts are counted, event by event, before anything is composed.
+_TOO_MANY_VALUES = (
+    f"holds more than {MAX_NODES} values (keys, values and list items); "
+    f"a blueprint is limited to {MAX_NODES}"
+)
 _VALUE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
 
 
@@ -269,8 +276,7 @@ def _count_values(text: str, file: str) -> None:
                                 line,
                                 column,
                                 "",
-                                f"holds more than {MAX_NODES} values (keys, values and list "
-                                f"items); a blueprint is limited to {MAX_NODES}",
+                                _TOO_MANY_VALUES,
                             )
                         ]
                     )
@@ -280,8 +286,11 @@ def _count_values(text: str, file: str) -> None:
         loader.dispose()
 
 
-def _check_expanded_size(node: yaml.MappingNode, file: str) -> None:
-    """Refuse a document that expands beyond MAX_NODES values, or holds itself, via aliases."""
+def _check_expanded_size(node: yaml.MappingNode, file: str, aliased: bool = True) -> None:
+    """Refuse a document that expands beyond MAX_NODES values, or holds itself, via aliases.
+
+    Without aliases (``aliased`` false) the document holds that many values as written.
+    """
     sizes: dict[int, int] = {}
     size = _expanded_size(node, sizes)
     if size <= MAX_NODES:
@@ -299,7 +308,9 @@ def _check_expanded_size(node: yaml.MappingNode, file: str) -> None:
                 "cannot hold cycles"
                 if size == _CYCLE
                 else f"expands to more than {MAX_NODES} values through aliases; "
-                f"a blueprint is limited to {MAX_NODES} values (an alias bomb?)",
+                f"a blueprint is limited to {MAX_NODES} values (an alias bomb?)"
+                if aliased
+                else _TOO_MANY_VALUES,
             )
         ]
     )

@@ -188,3 +188,31 @@ def namespace_reason(namespace: str) -> str | None:
     if namespace.startswith(KUBERNETES_RESERVED_PREFIX):
         return f"Kubernetes reserves namespaces starting with {KUBERNETES_RESERVED_PREFIX!r}"
     return None
+
+
+# Labels of the series our scrape targets produce that are not the blueprint's to set: a
+# target label of the same name would replace them (Prometheus' own), be dropped in favour of
+# the exporter's (`honor_labels: true` on the dcgm-exporter job), or push the exporter's own
+# value aside as `exported_<name>`. Names starting with `__`, which Prometheus reserves, never
+# get this far: the schema's pattern wants a letter first.
+_PROMETHEUS = "Prometheus sets it on every target (the same value would collapse our targets)"
+_SERVICE_MONITOR = "the Prometheus Operator sets it on every target a ServiceMonitor finds"
+_DCGM = "dcgm-exporter puts it on every GPU series"
+PROMETHEUS_LABELS: Mapping[str, str] = {
+    "instance": _PROMETHEUS,
+    "job": _PROMETHEUS,
+    "endpoint": _SERVICE_MONITOR,
+    "service": _SERVICE_MONITOR,
+    "namespace": f"{_SERVICE_MONITOR}, and {_DCGM} (the pod's namespace)",
+    "pod": f"{_SERVICE_MONITOR}, and {_DCGM} (the pod using the GPU)",
+    "container": f"{_SERVICE_MONITOR}, and {_DCGM} (the container using the GPU)",
+    "gpu": _DCGM,
+    "UUID": _DCGM,
+    "pci_bus_id": _DCGM,
+    "device": _DCGM,
+    "modelName": _DCGM,
+    "Hostname": _DCGM,
+    "GPU_I_PROFILE": _DCGM,
+    "GPU_I_ID": _DCGM,
+    "DCGM_FI_DRIVER_VERSION": _DCGM,
+}

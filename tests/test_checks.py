@@ -449,6 +449,26 @@ def test_names_not_reserved_passes_ordinary_names() -> None:
             "it names the mig-parted configuration that turns MIG off",
         ),
         (
+            "observability: {labels: {instance: same}}",
+            "observability.labels.instance",
+            "label 'instance' is reserved: Prometheus sets it on every target",
+        ),
+        (
+            "observability: {labels: {job: gpu}}",
+            "observability.labels.job",
+            "label 'job' is reserved: Prometheus sets it on every target",
+        ),
+        (
+            "observability: {labels: {namespace: lab}}",
+            "observability.labels.namespace",
+            "the Prometheus Operator sets it on every target a ServiceMonitor finds",
+        ),
+        (
+            "observability: {labels: {modelName: h100}}",
+            "observability.labels.modelName",
+            "dcgm-exporter puts it on every GPU series",
+        ),
+        (
             'node_pools: [{name: a100, scheduler: slurm, hosts: ["n1", "all"]}]',
             "node_pools[0].hosts",
             "Slurm node name 'all' is reserved: NodeName=ALL is reserved",
@@ -459,6 +479,14 @@ def test_names_not_reserved_refuses_a_name_that_means_something_downstream(
     fragment: str, path: str, text: str
 ) -> None:
     only(run(checks.names_not_reserved, fragment), path, text)
+
+
+def test_label_names_prometheus_reserves_are_refused_by_the_schema() -> None:
+    document = load.parse_blueprint(
+        blueprint("observability: {labels: {__name__: up}}").encode(), "bp.yaml"
+    )
+    _, problems = schema.normalise(document.data)
+    assert [p.path for p in problems] == ["observability.labels.__name__"]
 
 
 def test_names_not_reserved_reports_each_meaning_of_one_name() -> None:
@@ -488,6 +516,11 @@ _TEAM = "identity: {{teams: [{{name: {name}, gid: 20001, namespace: ns}}]}}"
             reserved.SLURM_PARTITIONS,
             schema.NAME,
             "slurm: {{partitions: [{{name: {name}, pools: [a100]}}]}}",
+        ),
+        (
+            reserved.PROMETHEUS_LABELS,
+            schema.PROM_LABEL,
+            "observability: {{labels: {{{name}: x}}}}",
         ),
         (
             reserved.POOL_NAMES,
