@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from estategen.errors import BlueprintInvalid, Finding, Position, UsageError, key_path
+from estategen.errors import BlueprintInvalid, Finding, Position, UsageError, key_path, quote
 from estategen.limits import MAX_LIST_ITEMS, MAX_VALUES
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -483,7 +483,7 @@ class _Builder:
                 raise self.fail(
                     key_node,
                     path,
-                    f"key {shown!r} is not a string; quote it if it is meant as a name",
+                    f"key {quote(shown)} is not a string; quote it if it is meant as a name",
                 )
             key = key_node.value
             where = f"{path}.{key}" if path else key
@@ -492,7 +492,7 @@ class _Builder:
                 raise self.fail(
                     key_node,
                     where,
-                    f"duplicate key {key!r} (first written at line {first[0]}); "
+                    f"duplicate key {quote(key)} (first written at line {first[0]}); "
                     "each key may appear once",
                 )
             mark = key_node.start_mark

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from estategen import __version__
-from estategen.errors import Finding, key_path, place
+from estategen.errors import Finding, clip_path, key_path, place
 
 SCHEMA_URI = "https://json-schema.org/schemas/sarif-schema-2.1.0.json"
 FALLBACK_RULE = "finding"
@@ -201,7 +201,8 @@ def _camel(rule: str) -> str:
 
 
 def _result(finding: Finding, rule: str, rule_index: int) -> dict[str, Any]:
-    text = f"{finding.path}: {finding.message}" if finding.path else finding.message
+    path = clip_path(finding.path)
+    text = f"{path}: {finding.message}" if path else finding.message
     location: dict[str, Any] = {
         "physicalLocation": {
             "artifactLocation": {"uri": artifact_uri(finding.file)},
@@ -209,7 +210,7 @@ def _result(finding: Finding, rule: str, rule_index: int) -> dict[str, Any]:
         }
     }
     if finding.path:
-        location["logicalLocations"] = [{"fullyQualifiedName": finding.path, "kind": "member"}]
+        location["logicalLocations"] = [{"fullyQualifiedName": path, "kind": "member"}]
     return {
         "ruleId": rule,
         "ruleIndex": rule_index,
