@@ -463,7 +463,7 @@ def _slurm_option_value_problem(value: object) -> str | None:
 SYSTEM_DIRECTORIES = frozenset({"/", "/tmp", "/var"})
 # ...and these with everything under them (programs, libraries and kernel modules,
 # configuration such as /etc/slurm, /etc/munge and /etc/ssh, daemons' state, spools and logs
-# such as /var/spool/slurmctld).
+# such as /var/lib/mysql and /var/spool/slurmd)...
 SYSTEM_TREES = (
     "/bin",
     "/boot",
@@ -488,8 +488,16 @@ SYSTEM_TREES = (
 )
 
 
+# ...except Slurm's StateSaveLocation (Debian's default, which slurm.conf keeps): a backup
+# slurmctld takes over from the state the primary saved there, so that folder is where shared
+# storage belongs on the controllers (slurm.conf(5), StateSaveLocation).
+SHARED_STATE_MOUNTS = frozenset({"/var/spool/slurmctld"})
+
+
 def system_tree(mount: str) -> str | None:
     """The system folder ``mount`` is, or lies under; None when it is neither."""
+    if mount in SHARED_STATE_MOUNTS:
+        return None
     if mount in SYSTEM_DIRECTORIES:
         return mount
     return next(
