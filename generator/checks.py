@@ -20,6 +20,17 @@ from estategen.model import (
     quota_capacity,
     slurm_minutes,
 )
+from estategen.renderers.slurm import parent_account
+from estategen.reserved import (
+    POOL_NAMES,
+    PROMETHEUS_LABELS,
+    SLURM_ACCOUNTS,
+    SLURM_NODES,
+    SLURM_PARTITIONS,
+    SYSTEM_GROUPS,
+    SYSTEM_USERS,
+    namespace_reason,
+)
 
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
@@ -175,6 +186,58 @@ def team_members_known(estate: Estate) -> Iterator[Finding]:
                     f"{team.path}.members[{i}]",
                     f"{member!r} is not a user in identity.users{_choices(users)}",
                 )
+
+
+@check
+def names_not_reserved(estate: Estate) -> Iterator[Finding]:
+    """A name that already means something where it is rendered would change that meaning."""
+    for user in estate.identity.users:
+        if user.name in SYSTEM_USERS:
+            yield _reserved(f"{user.path}.name", "user name", user.name, SYSTEM_USERS[user.name])
+    estate_account = parent_account(estate)
+    for team in estate.identity.teams:
+        where = f"{team.path}.name"
+        if team.name in SYSTEM_GROUPS:
+            yield _reserved(
+                where, "team name", team.name, f"as a Unix group, {SYSTEM_GROUPS[team.name]}"
+            )
+        if team.name in SLURM_ACCOUNTS:
+            yield _reserved(
+                where, "team name", team.name, f"as a Slurm account, {SLURM_ACCOUNTS[team.name]}"
+            )
+        if team.name == estate_account:
+            yield _reserved(
+                where,
+                "team name",
+                team.name,
+                "as a Slurm account, the estate's account above every team",
+            )
+        reason = namespace_reason(team.namespace)
+        if reason:
+            yield _reserved(f"{team.path}.namespace", "team namespace", team.namespace, reason)
+    for partition in estate.slurm.partitions:
+        if partition.name in SLURM_PARTITIONS:
+            yield _reserved(
+                f"{partition.path}.name",
+                "partition name",
+                partition.name,
+                SLURM_PARTITIONS[partition.name],
+            )
+    for pool in estate.node_pools:
+        if pool.name in POOL_NAMES:
+            yield _reserved(f"{pool.path}.name", "node pool name", pool.name, POOL_NAMES[pool.name])
+    for label in estate.observability.labels:
+        if label in PROMETHEUS_LABELS:
+            yield _reserved(
+                f"observability.labels.{label}", "label", label, PROMETHEUS_LABELS[label]
+            )
+    for pool in estate.slurm_pools:
+        for host in sorted(SLURM_NODES.keys() & set(pool.hosts)):
+            yield _reserved(f"{pool.path}.hosts", "Slurm node name", host, SLURM_NODES[host])
+
+
+def _reserved(path: str, what: str, name: str, reason: str) -> Finding:
+    return issue(path, f"{what} {name!r} is reserved: {reason}; choose another name")
 
 
 @check

@@ -7,9 +7,12 @@ blueprint text is known, the file, line and column it points at.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Literal
+
+from estategen.limits import MAX_QUOTED
 
 Level = Literal["error", "warning"]
 
@@ -30,11 +33,11 @@ class Finding:
         start a second finding line in the output tools and people read."""
         where = f"{_one_line(self.file)}:{self.line}:{self.column}"
         prefix = "" if self.level == "error" else "warning: "
-        key = f"{_one_line(self.path)}: " if self.path else ""
+        key = f"{_one_line(clip_path(self.path))}: " if self.path else ""
         return f"{where}: {key}{prefix}{_one_line(self.message)}"
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        return {**asdict(self), "path": clip_path(self.path)}
 
 
 def _one_line(text: str) -> str:
@@ -42,6 +45,30 @@ def _one_line(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
+def clip(text: str, limit: int = MAX_QUOTED) -> str:
+    """``text`` as a message shows it: at most ``limit`` characters, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def quote(text: str, limit: int = MAX_QUOTED) -> str:
+    """``text`` quoted as a message shows it: at most ``limit`` characters of it."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+_LONG_KEY = re.compile(rf"[^.\[\]]{{{MAX_QUOTED + 1},}}")
+
+
+def clip_path(path: str) -> str:
+    """A key path as findings show it: each key in it cut to MAX_QUOTED characters."""
+    if len(path) <= MAX_QUOTED:
+        return path
+    return _LONG_KEY.sub(lambda long: clip(long.group()), path)
 
 
 def issue(path: str, message: str, level: Level = "error") -> Finding:

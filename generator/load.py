@@ -16,10 +16,11 @@ from typing import Any
 
 import yaml
 
-from estategen.errors import BlueprintInvalid, Finding, Position, UsageError, key_path
+from estategen.errors import BlueprintInvalid, Finding, Position, UsageError, key_path, quote
+from estategen.limits import MAX_LIST_ITEMS, MAX_VALUES
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
-MAX_NODES = 2_000_000
+MAX_NODES = MAX_VALUES
 MAX_DEPTH = 64
 
 _STR = "tag:yaml.org,2002:str"
@@ -211,6 +212,8 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise fail("contains a NUL character; a blueprint is a text file", line)
+    if _visible_characters(text) > MAX_NODES:
+        _count_values(text, file)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -254,19 +257,74 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
         data = builder.build(node, "", 0)
     except BlueprintInvalid:
         if not aliased:
-            _check_expanded_size(node, file)
+            _check_expanded_size(node, file, aliased=False)
         raise
     if not aliased and builder.nodes > MAX_NODES:
-        _check_expanded_size(node, file)
+        _check_expanded_size(node, file, aliased=False)
     assert isinstance(data, dict)
     return Document(data=data, positions=builder.positions, file=file, raw=raw)
 
 
 _CYCLE = 2**62
 
+# A YAML node needs a character of its own, except an empty key or value, which shares the
+# ':', '-' or '?' that makes it (`[a: , b: ]`, one node per character, is as dense as libyaml
+# accepts; 3 nodes per 2 characters bounds it), and aliases add no node (they reuse their
+# anchor's). A text of at most MAX_NODES characters other than blanks and line breaks thus
+# composes into at most 1.5 * MAX_NODES nodes before the builder refuses what lies beyond
+# MAX_NODES: within the time and memory budget.
+# Only longer texts are counted, event by event, before anything is composed.
+_TOO_MANY_VALUES = (
+    f"holds more than {MAX_NODES} values (keys, values and list items); "
+    f"a blueprint is limited to {MAX_NODES}"
+)
+_VALUE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
 
-def _check_expanded_size(node: yaml.MappingNode, file: str) -> None:
-    """Refuse a document that expands beyond MAX_NODES values, or holds itself, via aliases."""
+
+def _visible_characters(text: str) -> int:
+    return len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r")
+
+
+def _count_values(text: str, file: str) -> None:
+    """Refuse a text holding more than MAX_NODES values before any node graph is built.
+
+    Parser events cost no memory once read, so this runs in bounded memory and stops at the
+    first value over the limit. YAML errors are left to the composer, which reports them.
+    """
+    loader = _Loader(text)
+    values = 0
+    try:
+        while True:
+            event = loader.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                return
+            if isinstance(event, _VALUE_EVENTS):
+                values += 1
+                if values > MAX_NODES:
+                    mark = event.start_mark
+                    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+                    raise BlueprintInvalid(
+                        [
+                            Finding(
+                                file,
+                                line,
+                                column,
+                                "",
+                                _TOO_MANY_VALUES,
+                            )
+                        ]
+                    )
+    except yaml.YAMLError:
+        return
+    finally:
+        loader.dispose()
+
+
+def _check_expanded_size(node: yaml.MappingNode, file: str, aliased: bool = True) -> None:
+    """Refuse a document that expands beyond MAX_NODES values, or holds itself, via aliases.
+
+    Without aliases (``aliased`` false) the document holds that many values as written.
+    """
     sizes: dict[int, int] = {}
     size = _expanded_size(node, sizes)
     if size <= MAX_NODES:
@@ -284,7 +342,9 @@ def _check_expanded_size(node: yaml.MappingNode, file: str) -> None:
                 "cannot hold cycles"
                 if size == _CYCLE
                 else f"expands to more than {MAX_NODES} values through aliases; "
-                f"a blueprint is limited to {MAX_NODES} values (an alias bomb?)",
+                f"a blueprint is limited to {MAX_NODES} values (an alias bomb?)"
+                if aliased
+                else _TOO_MANY_VALUES,
             )
         ]
     )
@@ -427,6 +487,13 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             if tag != _SEQ:
                 raise self.fail(node, path, _tag_message(tag))
+            limit = MAX_LIST_ITEMS.get(path)
+            if limit and len(node.value) > limit[0]:
+                raise self.fail(
+                    node,
+                    path,
+                    f"{len(node.value)} {limit[1]}, above the limit of {limit[0]}",
+                )
             items = []
             positions = self.positions
             for index, item in enumerate(node.value):
@@ -450,7 +517,7 @@ class _Builder:
                 raise self.fail(
                     key_node,
                     path,
-                    f"key {shown!r} is not a string; quote it if it is meant as a name",
+                    f"key {quote(shown)} is not a string; quote it if it is meant as a name",
                 )
             key = key_node.value
             where = f"{path}.{key}" if path else key
@@ -459,7 +526,7 @@ class _Builder:
                 raise self.fail(
                     key_node,
                     where,
-                    f"duplicate key {key!r} (first written at line {first[0]}); "
+                    f"duplicate key {quote(key)} (first written at line {first[0]}); "
                     "each key may appear once",
                 )
             mark = key_node.start_mark

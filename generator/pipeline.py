@@ -10,6 +10,7 @@ from typing import Any
 from estategen import hostlist, load, schema
 from estategen.checks import MAX_ESTATE_HOSTS, run_checks
 from estategen.errors import BlueprintInvalid, Finding, issue, place
+from estategen.limits import MAX_FINDINGS
 from estategen.model import Estate, build
 
 
@@ -32,9 +33,9 @@ def validate_document(document: load.Document) -> Validated:
     if not problems:
         problems = _host_budget(normalised)
     if problems:
-        raise BlueprintInvalid(place(problems, document.file, document.positions))
+        raise BlueprintInvalid(_at_most(place(problems, document.file, document.positions)))
     estate = build(normalised)
-    findings = place(run_checks(estate), document.file, document.positions)
+    findings = _at_most(place(run_checks(estate), document.file, document.positions))
     if any(f.level == "error" for f in findings):
         raise BlueprintInvalid(findings)
     return Validated(estate, findings, document)
@@ -50,3 +51,26 @@ def _host_budget(doc: Mapping[str, Any]) -> list[Finding]:
     if total > MAX_ESTATE_HOSTS:
         return [issue("node_pools", f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}")]
     return []
+
+
+def _at_most(findings: list[Finding]) -> list[Finding]:
+    """The first MAX_FINDINGS findings and one that counts the rest.
+
+    One mistake inside an anchor that is aliased many times is found once per copy; a report
+    of a million lines helps nobody and costs minutes to print.
+    """
+    if len(findings) <= MAX_FINDINGS:
+        return findings
+    shown = findings[:MAX_FINDINGS]
+    hidden = findings[MAX_FINDINGS:]
+    errors = sum(f.level == "error" for f in hidden)
+    last = shown[-1]
+    summary = Finding(
+        last.file,
+        last.line,
+        last.column,
+        "",
+        f"{len(hidden)} more findings ({errors} errors) not listed; at most {MAX_FINDINGS} are",
+        "error" if errors else "warning",
+    )
+    return [*shown, summary]

@@ -840,7 +840,7 @@ def tables(report: Report) -> list[Table]:
     return [t for t in out if t.rows]
 
 
-_MARKDOWN_SPECIAL = str.maketrans({c: f"\\{c}" for c in "\\`*[]<>|&"})
+_MARKDOWN_SPECIAL = str.maketrans({c: f"\\{c}" for c in "\\`*_~[]<>|&"})
 
 
 def md(value: object) -> str:

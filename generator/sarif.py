@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from estategen import __version__
-from estategen.errors import Finding, key_path, place
+from estategen.errors import Finding, clip_path, key_path, place
 
 SCHEMA_URI = "https://json-schema.org/schemas/sarif-schema-2.1.0.json"
 FALLBACK_RULE = "finding"
@@ -51,6 +51,7 @@ _LOAD_KINDS = [
     ("empty", re.compile(r"blueprint is empty")),
     ("duplicate-key", re.compile(r"duplicate key", re.I)),
     ("alias", re.compile(r"alias|anchor|merge keys", re.I)),
+    ("size", re.compile(r"^holds more than [0-9]+ values|^[0-9]+ [a-z ]+, above the limit of")),
     ("tag", re.compile(r"tag", re.I)),
     ("top-level", re.compile(r"top level must be")),
     ("key-type", re.compile(r"key", re.I)),
@@ -200,7 +201,8 @@ def _camel(rule: str) -> str:
 
 
 def _result(finding: Finding, rule: str, rule_index: int) -> dict[str, Any]:
-    text = f"{finding.path}: {finding.message}" if finding.path else finding.message
+    path = clip_path(finding.path)
+    text = f"{path}: {finding.message}" if path else finding.message
     location: dict[str, Any] = {
         "physicalLocation": {
             "artifactLocation": {"uri": artifact_uri(finding.file)},
@@ -208,7 +210,7 @@ def _result(finding: Finding, rule: str, rule_index: int) -> dict[str, Any]:
         }
     }
     if finding.path:
-        location["logicalLocations"] = [{"fullyQualifiedName": finding.path, "kind": "member"}]
+        location["logicalLocations"] = [{"fullyQualifiedName": path, "kind": "member"}]
     return {
         "ruleId": rule,
         "ruleIndex": rule_index,

@@ -16,7 +16,8 @@ from functools import cache
 from typing import Any, ClassVar
 
 from estategen import hostlist
-from estategen.errors import Finding, issue, key_path
+from estategen.errors import Finding, issue, key_path, quote
+from estategen.model import STATE_SAVE_LOCATION
 
 NAME = r"[a-z][a-z0-9-]{0,39}"
 HOSTNAME = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
@@ -31,7 +32,9 @@ QUOTA_KEY = rf"{NAME}(/{MIG_PROFILE})?"
 SLURM_TIME = r"(UNLIMITED|INFINITE|([0-9]{1,12}-)?[0-9]{1,12}(:[0-9]{1,12}){0,2})"
 SLURM_OPTION_KEY = r"[A-Z][A-Za-z0-9]{1,63}"
 SLURM_OPTION_VALUE = r"[A-Za-z0-9_.,:/=+@%-]{1,256}"
-FREE_TEXT = r"[^\x00-\x1f\x7f]{0,200}"
+# No control characters (C0, DEL, C1 with NEL U+0085) and no Unicode line or paragraph
+# separators (U+2028, U+2029): each starts a new line somewhere downstream.
+FREE_TEXT = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{0,200}"
 MOUNT = r"/([A-Za-z0-9._-]+/?)*"
 NFS_OR_LUSTRE_SOURCE = r"[A-Za-z0-9][A-Za-z0-9._@:,-]*:/[A-Za-z0-9._/-]*"
 LDAP_URI = r"ldaps?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?"
@@ -59,7 +62,7 @@ _PATTERN_HINTS = {
     SLURM_TIME: "Slurm time: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, UNLIMITED or INFINITE",
     SLURM_OPTION_KEY: "slurm.conf parameter name like 'MaxJobCount'",
     SLURM_OPTION_VALUE: "slurm.conf value: one word of [A-Za-z0-9_.,:/=+@%-], no spaces",
-    FREE_TEXT: "one line of text without control characters, at most 200 characters",
+    FREE_TEXT: "one line of text without control characters or line breaks, at most 200 characters",
     MOUNT: "absolute path like /scratch",
     NFS_OR_LUSTRE_SOURCE: "source like 'server:/export' or '10.0.0.1@o2ib:/fs'",
     LDAP_URI: "URI like ldaps://ldap.example.org",
@@ -455,10 +458,50 @@ def _slurm_option_value_problem(value: object) -> str | None:
 
 
 # Mounting a file system over one of these would hide the operating system of every host.
-SYSTEM_DIRECTORIES = frozenset(
-    {"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/root", "/run", "/sbin"}
-    | {"/sys", "/tmp", "/usr", "/var"}
+# Mount points that would hide the system's own files: these folders themselves...
+SYSTEM_DIRECTORIES = frozenset({"/", "/tmp", "/var"})
+# ...and these with everything under them (programs, libraries and kernel modules,
+# configuration such as /etc/slurm, /etc/munge and /etc/ssh, daemons' state, spools and logs
+# such as /var/lib/mysql and /var/spool/slurmd)...
+SYSTEM_TREES = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/sys",
+    "/usr",
+    "/var/cache",
+    "/var/lib",
+    "/var/lock",
+    "/var/log",
+    "/var/run",
+    "/var/spool",
 )
+
+
+# ...except Slurm's StateSaveLocation (Debian's default, which slurm.conf keeps): a backup
+# slurmctld takes over from the state the primary saved there, so that folder is where shared
+# storage belongs on the controllers (slurm.conf(5), StateSaveLocation).
+SHARED_STATE_MOUNTS = frozenset({STATE_SAVE_LOCATION})
+
+
+def system_tree(mount: str) -> str | None:
+    """The system folder ``mount`` is, or lies under; None when it is neither."""
+    if mount in SHARED_STATE_MOUNTS:
+        return None
+    if mount in SYSTEM_DIRECTORIES:
+        return mount
+    return next(
+        (tree for tree in SYSTEM_TREES if mount == tree or mount.startswith(tree + "/")), None
+    )
 
 
 def _mount_point_problem(value: object) -> str | None:
@@ -474,10 +517,16 @@ def _mount_point_problem(value: object) -> str | None:
             f"mount point {value!r} must be a plain absolute path "
             "(no '.', '..', '//' or trailing '/')"
         )
-    if value in SYSTEM_DIRECTORIES:
+    tree = system_tree(value)
+    if tree == value:
         return (
             f"mounting over {value} would hide the system's own files on every host; "
             "choose another mount point"
+        )
+    if tree:
+        return (
+            f"mounting over {quote(value)} would hide the system's own files under {tree} "
+            "on every host; choose another mount point"
         )
     return None
 
@@ -493,6 +542,16 @@ _VALUE_CHECKS = {
 @cache
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
+
+
+class _NoTree:
+    """An error tree that keeps nothing."""
+
+    def add(self, error: object) -> None:
+        """Drop the error; ``Validator._errors`` holds it already."""
+
+
+_NO_TREE = _NoTree()
 
 
 @cache
@@ -521,6 +580,25 @@ def _validator() -> Any:
             problem = _hostlists_problem(value)
             if problem:
                 self._error(field, problem)
+
+        # Cerberus re-sorts a validator's whole error list each time a child validator hands
+        # up its errors, and files every error in a tree keyed by schema rule whose per-rule
+        # list it also re-sorts on each addition: N list items breaking one rule cost O(N^2)
+        # comparisons (5,000 users with a bad uid took minutes). Errors are kept in the order
+        # they are found (findings are sorted by position anyway), and the schema tree, which
+        # nothing reads (cerberus consults only the document tree), is not kept.
+        schema_error_tree = property(
+            lambda self: _NO_TREE, lambda self, value: None, doc="never kept (see above)"
+        )
+
+        def _error(self, *args: Any) -> None:
+            if len(args) != 1:
+                super()._error(*args)
+                return
+            self._errors.extend(args[0])
+            for error in args[0]:
+                self.document_error_tree.add(error)
+                self.error_handler.emit(error)
 
         def _check_with_finite(self, field: Hashable, value: object) -> None:
             problem = _finite_problem(value)
@@ -869,7 +947,7 @@ def _unknown_key(document_path: tuple[Any, ...]) -> str:
     close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else "."
     listing = f" Valid keys here: {', '.join(valid)}." if valid else ""
-    return f"unknown key {key!r}{hint}{listing}"
+    return f"unknown key {quote(str(key))}{hint}{listing}"
 
 
 def json_schema() -> dict[str, Any]:

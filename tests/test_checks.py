@@ -9,8 +9,9 @@ Because only one check runs, a fragment need only be consistent for the check un
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from estategen import checks, load, model, pipeline, schema
+from estategen import checks, load, model, pipeline, reserved, schema
 from estategen.errors import BlueprintInvalid, Finding
 from estategen.model import Estate, slurm_minutes, slurm_time
 
@@ -65,6 +66,7 @@ TESTED_CHECKS = [
     "unique_names",
     "unique_ids",
     "team_members_known",
+    "names_not_reserved",
     "directory_complete",
     "hosts_within_bounds",
     "host_in_one_pool",
@@ -375,6 +377,167 @@ def test_unique_ids_refuses_a_shared_gid() -> None:
         """,
     )
     only(found, "identity.teams[1].gid", "gid 20001 is already used by another team")
+
+
+# --- names_not_reserved ------------------------------------------------------------------
+
+
+def test_names_not_reserved_passes_ordinary_names() -> None:
+    assert run(checks.names_not_reserved) == []
+
+
+@pytest.mark.parametrize(
+    ("fragment", "path", "text"),
+    [
+        (
+            "identity: {teams: [{name: all, gid: 20001}]}",
+            "identity.teams[0].name",
+            "team name 'all' is reserved: as a Slurm account, Slurm reads AllowAccounts=all as ALL",
+        ),
+        (
+            "identity: {teams: [{name: sudo, gid: 20001}]}",
+            "identity.teams[0].name",
+            "as a Unix group, it is a Debian system group",
+        ),
+        (
+            "identity: {teams: [{name: docker, gid: 20001}]}",
+            "identity.teams[0].name",
+            "members are root in effect",
+        ),
+        (
+            "identity: {teams: [{name: shadow, gid: 20001}]}",
+            "identity.teams[0].name",
+            "Debian system group",
+        ),
+        (
+            "identity: {teams: [{name: lab, gid: 20001}]}",
+            "identity.teams[0].name",
+            "the estate's account above every team",
+        ),
+        (
+            "identity: {users: [{name: nobody, uid: 10001}]}",
+            "identity.users[0].name",
+            "user name 'nobody' is reserved: it is a Debian system user",
+        ),
+        (
+            "identity: {users: [{name: munge, uid: 10001}]}",
+            "identity.users[0].name",
+            "the user munged runs as",
+        ),
+        (
+            "identity: {teams: [{name: vision, gid: 20001, namespace: kueue-system}]}",
+            "identity.teams[0].namespace",
+            "team namespace 'kueue-system' is reserved: it is the namespace estategen installs",
+        ),
+        (
+            "identity: {teams: [{name: default, gid: 20001}]}",
+            "identity.teams[0].namespace",
+            "team namespace 'default' is reserved: it is a namespace Kubernetes creates",
+        ),
+        (
+            "identity: {teams: [{name: vision, gid: 20001, namespace: kube-flow}]}",
+            "identity.teams[0].namespace",
+            "Kubernetes reserves namespaces starting with 'kube-'",
+        ),
+        (
+            "slurm: {partitions: [{name: default, pools: [a100]}]}",
+            "slurm.partitions[0].name",
+            "Slurm reads PartitionName=DEFAULT (any case) as defaults for every partition",
+        ),
+        (
+            "node_pools: [{name: all-disabled, scheduler: kubernetes, hosts: n1}]",
+            "node_pools[0].name",
+            "it names the mig-parted configuration that turns MIG off",
+        ),
+        (
+            "observability: {labels: {instance: same}}",
+            "observability.labels.instance",
+            "label 'instance' is reserved: Prometheus sets it on every target",
+        ),
+        (
+            "observability: {labels: {job: gpu}}",
+            "observability.labels.job",
+            "label 'job' is reserved: Prometheus sets it on every target",
+        ),
+        (
+            "observability: {labels: {namespace: lab}}",
+            "observability.labels.namespace",
+            "the Prometheus Operator sets it on every target a ServiceMonitor finds",
+        ),
+        (
+            "observability: {labels: {modelName: h100}}",
+            "observability.labels.modelName",
+            "dcgm-exporter puts it on every GPU series",
+        ),
+        (
+            'node_pools: [{name: a100, scheduler: slurm, hosts: ["n1", "all"]}]',
+            "node_pools[0].hosts",
+            "Slurm node name 'all' is reserved: NodeName=ALL is reserved",
+        ),
+    ],
+)
+def test_names_not_reserved_refuses_a_name_that_means_something_downstream(
+    fragment: str, path: str, text: str
+) -> None:
+    only(run(checks.names_not_reserved, fragment), path, text)
+
+
+def test_label_names_prometheus_reserves_are_refused_by_the_schema() -> None:
+    document = load.parse_blueprint(
+        blueprint("observability: {labels: {__name__: up}}").encode(), "bp.yaml"
+    )
+    _, problems = schema.normalise(document.data)
+    assert [p.path for p in problems] == ["observability.labels.__name__"]
+
+
+def test_names_not_reserved_reports_each_meaning_of_one_name() -> None:
+    found = run(checks.names_not_reserved, "identity: {teams: [{name: root, gid: 20001}]}")
+    assert [f.message.split(": ", 1)[1] for f in found] == [
+        "as a Unix group, it is a Debian system group (base-passwd); choose another name",
+        "as a Slurm account, it is Slurm's own root account, above every account (sacctmgr); "
+        "choose another name",
+    ]
+
+
+_TEAM = "identity: {{teams: [{{name: {name}, gid: 20001, namespace: ns}}]}}"
+
+
+@pytest.mark.parametrize(
+    ("table", "pattern", "fragment"),
+    [
+        (reserved.SYSTEM_USERS, schema.USER, "identity: {{users: [{{name: {name}, uid: 10001}}]}}"),
+        (reserved.SYSTEM_GROUPS, schema.NAME, _TEAM),
+        (reserved.SLURM_ACCOUNTS, schema.NAME, _TEAM),
+        (
+            reserved.KUBERNETES_NAMESPACES,
+            schema.DNS_LABEL,
+            "identity: {{teams: [{{name: t, gid: 20001, namespace: {name}}}]}}",
+        ),
+        (
+            reserved.SLURM_PARTITIONS,
+            schema.NAME,
+            "slurm: {{partitions: [{{name: {name}, pools: [a100]}}]}}",
+        ),
+        (
+            reserved.PROMETHEUS_LABELS,
+            schema.PROM_LABEL,
+            "observability: {{labels: {{{name}: x}}}}",
+        ),
+        (
+            reserved.POOL_NAMES,
+            schema.NAME,
+            "node_pools: [{{name: {name}, scheduler: kubernetes, hosts: n1}}]",
+        ),
+    ],
+)
+def test_names_not_reserved_refuses_every_name_of_each_table_the_schema_lets_through(
+    table: Mapping[str, str], pattern: str, fragment: str
+) -> None:
+    names = [name for name in table if re.fullmatch(pattern, name)]
+    assert names
+    for name in names:
+        found = run(checks.names_not_reserved, fragment.format(name=name))
+        assert any(f"{name!r} is reserved: " in f.message for f in found), (name, found)
 
 
 # --- team_members_known ------------------------------------------------------------------

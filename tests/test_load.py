@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+import sys
+from pathlib import Path
 
+import pytest
+import yaml
+
+from estategen import limits, load, pipeline, schema
 from estategen.errors import BlueprintInvalid
 from estategen.load import MAX_DEPTH, parse_blueprint
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def refusal(raw: bytes) -> str:
@@ -81,3 +88,124 @@ def test_non_utf8_is_refused_with_its_position() -> None:
 )
 def test_malformed_documents_get_one_clear_message(raw: bytes, message: str) -> None:
     assert message in refusal(raw)
+
+
+# --- size limits: refused before the work they bound -------------------------------------
+
+
+def test_more_values_than_the_limit_are_refused_before_any_node_graph_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def never(self: object) -> None:
+        raise AssertionError("the composer ran on an oversized blueprint")
+
+    monkeypatch.setattr(load._Loader, "get_single_node", never)
+    raw = b"estate: x\nx: [" + b"0," * limits.MAX_VALUES + b"0]\n"
+    # the mapping, `estate`, `x`, `x:` and the list come first: the item over the limit is the
+    # list's (MAX_VALUES - 4)th, at column 5 + 2 * (MAX_VALUES - 5)
+    assert refusal(raw) == (
+        f"bp.yaml:2:{2 * limits.MAX_VALUES - 5}: holds more than {limits.MAX_VALUES} "
+        f"values (keys, values and list items); a blueprint is limited to {limits.MAX_VALUES}"
+    )
+
+
+def test_a_blueprint_just_under_the_value_limit_loads() -> None:
+    count = limits.MAX_VALUES - 5  # the mapping, `estate`, `x`, `x:` and the list
+    doc = parse_blueprint(b"estate: x\nx: [" + b"0," * (count - 1) + b"0]\n", "bp.yaml")
+    assert len(doc.data["x"]) == count
+
+
+def test_aliases_that_expand_beyond_the_value_limit_are_refused() -> None:
+    anchor = b"[" + b"0," * 999 + b"0]"
+    copies = limits.MAX_VALUES // 1000
+    raw = b"estate: x\na: &a " + anchor + b"\nb: [" + b", ".join([b"*a"] * copies) + b"]\n"
+    assert f"a blueprint is limited to {limits.MAX_VALUES} values" in refusal(raw)
+
+
+@pytest.mark.parametrize(
+    ("path", "limit", "what"),
+    [
+        ("node_pools", limits.MAX_POOLS, "node pools"),
+        ("slurm.partitions", limits.MAX_PARTITIONS, "partitions"),
+        ("identity.teams", limits.MAX_TEAMS, "teams"),
+        ("identity.users", limits.MAX_USERS, "users"),
+    ],
+)
+def test_lists_whose_items_each_become_output_are_bounded(path: str, limit: int, what: str) -> None:
+    outer, _, inner = path.rpartition(".")
+    items = b", ".join([b"*item"] * limit)
+    listed = b"%s: [&item {name: a}, %s]" % (inner.encode(), items)
+    raw = b"estate: x\n" + (b"%s:\n  %s\n" % (outer.encode(), listed) if outer else listed + b"\n")
+    line, column = (3, 3 + len(inner) + 2) if outer else (2, len(inner) + 3)
+    assert refusal(raw) == (
+        f"bp.yaml:{line}:{column}: {path}: {limit + 1} {what}, above the limit of {limit}"
+    )
+
+
+def _users_with_a_bad_uid(count: int) -> bytes:
+    users = b"".join(b"    - {name: u%05d, uid: 1}\n" % i for i in range(count))
+    return b"estate: lab\nidentity:\n  users:\n" + users
+
+
+def test_findings_beyond_the_limit_are_counted_in_one_closing_finding() -> None:
+    count = limits.MAX_FINDINGS + 500
+    document = parse_blueprint(_users_with_a_bad_uid(count), "bp.yaml")
+    with pytest.raises(BlueprintInvalid) as caught:
+        pipeline.validate_document(document)
+    findings = caught.value.findings
+    assert len(findings) == limits.MAX_FINDINGS + 1
+    # `node_pools` is missing (at 1:1), then each user's uid in file order
+    assert [f.path for f in findings[:3]] == [
+        "node_pools",
+        "identity.users[0].uid",
+        "identity.users[1].uid",
+    ]
+    assert findings[-1].format() == (
+        f"bp.yaml:{3 + limits.MAX_FINDINGS - 1}:22: 501 more findings (501 errors) not listed; "
+        f"at most {limits.MAX_FINDINGS} are"
+    )
+
+
+def test_many_items_breaking_one_rule_cost_the_schema_no_quadratic_sorting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cerberus import errors as cerberus_errors
+
+    compared = 0
+    less_than = cerberus_errors.ValidationError.__lt__
+
+    def counted(self: object, other: object) -> bool:
+        nonlocal compared
+        compared += 1
+        return bool(less_than(self, other))
+
+    monkeypatch.setattr(cerberus_errors.ValidationError, "__lt__", counted)
+    count = 2_000
+    document = parse_blueprint(_users_with_a_bad_uid(count), "bp.yaml")
+    _, problems = schema.normalise(document.data)
+    assert sum(p.path.endswith(".uid") for p in problems) == count
+    # re-sorting every error list on each addition took count**2 / 2 (2,000,000) comparisons
+    assert compared < 20 * count
+
+
+def test_the_100k_gpu_benchmark_estate_is_within_every_limit_with_headroom() -> None:
+    sys.path.insert(0, str(ROOT / "blueprints"))
+    try:
+        import large
+    finally:
+        sys.path.remove(str(ROOT / "blueprints"))
+    text = large.blueprint()
+    events = yaml.parse(text, Loader=yaml.CSafeLoader)
+    values = sum(isinstance(e, load._VALUE_EVENTS) for e in events)
+    data = parse_blueprint(text.encode(), "large.yaml").data
+    sizes = {
+        "values": (values, limits.MAX_VALUES),
+        "node pools": (len(data["node_pools"]), limits.MAX_POOLS),
+        "partitions": (len(data["slurm"]["partitions"]), limits.MAX_PARTITIONS),
+        "teams": (len(data["identity"]["teams"]), limits.MAX_TEAMS),
+        "users": (len(data["identity"]["users"]), limits.MAX_USERS),
+    }
+    assert {what: size * 4 <= limit for what, (size, limit) in sizes.items()} == dict.fromkeys(
+        sizes, True
+    ), sizes
+    pipeline.validate_document(parse_blueprint(text.encode(), "large.yaml"))

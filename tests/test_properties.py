@@ -185,7 +185,8 @@ def estates(draw: st.DrawFn) -> dict[str, Any]:
         "node_pools": pools,
     }
     if draw(st.booleans()):
-        printable = st.characters(min_codepoint=32, max_codepoint=0x2FF, exclude_characters="\x7f")
+        # free text holds no control characters: not C0, DEL, nor C1 (NEL U+0085 breaks lines)
+        printable = st.characters(min_codepoint=32, max_codepoint=0x2FF, exclude_categories=("Cc",))
         blueprint["description"] = draw(st.text(printable, max_size=40))
 
     slurm_pools = [p["name"] for p in pools if p["scheduler"] == "slurm"]

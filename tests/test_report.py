@@ -396,6 +396,12 @@ def test_user_text_is_escaped_in_html_and_markdown() -> None:
     assert "\\<script\\>alert(1)\\</script\\> \\| \\*\\*bold\\*\\* \\[x\\](http://e)" in md
 
 
+def test_emphasis_and_strikethrough_markers_in_user_text_stay_literal_in_markdown() -> None:
+    report = build(estate(variant(description="_x_ __y__ ~~z~~ snake_case_name")))
+    md = markdown(report)
+    assert "**Description:** \\_x\\_ \\_\\_y\\_\\_ \\~\\~z\\~\\~ snake\\_case\\_name" in md
+
+
 # --- in a real browser ---------------------------------------------------------------------------
 
 CHROMIUM = Path("/usr/bin/chromium")

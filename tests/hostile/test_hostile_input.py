@@ -346,7 +346,7 @@ HOSTILE_FILES = [
             b"l%d: &l%d [%s]\n" % (i, i, b", ".join([b"*l%d" % (i - 1)] * 9)) for i in range(1, 10)
         ),
         1,
-        "a blueprint is limited to 2000000 values (an alias bomb?)",
+        "a blueprint is limited to 250000 values (an alias bomb?)",
     ),
     Hostile("recursive-anchor", b"estate: &a [*a]\n", 1, "cannot hold cycles"),
     Hostile(
