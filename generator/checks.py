@@ -642,11 +642,11 @@ def controllers_share_state(estate: Estate) -> Iterator[Finding]:
     if len(controllers) < 2 or not estate.slurm_pools:
         return
     for storage in estate.storage:
-        covers = storage.mount == STATE_SAVE_LOCATION or STATE_SAVE_LOCATION.startswith(
-            storage.mount.rstrip("/") + "/"
-        )
+        # the folders above it are system folders, which the schema refuses as mount points
+        if storage.mount != STATE_SAVE_LOCATION:
+            continue
         hosts = {h for p in estate.node_pools if storage.mounted_on(p.name) for h in p.hosts}
-        if covers and (storage.pools is None or hosts.issuperset(controllers)):
+        if storage.pools is None or hosts.issuperset(controllers):
             return
     yield issue(
         "slurm.controllers",

@@ -1321,10 +1321,9 @@ def test_two_controllers_with_a_local_state_save_location_is_a_warning() -> None
     assert model.STATE_SAVE_LOCATION in finding.message
 
 
-@pytest.mark.parametrize("mount", ["/var/spool/slurmctld", "/var/spool"])
-def test_two_controllers_with_the_state_on_storage_mounted_everywhere_pass(mount: str) -> None:
+def test_two_controllers_with_the_state_on_storage_mounted_everywhere_pass() -> None:
     fragment = TWO_CONTROLLERS + (
-        f'\nstorage: [{{name: state, type: nfs, source: "nas:/state", mount: {mount}}}]'
+        '\nstorage: [{name: state, type: nfs, source: "nas:/state", mount: /var/spool/slurmctld}]'
     )
     assert run(checks.controllers_share_state, fragment) == []
 
