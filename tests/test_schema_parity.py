@@ -25,7 +25,7 @@ from estategen.schema import json_schema
 from conftest import BLUEPRINTS
 
 CORPUS = Path(__file__).parent / "fixtures" / "invalid"
-DOCS = Path(__file__).parent.parent / "generator" / "data" / "schema-docs.yaml"
+DOCS = Path(__file__).parent.parent / "generator" / "estategen" / "data" / "schema-docs.yaml"
 # value checks (cerberus `check_with`, and the host budget) that JSON Schema cannot express
 INEXPRESSIBLE = {
     "schema/hostlists",
