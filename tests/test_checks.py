@@ -74,6 +74,7 @@ TESTED_CHECKS = [
     "pool_cluster_resolves",
     "gpu_models_resolve",
     "gpu_models_offered_by_cloud",
+    "instance_type_carries_gpus",
     "mig_layout_fits",
     "sharing_fits_scheduler",
     "mig_strategy_matches_pools",
@@ -960,6 +961,64 @@ def test_gpu_models_offered_by_cloud_ignores_onprem_pools_and_unknown_models() -
         """,
     )
     assert found == []
+
+
+# --- instance_type_carries_gpus ----------------------------------------------------------
+
+GPU_POOL = MANAGED_POOL + "        gpus: {model: h100-sxm-80gb, count: 8}\n"
+
+
+def test_instance_type_carries_gpus_passes_a_catalog_shape_with_its_count() -> None:
+    assert run(checks.instance_type_carries_gpus, GPU_POOL) == []
+    eks = GPU_POOL.replace("provider: gke", "provider: eks").replace("a3-highgpu-8g", "p5.48xlarge")
+    assert run(checks.instance_type_carries_gpus, eks) == []
+
+
+def test_instance_type_carries_gpus_refuses_a_count_the_shape_does_not_have() -> None:
+    found = run(checks.instance_type_carries_gpus, GPU_POOL.replace("count: 8", "count: 2"))
+    only(
+        found,
+        "node_pools[0].gpus.count",
+        "a3-highgpu-8g has 8 h100-sxm-80gb GPUs; set gpus.count to 8, "
+        "or a machine type with 2: a3-highgpu-2g",
+    )
+
+
+def test_instance_type_carries_gpus_refuses_a_shape_without_the_model() -> None:
+    found = run(
+        checks.instance_type_carries_gpus, GPU_POOL.replace("a3-highgpu-8g", "n1-standard-8")
+    )
+    only(
+        found,
+        "node_pools[0].instance_type",
+        "n1-standard-8 is not a gke machine type that carries h100-sxm-80gb. Machine types "
+        "with h100-sxm-80gb, by GPU count: a3-highgpu-1g (1),",
+    )
+
+
+def test_instance_type_carries_gpus_leaves_cpu_pools_and_onprem_pools_alone() -> None:
+    assert run(checks.instance_type_carries_gpus, MANAGED_POOL) == []
+    assert run(checks.instance_type_carries_gpus) == []
+
+
+def test_instance_type_carries_gpus_reads_shapes_of_declared_models() -> None:
+    declared = """
+    gpu_models:
+      - name: b200-180gb
+        memory_gb: 180
+        clouds:
+          gke: {accelerator: nvidia-b200, machine_types: {a4-highgpu-8g: 8}}
+          eks: {instance_types: {p6-b200.48xlarge: 8}}
+"""
+    pool = GPU_POOL.replace("h100-sxm-80gb", "b200-180gb")
+    found = run(checks.instance_type_carries_gpus, declared + pool)
+    only(
+        found,
+        "node_pools[0].instance_type",
+        "Machine types with b200-180gb, by GPU count: a4-highgpu-8g (8)",
+    )
+    fixed = pool.replace("a3-highgpu-8g", "a4-highgpu-8g")
+    assert run(checks.instance_type_carries_gpus, declared + fixed) == []
 
 
 # --- mig_layout_fits ---------------------------------------------------------------------

@@ -118,29 +118,99 @@ def test_gke_mig_pool_must_split_every_gpu_into_one_size(mig: str, wanted: str) 
     assert "gpu_partition_size" in message and wanted in message
 
 
-def test_eks_instance_type_must_carry_the_pools_gpu() -> None:
-    found = findings(
-        checks.pool_fields_for_provider,
+@pytest.mark.parametrize(
+    ("provider", "instance_type", "gpus"),
+    [
+        ("gke", "a3-highgpu-8g", "{model: h100-sxm-80gb, count: 8}"),
+        ("gke", "a3-highgpu-4g", "{model: h100-sxm-80gb, count: 4}"),
+        ("gke", "g2-standard-32", "{model: l4-24gb, count: 1}"),
+        ("eks", "p5.48xlarge", "{model: h100-sxm-80gb, count: 8}"),
+        ("eks", "g6e.12xlarge", "{model: l40s-48gb, count: 4}"),
+        ("eks", "g6e.16xlarge", "{model: l40s-48gb, count: 1}"),
+    ],
+)
+def test_catalog_shapes_with_their_gpu_count_pass(
+    provider: str, instance_type: str, gpus: str
+) -> None:
+    kwargs = {"provider": provider, "instance_type": instance_type, "gpus": gpus}
+    assert findings(checks.instance_type_carries_gpus, **kwargs) == []
+
+
+# The three shapes issue 11 reports as validating at twice (or without) their real capacity.
+@pytest.mark.parametrize(
+    ("provider", "instance_type", "gpus", "path", "wanted"),
+    [
+        (
+            "gke",
+            "n1-standard-8",
+            "{model: h100-sxm-80gb, count: 8}",
+            "node_pools[0].instance_type",
+            "n1-standard-8 is not a gke machine type that carries h100-sxm-80gb. "
+            "Machine types with h100-sxm-80gb, by GPU count: a3-highgpu-1g (1), "
+            "a3-highgpu-2g (2), a3-highgpu-4g (4), a3-edgegpu-8g (8), a3-highgpu-8g (8)",
+        ),
+        (
+            "gke",
+            "a3-highgpu-8g",
+            "{model: h100-sxm-80gb, count: 4}",
+            "node_pools[0].gpus.count",
+            "a3-highgpu-8g has 8 h100-sxm-80gb GPUs; set gpus.count to 8, "
+            "or a machine type with 4: a3-highgpu-4g",
+        ),
+        (
+            "eks",
+            "g6e.12xlarge",
+            "{model: l40s-48gb, count: 8}",
+            "node_pools[0].gpus.count",
+            "g6e.12xlarge has 4 l40s-48gb GPUs; set gpus.count to 4, "
+            "or an instance type with 8: g6e.48xlarge",
+        ),
+    ],
+)
+def test_issue_11_shapes_that_disagree_with_gpus_count_are_refused(
+    provider: str, instance_type: str, gpus: str, path: str, wanted: str
+) -> None:
+    kwargs = {"provider": provider, "instance_type": instance_type, "gpus": gpus}
+    assert findings(checks.instance_type_carries_gpus, **kwargs) == [(path, wanted)]
+
+
+def test_instance_type_of_another_gpu_names_the_gpu_it_carries() -> None:
+    ((path, message),) = findings(
+        checks.instance_type_carries_gpus,
         provider="eks",
         instance_type="g6.12xlarge",
         gpus="{model: l40s-48gb, count: 4}",
     )
-    assert found == [
-        (
-            "node_pools[0].instance_type",
-            "g6.12xlarge is not a g6e instance, the EKS family that carries l40s-48gb; "
-            "use a g6e.* instance type",
-        )
-    ]
-    assert (
-        findings(
-            checks.pool_fields_for_provider,
-            provider="eks",
-            instance_type="g6e.12xlarge",
-            gpus="{model: l40s-48gb, count: 4}",
-        )
-        == []
+    assert path == "node_pools[0].instance_type"
+    assert message.startswith("g6.12xlarge carries l4-24gb, not l40s-48gb. Instance types")
+    assert "g6e.12xlarge (4)" in message
+
+
+def test_misspelt_instance_type_gets_a_suggestion() -> None:
+    ((path, message),) = findings(checks.instance_type_carries_gpus, instance_type="a3-highgpu8g")
+    assert path == "node_pools[0].instance_type"
+    assert "did you mean a3-highgpu-8g?" in message
+
+
+def test_shape_disagreement_reaches_the_user_at_the_count_line() -> None:
+    text = BLUEPRINT.format(
+        provider="gke",
+        instance_type="a3-highgpu-8g",
+        gpus="{model: h100-sxm-80gb, count: 4}",
+        install="device-plugin",
+        strategy="none",
     )
+    with pytest.raises(BlueprintInvalid) as caught:
+        pipeline.validate_document(load.parse_blueprint(text.encode(), "bp.yaml"))
+    (count,) = caught.value.findings
+    assert (count.path, count.line) == ("node_pools[0].gpus.count", 11)
+
+
+def test_aks_pools_get_only_the_aks_refusal_not_a_shape_finding() -> None:
+    kwargs = {"provider": "aks", "instance_type": "Standard_ND96isr_H100_v5"}
+    assert findings(checks.instance_type_carries_gpus, **kwargs) == []
+    kwargs["gpus"] = "{model: h100-sxm-80gb, count: 4}"
+    assert findings(checks.instance_type_carries_gpus, **kwargs) == []
 
 
 def test_gke_cluster_keeps_gkes_own_device_plugin() -> None:

@@ -127,10 +127,10 @@ def estates(draw: st.DrawFn) -> dict[str, Any]:
         if provider != "on-prem":
             model = draw(st.sampled_from(GKE_MODELS if provider == "gke" else EKS_MODELS))
             pool["provider"] = provider
-            family = MODELS[model].clouds.get("eks", "")
-            pool["instance_type"] = "a3-highgpu-8g" if provider == "gke" else f"{family}.48xlarge"
+            shapes = MODELS[model].clouds[provider].shapes
+            pool["instance_type"] = draw(st.sampled_from(sorted(shapes)))
             pool["nodes"] = {"min": 0, "max": draw(st.integers(1, 16))}
-            pool["gpus"] = {"model": model, "count": draw(st.integers(1, 8))}
+            pool["gpus"] = {"model": model, "count": shapes[pool["instance_type"]]}
             pools.append(pool)
             continue
         expressions, count = draw(host_expressions(f"h{i}"))

@@ -20,12 +20,13 @@ from estategen import load
 from estategen.errors import BlueprintInvalid
 from estategen.pipeline import validate_document
 from estategen.sarif import attribute
-from estategen.schema import json_schema
+from estategen.schema import json_schema, normalise
 
 from conftest import BLUEPRINTS
 
 CORPUS = Path(__file__).parent / "fixtures" / "invalid"
 DOCS = Path(__file__).parent.parent / "generator" / "estategen" / "data" / "schema-docs.yaml"
+CATALOG = DOCS.parent / "gpus.yaml"
 # value checks (cerberus `check_with`, and the host budget) that JSON Schema cannot express
 INEXPRESSIBLE = {
     "schema/hostlists",
@@ -93,6 +94,22 @@ def test_schema_accepts_every_example_blueprint(
     for path in sorted(BLUEPRINTS.glob("*.yaml")):
         errors = list(validator.iter_errors(load.read_blueprint(path).data))
         assert not errors, f"{path.name}: {errors[0].message}"
+
+
+def test_the_builtin_catalog_is_written_as_users_declare_gpu_models(
+    validator: jsonschema.Draft202012Validator,
+) -> None:
+    """gpus.yaml and `gpu_models[]` share one shape, so the schema checks the catalog's data."""
+    catalog = yaml.safe_load(CATALOG.read_text())
+    document = {
+        "estate": "catalog",
+        "node_pools": [{"name": "p", "scheduler": "slurm", "hosts": "n1"}],
+        "gpu_models": [{"name": name, **spec} for name, spec in catalog.items()],
+    }
+    _, problems = normalise(document)
+    assert [(p.path, p.message) for p in problems] == []
+    errors = list(validator.iter_errors(document))
+    assert not errors, errors[0].message
 
 
 def _findings(path: Path) -> tuple[load.Document, list[Any]]:

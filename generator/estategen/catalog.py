@@ -14,6 +14,10 @@ import yaml
 MIG_COMPUTE_SLICES = 7
 MIG_MEMORY_SLICES = 8
 
+# What each managed provider calls the shapes it sells (the key of that table in gpus.yaml).
+SHAPE_KEYS = {"gke": "machine_types", "eks": "instance_types", "aks": "vm_sizes"}
+SHAPE_NOUNS = {"gke": "machine type", "eks": "instance type", "aks": "VM size"}
+
 
 @dataclass(frozen=True)
 class MigProfile:
@@ -26,6 +30,24 @@ class MigProfile:
 
 
 @dataclass(frozen=True)
+class CloudOffer:
+    """How one provider sells a GPU model: the exact shapes that carry it, with GPUs per shape.
+
+    The count is tabled, not derived from the name (g2-standard-32 has one L4, g6e.12xlarge
+    four L40S), so a pool's ``instance_type`` and ``gpus.count`` can be checked against it.
+    """
+
+    provider: str
+    shapes: Mapping[str, int]
+    accelerator: str | None = None
+    """GKE's accelerator type, also the value of node label cloud.google.com/gke-accelerator."""
+
+    @property
+    def noun(self) -> str:
+        return SHAPE_NOUNS[self.provider]
+
+
+@dataclass(frozen=True)
 class GpuModel:
     """A GPU model as the estate sees it."""
 
@@ -34,7 +56,7 @@ class GpuModel:
     memory_gb: int
     fabric: str
     mig: Mapping[str, MigProfile]
-    clouds: Mapping[str, str]
+    clouds: Mapping[str, CloudOffer]
     builtin: bool
 
     @property
@@ -55,7 +77,16 @@ def model_from_data(name: str, data: Mapping[str, Any], builtin: bool) -> GpuMod
                 for profile, shape in sorted(data.get("mig", {}).items())
             }
         ),
-        clouds=MappingProxyType(dict(sorted(data.get("clouds", {}).items()))),
+        clouds=MappingProxyType(
+            {
+                provider: CloudOffer(
+                    provider=provider,
+                    shapes=MappingProxyType(dict(sorted(offer[SHAPE_KEYS[provider]].items()))),
+                    accelerator=offer.get("accelerator"),
+                )
+                for provider, offer in sorted(data.get("clouds", {}).items())
+            }
+        ),
         builtin=builtin,
     )
 

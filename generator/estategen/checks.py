@@ -6,11 +6,18 @@ of them and fails on any error-level finding.
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, builtin_models
+from estategen.catalog import (
+    MIG_COMPUTE_SLICES,
+    MIG_MEMORY_SLICES,
+    CloudOffer,
+    builtin_models,
+)
 from estategen.errors import Finding, issue
 from estategen.model import (
     STATE_SAVE_LOCATION,
@@ -34,6 +41,7 @@ from estategen.reserved import (
 
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
+_DIGITS = re.compile(r"([0-9]+)")
 
 MAX_ESTATE_HOSTS = 100_000
 
@@ -443,6 +451,61 @@ def gpu_models_offered_by_cloud(estate: Estate) -> Iterator[Finding]:
 
 
 @check
+def instance_type_carries_gpus(estate: Estate) -> Iterator[Finding]:
+    """A managed GPU pool's instance type must be one the catalog lists for its GPU model, with
+    exactly ``gpus.count`` GPUs: quotas and device-plugin replicas are counted from the
+    blueprint, so a wrong count would promise capacity the cloud never delivers."""
+    for pool in estate.node_pools:
+        gpus, instance = pool.gpus, pool.instance_type
+        if not (pool.provider in ("gke", "eks") and pool.scheduler == "kubernetes"):
+            continue  # aks and managed Slurm pools are refused by pool_fields_for_provider
+        if not (gpus and instance and gpus.model in estate.gpu_models):
+            continue
+        offer = estate.gpu_models[gpus.model].clouds.get(pool.provider)
+        if offer is None:
+            continue  # gpu_models_offered_by_cloud names the models this provider offers
+        carried = offer.shapes.get(instance)
+        if carried is None:
+            yield issue(f"{pool.path}.instance_type", _unknown_shape(estate, pool, offer))
+        elif carried != gpus.count:
+            same_count = [name for name, count in _by_size(offer) if count == gpus.count]
+            other = f", or {_article(offer.noun)} {offer.noun} with {gpus.count}: "
+            yield issue(
+                f"{pool.path}.gpus.count",
+                f"{instance} has {carried} {gpus.model} GPU{'s' if carried > 1 else ''}; "
+                f"set gpus.count to {carried}{other + ', '.join(same_count) if same_count else ''}",
+            )
+
+
+def _by_size(offer: CloudOffer) -> list[tuple[str, int]]:
+    """Shapes by GPU count, then by name with numbers in numeric order (g6.2xlarge first)."""
+
+    def natural(name: str) -> list[tuple[int, str]]:
+        return [(int(part), "") if part.isdigit() else (-1, part) for part in _DIGITS.split(name)]
+
+    return sorted(offer.shapes.items(), key=lambda item: (item[1], natural(item[0])))
+
+
+def _unknown_shape(estate: Estate, pool: NodePool, offer: CloudOffer) -> str:
+    """Why an instance type is refused: what it carries instead, a close name, the valid ones."""
+    model = pool.gpus.model if pool.gpus else ""
+    instance = pool.instance_type or ""
+    carriers = sorted(
+        m.name
+        for m in estate.gpu_models.values()
+        if pool.provider in m.clouds and instance in m.clouds[pool.provider].shapes
+    )
+    close = difflib.get_close_matches(instance, list(offer.shapes), n=1, cutoff=0.6)
+    if carriers:
+        reason = f"{instance} carries {', '.join(carriers)}, not {model}."
+    else:
+        reason = f"{instance} is not a {pool.provider} {offer.noun} that carries {model}"
+        reason += f"; did you mean {close[0]}?" if close else "."
+    valid = ", ".join(f"{name} ({count})" for name, count in _by_size(offer))
+    return f"{reason} {offer.noun.capitalize()}s with {model}, by GPU count: {valid}"
+
+
+@check
 def mig_layout_fits(estate: Estate) -> Iterator[Finding]:
     """A MIG layout must exist for the model and fit one GPU's compute and memory slices."""
     for pool in estate.node_pools:
@@ -511,7 +574,7 @@ def sharing_fits_scheduler(estate: Estate) -> Iterator[Finding]:
 
 
 def _cloud_pool_shape(estate: Estate, pool: NodePool) -> Iterator[Finding]:
-    """What the cloud can build: one MIG size per GKE pool, EKS instances of the GPU's family."""
+    """What the cloud can build: GKE splits every GPU of a pool into one MIG size."""
     gpus = pool.gpus
     if not gpus or gpus.model not in estate.gpu_models:
         return
@@ -525,14 +588,6 @@ def _cloud_pool_shape(estate: Estate, pool: NodePool) -> Iterator[Finding]:
                 "GKE partitions every GPU into as many instances of one size as fit "
                 f"(gpu_partition_size); for {profile} on {model.name} that is {fits} x {profile}",
             )
-    family = model.clouds.get("eks")
-    instance = pool.instance_type
-    if pool.provider == "eks" and family and instance and instance.split(".")[0] != family:
-        yield issue(
-            f"{pool.path}.instance_type",
-            f"{instance} is not a {family} instance, the EKS family that carries "
-            f"{model.name}; use a {family}.* instance type",
-        )
 
 
 @check

@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any, ClassVar
 
 from estategen import hostlist
+from estategen.catalog import SHAPE_KEYS
 from estategen.errors import Finding, issue, key_path, quote
 from estategen.model import STATE_SAVE_LOCATION
 
@@ -310,6 +311,13 @@ _K8S_CLUSTER = _dict(
         "prometheus_operator": {"type": "boolean", "default": False},
     }
 )
+# instance type -> GPUs of the model it carries, as the cloud sells it
+_SHAPES = {
+    "type": "dict",
+    "keysrules": _s(INSTANCE_TYPE),
+    "valuesrules": _int(1, 16),
+    "required": True,
+}
 _GPU_MODEL = _dict(
     {
         "name": _name(required=True),
@@ -329,7 +337,14 @@ _GPU_MODEL = _dict(
             "default": {},
         },
         "clouds": _dict(
-            {p: _s(INSTANCE_TYPE) for p in ("gke", "eks", "aks")},
+            {
+                provider: _dict(
+                    {"accelerator": _s(INSTANCE_TYPE, required=True), key: _SHAPES}
+                    if provider == "gke"
+                    else {key: _SHAPES}
+                )
+                for provider, key in SHAPE_KEYS.items()
+            },
             default={},
         ),
     }

@@ -166,6 +166,7 @@ def _pool_data(estate: Estate, pool: NodePool) -> dict[str, Any]:
     gpu: dict[str, Any] | None = None
     if pool.gpus:
         model = estate.gpu_models[pool.gpus.model]
+        offer = model.clouds.get(pool.provider)
         layout: dict[str, int] = {}
         for profile in pool.gpus.mig:
             layout[profile] = layout.get(profile, 0) + 1
@@ -177,7 +178,7 @@ def _pool_data(estate: Estate, pool: NodePool) -> dict[str, Any]:
             "mig": dict(sorted(layout.items())),
             "time_slicing": pool.gpus.sharing.time_slicing,
             "mps": pool.gpus.sharing.mps,
-            "accelerator": model.clouds.get(pool.provider),
+            "accelerator": offer.accelerator if offer else None,
         }
     return {
         "name": pool.name,
