@@ -58,4 +58,4 @@ python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ig
 ruff check generator tests blueprints benchmarks stacks
 ruff format --check generator tests blueprints benchmarks stacks
 mypy -p estategen
-python3 -m pytest -q "$@"
+python3 -m pytest -q -rs "$@"
