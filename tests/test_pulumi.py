@@ -4,8 +4,8 @@ Each test renders a blueprint, runs one project's ``__main__.py`` as the Pulumi 
 ``Pulumi.yaml`` project and its project config) with a fresh mock monitor, and
 asserts on the resources the program registered. Core Kubernetes objects are checked against
 the API schema of the blueprint's Kubernetes version (kubernetes-validate, strict); Kueue
-objects against the upstream CRD schemas in ../shared/conformance/kueue, closed so that a
-misspelt field fails.
+objects against the CRDs of the pinned Kueue release in ../shared/conformance/kueue-v0.19.2,
+closed so that a misspelt field fails, with their CEL rules evaluated (tests/crd.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import kubernetes_validate
 import pulumi
 import pytest
@@ -31,9 +30,11 @@ from pulumi.runtime.sync_await import _sync_await
 from estategen import load, pipeline
 from estategen.render import render
 
+from crd import CONFORMANCE, crd_set
+
 ROOT = Path(__file__).resolve().parent.parent
 BLUEPRINTS = ROOT / "blueprints"
-KUEUE_CRDS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "kueue"
+KUEUE_CRDS = CONFORMANCE / "kueue-v0.19.2"  # the release renderers/pulumi.py pins
 SUBNETS = ["subnet-0a1b2c3d", "subnet-4e5f6a7b"]
 
 # Every provider, install mode, MIG strategy and sharing mode the program handles, in one
@@ -770,46 +771,22 @@ def test_strict_validation_rejects_a_misspelt_field(out: Path) -> None:
         kubernetes_validate.validate(ds, result.version, strict=True)
 
 
-def _closed(schema: Any) -> Any:
-    """The schema with every object that lists its properties closed to any others."""
-    if isinstance(schema, dict):
-        out = {k: _closed(v) for k, v in schema.items()}
-        if (
-            "properties" in out
-            and "additionalProperties" not in out
-            and not out.get("x-kubernetes-preserve-unknown-fields")
-        ):
-            out["additionalProperties"] = False
-        return out
-    if isinstance(schema, list):
-        return [_closed(v) for v in schema]
-    return schema
-
-
-@cache
-def kueue_schema(kind: str, version: str, closed: bool = True) -> dict[str, Any]:
+def kueue_violations(
+    obj: dict[str, Any], old: dict[str, Any] | None = None, closed: bool = True
+) -> list[str]:
+    """What Kueue's API server (the pinned release's CRDs, CEL rules included) refuses."""
     if not KUEUE_CRDS.is_dir():
-        pytest.skip(f"Kueue CRD schemas not found at {KUEUE_CRDS} (../shared/conformance/kueue)")
-    for path in sorted(KUEUE_CRDS.glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
-        if crd["spec"]["names"]["kind"] != kind:
-            continue
-        for served in crd["spec"]["versions"]:
-            if served["name"] == version:
-                schema = served["schema"]["openAPIV3Schema"]
-                return _closed(schema) if closed else schema
-    raise AssertionError(f"no CRD schema for {kind} {version} in {KUEUE_CRDS}")
+        pytest.skip(f"Kueue CRDs not found at {KUEUE_CRDS}")
+    return [str(v) for v in crd_set(KUEUE_CRDS).validate(obj, old, closed)]
 
 
-def validate_kueue(obj: dict[str, Any], closed: bool = True) -> None:
-    group, version = obj["apiVersion"].split("/")
-    assert group == "kueue.x-k8s.io"
-    schema = kueue_schema(obj["kind"], version, closed)
-    jsonschema.validate(obj, schema, cls=jsonschema.Draft7Validator)
+def test_kueue_crds_are_those_of_the_pinned_release(out: Path) -> None:
+    pinned = json.loads((project(out, "lab.yaml", "lab-k8s") / "cluster.json").read_text())
+    assert KUEUE_CRDS.name == f"kueue-v{pinned['components']['kueue']['version']}"
 
 
 @pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
-def test_kueue_objects_satisfy_the_v1beta2_crd_schemas(
+def test_kueue_objects_satisfy_the_pinned_crds_and_their_cel_rules(
     out: Path, blueprint: str, cluster: str
 ) -> None:
     result = run(out, blueprint, cluster)
@@ -818,15 +795,18 @@ def test_kueue_objects_satisfy_the_v1beta2_crd_schemas(
     ]
     assert {o["apiVersion"] for o in kueue} == {"kueue.x-k8s.io/v1beta2"}
     for obj in kueue:
-        validate_kueue(obj)
+        assert kueue_violations(obj) == [], (obj["kind"], obj["metadata"]["name"])
 
 
 def test_closed_kueue_schema_rejects_the_v1beta1_field_name(out: Path) -> None:
     queue = copy.deepcopy(run(out, "lab.yaml", "lab-k8s").one("ClusterQueue", "vision"))
     queue["spec"]["cohort"] = queue["spec"].pop("cohortName")
-    validate_kueue(queue, closed=False)  # the published schema leaves objects open
-    with pytest.raises(jsonschema.ValidationError, match="cohort"):
-        validate_kueue(queue)
+    # the published schema leaves objects open: only the CEL rule notices the queue has no
+    # cohort (v1beta2 calls it cohortName) yet may borrow
+    assert kueue_violations(queue, closed=False) == [
+        "spec: borrowingLimit must be nil when cohort is empty"
+    ]
+    assert any("'cohort' was unexpected" in v for v in kueue_violations(queue))
 
 
 # --- the program itself ---------------------------------------------------------------------
