@@ -11,7 +11,9 @@ closed so that a misspelt field fails, with their CEL rules evaluated (tests/crd
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import re
 import runpy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,7 +30,9 @@ from pulumi.runtime import stack as pulumi_stack
 from pulumi.runtime.sync_await import _sync_await
 
 from estategen import load, pipeline
+from estategen.plan import Action, plan
 from estategen.render import render
+from estategen.write import with_manifest, write_tree
 
 from crd import CONFORMANCE, crd_set
 
@@ -807,6 +811,125 @@ def test_closed_kueue_schema_rejects_the_v1beta1_field_name(out: Path) -> None:
         "spec: borrowingLimit must be nil when cohort is empty"
     ]
     assert any("'cohort' was unexpected" in v for v in kueue_violations(queue))
+
+
+# --- Kueue updates: transition rules against the previous render ----------------------------
+
+PAIRS = ROOT / "tests" / "plan_pairs"
+MESA_RETAINTED = MESA.replace(
+    "taints: [{key: dedicated, value: inference, effect: NoSchedule}]",
+    "taints: [{key: dedicated, value: serving, effect: NoSchedule}]",
+)
+
+
+def _before_of(pair: Path) -> str | None:
+    found = re.search(r"^# before: (\S+)", pair.read_text(), re.M)
+    return str(PAIRS / found.group(1)) if found else None
+
+
+# (id, previous blueprint, next blueprint): every plan pair, a taint change on MESA's switched
+# pool, and lab and campus re-rendered unchanged
+TRANSITIONS = [
+    *((p.stem, before, str(p)) for p in sorted(PAIRS.glob("*.yaml")) if (before := _before_of(p))),
+    ("mesa-retainted", MESA, MESA_RETAINTED),
+    ("lab", str(BLUEPRINTS / "lab.yaml"), str(BLUEPRINTS / "lab.yaml")),
+    ("campus", str(BLUEPRINTS / "campus.yaml"), str(BLUEPRINTS / "campus.yaml")),
+]
+
+
+def _estate(source: str) -> Any:
+    text = Path(source).read_bytes() if source.endswith(".yaml") else source.encode()
+    return pipeline.validate_document(load.parse_blueprint(text, "blueprint.yaml")).estate
+
+
+@cache
+def written(source: str, out: Path) -> Path:
+    """``estategen render`` of a blueprint (text or path), MANIFEST.json included, once."""
+    blueprint = Path(source).read_bytes() if source.endswith(".yaml") else source.encode()
+    estate = _estate(source)
+    folder = out / "written" / hashlib.sha256(blueprint).hexdigest()[:12]
+    if not folder.is_dir():
+        write_tree(with_manifest(render(estate), blueprint, estate.name), folder)
+    return folder
+
+
+@dataclass(frozen=True)
+class Transition:
+    """Kueue objects the API server refuses to update, and the plan's replacements."""
+
+    refused: dict[tuple[str, str], tuple[list[str], str]]  # (cluster, "Kind name") -> why, URN
+    replaced: dict[tuple[str, str], Any]  # (cluster, subject) -> the plan's Change
+
+
+def transition(out: Path, before: str, after: str) -> Transition:
+    old, new = written(before, out), written(after, out)
+    estate = _estate(after)
+    result = plan(estate, render(estate), old)
+    replaced = {
+        (c.file.split("/")[1], c.subject): c
+        for f in result.files
+        for c in f.changes
+        if c.kind == "kubernetes-replace"
+    }
+    refused: dict[tuple[str, str], tuple[list[str], str]] = {}
+    clusters = {p.parent.name for p in old.glob("pulumi/*/Pulumi.yaml")}
+    for cluster in sorted(clusters & {p.parent.name for p in new.glob("pulumi/*/Pulumi.yaml")}):
+        project_name = yaml.safe_load((old / "pulumi" / cluster / "Pulumi.yaml").read_text())
+        was, now = (
+            {
+                (r.kind, r.inputs["metadata"].get("namespace"), r.inputs["metadata"]["name"]): r
+                for r in run_project(folder / "pulumi" / cluster).resources
+                if r.type.startswith("kubernetes:kueue.x-k8s.io/")
+            }
+            for folder in (old, new)
+        )
+        for key in sorted(was.keys() & now.keys(), key=str):
+            violations = kueue_violations(now[key].inputs, was[key].inputs)
+            if violations:
+                resource = was[key]
+                urn = (
+                    f"urn:pulumi:{estate.name}::{project_name['name']}::"
+                    f"{resource.type}::{resource.name}"
+                )
+                refused[(cluster, f"{key[0]} {key[2]}")] = (violations, urn)
+    return Transition(refused, replaced)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"), [t[1:] for t in TRANSITIONS], ids=[t[0] for t in TRANSITIONS]
+)
+def test_kueue_updates_the_api_server_refuses_are_replacements_in_the_plan(
+    out: Path, before: str, after: str
+) -> None:
+    found = transition(out, before, after)
+    assert set(found.refused) == set(found.replaced), found.refused
+    for key, (_, urn) in found.refused.items():
+        assert Action("pulumi-replace", f"{key[0]} {urn}") in found.replaced[key].actions
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("k8s-switched-taints", "tolerations are immutable when topologyName is set"),
+        ("k8s-unswitched", "topologyName is immutable when topologyName is set"),
+        ("mesa-retainted", "tolerations are immutable when topologyName is set"),
+    ],
+)
+def test_a_flavor_with_a_topology_cannot_change_its_tolerations_or_topology(
+    out: Path, case: str, message: str
+) -> None:
+    before, after = next(t[1:] for t in TRANSITIONS if t[0] == case)
+    found = transition(out, before, after)
+    cluster = "onprem" if case.startswith("mesa") else "serving"
+    flavor = (cluster, "ResourceFlavor l40s-48gb")
+    assert list(found.refused) == [flavor]
+    assert found.refused[flavor][0] == [f"spec: {message}"]
+    assert "take it out of the ClusterQueues first" in found.replaced[flavor].meaning
+
+
+def test_gaining_a_topology_is_an_update_kueue_accepts(out: Path) -> None:
+    found = transition(out, str(PAIRS / "base.yaml"), str(PAIRS / "k8s-switched.yaml"))
+    assert found.refused == {} and found.replaced == {}
 
 
 # --- the program itself ---------------------------------------------------------------------
