@@ -4,14 +4,16 @@ Each test renders a blueprint, runs one project's ``__main__.py`` as the Pulumi 
 ``Pulumi.yaml`` project and its project config) with a fresh mock monitor, and
 asserts on the resources the program registered. Core Kubernetes objects are checked against
 the API schema of the blueprint's Kubernetes version (kubernetes-validate, strict); Kueue
-objects against the upstream CRD schemas in ../shared/conformance/kueue, closed so that a
-misspelt field fails.
+objects against the CRDs of the pinned Kueue release in ../shared/conformance/kueue-v0.19.2,
+closed so that a misspelt field fails, with their CEL rules evaluated (tests/crd.py).
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import re
 import runpy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,7 +21,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import kubernetes_validate
 import pulumi
 import pytest
@@ -29,11 +30,15 @@ from pulumi.runtime import stack as pulumi_stack
 from pulumi.runtime.sync_await import _sync_await
 
 from estategen import load, pipeline
+from estategen.plan import Action, plan
 from estategen.render import render
+from estategen.write import with_manifest, write_tree
+
+from crd import CONFORMANCE, crd_set
 
 ROOT = Path(__file__).resolve().parent.parent
 BLUEPRINTS = ROOT / "blueprints"
-KUEUE_CRDS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "kueue"
+KUEUE_CRDS = CONFORMANCE / "kueue-v0.19.2"  # the release renderers/pulumi.py pins
 SUBNETS = ["subnet-0a1b2c3d", "subnet-4e5f6a7b"]
 
 # Every provider, install mode, MIG strategy and sharing mode the program handles, in one
@@ -770,46 +775,22 @@ def test_strict_validation_rejects_a_misspelt_field(out: Path) -> None:
         kubernetes_validate.validate(ds, result.version, strict=True)
 
 
-def _closed(schema: Any) -> Any:
-    """The schema with every object that lists its properties closed to any others."""
-    if isinstance(schema, dict):
-        out = {k: _closed(v) for k, v in schema.items()}
-        if (
-            "properties" in out
-            and "additionalProperties" not in out
-            and not out.get("x-kubernetes-preserve-unknown-fields")
-        ):
-            out["additionalProperties"] = False
-        return out
-    if isinstance(schema, list):
-        return [_closed(v) for v in schema]
-    return schema
-
-
-@cache
-def kueue_schema(kind: str, version: str, closed: bool = True) -> dict[str, Any]:
+def kueue_violations(
+    obj: dict[str, Any], old: dict[str, Any] | None = None, closed: bool = True
+) -> list[str]:
+    """What Kueue's API server (the pinned release's CRDs, CEL rules included) refuses."""
     if not KUEUE_CRDS.is_dir():
-        pytest.skip(f"Kueue CRD schemas not found at {KUEUE_CRDS} (../shared/conformance/kueue)")
-    for path in sorted(KUEUE_CRDS.glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
-        if crd["spec"]["names"]["kind"] != kind:
-            continue
-        for served in crd["spec"]["versions"]:
-            if served["name"] == version:
-                schema = served["schema"]["openAPIV3Schema"]
-                return _closed(schema) if closed else schema
-    raise AssertionError(f"no CRD schema for {kind} {version} in {KUEUE_CRDS}")
+        pytest.skip(f"Kueue CRDs not found at {KUEUE_CRDS}")
+    return [str(v) for v in crd_set(KUEUE_CRDS).validate(obj, old, closed)]
 
 
-def validate_kueue(obj: dict[str, Any], closed: bool = True) -> None:
-    group, version = obj["apiVersion"].split("/")
-    assert group == "kueue.x-k8s.io"
-    schema = kueue_schema(obj["kind"], version, closed)
-    jsonschema.validate(obj, schema, cls=jsonschema.Draft7Validator)
+def test_kueue_crds_are_those_of_the_pinned_release(out: Path) -> None:
+    pinned = json.loads((project(out, "lab.yaml", "lab-k8s") / "cluster.json").read_text())
+    assert KUEUE_CRDS.name == f"kueue-v{pinned['components']['kueue']['version']}"
 
 
 @pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
-def test_kueue_objects_satisfy_the_v1beta2_crd_schemas(
+def test_kueue_objects_satisfy_the_pinned_crds_and_their_cel_rules(
     out: Path, blueprint: str, cluster: str
 ) -> None:
     result = run(out, blueprint, cluster)
@@ -818,15 +799,137 @@ def test_kueue_objects_satisfy_the_v1beta2_crd_schemas(
     ]
     assert {o["apiVersion"] for o in kueue} == {"kueue.x-k8s.io/v1beta2"}
     for obj in kueue:
-        validate_kueue(obj)
+        assert kueue_violations(obj) == [], (obj["kind"], obj["metadata"]["name"])
 
 
 def test_closed_kueue_schema_rejects_the_v1beta1_field_name(out: Path) -> None:
     queue = copy.deepcopy(run(out, "lab.yaml", "lab-k8s").one("ClusterQueue", "vision"))
     queue["spec"]["cohort"] = queue["spec"].pop("cohortName")
-    validate_kueue(queue, closed=False)  # the published schema leaves objects open
-    with pytest.raises(jsonschema.ValidationError, match="cohort"):
-        validate_kueue(queue)
+    # the published schema leaves objects open: only the CEL rule notices the queue has no
+    # cohort (v1beta2 calls it cohortName) yet may borrow
+    assert kueue_violations(queue, closed=False) == [
+        "spec: borrowingLimit must be nil when cohort is empty"
+    ]
+    assert any("'cohort' was unexpected" in v for v in kueue_violations(queue))
+
+
+# --- Kueue updates: transition rules against the previous render ----------------------------
+
+PAIRS = ROOT / "tests" / "plan_pairs"
+MESA_RETAINTED = MESA.replace(
+    "taints: [{key: dedicated, value: inference, effect: NoSchedule}]",
+    "taints: [{key: dedicated, value: serving, effect: NoSchedule}]",
+)
+
+
+def _before_of(pair: Path) -> str | None:
+    found = re.search(r"^# before: (\S+)", pair.read_text(), re.M)
+    return str(PAIRS / found.group(1)) if found else None
+
+
+# (id, previous blueprint, next blueprint): every plan pair, a taint change on MESA's switched
+# pool, and lab and campus re-rendered unchanged
+TRANSITIONS = [
+    *((p.stem, before, str(p)) for p in sorted(PAIRS.glob("*.yaml")) if (before := _before_of(p))),
+    ("mesa-retainted", MESA, MESA_RETAINTED),
+    ("lab", str(BLUEPRINTS / "lab.yaml"), str(BLUEPRINTS / "lab.yaml")),
+    ("campus", str(BLUEPRINTS / "campus.yaml"), str(BLUEPRINTS / "campus.yaml")),
+]
+
+
+def _estate(source: str) -> Any:
+    text = Path(source).read_bytes() if source.endswith(".yaml") else source.encode()
+    return pipeline.validate_document(load.parse_blueprint(text, "blueprint.yaml")).estate
+
+
+@cache
+def written(source: str, out: Path) -> Path:
+    """``estategen render`` of a blueprint (text or path), MANIFEST.json included, once."""
+    blueprint = Path(source).read_bytes() if source.endswith(".yaml") else source.encode()
+    estate = _estate(source)
+    folder = out / "written" / hashlib.sha256(blueprint).hexdigest()[:12]
+    if not folder.is_dir():
+        write_tree(with_manifest(render(estate), blueprint, estate.name), folder)
+    return folder
+
+
+@dataclass(frozen=True)
+class Transition:
+    """Kueue objects the API server refuses to update, and the plan's replacements."""
+
+    refused: dict[tuple[str, str], tuple[list[str], str]]  # (cluster, "Kind name") -> why, URN
+    replaced: dict[tuple[str, str], Any]  # (cluster, subject) -> the plan's Change
+
+
+def transition(out: Path, before: str, after: str) -> Transition:
+    old, new = written(before, out), written(after, out)
+    estate = _estate(after)
+    result = plan(estate, render(estate), old)
+    replaced = {
+        (c.file.split("/")[1], c.subject): c
+        for f in result.files
+        for c in f.changes
+        if c.kind == "kubernetes-replace"
+    }
+    refused: dict[tuple[str, str], tuple[list[str], str]] = {}
+    clusters = {p.parent.name for p in old.glob("pulumi/*/Pulumi.yaml")}
+    for cluster in sorted(clusters & {p.parent.name for p in new.glob("pulumi/*/Pulumi.yaml")}):
+        project_name = yaml.safe_load((old / "pulumi" / cluster / "Pulumi.yaml").read_text())
+        was, now = (
+            {
+                (r.kind, r.inputs["metadata"].get("namespace"), r.inputs["metadata"]["name"]): r
+                for r in run_project(folder / "pulumi" / cluster).resources
+                if r.type.startswith("kubernetes:kueue.x-k8s.io/")
+            }
+            for folder in (old, new)
+        )
+        for key in sorted(was.keys() & now.keys(), key=str):
+            violations = kueue_violations(now[key].inputs, was[key].inputs)
+            if violations:
+                resource = was[key]
+                urn = (
+                    f"urn:pulumi:{estate.name}::{project_name['name']}::"
+                    f"{resource.type}::{resource.name}"
+                )
+                refused[(cluster, f"{key[0]} {key[2]}")] = (violations, urn)
+    return Transition(refused, replaced)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"), [t[1:] for t in TRANSITIONS], ids=[t[0] for t in TRANSITIONS]
+)
+def test_kueue_updates_the_api_server_refuses_are_replacements_in_the_plan(
+    out: Path, before: str, after: str
+) -> None:
+    found = transition(out, before, after)
+    assert set(found.refused) == set(found.replaced), found.refused
+    for key, (_, urn) in found.refused.items():
+        assert Action("pulumi-replace", f"{key[0]} {urn}") in found.replaced[key].actions
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("k8s-switched-taints", "tolerations are immutable when topologyName is set"),
+        ("k8s-unswitched", "topologyName is immutable when topologyName is set"),
+        ("mesa-retainted", "tolerations are immutable when topologyName is set"),
+    ],
+)
+def test_a_flavor_with_a_topology_cannot_change_its_tolerations_or_topology(
+    out: Path, case: str, message: str
+) -> None:
+    before, after = next(t[1:] for t in TRANSITIONS if t[0] == case)
+    found = transition(out, before, after)
+    cluster = "onprem" if case.startswith("mesa") else "serving"
+    flavor = (cluster, "ResourceFlavor l40s-48gb")
+    assert list(found.refused) == [flavor]
+    assert found.refused[flavor][0] == [f"spec: {message}"]
+    assert "take it out of the ClusterQueues first" in found.replaced[flavor].meaning
+
+
+def test_gaining_a_topology_is_an_update_kueue_accepts(out: Path) -> None:
+    found = transition(out, str(PAIRS / "base.yaml"), str(PAIRS / "k8s-switched.yaml"))
+    assert found.refused == {} and found.replaced == {}
 
 
 # --- the program itself ---------------------------------------------------------------------

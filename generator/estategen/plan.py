@@ -27,6 +27,7 @@ from estategen.errors import UsageError
 from estategen.model import Estate
 from estategen.readback import OutputFolder, check_content
 from estategen.render import Files
+from estategen.renderers.pulumi import project_name
 
 MANIFEST = "MANIFEST.json"
 
@@ -191,6 +192,7 @@ STEPS: dict[str, tuple[int, str]] = {
     "sacctmgr-delete": (65, "delete what the blueprint dropped from slurmdbd"),
     "resume-nodes": (70, "return drained nodes to service"),
     "pulumi-new": (75, "create the stacks of new Kubernetes clusters"),
+    "pulumi-replace": (78, "replace Kubernetes objects the API server will not update in place"),
     "pulumi-up": (80, "apply the Kubernetes changes"),
     "prometheus-reload": (85, "reload Prometheus"),
     "review": (95, "review only: no operational effect"),
@@ -273,6 +275,11 @@ def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
         return commands
     if action_id == "pulumi-up":
         return [f"(cd pulumi/{c} && pulumi up --stack {estate})" for c in sorted(targets)]
+    if action_id == "pulumi-replace":
+        return [
+            f"(cd pulumi/{c} && pulumi up --stack {estate} --target-replace '{urn}')"
+            for c, _, urn in sorted(t.partition(" ") for t in targets)
+        ]
     if action_id == "pulumi-new":
         return [
             f"(cd pulumi/{c} && pulumi stack init {estate} && pulumi up --stack {estate})"
@@ -1454,6 +1461,71 @@ def _cluster_json(
             )
         changes.append(
             Change(path, kind, key, meaning, _short(old.get(key)), _short(new.get(key)), (up,))
+        )
+    return changes + _kueue_replacements(estate, path, cluster, old, new, up)
+
+
+# The Kueue release the Pulumi program installs (renderers/pulumi.py pins 0.19.2) freezes a
+# ResourceFlavor's nodeLabels, tolerations and topologyName once topologyName is set
+# (x-kubernetes-validations of its CRD); the program names the flavor's Pulumi resource so.
+_KUEUE_FLAVOR_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
+
+
+def _topology_flavors(cluster: Mapping[str, Any]) -> dict[str, tuple[bool, list[Any]]]:
+    """Per ResourceFlavor the Pulumi program writes from this cluster.json: whether it names
+    the switch Topology (every pool of the flavor spreads over switches) and the taints its
+    tolerations come from, in pool order. Its nodeLabels follow from its name alone."""
+    if cluster.get("queues") is None:
+        return {}
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for pool in cluster.get("pools") or []:
+        gpu = pool.get("gpu")
+        if not gpu:
+            continue
+        for key in [f"{gpu['model']}/{profile}" for profile in gpu["mig"]] or [gpu["model"]]:
+            grouped.setdefault(key.replace("/", "-"), []).append(pool)
+    out: dict[str, tuple[bool, list[Any]]] = {}
+    for name, pools in grouped.items():
+        taints: list[Any] = []
+        for pool in pools:
+            taints += [t for t in pool.get("taints") or [] if t not in taints]
+        out[name] = (all(p.get("switches") for p in pools), taints)
+    return out
+
+
+def _kueue_replacements(
+    estate: Estate,
+    path: str,
+    cluster: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    up: Action,
+) -> list[Change]:
+    """ResourceFlavors whose update Kueue's API server refuses: they must be replaced."""
+    was, now = _topology_flavors(old), _topology_flavors(new)
+    project = next(
+        (project_name(estate, c) for c in estate.kubernetes_clusters if c.name == cluster), ""
+    )
+    changes = []
+    for name in sorted(set(was) & set(now)):
+        (topology_was, taints_was), (topology_now, taints_now) = was[name], now[name]
+        if not topology_was or (topology_now and taints_was == taints_now):
+            continue
+        frozen = "its tolerations" if topology_now else "its topologyName"
+        urn = f"urn:pulumi:{estate.name}::{project}::{_KUEUE_FLAVOR_TYPE}::resourceflavor-{name}"
+        changes.append(
+            Change(
+                path,
+                "kubernetes-replace",
+                f"ResourceFlavor {name}",
+                f"Kueue refuses to change {frozen} in place once a flavor names a topology, "
+                "so the flavor is deleted and created again; Kueue finishes that delete only "
+                "when no ClusterQueue lists the flavor (finalizer kueue.x-k8s.io/resource-in-"
+                "use): take it out of the ClusterQueues first; admission on it stops meanwhile",
+                _short({"topology": topology_was, "taints": taints_was}),
+                _short({"topology": topology_now, "taints": taints_now}),
+                (Action("pulumi-replace", f"{cluster} {urn}"), up),
+            )
         )
     return changes
 
