@@ -12,12 +12,12 @@ from typing import TypeVar
 
 from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, builtin_models
 from estategen.errors import Finding, issue
+from estategen.facts import quota_capacity
 from estategen.model import (
     STATE_SAVE_LOCATION,
     Estate,
     NodePool,
     Team,
-    quota_capacity,
     slurm_minutes,
 )
 from estategen.renderers.slurm import parent_account
@@ -254,11 +254,16 @@ def directory_complete(estate: Estate) -> Iterator[Finding]:
         yield issue("identity.directory.bind_dn", "bind_dn needs bind_password: {secret: NAME}")
 
 
+def host_budget(total: int) -> list[Finding]:
+    """The estate's host limit, for hosts counted in the model or in hostlists not expanded."""
+    if total > MAX_ESTATE_HOSTS:
+        return [issue("node_pools", f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}")]
+    return []
+
+
 @check
 def hosts_within_bounds(estate: Estate) -> Iterator[Finding]:
-    total = sum(len(p.hosts) for p in estate.node_pools)
-    if total > MAX_ESTATE_HOSTS:
-        yield issue("node_pools", f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}")
+    yield from host_budget(sum(len(p.hosts) for p in estate.node_pools))
 
 
 @check
