@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, builtin_models
 from estategen.errors import Finding, issue
-from estategen.facts import quota_capacity
+from estategen.facts import kubelet_may_set, quota_capacity
 from estategen.model import (
     STATE_SAVE_LOCATION,
     Estate,
@@ -409,6 +409,20 @@ def pool_cluster_resolves(estate: Estate) -> Iterator[Finding]:
                 "GKE installs the NVIDIA driver and device plugin on its GPU nodes and "
                 "partitions and shares GPUs itself; leave device_plugin.install at "
                 "device-plugin on a gke cluster",
+            )
+
+
+@check
+def node_labels_kubelet_may_set(estate: Estate) -> Iterator[Finding]:
+    """kubelet registers on-prem nodes with the pool's labels; NodeRestriction refuses some."""
+    for pool in estate.kubernetes_pools:
+        refused = [key for key in pool.labels if not kubelet_may_set(key)]
+        if refused and not pool.managed:
+            yield issue(
+                f"{pool.path}.labels",
+                f"kubelet may not set {', '.join(refused)} on its own node (the kubernetes.io "
+                "and k8s.io namespaces are reserved, except node.kubernetes.io/ and "
+                "kubelet.kubernetes.io/); use a label of your own domain, such as example.com/role",
             )
 
 

@@ -112,7 +112,7 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
             "mps": pool.gpus.sharing.mps,
         }
     kubernetes = pool.scheduler == "kubernetes"
-    return {
+    pool_vars = {
         "pool_name": pool.name,
         "pool_scheduler": pool.scheduler,
         "pool_kubernetes_cluster": pool.cluster,
@@ -121,10 +121,12 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
         # kubelet registers the node with these labels (and each host with its own, such as
         # its switch): the same set the Pulumi program patches onto the node
         "pool_node_labels": node_labels(estate, pool) if kubernetes else {},
-        "pool_node_host_labels": host_labels(pool) if kubernetes else {},
         "pool_node_taints": [kubelet_taint(t) for t in pool.taints],
         "pool_storage": [s.name for s in pool_mounts(estate, pool)],
     }
+    if kubernetes:
+        pool_vars["pool_node_host_labels"] = host_labels(pool)
+    return pool_vars
 
 
 def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
