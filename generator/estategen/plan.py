@@ -27,9 +27,7 @@ from estategen.errors import UsageError
 from estategen.facts import pool_group
 from estategen.model import Estate
 from estategen.readback import OutputFolder, check_content
-from estategen.render import Files
-
-MANIFEST = "MANIFEST.json"
+from estategen.render import MANIFEST, Files
 
 # slurm.conf(5): "A restart of slurmctld and the slurmd daemons is required" (or the daemons
 # must be stopped, as for AuthType), and parameters slurmd reads only when it starts.
