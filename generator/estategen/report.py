@@ -5,9 +5,9 @@ teams, storage, metrics) and the warnings found in them; :func:`markdown` and :f
 present the same facts, the HTML with an SVG picture of the estate (:mod:`estategen.picture`).
 Nothing reads a clock or the environment, so the same blueprint gives the same report.
 
-Capacity follows what the renderers deploy: Kueue flavours and their units are those of the
-Pulumi program (a MIG flavour counts MIG instances, a whole-GPU flavour only GPUs that are not
-partitioned), an autoscaled pool counts at ``nodes.max``.
+Capacity follows what the renderers deploy: Kueue flavours and their units come from
+:mod:`estategen.facts`, as the Pulumi program's do (a MIG flavour counts MIG instances, a
+whole-GPU flavour only GPUs that are not partitioned), an autoscaled pool counts at ``nodes.max``.
 """
 
 from __future__ import annotations
