@@ -41,7 +41,6 @@ TOPOLOGY = "network"
 
 # Labels estategen puts on nodes (on-prem by NodePatch, managed pools through the provider).
 ESTATE_LABEL = "estategen.io/estate"
-POOL_LABEL = "estategen.io/pool"
 TEAM_LABEL = "estategen.io/team"
 MODEL_LABEL = "estategen.io/gpu-model"
 MIG_LABEL = "estategen.io/mig"
@@ -115,21 +114,6 @@ def plugin_pools(data: Data) -> list[Data]:
     return [p for p in gpu_pools(data) if p["provider"] != "gke"]
 
 
-def node_count(pool: Data) -> int:
-    """Nodes behind a pool's capacity: its hosts, or an autoscaled pool at its maximum."""
-    return len(pool["hosts"]) if pool["provider"] == "on-prem" else int(pool["nodes"]["max"])
-
-
-def replicas(pool: Data) -> int:
-    """How many schedulable devices one physical device becomes (time-slicing or MPS)."""
-    gpu = pool["gpu"]
-    return int(gpu["time_slicing"] or gpu["mps"] or 1)
-
-
-def instances_per_gpu(pool: Data) -> int:
-    return sum(pool["gpu"]["mig"].values()) or 1
-
-
 def mig_resource(data: Data, pool: Data, profile: str) -> str:
     """The resource MIG devices are scheduled by: per profile under ``mixed``, else plain."""
     if pool["provider"] == "gke" or data["cluster"]["mig_strategy"] != "mixed":
@@ -144,31 +128,10 @@ def node_resources(data: Data, pool: Data) -> dict[str, int]:
     if gpu["mig"]:
         for profile, count in gpu["mig"].items():
             name = mig_resource(data, pool, profile)
-            out[name] = out.get(name, 0) + gpu["count"] * count * replicas(pool)
+            out[name] = out.get(name, 0) + gpu["count"] * count * gpu["replicas"]
     else:
-        out[gpu["resource"]] = gpu["count"] * replicas(pool)
+        out[gpu["resource"]] = gpu["count"] * gpu["replicas"]
     return out
-
-
-def node_labels(data: Data, pool: Data) -> dict[str, str]:
-    """Every label estategen manages on a pool's nodes, the pool's own labels first."""
-    labels = dict(pool["labels"])
-    labels[ESTATE_LABEL] = data["estate"]
-    labels[POOL_LABEL] = pool["name"]
-    gpu = pool["gpu"]
-    if gpu:
-        labels[MODEL_LABEL] = gpu["model"]
-        labels[MIG_LABEL] = "true" if gpu["mig"] else "false"
-        if pool["provider"] != "gke":
-            # selects this pool's named config in the device plugin's ConfigMap, and its MIG
-            # layout in the mig-parted ConfigMap
-            labels[PLUGIN_CONFIG_LABEL] = pool["name"]
-            labels[MIG_CONFIG_LABEL] = pool["name"] if gpu["mig"] else MIG_DISABLED
-    return dict(sorted(labels.items()))
-
-
-def switch_of(pool: Data) -> dict[str, str]:
-    return {host: switch["name"] for switch in pool["switches"] for host in switch["hosts"]}
 
 
 # --- small YAML writer for embedded config files ---------------------------------------------
@@ -255,15 +218,19 @@ def device_plugin_config(data: Data, pool: Data | None) -> Obj:
     return config
 
 
-def mig_parted_config(pools: Iterable[Data]) -> Obj:
-    """mig-parted config (version v1): one named layout per MIG pool, plus MIG off."""
-    configs: Obj = {MIG_DISABLED: [{"devices": "all", "mig-enabled": False}]}
-    for pool in pools:
-        if pool["gpu"]["mig"]:
-            configs[pool["name"]] = [
-                {"devices": "all", "mig-enabled": True, "mig-devices": dict(pool["gpu"]["mig"])}
-            ]
-    return {"version": "v1", "mig-configs": configs}
+# mig-parted's own field order in a device filter (cluster.json sorts keys)
+MIG_DEVICE_FIELDS = ("devices", "mig-enabled", "mig-devices")
+
+
+def mig_configs(data: Data) -> Obj:
+    """mig-parted ``mig-configs`` as the generator lays them out, in its order."""
+    return {
+        entry["name"]: [
+            {key: device[key] for key in MIG_DEVICE_FIELDS if key in device}
+            for device in entry["config"]
+        ]
+        for entry in data["mig_configs"]
+    }
 
 
 # --- Kueue flavors and quotas --------------------------------------------------------------
@@ -271,7 +238,11 @@ def mig_parted_config(pools: Iterable[Data]) -> Obj:
 
 @dataclass(frozen=True)
 class Flavor:
-    """One ResourceFlavor: a GPU model (or model/MIG profile) and the pools that provide it."""
+    """One ResourceFlavor: a GPU model (or model/MIG profile), its pools and its units.
+
+    The generator counts units and replicas (cluster.json ``flavors``); this adds what the
+    program needs to write the objects.
+    """
 
     key: str  # the blueprint's quota key: MODEL or MODEL/PROFILE
     name: str
@@ -280,21 +251,8 @@ class Flavor:
     mig: bool
     pools: tuple[Data, ...]
     profile: str | None
-
-    @property
-    def factor(self) -> int:
-        """Schedulable devices per physical unit (quota is written in physical units)."""
-        return min(replicas(p) for p in self.pools)
-
-    @property
-    def units(self) -> int:
-        """Physical GPUs (or MIG instances) of this flavor in the cluster."""
-        return sum(
-            node_count(p)
-            * p["gpu"]["count"]
-            * (p["gpu"]["mig"][self.profile] if self.profile else 1)
-            for p in self.pools
-        )
+    units: int  # physical GPUs (or MIG instances) of this flavor in the cluster
+    factor: int  # schedulable devices per physical unit (quota is written in physical units)
 
     def per_unit(self, key: str, scale: int) -> int | None:
         """CPU (millicores) or memory (MiB) that come with one unit; None when unknown."""
@@ -303,7 +261,7 @@ class Flavor:
             amount = pool[key]
             if amount is None:
                 return None
-            shares.append(amount * scale // (pool["gpu"]["count"] * instances_per_gpu(pool)))
+            shares.append(amount * scale // (pool["gpu"]["count"] * pool["gpu"]["mig_instances"]))
         return min(shares)
 
     @property
@@ -312,27 +270,24 @@ class Flavor:
 
 
 def flavors(data: Data) -> list[Flavor]:
-    grouped: dict[str, list[Data]] = {}
-    for pool in gpu_pools(data):
-        gpu = pool["gpu"]
-        keys = [f"{gpu['model']}/{profile}" for profile in gpu["mig"]] or [gpu["model"]]
-        for key in keys:
-            grouped.setdefault(key, []).append(pool)
+    pools = {p["name"]: p for p in data["pools"]}
     out = []
-    for key, pools in sorted(grouped.items()):
-        model, _, profile = key.partition("/")
-        first = pools[0]
+    for entry in data["flavors"]:
+        members = tuple(pools[name] for name in entry["pools"])
+        profile = entry["profile"]
         out.append(
             Flavor(
-                key=key,
-                name=key.replace("/", "-"),
-                resource=mig_resource(data, first, profile)
+                key=entry["key"],
+                name=entry["name"],
+                resource=mig_resource(data, members[0], profile)
                 if profile
-                else first["gpu"]["resource"],
-                model=model,
-                mig=bool(profile),
-                pools=tuple(pools),
-                profile=profile or None,
+                else members[0]["gpu"]["resource"],
+                model=entry["model"],
+                mig=profile is not None,
+                pools=members,
+                profile=profile,
+                units=entry["units"],
+                factor=entry["factor"],
             )
         )
     return out
@@ -431,26 +386,18 @@ def node_patch_objects(data: Data) -> list[Obj]:
     for pool in data["pools"]:
         if pool["provider"] != "on-prem":
             continue
-        labels = node_labels(data, pool)
-        switches = switch_of(pool)
         for host in pool["hosts"]:
+            labels = {**pool["node_labels"], **pool["host_labels"].get(host, {})}
             node_meta: Obj = {
                 "name": host,
-                "labels": {**labels, SWITCH_LABEL: switches[host]} if host in switches else labels,
+                "labels": dict(sorted(labels.items())),
                 # take over these fields from whoever set them by hand before
                 "annotations": {"pulumi.com/patchForce": "true"},
             }
             obj: Obj = {"apiVersion": "v1", "kind": "Node", "metadata": node_meta}
-            if pool["taints"]:
-                obj["spec"] = {"taints": [_taint(t) for t in pool["taints"]]}
+            if pool["node_taints"]:
+                obj["spec"] = {"taints": pool["node_taints"]}
             out.append(obj)
-    return out
-
-
-def _taint(taint: Mapping[str, str]) -> Obj:
-    out = {"key": taint["key"], "effect": taint["effect"]}
-    if taint["value"]:
-        out["value"] = taint["value"]
     return out
 
 
@@ -592,7 +539,9 @@ def device_plugin_configmaps(data: Data) -> list[Obj]:
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
                 "metadata": meta(MIG_PARTED_CONFIG, NVIDIA_NAMESPACE),
-                "data": {"config.yaml": to_yaml(mig_parted_config(pools))},
+                "data": {
+                    "config.yaml": to_yaml({"version": "v1", "mig-configs": mig_configs(data)})
+                },
             }
         )
     return out
@@ -1129,7 +1078,7 @@ def gke_node_pool_args(data: Data, pool: Data) -> Obj:
     cluster = data["cluster"]
     node_config: Obj = {
         "machine_type": pool["instance_type"],
-        "labels": node_labels(data, pool),
+        "labels": pool["node_labels"],
         "taints": [
             {"key": t["key"], "value": t["value"], "effect": GKE_TAINT_EFFECTS[t["effect"]]}
             for t in pool["taints"]
@@ -1149,7 +1098,7 @@ def gke_node_pool_args(data: Data, pool: Data) -> Obj:
         if gpu["time_slicing"] or gpu["mps"]:
             accelerator["gpu_sharing_config"] = {
                 "gpu_sharing_strategy": "TIME_SHARING" if gpu["time_slicing"] else "MPS",
-                "max_shared_clients_per_gpu": replicas(pool),
+                "max_shared_clients_per_gpu": gpu["replicas"],
             }
         node_config["guest_accelerators"] = [accelerator]
     args: Obj = {
@@ -1183,8 +1132,8 @@ def eks_node_group_args(data: Data, pool: Data) -> Obj:
             "desired_size": pool["nodes"]["min"],
         },
         "update_config": {"max_unavailable": 1},
-        "labels": node_labels(data, pool),
-        "taints": [{**_taint(t), "effect": GKE_TAINT_EFFECTS[t["effect"]]} for t in pool["taints"]],
+        "labels": pool["node_labels"],
+        "taints": [{**t, "effect": GKE_TAINT_EFFECTS[t["effect"]]} for t in pool["node_taints"]],
     }
 
 

@@ -72,6 +72,7 @@ TESTED_CHECKS = [
     "host_in_one_pool",
     "pool_fields_for_provider",
     "pool_cluster_resolves",
+    "node_labels_kubelet_may_set",
     "gpu_models_resolve",
     "gpu_models_offered_by_cloud",
     "instance_type_carries_gpus",
@@ -171,7 +172,7 @@ def test_lab_blueprint_validates_without_findings() -> None:
 
 
 def test_every_public_check_function_is_registered_and_specified_here() -> None:
-    helpers = {"check", "run_checks"}
+    helpers = {"check", "run_checks", "host_budget"}
     public = {
         name
         for name, function in inspect.getmembers(checks, inspect.isfunction)

@@ -19,12 +19,12 @@ from estategen.catalog import (
     builtin_models,
 )
 from estategen.errors import Finding, issue
+from estategen.facts import kubelet_may_set, quota_capacity
 from estategen.model import (
     STATE_SAVE_LOCATION,
     Estate,
     NodePool,
     Team,
-    quota_capacity,
     slurm_minutes,
 )
 from estategen.renderers.slurm import parent_account
@@ -262,11 +262,16 @@ def directory_complete(estate: Estate) -> Iterator[Finding]:
         yield issue("identity.directory.bind_dn", "bind_dn needs bind_password: {secret: NAME}")
 
 
+def host_budget(total: int) -> list[Finding]:
+    """The estate's host limit, for hosts counted in the model or in hostlists not expanded."""
+    if total > MAX_ESTATE_HOSTS:
+        return [issue("node_pools", f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}")]
+    return []
+
+
 @check
 def hosts_within_bounds(estate: Estate) -> Iterator[Finding]:
-    total = sum(len(p.hosts) for p in estate.node_pools)
-    if total > MAX_ESTATE_HOSTS:
-        yield issue("node_pools", f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}")
+    yield from host_budget(sum(len(p.hosts) for p in estate.node_pools))
 
 
 @check
@@ -412,6 +417,20 @@ def pool_cluster_resolves(estate: Estate) -> Iterator[Finding]:
                 "GKE installs the NVIDIA driver and device plugin on its GPU nodes and "
                 "partitions and shares GPUs itself; leave device_plugin.install at "
                 "device-plugin on a gke cluster",
+            )
+
+
+@check
+def node_labels_kubelet_may_set(estate: Estate) -> Iterator[Finding]:
+    """kubelet registers on-prem nodes with the pool's labels; NodeRestriction refuses some."""
+    for pool in estate.kubernetes_pools:
+        refused = [key for key in pool.labels if not kubelet_may_set(key)]
+        if refused and not pool.managed:
+            yield issue(
+                f"{pool.path}.labels",
+                f"kubelet may not set {', '.join(refused)} on its own node (the kubernetes.io "
+                "and k8s.io namespaces are reserved, except node.kubernetes.io/ and "
+                "kubelet.kubernetes.io/); use a label of your own domain, such as example.com/role",
             )
 
 

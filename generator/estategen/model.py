@@ -552,29 +552,6 @@ SLURM_TIME_MAX_MINUTES = (2**31 - 1 - 59) // 60
 UNLIMITED_TIMES = ("UNLIMITED", "INFINITE")
 
 
-def quota_keys(pool: NodePool) -> list[str]:
-    """The Kueue quota keys a pool backs: MODEL, or MODEL/PROFILE for each MIG profile.
-
-    A GPU split by MIG is scheduled as its instances, so it backs only its profiles' keys.
-    """
-    if not pool.gpus:
-        return []
-    if pool.gpus.mig:
-        return [f"{pool.gpus.model}/{p}" for p in sorted(set(pool.gpus.mig))]
-    return [pool.gpus.model]
-
-
-def quota_capacity(estate: Estate, cluster: str) -> dict[str, int]:
-    """Units behind each quota key of a cluster: whole GPUs, or MIG instances of a profile."""
-    capacity: dict[str, int] = {}
-    for pool in estate.pools_in_cluster(cluster):
-        for key in quota_keys(pool):
-            _, _, profile = key.partition("/")
-            per_gpu = pool.gpus.mig.count(profile) if profile and pool.gpus else 1
-            capacity[key] = capacity.get(key, 0) + pool.gpu_count * per_gpu
-    return capacity
-
-
 def spread(hosts: Sequence[str], groups: Sequence[str]) -> list[tuple[str, list[str]]]:
     """Hosts split into contiguous, near-equal runs, one per switch or block, in order.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from estategen.report import TIMES, PoolFacts, Report, TeamFacts, mig_layout, slots
+from estategen.report import TIMES, PoolFacts, Report, TeamFacts, mig_layout_text, slots
 
 MARGIN = 20
 LANE_TITLE_H = 34
@@ -125,7 +125,7 @@ def _pool_box(report: Report, facts: PoolFacts, x: float, y: float, largest: int
         count, what = slots(pool)
         if pool.gpus.mig:
             lines.append(
-                ("slots", clip("MIG " + mig_layout(pool.gpus.mig).replace(" + ", "+"), LINE_CHARS))
+                ("slots", clip("MIG " + mig_layout_text(pool).replace(" + ", "+"), LINE_CHARS))
             )
             lines.append(("slots", f"→ {count} {what}"))
         elif what != "GPUs":

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from estategen import hostlist, load, schema
-from estategen.checks import MAX_ESTATE_HOSTS, run_checks
-from estategen.errors import BlueprintInvalid, Finding, issue, place
+from estategen.checks import host_budget, run_checks
+from estategen.errors import BlueprintInvalid, Finding, place
 from estategen.limits import MAX_FINDINGS
 from estategen.model import Estate, build
 
@@ -31,7 +31,7 @@ def validate_file(path: str | Path) -> Validated:
 def validate_document(document: load.Document) -> Validated:
     normalised, problems = schema.normalise(document.data)
     if not problems:
-        problems = _host_budget(normalised)
+        problems = host_budget(hosts_before_expansion(normalised))
     if problems:
         raise BlueprintInvalid(_at_most(place(problems, document.file, document.positions)))
     estate = build(normalised)
@@ -41,16 +41,14 @@ def validate_document(document: load.Document) -> Validated:
     return Validated(estate, findings, document)
 
 
-def _host_budget(doc: Mapping[str, Any]) -> list[Finding]:
-    """Count hosts arithmetically before the model expands any hostlist."""
+def hosts_before_expansion(doc: Mapping[str, Any]) -> int:
+    """Hosts of a normalised document, counted arithmetically before any hostlist is expanded."""
     total = 0
     for pool in doc["node_pools"]:
         hosts = pool.get("hosts") or []
         for expression in [hosts] if isinstance(hosts, str) else hosts:
             total += hostlist.count(expression)
-    if total > MAX_ESTATE_HOSTS:
-        return [issue("node_pools", f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}")]
-    return []
+    return total
 
 
 def _at_most(findings: list[Finding]) -> list[Finding]:

@@ -24,12 +24,11 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.errors import UsageError
+from estategen.facts import pool_group
 from estategen.model import Estate
 from estategen.readback import OutputFolder, check_content
-from estategen.render import Files
+from estategen.render import MANIFEST, Files
 from estategen.renderers.pulumi import project_name
-
-MANIFEST = "MANIFEST.json"
 
 # slurm.conf(5): "A restart of slurmctld and the slurmd daemons is required" (or the daemons
 # must be stopped, as for AuthType), and parameters slurmd reads only when it starts.
@@ -658,7 +657,7 @@ def _node_changes(
     removed = [h for h in old.nodes if h not in new.nodes]
     if added:
         pools = sorted({pool for pool, hosts in new.pools.items() if set(hosts) & set(added)})
-        groups = {_group(p.name): p.hosts for p in estate.node_pools if not p.managed}
+        groups = {pool_group(p.name): p.hosts for p in estate.node_pools if not p.managed}
         changes.append(
             Change(
                 path,
@@ -767,7 +766,7 @@ def _mig_change(
         (
             Action("drain-nodes", _hosts(hosts)),
             *deliver,
-            *(Action("ansible-playbook", f"{_group(p)}:nvidia_gpu") for p in sorted(pools)),
+            *(Action("ansible-playbook", f"{pool_group(p)}:nvidia_gpu") for p in sorted(pools)),
             Action("restart-slurmctld"),
             *(Action("restart-slurmd", h) for h in hosts),
             Action("resume-nodes", _hosts(hosts)),
@@ -788,11 +787,6 @@ def build_limits(added: Iterable[str], groups: Mapping[str, Iterable[str]]) -> t
             covered |= members
     limits += sorted(new - covered)
     return tuple(Action("ansible-build", f"{limit}:") for limit in limits)
-
-
-def _group(pool: str) -> str:
-    """The pool's Ansible group (as the ansible renderer names it)."""
-    return f"pool_{pool.replace('-', '_')}"
 
 
 def _gres_conf(
@@ -1121,6 +1115,7 @@ _POOL_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
     "pool_kubernetes_cluster": ("kubernetes-node-labels", ("k8s_gpu_node",)),
     "pool_storage": ("storage", ("storage_client",)),
     "pool_node_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
+    "pool_node_host_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
     "pool_node_taints": ("kubernetes-node-labels", ("k8s_gpu_node",)),
 }
 # pool_gpu fields the nvidia_gpu role reads (MIG has its own rule); the others (model, count,
@@ -1439,7 +1434,7 @@ def _cluster_json(
     up = Action("pulumi-up", cluster)
     changes = []
     for key in sorted(set(old) | set(new)):
-        if old.get(key) == new.get(key):
+        if old.get(key) == new.get(key) or key in _DERIVED_CLUSTER_KEYS:
             continue
         if key == "pools":
             changes += _cluster_pools(path, cluster, old.get(key) or [], new.get(key) or [], up)
@@ -1562,6 +1557,15 @@ def _items(section: str, old: Any, new: Any) -> list[tuple[str, str, str]]:
     return out
 
 
+# cluster.json pool keys reported as node labels and taints; node_taints is taints as a Node
+# spells them, so a change shows once, under taints
+_NODE_KEYS = ("node_labels", "host_labels", "taints", "node_taints")
+# pool gpu keys derived from the MIG layout and sharing, reported with them
+_DERIVED_GPU_KEYS = ("mig_instances", "replicas")
+# cluster.json sections derived from the pools (estategen.facts), reported with the pool changes
+_DERIVED_CLUSTER_KEYS = ("flavors", "mig_configs")
+
+
 def _cluster_pools(
     path: str, cluster: str, old: list[Any], new: list[Any], up: Action
 ) -> list[Change]:
@@ -1617,7 +1621,12 @@ def _cluster_pools(
             )
         for key, kind, meaning in (
             (
-                "labels",
+                "node_labels",
+                "kubernetes-node-labels",
+                "node labels are patched live (server-side apply); pods already running stay",
+            ),
+            (
+                "host_labels",
                 "kubernetes-node-labels",
                 "node labels are patched live (server-side apply); pods already running stay",
             ),
@@ -1653,12 +1662,12 @@ def _cluster_pools(
         rest = sorted(
             k
             for k in set(a) | set(b)
-            if k not in ("gpu", "labels", "taints", "hosts", "nodes") and a.get(k) != b.get(k)
+            if k not in ("gpu", *_NODE_KEYS, "hosts", "nodes") and a.get(k) != b.get(k)
         )
         gpu_rest = sorted(
             k
             for k in set(gpu_a) | set(gpu_b)
-            if k not in ("mig", *sharing) and gpu_a.get(k) != gpu_b.get(k)
+            if k not in ("mig", *sharing, *_DERIVED_GPU_KEYS) and gpu_a.get(k) != gpu_b.get(k)
         )
         if rest or gpu_rest:
             changes.append(

@@ -32,8 +32,8 @@ from estategen.errors import UsageError
 from estategen.load import MAX_DEPTH, MAX_NODES, _expanded_size, read_at_most
 from estategen.load import MAX_FILE_BYTES as BLUEPRINT_BYTES
 from estategen.render import _SAFE_PATH as SAFE_PATH  # the renderer's rule for output paths
+from estategen.render import MANIFEST
 
-MANIFEST = "MANIFEST.json"
 # One file read back: the blueprint's own size limit (estategen's largest output file for the
 # 100,000-GPU benchmark estate is 0.6 MiB).
 MAX_FILE_BYTES = BLUEPRINT_BYTES

@@ -44,6 +44,10 @@ class RenderError(EstategenError):
     exit_code = 3
 
 
+# The file the writer adds to every output folder: what wrote it and every file's digest.
+MANIFEST = "MANIFEST.json"
+
+
 def render(estate: Estate) -> Files:
     """Run every registered renderer and merge their files."""
     _load_renderers()
@@ -52,7 +56,7 @@ def render(estate: Estate) -> Files:
         for path, output in function(estate).items():
             if not _SAFE_PATH.fullmatch(path) or ".." in path.split("/"):
                 raise RenderError(f"renderer {function.__name__} produced unsafe path {path!r}")
-            if path in files or path == "MANIFEST.json":
+            if path in files or path == MANIFEST:
                 raise RenderError(f"two renderers produce {path}")
             files[path] = output
     return dict(sorted(files.items()))

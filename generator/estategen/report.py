@@ -5,9 +5,9 @@ teams, storage, metrics) and the warnings found in them; :func:`markdown` and :f
 present the same facts, the HTML with an SVG picture of the estate (:mod:`estategen.picture`).
 Nothing reads a clock or the environment, so the same blueprint gives the same report.
 
-Capacity follows what the renderers deploy: Kueue flavours and their units are those of the
-Pulumi program (a MIG flavour counts MIG instances, a whole-GPU flavour only GPUs that are not
-partitioned), an autoscaled pool counts at ``nodes.max``.
+Capacity follows what the renderers deploy: Kueue flavours and their units come from
+:mod:`estategen.facts`, as the Pulumi program's do (a MIG flavour counts MIG instances, a
+whole-GPU flavour only GPUs that are not partitioned), an autoscaled pool counts at ``nodes.max``.
 """
 
 from __future__ import annotations
@@ -19,21 +19,27 @@ from functools import cache
 from typing import Any
 
 from estategen import __version__
+from estategen.facts import (
+    SLURMD_PORT,
+    Flavor,
+    cluster_flavors,
+    mig_instances_per_gpu,
+    mig_layout,
+    pool_mounts,
+    quota_keys,
+    storage_classes,
+)
 from estategen.model import (
     Estate,
     KubernetesCluster,
     NodePool,
     Partition,
     QueueTeam,
-    Storage,
-    quota_capacity,
-    quota_keys,
 )
 
 # Ports the schedulers' own daemons hold on a pool's hosts; an exporter on one of them cannot
-# start. slurmd listens on 6818 (slurm.conf renders SlurmdPort=6818); kubelet on 10250 (and
-# 10248 for health), kube-proxy on 10249 and 10256.
-SLURMD_PORT = 6818
+# start: slurmd's (SLURMD_PORT, as slurm.conf renders it); kubelet on 10250 (and 10248 for
+# health), kube-proxy on 10249 and 10256.
 KUBERNETES_NODE_PORTS = {
     10248: "kubelet",
     10249: "kube-proxy",
@@ -63,17 +69,6 @@ class ReportWarning:
     message: str
     pools: tuple[str, ...] = ()
     teams: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Flavor:
-    """A Kueue ResourceFlavor as the Pulumi program builds it: a quota key and its units."""
-
-    cluster: str
-    key: str
-    pools: tuple[str, ...]
-    units: int  # physical GPUs, or MIG instances for a MODEL/PROFILE key
-    factor: int  # schedulable devices per unit (time-slicing or MPS replicas)
 
 
 @dataclass(frozen=True)
@@ -139,32 +134,12 @@ class Report:
 # --- capacity ---------------------------------------------------------------------------------
 
 
-def replicas(pool: NodePool) -> int:
-    """Schedulable devices one physical device becomes on Kubernetes (time-slicing or MPS)."""
-    if not pool.gpus:
-        return 1
-    return pool.gpus.sharing.time_slicing or pool.gpus.sharing.mps or 1
-
-
-def cluster_flavors(estate: Estate, cluster: str) -> list[Flavor]:
-    """Flavours of a cluster with their units, as the Pulumi program counts them."""
-    grouped: dict[str, list[NodePool]] = {}
-    for pool in estate.pools_in_cluster(cluster):
-        for key in quota_keys(pool):
-            grouped.setdefault(key, []).append(pool)
-    capacity = quota_capacity(estate, cluster)
-    return [
-        Flavor(cluster, key, tuple(p.name for p in pools), capacity[key], min(map(replicas, pools)))
-        for key, pools in sorted(grouped.items())
-    ]
-
-
 def slots(pool: NodePool) -> tuple[int, str]:
     """(count, what) of the devices jobs are given: MIG instances, replicas, shards or GPUs."""
     gpus = pool.gpus
     if not gpus:
         return 0, ""
-    per_gpu = len(gpus.mig) or 1
+    per_gpu = mig_instances_per_gpu(pool)
     if gpus.sharing.time_slicing:
         return pool.gpu_count * per_gpu * gpus.sharing.time_slicing, "time-sliced replicas"
     if gpus.sharing.mps:
@@ -176,26 +151,11 @@ def slots(pool: NodePool) -> tuple[int, str]:
     return pool.gpu_count, "GPUs"
 
 
-def mig_layout(profiles: Sequence[str]) -> str:
+def mig_layout_text(pool: NodePool) -> str:
     """``3g.40gb + 2g.20gb + 2x1g.10gb`` (with a multiplication sign): a GPU's MIG layout."""
-    counts = Counter(profiles)
+    counts = mig_layout(pool)
     ordered = sorted(counts, key=lambda p: (-int(p.split("g", 1)[0]), p))
     return " + ".join(p if counts[p] == 1 else f"{counts[p]}{TIMES}{p}" for p in ordered)
-
-
-def mounts(estate: Estate, pool: NodePool) -> list[Storage]:
-    """File systems mounted on a pool's hosts; Ansible builds on-prem hosts only."""
-    if pool.managed:
-        return []
-    return [s for s in estate.storage if s.mounted_on(pool.name)]
-
-
-def offered_storage_classes(estate: Estate, cluster: str) -> list[Storage]:
-    """Storage with a storage class the cluster offers (as the Pulumi renderer lists them)."""
-    pools = list(estate.pools_in_cluster(cluster))
-    return [
-        s for s in estate.storage if s.storage_class and any(s.mounted_on(p.name) for p in pools)
-    ]
 
 
 def partitions_of(estate: Estate, pool: NodePool) -> list[Partition]:
@@ -238,7 +198,7 @@ def _pool_facts(estate: Estate, pool: NodePool) -> PoolFacts:
     count, what = slots(pool)
     slot_text = ""
     if pool.gpus and pool.gpus.mig:
-        slot_text = f"MIG {mig_layout(pool.gpus.mig)} per GPU"
+        slot_text = f"MIG {mig_layout_text(pool)} per GPU"
     if pool.gpus and what not in ("GPUs", ""):
         slot_text += f"{'; ' if slot_text else ''}{count} {what}"
     return PoolFacts(
@@ -250,7 +210,7 @@ def _pool_facts(estate: Estate, pool: NodePool) -> PoolFacts:
         slots=slot_text,
         partitions=tuple(p.name for p in partitions_of(estate, pool)),
         queues=tuple(f"{c.name}/{q.team}" for c, q in queues_of(estate, pool)),
-        storage=tuple(s.mount for s in mounts(estate, pool)),
+        storage=tuple(s.mount for s in pool_mounts(estate, pool)),
         metrics=_metrics(estate, pool),
     )
 
@@ -552,7 +512,7 @@ def _observability(estate: Estate) -> Iterable[ReportWarning]:
 
 def _storage(estate: Estate) -> Iterable[ReportWarning]:
     for pool in estate.slurm_pools:
-        if not mounts(estate, pool):
+        if not pool_mounts(estate, pool):
             yield ReportWarning(
                 "pool-without-storage",
                 f"pool {pool.name}",
@@ -561,9 +521,9 @@ def _storage(estate: Estate) -> Iterable[ReportWarning]:
                 pools=(pool.name,),
             )
     for cluster in estate.kubernetes_clusters:
-        for storage in offered_storage_classes(estate, cluster.name):
+        for storage in storage_classes(estate, cluster.name):
             for pool in estate.pools_in_cluster(cluster.name):
-                if storage not in mounts(estate, pool):
+                if storage not in pool_mounts(estate, pool):
                     why = (
                         f"{pool.provider} nodes are not built by Ansible"
                         if pool.managed
@@ -579,7 +539,7 @@ def _storage(estate: Estate) -> Iterable[ReportWarning]:
                     )
     for part in estate.slurm.partitions:
         pools = [estate.pools_by_name[n] for n in part.pools if n in estate.pools_by_name]
-        seen = {p.name: {s.mount for s in mounts(estate, p)} for p in pools}
+        seen = {p.name: {s.mount for s in pool_mounts(estate, p)} for p in pools}
         everywhere = set.intersection(*seen.values()) if seen else set()
         partial = sorted(set().union(*seen.values()) - everywhere)
         if partial:

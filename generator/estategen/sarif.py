@@ -119,14 +119,16 @@ def _custom_rule(error: Any) -> str:
 def _check_rules(data: Any, file: str, positions: Any) -> dict[tuple[str, str], str]:
     """(path, message) -> check/<name>, by running each semantic check on its own."""
     from estategen import schema
-    from estategen.checks import CHECKS
+    from estategen.checks import CHECKS, host_budget
     from estategen.model import build
-    from estategen.pipeline import _host_budget
+    from estategen.pipeline import hosts_before_expansion
 
     normalised, problems = schema.normalise(data)
     if problems:
         return {}
-    budget = _host_budget(normalised)  # refused before the model expands any hostlist
+    budget = host_budget(
+        hosts_before_expansion(normalised)
+    )  # refused before the model expands any hostlist
     if budget:
         return {(f.path, f.message): "check/hosts_within_bounds" for f in budget}
     estate = build(normalised)

@@ -27,9 +27,7 @@ from pathlib import Path
 from estategen import __version__
 from estategen.errors import UsageError
 from estategen.readback import OutputFolder, OutputRefused, ReadBack
-from estategen.render import Files, OutputFile, json_file
-
-MANIFEST = "MANIFEST.json"
+from estategen.render import MANIFEST, Files, OutputFile, json_file
 
 
 def manifest(files: Mapping[str, OutputFile], blueprint: bytes, estate: str) -> OutputFile:

@@ -17,6 +17,15 @@ from typing import Any
 import yaml
 
 from estategen import hostlist
+from estategen.facts import (
+    group_name,
+    host_labels,
+    kubelet_taint,
+    mig_layout,
+    node_labels,
+    pool_group,
+    pool_mounts,
+)
 from estategen.model import Estate, NodePool
 from estategen.render import Files, OutputFile, renderer, templates, text
 from estategen.renderers.slurm import slurm_files
@@ -52,11 +61,6 @@ def ansible_patterns(names: Iterable[str]) -> list[str]:
     return patterns
 
 
-def group_name(kind: str, name: str) -> str:
-    """Ansible group names may not hold '-': ``pool_a100_mig``."""
-    return f"{kind}_{name.replace('-', '_')}"
-
-
 def _hosts(names: Iterable[str]) -> dict[str, None]:
     return {pattern: None for pattern in ansible_patterns(names)}
 
@@ -66,11 +70,11 @@ def inventory(estate: Estate) -> dict[str, Any]:
     on_prem = [p for p in estate.node_pools if not p.managed]
     children: dict[str, Any] = {}
     for pool in on_prem:
-        children[group_name("pool", pool.name)] = {"hosts": _hosts(pool.hosts)}
+        children[pool_group(pool.name)] = {"hosts": _hosts(pool.hosts)}
     if estate.slurm_pools:
         children["slurm_controller"] = {"hosts": _hosts(slurm.controllers)}
         children["slurm_compute"] = {
-            "children": {group_name("pool", p.name): None for p in estate.slurm_pools}
+            "children": {pool_group(p.name): None for p in estate.slurm_pools}
         }
     if slurm.accounting and estate.slurm_pools:
         children["slurmdbd"] = {"hosts": _hosts([slurm.accounting.host])}
@@ -79,21 +83,19 @@ def inventory(estate: Estate) -> dict[str, Any]:
             children["slurm_database"] = {"hosts": {database: None}}
     k8s = [p for p in on_prem if p.scheduler == "kubernetes"]
     if k8s:
-        children["k8s_nodes"] = {"children": {group_name("pool", p.name): None for p in k8s}}
+        children["k8s_nodes"] = {"children": {pool_group(p.name): None for p in k8s}}
         gpu = [p for p in k8s if p.gpus]
         if gpu:
-            children["k8s_gpu_nodes"] = {
-                "children": {group_name("pool", p.name): None for p in gpu}
-            }
+            children["k8s_gpu_nodes"] = {"children": {pool_group(p.name): None for p in gpu}}
         for cluster in estate.kubernetes_clusters:
             members = [p for p in k8s if p.cluster == cluster.name]
             if members:
                 children[group_name("k8s_cluster", cluster.name)] = {
-                    "children": {group_name("pool", p.name): None for p in members}
+                    "children": {pool_group(p.name): None for p in members}
                 }
     gpu_pools = [p for p in on_prem if p.gpus]
     if gpu_pools:
-        children["gpu_nodes"] = {"children": {group_name("pool", p.name): None for p in gpu_pools}}
+        children["gpu_nodes"] = {"children": {pool_group(p.name): None for p in gpu_pools}}
     return {"all": {"children": children}}
 
 
@@ -105,37 +107,26 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
             "model": model.name,
             "count": pool.gpus.count,
             "fabric": model.fabric,
-            "mig": list(pool.gpus.mig),
+            "mig": mig_layout(pool),
             "time_slicing": pool.gpus.sharing.time_slicing,
             "mps": pool.gpus.sharing.mps,
         }
-    mounts = [s.name for s in estate.storage if s.mounted_on(pool.name)]
-    return {
+    kubernetes = pool.scheduler == "kubernetes"
+    pool_vars = {
         "pool_name": pool.name,
         "pool_scheduler": pool.scheduler,
         "pool_kubernetes_cluster": pool.cluster,
         "pool_gpu": gpu,
         "pool_features": list(pool.features),
-        "pool_node_labels": _node_labels(pool),
-        "pool_node_taints": [
-            f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
-            for t in pool.taints
-        ],
-        "pool_storage": mounts,
+        # kubelet registers the node with these labels (and each host with its own, such as
+        # its switch): the same set the Pulumi program patches onto the node
+        "pool_node_labels": node_labels(estate, pool) if kubernetes else {},
+        "pool_node_taints": [kubelet_taint(t) for t in pool.taints],
+        "pool_storage": [s.name for s in pool_mounts(estate, pool)],
     }
-
-
-def _node_labels(pool: NodePool) -> dict[str, str]:
-    """Labels kubelet registers the node with: the pool's own and the GPU selectors."""
-    if pool.scheduler != "kubernetes":
-        return {}
-    labels = dict(pool.labels)
-    labels["estategen.io/pool"] = pool.name
-    if pool.gpus:
-        labels["nvidia.com/device-plugin.config"] = pool.name
-        if pool.gpus.mig:
-            labels["nvidia.com/mig.config"] = pool.name
-    return dict(sorted(labels.items()))
+    if kubernetes:
+        pool_vars["pool_node_host_labels"] = host_labels(pool)
+    return pool_vars
 
 
 def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
@@ -371,7 +362,7 @@ def ansible_files(estate: Estate) -> Files:
         ),
     }
     for pool in on_prem:
-        files[f"ansible/group_vars/{group_name('pool', pool.name)}.yml"] = text(
+        files[f"ansible/group_vars/{pool_group(pool.name)}.yml"] = text(
             _yaml(_pool_vars(estate, pool), f"Pool {pool.name}, rendered by estategen.")
         )
     for path, output in slurm.items():

@@ -13,6 +13,17 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
+from estategen.facts import (
+    cluster_flavors,
+    host_labels,
+    mig_instances_per_gpu,
+    mig_layout,
+    mig_parted_layouts,
+    node_labels,
+    node_taint,
+    replicas,
+    storage_class_names,
+)
 from estategen.model import Estate, KubernetesCluster, NodePool, spread
 from estategen.render import Files, OutputFile, json_file, renderer, text, to_data
 
@@ -129,8 +140,13 @@ def dcgm_counters() -> str:
 
 
 def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
-    """The model's view of one cluster: everything its program needs, nothing else."""
+    """The model's view of one cluster: everything its program needs, nothing else.
+
+    Derived facts (node labels and taints, MIG layouts, flavours and their units) come from
+    :mod:`estategen.facts`, so the program registers what Ansible and Slurm also use.
+    """
     pools = list(estate.pools_in_cluster(cluster.name))
+    plugin_pools = [p for p in pools if p.gpus and p.provider != "gke"]
     cluster_info = to_data(cluster)
     for key in ("queues", "priority_classes", "name"):
         cluster_info.pop(key)
@@ -142,6 +158,23 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
         "cluster": cluster_info,
         "components": COMPONENTS,
         "pools": [_pool_data(estate, pool) for pool in pools],
+        # a list: the ConfigMap keeps mig-parted's order (MIG off first, then the pools')
+        "mig_configs": [
+            {"name": name, "config": config}
+            for name, config in mig_parted_layouts(plugin_pools).items()
+        ],
+        "flavors": [
+            {
+                "key": flavor.key,
+                "name": flavor.name,
+                "model": flavor.model,
+                "profile": flavor.profile,
+                "pools": list(flavor.pools),
+                "units": flavor.units,
+                "factor": flavor.factor,
+            }
+            for flavor in cluster_flavors(estate, cluster.name)
+        ],
         "teams": [
             {
                 "name": team.name,
@@ -154,11 +187,7 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
         "queues": to_data(cluster.queues),
         "priority_classes": to_data(cluster.priority_classes),
         "observability": {**to_data(estate.observability), "dcgm_counters": dcgm_counters()},
-        "storage_classes": sorted(
-            s.storage_class
-            for s in estate.storage
-            if s.storage_class and any(s.mounted_on(p.name) for p in pools)
-        ),
+        "storage_classes": storage_class_names(estate, cluster.name),
     }
 
 
@@ -167,15 +196,14 @@ def _pool_data(estate: Estate, pool: NodePool) -> dict[str, Any]:
     if pool.gpus:
         model = estate.gpu_models[pool.gpus.model]
         offer = model.clouds.get(pool.provider)
-        layout: dict[str, int] = {}
-        for profile in pool.gpus.mig:
-            layout[profile] = layout.get(profile, 0) + 1
         gpu = {
             "model": model.name,
             "count": pool.gpus.count,
             "memory_gb": model.memory_gb,
             "resource": model.resource,
-            "mig": dict(sorted(layout.items())),
+            "mig": mig_layout(pool),
+            "mig_instances": mig_instances_per_gpu(pool),
+            "replicas": replicas(pool),
             "time_slicing": pool.gpus.sharing.time_slicing,
             "mps": pool.gpus.sharing.mps,
             "accelerator": offer.accelerator if offer else None,
@@ -196,6 +224,8 @@ def _pool_data(estate: Estate, pool: NodePool) -> dict[str, Any]:
         "cpu_threads": pool.cpu.threads if pool.cpu else None,
         "memory_gb": pool.memory_gb,
         "gpu": gpu,
-        "labels": dict(pool.labels),
         "taints": to_data(pool.taints),
+        "node_labels": node_labels(estate, pool),
+        "host_labels": host_labels(pool),
+        "node_taints": [node_taint(t) for t in pool.taints],
     }

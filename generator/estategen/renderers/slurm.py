@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from estategen import __version__, hostlist
+from estategen.facts import SLURMCTLD_PORT, SLURMD_PORT, gpu_gres
 from estategen.model import Estate, NodePool, Partition, slurm_minutes, slurm_time, spread
 from estategen.render import Files, renderer, templates, text
 
@@ -21,8 +22,6 @@ MEMORY_RESERVE_FRACTION = 0.05
 MEMORY_RESERVE_MIN_MIB = 2048
 MEMORY_RESERVE_MAX_FRACTION = 0.5
 SLURM_USER = "slurm"
-SLURMCTLD_PORT = 6817
-SLURMD_PORT = 6818
 # Backfill looks this far ahead at most (minutes): 30 days.
 BACKFILL_WINDOW_MAX = 43_200
 
@@ -45,24 +44,6 @@ def slurm_hostlist(names: Iterable[str]) -> str:
         else:
             items.append(item)
     return ",".join(items)
-
-
-def gres_type(pool: NodePool) -> str:
-    """The GRES Type of a pool's whole GPUs: the catalog model name."""
-    assert pool.gpus is not None
-    return pool.gpus.model
-
-
-def gpu_gres(pool: NodePool) -> list[tuple[str, int]]:
-    """(type, count per node) for the gpu GRES of a pool: whole GPUs, or MIG instances."""
-    if not pool.gpus:
-        return []
-    if pool.gpus.mig:
-        counts: dict[str, int] = {}
-        for profile in pool.gpus.mig:
-            counts[profile] = counts.get(profile, 0) + pool.gpus.count
-        return sorted(counts.items())
-    return [(gres_type(pool), pool.gpus.count)]
 
 
 def shards(pool: NodePool) -> int:

@@ -1,0 +1,271 @@
+"""Facts derived from the model, each computed here once.
+
+Slurm, Ansible, the Pulumi data file, the report, the checks and the plan all need the same
+derived facts: a node's labels and taints, a GPU's MIG layout, the GRES a node offers, Kueue
+flavours and their capacity, the file systems a pool mounts, Ansible group names, daemon ports.
+Every output imports them from this module, so two outputs cannot disagree about one fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from estategen.model import Estate, NodePool, Storage, Taint, spread
+
+# Ports Slurm's daemons listen on (slurm.conf SlurmctldPort and SlurmdPort).
+SLURMCTLD_PORT = 6817
+SLURMD_PORT = 6818
+
+# Node labels estategen manages. kubelet may set each of them itself (`--node-labels`): none is
+# under kubernetes.io or k8s.io, the namespaces the NodeRestriction admission plugin reserves.
+ESTATE_LABEL = "estategen.io/estate"
+POOL_LABEL = "estategen.io/pool"
+MODEL_LABEL = "estategen.io/gpu-model"
+MIG_LABEL = "estategen.io/mig"
+SWITCH_LABEL = "estategen.io/switch"
+# Read by NVIDIA's config-manager (device plugin, GFD) and mig-manager: which named config of
+# their ConfigMaps a node uses.
+PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+# The mig-parted config that turns MIG off; every node without a MIG layout selects it.
+MIG_DISABLED = "all-disabled"
+
+# Label namespaces kubelet may not set on its own node (NodeRestriction), except the prefixes
+# and keys below; a pool label in them must be refused, as kubelet would refuse to start.
+KUBELET_RESTRICTED_NAMESPACES = ("kubernetes.io", "k8s.io")
+KUBELET_ALLOWED_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+KUBELET_ALLOWED_KEYS = frozenset(
+    {
+        "kubernetes.io/hostname",
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "beta.kubernetes.io/arch",
+        "beta.kubernetes.io/os",
+        "beta.kubernetes.io/instance-type",
+        "node.kubernetes.io/instance-type",
+        "failure-domain.beta.kubernetes.io/region",
+        "failure-domain.beta.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+        "topology.kubernetes.io/zone",
+    }
+)
+
+
+def kubelet_may_set(key: str) -> bool:
+    """Whether kubelet may register its node with a label of this key (NodeRestriction)."""
+    prefix, slash, _ = key.partition("/")
+
+    def within(namespaces: tuple[str, ...]) -> bool:
+        return any(prefix == ns or prefix.endswith("." + ns) for ns in namespaces)
+
+    if not slash or not within(KUBELET_RESTRICTED_NAMESPACES):
+        return True
+    return key in KUBELET_ALLOWED_KEYS or within(KUBELET_ALLOWED_NAMESPACES)
+
+
+# --- Ansible ---------------------------------------------------------------------------------
+
+
+def group_name(kind: str, name: str) -> str:
+    """Ansible group names may not hold '-': ``pool_a100_mig``."""
+    return f"{kind}_{name.replace('-', '_')}"
+
+
+def pool_group(pool: str) -> str:
+    """The Ansible group of a pool's hosts."""
+    return group_name("pool", pool)
+
+
+# --- GPUs ------------------------------------------------------------------------------------
+
+
+def mig_layout(pool: NodePool) -> dict[str, int]:
+    """Instances of each MIG profile on one GPU of the pool, by profile name; empty without MIG."""
+    counts: dict[str, int] = {}
+    for profile in pool.gpus.mig if pool.gpus else ():
+        counts[profile] = counts.get(profile, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def mig_parted_layouts(pools: list[NodePool]) -> dict[str, list[dict[str, object]]]:
+    """mig-parted ``mig-configs``: MIG off, and one named layout per MIG pool given."""
+    configs: dict[str, list[dict[str, object]]] = {
+        MIG_DISABLED: [{"devices": "all", "mig-enabled": False}]
+    }
+    for pool in pools:
+        layout = mig_layout(pool)
+        if layout:
+            configs[pool.name] = [{"devices": "all", "mig-enabled": True, "mig-devices": layout}]
+    return configs
+
+
+def mig_instances_per_gpu(pool: NodePool) -> int:
+    """MIG instances one GPU of the pool is split into; 1 for a whole GPU."""
+    return sum(mig_layout(pool).values()) or 1
+
+
+def gres_type(pool: NodePool) -> str:
+    """The GRES Type of a pool's whole GPUs: the catalog model name."""
+    assert pool.gpus is not None
+    return pool.gpus.model
+
+
+def gpu_gres(pool: NodePool) -> list[tuple[str, int]]:
+    """(type, count per node) for the gpu GRES of a pool: whole GPUs, or MIG instances."""
+    if not pool.gpus:
+        return []
+    layout = mig_layout(pool)
+    if layout:
+        return [(profile, count * pool.gpus.count) for profile, count in layout.items()]
+    return [(gres_type(pool), pool.gpus.count)]
+
+
+def replicas(pool: NodePool) -> int:
+    """Schedulable devices one physical device becomes on Kubernetes (time-slicing or MPS)."""
+    if not pool.gpus:
+        return 1
+    return pool.gpus.sharing.time_slicing or pool.gpus.sharing.mps or 1
+
+
+# --- Kueue -----------------------------------------------------------------------------------
+
+
+def quota_keys(pool: NodePool) -> list[str]:
+    """The Kueue quota keys a pool backs: MODEL, or MODEL/PROFILE for each MIG profile.
+
+    A GPU split by MIG is scheduled as its instances, so it backs only its profiles' keys.
+    """
+    if not pool.gpus:
+        return []
+    return [f"{pool.gpus.model}/{p}" for p in mig_layout(pool)] or [pool.gpus.model]
+
+
+def quota_units(pool: NodePool, key: str) -> int:
+    """Units of a quota key a pool backs: its GPUs, or its MIG instances of the key's profile."""
+    _, _, profile = key.partition("/")
+    return pool.gpu_count * (mig_layout(pool).get(profile, 0) if profile else 1)
+
+
+def quota_capacity(estate: Estate, cluster: str) -> dict[str, int]:
+    """Units behind each quota key of a cluster: whole GPUs, or MIG instances of a profile."""
+    capacity: dict[str, int] = {}
+    for pool in estate.pools_in_cluster(cluster):
+        for key in quota_keys(pool):
+            capacity[key] = capacity.get(key, 0) + quota_units(pool, key)
+    return capacity
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """A Kueue ResourceFlavor: a quota key, the pools that back it and its units."""
+
+    cluster: str
+    key: str  # the blueprint's quota key: MODEL or MODEL/PROFILE
+    pools: tuple[str, ...]
+    units: int  # physical GPUs, or MIG instances for a MODEL/PROFILE key
+    factor: int  # schedulable devices per unit (time-slicing or MPS replicas)
+
+    @property
+    def name(self) -> str:
+        """The ResourceFlavor's name: the key with '-' for '/'."""
+        return self.key.replace("/", "-")
+
+    @property
+    def model(self) -> str:
+        return self.key.partition("/")[0]
+
+    @property
+    def profile(self) -> str | None:
+        return self.key.partition("/")[2] or None
+
+
+def cluster_flavors(estate: Estate, cluster: str) -> list[Flavor]:
+    """A cluster's flavours, by key, with their units and replicas."""
+    grouped: dict[str, list[NodePool]] = {}
+    for pool in estate.pools_in_cluster(cluster):
+        for key in quota_keys(pool):
+            grouped.setdefault(key, []).append(pool)
+    capacity = quota_capacity(estate, cluster)
+    return [
+        Flavor(cluster, key, tuple(p.name for p in pools), capacity[key], min(map(replicas, pools)))
+        for key, pools in sorted(grouped.items())
+    ]
+
+
+# --- Kubernetes nodes ------------------------------------------------------------------------
+
+
+def node_labels(estate: Estate, pool: NodePool) -> dict[str, str]:
+    """Every label estategen sets on each node of a pool, the pool's own labels first.
+
+    kubelet registers on-prem nodes with them (Ansible), the Pulumi program patches them on
+    and gives them to managed node pools: one set everywhere.
+    """
+    labels = dict(pool.labels)
+    labels[ESTATE_LABEL] = estate.name
+    labels[POOL_LABEL] = pool.name
+    if pool.gpus:
+        labels[MODEL_LABEL] = pool.gpus.model
+        labels[MIG_LABEL] = "true" if pool.gpus.mig else "false"
+        if pool.provider != "gke":
+            # select this pool's named config in the device plugin's ConfigMap, and its MIG
+            # layout in the mig-parted ConfigMap; GKE runs its own device plugin
+            labels[PLUGIN_CONFIG_LABEL] = pool.name
+            labels[MIG_CONFIG_LABEL] = pool.name if pool.gpus.mig else MIG_DISABLED
+    return dict(sorted(labels.items()))
+
+
+def host_labels(pool: NodePool) -> dict[str, dict[str, str]]:
+    """Labels that differ from host to host of a pool: its switch, where it names switches."""
+    if not pool.switches:
+        return {}
+    return {
+        host: {SWITCH_LABEL: switch}
+        for switch, hosts in spread(pool.hosts, pool.switches)
+        for host in hosts
+    }
+
+
+def labels_of_host(estate: Estate, pool: NodePool, host: str) -> dict[str, str]:
+    """The whole label set of one host of a pool."""
+    return dict(sorted({**node_labels(estate, pool), **host_labels(pool).get(host, {})}.items()))
+
+
+def kubelet_taint(taint: Taint) -> str:
+    """A taint as kubelet's ``--register-with-taints`` reads it: ``key[=value]:Effect``."""
+    return (
+        f"{taint.key}={taint.value}:{taint.effect}"
+        if taint.value
+        else f"{taint.key}:{taint.effect}"
+    )
+
+
+def node_taint(taint: Taint) -> dict[str, str]:
+    """A taint as a Node's ``spec.taints`` entry (no empty value)."""
+    out = {"key": taint.key, "effect": taint.effect}
+    if taint.value:
+        out["value"] = taint.value
+    return out
+
+
+# --- storage ---------------------------------------------------------------------------------
+
+
+def pool_mounts(estate: Estate, pool: NodePool) -> list[Storage]:
+    """File systems mounted on a pool's hosts, in blueprint order; Ansible builds on-prem
+    hosts only, so a managed pool has none."""
+    if pool.managed:
+        return []
+    return [s for s in estate.storage if s.mounted_on(pool.name)]
+
+
+def storage_classes(estate: Estate, cluster: str) -> list[Storage]:
+    """Storage with a storage class offered in a cluster: mounted on one of its pools."""
+    pools = list(estate.pools_in_cluster(cluster))
+    return [
+        s for s in estate.storage if s.storage_class and any(s.mounted_on(p.name) for p in pools)
+    ]
+
+
+def storage_class_names(estate: Estate, cluster: str) -> list[str]:
+    return sorted(s.storage_class for s in storage_classes(estate, cluster) if s.storage_class)
