@@ -446,7 +446,12 @@ def _env(**values: str) -> list[Obj]:
     return [{"name": k, "value": v} for k, v in values.items()]
 
 
-NODE_NAME_ENV = {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+def _field_env(name: str, field_path: str) -> Obj:
+    """An env var the kubelet fills from the pod's own fields."""
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": field_path}}}
+
+
+NODE_NAME_ENV = _field_env("NODE_NAME", "spec.nodeName")
 
 
 def _host_path(name: str, path: str, kind: str | None = None) -> Obj:
@@ -585,6 +590,8 @@ def device_plugin_objects(data: Data) -> list[Obj]:
         account,
         [
             {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+            # GFD reads its own pod to own the NodeFeature it writes
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
             {
                 "apiGroups": ["nfd.k8s-sigs.io"],
                 "resources": ["nodefeatures"],
@@ -621,6 +628,8 @@ def device_plugin_objects(data: Data) -> list[Obj]:
                             },
                             config_mount,
                             {"name": "mps-root", "mountPath": "/mps"},
+                            # the plugin checks the MPS daemon's health through its shm
+                            {"name": "mps-shm", "mountPath": "/dev/shm"},
                             {"name": "cdi-root", "mountPath": "/var/run/cdi"},
                         ],
                     },
@@ -629,6 +638,7 @@ def device_plugin_objects(data: Data) -> list[Obj]:
                     _host_path("device-plugin", "/var/lib/kubelet/device-plugins"),
                     *_CONFIG_VOLUMES,
                     _host_path("mps-root", "/run/nvidia/mps", "DirectoryOrCreate"),
+                    _host_path("mps-shm", "/run/nvidia/mps/shm"),
                     _host_path("cdi-root", "/var/run/cdi", "DirectoryOrCreate"),
                 ],
             },
@@ -651,6 +661,10 @@ def device_plugin_objects(data: Data) -> list[Obj]:
                         "command": ["gpu-feature-discovery"],
                         "env": [
                             NODE_NAME_ENV,
+                            # NodeFeature objects go to this namespace (else `default`),
+                            # owned by this pod
+                            _field_env("NAMESPACE", "metadata.namespace"),
+                            _field_env("POD_NAME", "metadata.name"),
                             *config_env,
                             *_env(GFD_USE_NODE_FEATURE_API="true"),
                         ],
@@ -680,7 +694,8 @@ def _mps_daemonset(data: Data, image: str, account: str) -> Obj:
         "nvidia-mps-control-daemon",
         {
             "serviceAccountName": account,
-            "shareProcessNamespace": True,
+            # the MPS server finds its own PID in the host's namespace; the API server refuses
+            # hostPID with shareProcessNamespace, and hostPID lets the sidecar see the daemon
             "hostPID": True,
             "initContainers": [
                 _config_manager(image, True, ""),

@@ -963,3 +963,58 @@ def test_two_runs_register_identical_resources(out: Path) -> None:
 
     assert sorted(first.resources, key=key) == sorted(second.resources, key=key)
     assert len({(r.type, r.name) for r in first.resources}) == len(first.resources)
+
+
+# --- upstream requirements schemas cannot see (docs/kubernetes-upstream-requirements.md) ------
+
+
+def pod_specs(result: Run) -> Iterator[tuple[str, dict[str, Any]]]:
+    for kind in ("DaemonSet", "Deployment", "StatefulSet", "Job"):
+        for obj in result.all(kind):
+            yield f"{kind} {obj['metadata']['name']}", obj["spec"]["template"]["spec"]
+
+
+@pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
+def test_no_pod_shares_its_process_namespace_and_the_hosts(
+    out: Path, blueprint: str, cluster: str
+) -> None:
+    """kubernetes/kubernetes pkg/apis/core/validation/validation.go,
+    validatePodSpecSecurityContext: "ShareProcessNamespace and HostPID cannot both be enabled"
+    (R8.1); kubernetes-validate checks the OpenAPI schema only and cannot see it."""
+    for name, spec in pod_specs(run(out, blueprint, cluster)):
+        assert not (spec.get("hostPID") and spec.get("shareProcessNamespace")), name
+
+
+def test_mps_daemon_runs_in_the_hosts_pid_namespace_and_the_plugin_sees_its_shm(
+    out: Path,
+) -> None:
+    """NVIDIA/k8s-device-plugin v0.20.0 deployments/helm/nvidia-device-plugin:
+    daemonset-mps-control-daemon.yml (hostPID, `mps.enableHostPID`, R1.18) and
+    daemonset-device-plugin.yml (host <mps root>/shm mounted at /dev/shm, R1.2)."""
+    result = run(out, MESA, "onprem")
+    mps = result.one("DaemonSet", "nvidia-mps-control-daemon", "nvidia-gpu")
+    assert mps["spec"]["template"]["spec"]["hostPID"] is True
+    plugin = result.one("DaemonSet", "nvidia-device-plugin", "nvidia-gpu")["spec"]["template"]
+    volumes = {v["name"]: v for v in plugin["spec"]["volumes"]}
+    container = next(c for c in plugin["spec"]["containers"] if c["name"] == "nvidia-device-plugin")
+    shm = next(m for m in container["volumeMounts"] if m["mountPath"] == "/dev/shm")
+    assert volumes[shm["name"]]["hostPath"]["path"] == "/run/nvidia/mps/shm"
+
+
+def test_feature_discovery_writes_node_features_in_its_own_namespace(out: Path) -> None:
+    """NVIDIA/k8s-device-plugin v0.20.0 daemonset-gfd.yml: env NAMESPACE and POD_NAME from the
+    pod's fields (the namespace flag defaults to `default`, internal/flags/node.go; R1.22),
+    and templates/role.yml grants `get` on pods for the owner reference (R1.23)."""
+    result = run(out, MESA, "onprem")
+    gfd = result.one("DaemonSet", "gpu-feature-discovery", "nvidia-gpu")["spec"]["template"]
+    container = next(c for c in gfd["spec"]["containers"] if c["name"] == "gpu-feature-discovery")
+    fields = {
+        e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"]
+        for e in container["env"]
+        if "valueFrom" in e
+    }
+    assert fields["NAMESPACE"] == "metadata.namespace"
+    assert fields["POD_NAME"] == "metadata.name"
+    account = gfd["spec"]["serviceAccountName"]
+    role = result.one("ClusterRole", account)
+    assert any("pods" in rule["resources"] and "get" in rule["verbs"] for rule in role["rules"])
