@@ -819,6 +819,28 @@ def gpu_operator_values(data: Data) -> Obj:
     return values
 
 
+def critical_pods_quota(namespace: str) -> Obj:
+    """GKE admits system-node-critical pods only in a namespace whose ResourceQuota is scoped
+    to that PriorityClass (as its own gcp-critical-pods quota in kube-system, with 1G pods)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": meta("critical-pods", namespace),
+        "spec": {
+            "hard": {"pods": "1G"},
+            "scopeSelector": {
+                "matchExpressions": [
+                    {
+                        "scopeName": "PriorityClass",
+                        "operator": "In",
+                        "values": ["system-node-critical"],
+                    }
+                ]
+            },
+        },
+    }
+
+
 def dcgm_objects(data: Data) -> list[Obj]:
     """DCGM exporter on every GPU node, with a Service (and ServiceMonitor) for Prometheus."""
     pools = gpu_pools(data)
@@ -882,7 +904,11 @@ def dcgm_objects(data: Data) -> list[Obj]:
             {
                 "containers": [
                     exporter(
-                        _env(LD_LIBRARY_PATH="/usr/local/nvidia/lib64"),
+                        # GKE's device plugin names devices (nvidia0, ...), not by UUID
+                        _env(
+                            LD_LIBRARY_PATH="/usr/local/nvidia/lib64",
+                            DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE="device-name",
+                        ),
                         [{"name": "nvidia-install-dir", "mountPath": "/usr/local/nvidia"}],
                         True,
                     )
@@ -899,6 +925,7 @@ def dcgm_objects(data: Data) -> list[Obj]:
         )
         _relabel(ds, app)
         out.append(ds)
+        out.append(critical_pods_quota(NVIDIA_NAMESPACE))
     service_meta = meta("dcgm-exporter", NVIDIA_NAMESPACE, **app)
     if not data["cluster"]["prometheus_operator"]:
         service_meta["annotations"] = {

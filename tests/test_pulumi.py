@@ -1018,3 +1018,37 @@ def test_feature_discovery_writes_node_features_in_its_own_namespace(out: Path) 
     account = gfd["spec"]["serviceAccountName"]
     role = result.one("ClusterRole", account)
     assert any("pods" in rule["resources"] and "get" in rule["verbs"] for rule in role["rules"])
+
+
+@pytest.mark.parametrize(
+    ("blueprint", "cluster"), [("campus.yaml", "burst"), (MESA, "gcp")], ids=["burst", "gcp"]
+)
+def test_gke_admits_our_critical_pods_and_counts_gpus_by_device_name(
+    out: Path, blueprint: str, cluster: str
+) -> None:
+    """GKE admits system-node-critical pods only in a namespace with a ResourceQuota scoped to
+    that PriorityClass (its gcp-critical-pods quota in kube-system; Kubernetes "limit priority
+    class consumption", R3.10); Google's DCGM manifest (GoogleCloudPlatform/prometheus-engine
+    examples/nvidia-dcgm/exporter.yaml) sets DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE=device-name,
+    since GKE's device plugin names devices (R3.3, R3.9)."""
+    result = run(out, blueprint, cluster)
+    quotas = [
+        q
+        for q in result.all("ResourceQuota")
+        if any(
+            e["scopeName"] == "PriorityClass" and "system-node-critical" in e["values"]
+            for e in q["spec"].get("scopeSelector", {}).get("matchExpressions", [])
+        )
+    ]
+    for name, spec in pod_specs(result):
+        if spec.get("priorityClassName") == "system-node-critical":
+            namespace = next(
+                obj["metadata"]["namespace"]
+                for kind in ("DaemonSet", "Deployment")
+                for obj in result.all(kind)
+                if f"{kind} {obj['metadata']['name']}" == name
+            )
+            assert any(q["metadata"]["namespace"] == namespace for q in quotas), name
+    exporter = result.one("DaemonSet", "dcgm-exporter-gke", "nvidia-gpu")["spec"]["template"]
+    env = {e["name"]: e.get("value") for e in exporter["spec"]["containers"][0]["env"]}
+    assert env["DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE"] == "device-name"
