@@ -103,6 +103,8 @@ class _Previous:
     owned: set[str] = field(default_factory=set)
     user: _Tree = field(default_factory=_Tree)
     manifest: bytes | None = None
+    # what MANIFEST.json lists: path -> {"sha256": ..., "mode": ...}
+    listed: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _check_target(target: Path) -> _Previous:
@@ -140,7 +142,9 @@ def _check_target(target: Path) -> _Previous:
             f"{target / path}: {kind}, which a render cannot carry over to the new output; "
             "move it away first"
         )
-    return _Previous(listed & existing, user, raw.content if raw else None)
+    return _Previous(
+        listed & existing, user, raw.content if raw else None, manifest.files if manifest else {}
+    )
 
 
 def _interrupted(target: Path) -> set[str] | None:
@@ -178,21 +182,19 @@ def _clashes(files: Files, user: _Tree) -> list[str]:
 STACK_SETTINGS = re.compile(r"pulumi/[^/]+/Pulumi\.[^/]+\.yaml")
 
 
-def _handed_over(target: Path, dropped: set[str]) -> set[str]:
+def _handed_over(target: Path, previous: _Previous, dropped: set[str]) -> set[str]:
     """Files estategen wrote before and no longer renders that now belong to Pulumi and the user.
 
     A stack settings file edited since it was rendered (Pulumi writes `encryptionsalt` or
     `secretsprovider` there, users add keys) is carried over like a user's file, never deleted.
-    Read through :class:`OutputFolder`: a link or a FIFO there is not handed over, never read.
+    Compared with the manifest the target check read; read through :class:`OutputFolder`: a
+    link or a FIFO there is not handed over, never read.
     """
     candidates = sorted(path for path in dropped if STACK_SETTINGS.fullmatch(path))
-    if not candidates:
+    if not candidates or not previous.listed:
         return set()
     kept = set()
     with OutputFolder(target) as folder:
-        manifest = folder.manifest()
-        if manifest is None:
-            return set()
         for path in candidates:
             try:
                 read = folder.read(path)
@@ -201,7 +203,7 @@ def _handed_over(target: Path, dropped: set[str]) -> set[str]:
             if read is None:
                 continue
             digest = hashlib.sha256(read.content).hexdigest()
-            if digest != manifest.files.get(path, {}).get("sha256"):
+            if digest != previous.listed.get(path, {}).get("sha256"):
                 kept.add(path)
     return kept
 
@@ -210,7 +212,7 @@ def write_tree(files: Files, target: Path) -> None:
     """Write ``files`` (MANIFEST.json included) as the complete content of ``target``."""
     target = target.absolute()
     previous = _check_target(target)
-    previous.user.files |= _handed_over(target, previous.owned - set(files))
+    previous.user.files |= _handed_over(target, previous, previous.owned - set(files))
     clashes = _clashes(files, previous.user)
     if clashes:
         raise UsageError(
