@@ -154,10 +154,21 @@ def test_kubelet_registers_every_node_with_exactly_the_labels_and_taints_pulumi_
         "k8s_gpu_node/templates/kubelet.env.j2",
     )
     assert set(kubelet) == set(patches)
+    estate = estate_of(Path(source).read_text() if source.endswith(".yaml") else source)
     for host, env_file in kubelet.items():
         labels, taints = kubelet_registration(env_file)
-        assert labels == patches[host]["metadata"]["labels"], host
-        assert taints == patches[host].get("spec", {}).get("taints", []), host
+        pool = next(p for p in estate.node_pools if host in p.hosts)
+        # kubelet registers the patched labels and, once, the GPU deploy labels mig-manager
+        # flips later; the patch never holds taints (an atomic list others add to)
+        deploy = {k: v for k, v in labels.items() if k.startswith("nvidia.com/gpu.deploy.")}
+        assert {k: v for k, v in labels.items() if k not in deploy} == patches[host]["metadata"][
+            "labels"
+        ], host
+        assert deploy == (
+            dict.fromkeys(facts.GPU_DEPLOY_LABELS.values(), "true") if pool.gpus else {}
+        ), host
+        assert taints == [facts.node_taint(t) for t in pool.taints], host
+        assert "spec" not in patches[host], host
     if cluster == "onprem":  # switch labels differ per host, on both sides
         assert kubelet_registration(kubelet["k8s-l40s-04"])[0]["estategen.io/switch"] == "leaf-02"
 
@@ -193,7 +204,8 @@ def test_kubelet_may_set_follows_node_restriction(key: str, allowed: bool) -> No
     assert facts.kubelet_may_set(key) is allowed
 
 
-def test_program_uses_the_label_keys_the_generator_defines() -> None:
+def test_program_builds_no_object_of_its_own() -> None:
+    """Every object and label comes from the generator's manifests: the program names none."""
     program = (ROOT / "stacks" / "__main__.py").read_text()
     for name in (
         "ESTATE_LABEL",
@@ -204,7 +216,8 @@ def test_program_uses_the_label_keys_the_generator_defines() -> None:
         "MIG_CONFIG_LABEL",
         "MIG_DISABLED",
     ):
-        assert f'{name} = "{getattr(facts, name)}"' in program, name
+        assert getattr(facts, name) not in program, name
+    assert "estategen.io/" not in program and "nvidia.com/" not in program
 
 
 # --- MIG layouts, GRES, quotas ---------------------------------------------------------------
@@ -262,8 +275,7 @@ def test_mig_counts_agree_in_gres_mig_parted_report_flavors_and_quotas(out: Path
     expected = {f"a100-sxm-80gb/{p}": 2 * 4 * n for p, n in LAYOUT.items()}
     assert report_units == expected
     assert facts.quota_capacity(estate, "east") == expected
-    data = json.loads((folder / "pulumi" / "east" / "cluster.json").read_text())
-    assert {f["key"]: f["units"] for f in data["flavors"]} == expected
+    assert {f.key: f.units for f in facts.cluster_flavors(estate, "east")} == expected
 
 
 def test_mig_layout_counts_profiles_whatever_their_order() -> None:
@@ -278,7 +290,7 @@ def test_mig_layout_counts_profiles_whatever_their_order() -> None:
 # --- mounts, storage classes, groups ---------------------------------------------------------
 
 
-def test_mounts_and_storage_classes_agree_in_ansible_report_and_cluster_json(
+def test_mounts_and_storage_classes_agree_in_ansible_report_and_manifests(
     out: Path,
 ) -> None:
     source = str(BLUEPRINTS / "campus.yaml")
@@ -296,8 +308,10 @@ def test_mounts_and_storage_classes_agree_in_ansible_report_and_cluster_json(
         else:
             assert not group_vars.exists()
     for cluster in estate.kubernetes_clusters:
-        data = json.loads((folder / "pulumi" / cluster.name / "cluster.json").read_text())
-        assert data["storage_classes"] == facts.storage_class_names(estate, cluster.name)
+        manifest = folder / "kubernetes" / cluster.name / "storage.yaml"
+        objects = list(yaml.safe_load_all(manifest.read_text())) if manifest.exists() else []
+        names = sorted(o["metadata"]["name"] for o in objects if o["kind"] == "StorageClass")
+        assert names == facts.storage_class_names(estate, cluster.name)
     assert facts.storage_class_names(estate, "serving") == ["scratch"]
 
 

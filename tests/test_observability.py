@@ -89,13 +89,25 @@ def test_targets_carry_the_estate_labels_and_only_hidden_extras(
 
 
 def test_labels_match_what_the_kubernetes_side_adds(campus: tuple[Estate, Files]) -> None:
-    """The ServiceMonitor adds the same labels, read from each cluster's cluster.json."""
+    """The ServiceMonitor adds the same labels, as the rendered manifests carry it."""
     _, files = campus
-    for path, output in files.items():
-        if path.endswith("/cluster.json"):
-            labels = json.loads(output.content)["observability"]["labels"]
-            for group in groups(files, "dcgm-exporter"):
-                assert {k: v for k, v in group["labels"].items() if "__" not in k} == labels
+    monitors = [
+        obj
+        for path, output in files.items()
+        if path.startswith("kubernetes/") and path.endswith("/nvidia.yaml")
+        for obj in yaml.safe_load_all(output.content)
+        if obj["kind"] == "ServiceMonitor"
+    ]
+    assert monitors
+    for monitor in monitors:
+        (endpoint,) = monitor["spec"]["endpoints"]
+        labels = {
+            r["targetLabel"]: r["replacement"]
+            for r in endpoint["relabelings"]
+            if r["targetLabel"] != "instance"
+        }
+        for group in groups(files, "dcgm-exporter"):
+            assert {k: v for k, v in group["labels"].items() if "__" not in k} == labels
 
 
 def test_scrape_configs_use_the_kubernetes_job_names_and_existing_files(
@@ -110,8 +122,14 @@ def test_scrape_configs_use_the_kubernetes_job_names_and_existing_files(
         assert sd["files"] == [f"targets/{name}.json"]
         assert f"observability/prometheus/targets/{name}.json" in files
     # the Kubernetes side's DCGM Service (and so its job label) is named dcgm-exporter
-    stack = (Path(__file__).parent.parent / "stacks" / "__main__.py").read_text()
-    assert 'meta("dcgm-exporter", NVIDIA_NAMESPACE' in stack
+    services = [
+        obj["metadata"]["name"]
+        for path, output in files.items()
+        if path.startswith("kubernetes/") and path.endswith("/nvidia.yaml")
+        for obj in yaml.safe_load_all(output.content)
+        if obj["kind"] == "Service"
+    ]
+    assert services and set(services) == {"dcgm-exporter"}
 
 
 def test_a_host_in_two_service_roles_is_scraped_once() -> None:

@@ -195,10 +195,13 @@ def test_removed_qos_is_deleted_explicitly(rendered: dict[str, Path]) -> None:
 def test_kueue_quota_is_applied_live_by_pulumi_up(rendered: dict[str, Path]) -> None:
     estate = estate_of(PAIRS / "kueue-quota.yaml")
     result = plan(estate, render(estate), rendered["base.yaml"])
-    (change,) = [c for f in result.files for c in f.changes if c.kind == "kueue-quota"]
-    assert change.file == "pulumi/serving/cluster.json"
-    assert change.subject == "queue vision"
-    assert "live" in change.meaning
+    changes = {c.subject: c for f in result.files for c in f.changes if c.kind == "kueue-quota"}
+    # the team's ClusterQueue, and the ResourceQuota that follows what it may admit
+    assert set(changes) == {"ClusterQueue vision", "ResourceQuota vision/gpu"}
+    queue = changes["ClusterQueue vision"]
+    assert queue.file == "kubernetes/serving/kueue.yaml"
+    assert "live" in queue.meaning
+    assert queue.before and queue.after and queue.before != queue.after
     assert [s.commands for s in result.steps() if s.id == "pulumi-up"] == [
         ("(cd pulumi/serving && pulumi up --stack pairs)",)
     ]

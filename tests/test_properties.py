@@ -312,12 +312,12 @@ def test_every_host_lands_exactly_once_on_each_side(blueprint: dict[str, Any]) -
                 in_slurm_conf.update(hostlist.expand(line.split()[0].split("=", 1)[1]))
     assert in_slurm_conf == Counter(slurm_hosts)
 
-    in_pulumi: Counter[str] = Counter()
+    in_manifests: Counter[str] = Counter()
     for path, output in files.items():
-        if path.startswith("pulumi/") and path.endswith("/cluster.json"):
-            for pool in json.loads(output.content)["pools"]:
-                in_pulumi.update(pool["hosts"])
-    assert in_pulumi == Counter(k8s_hosts)
+        if path.startswith("kubernetes/") and path.endswith("/nodes.yaml"):
+            for node in yaml.safe_load_all(output.content):
+                in_manifests[node["metadata"]["name"]] += 1
+    assert in_manifests == Counter(k8s_hosts)
 
     in_inventory: Counter[str] = Counter()
     if slurm_hosts or k8s_hosts:

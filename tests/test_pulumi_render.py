@@ -28,7 +28,7 @@ PROGRAM = ROOT / "stacks" / "__main__.py"
 
 def pulumi_files(blueprint: str) -> dict[str, OutputFile]:
     estate = pipeline.validate_file(BLUEPRINTS / blueprint).estate
-    return {p: f for p, f in render(estate).items() if p.startswith("pulumi/")}
+    return {p: f for p, f in render(estate).items() if p.startswith(("pulumi/", "kubernetes/"))}
 
 
 def test_one_project_per_cluster_with_the_contract_files() -> None:
@@ -85,21 +85,25 @@ def test_pins_are_the_versions_the_tests_run() -> None:
     assert metadata.version("pulumi-aws") == pulumi_renderer.PULUMI_AWS
 
 
-def test_cluster_data_is_the_clusters_view_in_sorted_json() -> None:
+def test_cluster_data_points_at_the_manifests_and_carries_releases_and_pools() -> None:
     files = pulumi_files("campus.yaml")
     raw = files["pulumi/serving/cluster.json"].content.decode()
     data = json.loads(raw)
     assert raw == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert data["schema"] == pulumi_renderer.DATA_SCHEMA
-    assert [p["name"] for p in data["pools"]] == ["l40s-serve"]
-    assert data["pools"][0]["hosts"][0] == "k8s-l40s-01" and len(data["pools"][0]["hosts"]) == 16
-    assert [t["namespace"] for t in data["teams"]] == ["vision", "nlp-prod", "climate"]
-    assert data["queues"]["cohort"] == "serving"
-    assert data["storage_classes"] == ["scratch"]
+    assert data["manifests"] == "../../kubernetes/serving"
     assert data["kubernetes_version"] == "1.31"
+    releases = {r["name"]: r for r in data["releases"]}
+    assert list(releases) == ["node-feature-discovery", "kueue"]
+    for release in releases.values():
+        assert f"kubernetes/serving/{release['values_file']}" in files
+    assert releases["kueue"]["provides"] == ["kueue.x-k8s.io"]
+    assert data["node_pools"] == []
     burst = json.loads(files["pulumi/burst/cluster.json"].content)
-    assert burst["pools"][0]["gpu"]["accelerator"] == "nvidia-h100-80gb"
-    assert burst["storage_classes"] == []
+    (pool,) = burst["node_pools"]
+    assert pool["provider"] == "gke"
+    (accelerator,) = pool["args"]["node_config"]["guest_accelerators"]
+    assert accelerator["type"] == "nvidia-h100-80gb"
 
 
 def test_switch_spread_matches_the_slurm_topology_split() -> None:
@@ -129,11 +133,15 @@ def test_rendering_never_imports_pulumi(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("cluster", ["serving", "burst"])
 def test_campus_projects_match_the_golden_files(cluster: str) -> None:
-    """Everything but __main__.py, which is pinned to stacks/ above."""
+    """The project (but __main__.py, which is pinned to stacks/ above) and the manifests."""
     files = {
         path.split("/", 2)[2]: output.content
         for path, output in pulumi_files("campus.yaml").items()
         if path.startswith(f"pulumi/{cluster}/") and not path.endswith("/__main__.py")
+    } | {
+        "kubernetes." + path.split("/", 2)[2].replace("/", "."): output.content
+        for path, output in pulumi_files("campus.yaml").items()
+        if path.startswith(f"kubernetes/{cluster}/")
     }
     folder = GOLDEN / "campus" / cluster
     if os.environ.get("ESTATEGEN_UPDATE_GOLDEN") == "1":

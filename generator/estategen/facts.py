@@ -29,6 +29,13 @@ PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 # The mig-parted config that turns MIG off; every node without a MIG layout selects it.
 MIG_DISABLED = "all-disabled"
+# Labels mig-manager sets to `paused-for-mig-change` while it repartitions a node's GPUs and
+# back to `true` after; each GPU DaemonSet of the plain install runs only where its label is
+# `true`. kubelet sets them once, at registration: nothing may re-apply them later.
+GPU_DEPLOY_LABELS = {
+    component: f"nvidia.com/gpu.deploy.{component}"
+    for component in ("device-plugin", "gpu-feature-discovery", "dcgm-exporter", "client")
+}
 
 # Label namespaces kubelet may not set on its own node (NodeRestriction), except the prefixes
 # and keys below; a pool label in them must be refused, as kubelet would refuse to start.
@@ -215,6 +222,17 @@ def node_labels(estate: Estate, pool: NodePool) -> dict[str, str]:
     return dict(sorted(labels.items()))
 
 
+def registration_labels(estate: Estate, pool: NodePool) -> dict[str, str]:
+    """Labels kubelet registers a node with: the managed ones, and on nodes served by our own
+    device plugin the GPU deploy labels, set once so mig-manager may pause them."""
+    labels = node_labels(estate, pool)
+    if pool.gpus and pool.provider != "gke" and pool.cluster:
+        cluster = next(c for c in estate.kubernetes_clusters if c.name == pool.cluster)
+        if cluster.device_plugin_install == "device-plugin":
+            labels.update(dict.fromkeys(GPU_DEPLOY_LABELS.values(), "true"))
+    return dict(sorted(labels.items()))
+
+
 def host_labels(pool: NodePool) -> dict[str, dict[str, str]]:
     """Labels that differ from host to host of a pool: its switch, where it names switches."""
     if not pool.switches:
@@ -259,13 +277,19 @@ def pool_mounts(estate: Estate, pool: NodePool) -> list[Storage]:
     return [s for s in estate.storage if s.mounted_on(pool.name)]
 
 
-def storage_classes(estate: Estate, cluster: str) -> list[Storage]:
-    """Storage with a storage class offered in a cluster: mounted on one of its pools."""
-    pools = list(estate.pools_in_cluster(cluster))
-    return [
-        s for s in estate.storage if s.storage_class and any(s.mounted_on(p.name) for p in pools)
-    ]
+def storage_classes(estate: Estate, cluster: str) -> list[tuple[Storage, list[NodePool]]]:
+    """Storage a cluster offers through a storage class, with the cluster's pools that mount it.
+
+    Only hosts Ansible builds mount file systems, so only on-prem pools count.
+    """
+    pools = [p for p in estate.pools_in_cluster(cluster) if not p.managed]
+    out = []
+    for storage in estate.storage:
+        mounting = [p for p in pools if storage.mounted_on(p.name)]
+        if storage.storage_class and mounting:
+            out.append((storage, mounting))
+    return out
 
 
 def storage_class_names(estate: Estate, cluster: str) -> list[str]:
-    return sorted(s.storage_class for s in storage_classes(estate, cluster) if s.storage_class)
+    return sorted(s.storage_class for s, _ in storage_classes(estate, cluster) if s.storage_class)

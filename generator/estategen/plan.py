@@ -377,7 +377,9 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
 def _project(path: str) -> str:
     """The Pulumi project (cluster) a path belongs to, or ''."""
     parts = path.split("/")
-    return parts[1] if len(parts) == 3 and parts[0] == "pulumi" else ""
+    if parts[0] == "pulumi" and len(parts) == 3:
+        return parts[1]
+    return parts[1] if parts[0] == "kubernetes" and len(parts) >= 3 else ""
 
 
 def _project_file(path: str, status: str) -> Change:
@@ -1377,38 +1379,11 @@ def _ansible_other(
     ]
 
 
-# cluster.json section -> (kind, meaning)
-_CLUSTER_SECTIONS = {
-    "queues": (
-        "kueue-quota",
-        "Kueue quotas and borrowing are applied live by pulumi up: "
-        "ClusterQueues update in place, admitted workloads keep running, new "
-        "admissions follow the new numbers",
-    ),
-    "teams": ("kubernetes-tenancy", "namespaces and their GPU ResourceQuotas update live"),
-    "priority_classes": (
-        "kubernetes-priority-classes",
-        "PriorityClass values are immutable: Pulumi replaces a changed one; "
-        "running pods keep their priority",
-    ),
-    "components": (
-        "kubernetes-components",
-        "pinned images and charts change: DaemonSets roll node by node, Helm releases upgrade",
-    ),
-    "observability": (
-        "observability",
-        "the DCGM exporter DaemonSet and its scrape configuration change; exporter pods roll",
-    ),
-    "storage_classes": (
-        "kubernetes-storage",
-        "storage classes change; existing volumes keep theirs",
-    ),
-}
-
-
 def _cluster_json(
     estate: Estate, path: str, status: str, before: str, after: str, cluster: str
 ) -> list[Change]:
+    """The Pulumi project's data: its releases and managed node pools (the objects it applies
+    are the manifests, explained per object)."""
     if status == "added":
         return [
             Change(
@@ -1433,254 +1408,284 @@ def _cluster_json(
     old, new = json.loads(before or "{}"), json.loads(after or "{}")
     up = Action("pulumi-up", cluster)
     changes = []
-    for key in sorted(set(old) | set(new)):
-        if old.get(key) == new.get(key) or key in _DERIVED_CLUSTER_KEYS:
-            continue
-        if key == "pools":
-            changes += _cluster_pools(path, cluster, old.get(key) or [], new.get(key) or [], up)
-            continue
-        if key in ("queues", "teams", "priority_classes"):
-            kind, meaning = _CLUSTER_SECTIONS[key]
-            for subject, was, now in _items(key, old.get(key), new.get(key)):
-                changes.append(Change(path, kind, subject, meaning, was, now, (up,)))
-            continue
-        kind, meaning = _CLUSTER_SECTIONS.get(
-            key, ("kubernetes-cluster-settings", "cluster settings change with pulumi up")
-        )
-        if key == "cluster" and (old.get(key) or {}).get("mig_strategy") != (
-            new.get(key) or {}
-        ).get("mig_strategy"):
-            meaning = (
-                "the MIG strategy changes the resource names pods request: the device "
-                "plugin restarts and pods requesting the old names stay pending"
-            )
-        changes.append(
-            Change(path, kind, key, meaning, _short(old.get(key)), _short(new.get(key)), (up,))
-        )
-    return changes + _kueue_replacements(estate, path, cluster, old, new, up)
-
-
-# The Kueue release the Pulumi program installs (renderers/pulumi.py pins 0.19.2) freezes a
-# ResourceFlavor's nodeLabels, tolerations and topologyName once topologyName is set
-# (x-kubernetes-validations of its CRD); the program names the flavor's Pulumi resource so.
-_KUEUE_FLAVOR_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
-
-
-def _topology_flavors(cluster: Mapping[str, Any]) -> dict[str, tuple[bool, list[Any]]]:
-    """Per ResourceFlavor the Pulumi program writes from this cluster.json: whether it names
-    the switch Topology (every pool of the flavor spreads over switches) and the taints its
-    tolerations come from, in pool order. Its nodeLabels follow from its name alone."""
-    if cluster.get("queues") is None:
-        return {}
-    grouped: dict[str, list[Mapping[str, Any]]] = {}
-    for pool in cluster.get("pools") or []:
-        gpu = pool.get("gpu")
-        if not gpu:
-            continue
-        for key in [f"{gpu['model']}/{profile}" for profile in gpu["mig"]] or [gpu["model"]]:
-            grouped.setdefault(key.replace("/", "-"), []).append(pool)
-    out: dict[str, tuple[bool, list[Any]]] = {}
-    for name, pools in grouped.items():
-        taints: list[Any] = []
-        for pool in pools:
-            taints += [t for t in pool.get("taints") or [] if t not in taints]
-        out[name] = (all(p.get("switches") for p in pools), taints)
-    return out
-
-
-def _kueue_replacements(
-    estate: Estate,
-    path: str,
-    cluster: str,
-    old: Mapping[str, Any],
-    new: Mapping[str, Any],
-    up: Action,
-) -> list[Change]:
-    """ResourceFlavors whose update Kueue's API server refuses: they must be replaced."""
-    was, now = _topology_flavors(old), _topology_flavors(new)
-    project = next(
-        (project_name(estate, c) for c in estate.kubernetes_clusters if c.name == cluster), ""
-    )
-    changes = []
-    for name in sorted(set(was) & set(now)):
-        (topology_was, taints_was), (topology_now, taints_now) = was[name], now[name]
-        if not topology_was or (topology_now and taints_was == taints_now):
-            continue
-        frozen = "its tolerations" if topology_now else "its topologyName"
-        urn = f"urn:pulumi:{estate.name}::{project}::{_KUEUE_FLAVOR_TYPE}::resourceflavor-{name}"
-        changes.append(
-            Change(
-                path,
-                "kubernetes-replace",
-                f"ResourceFlavor {name}",
-                f"Kueue refuses to change {frozen} in place once a flavor names a topology, "
-                "so the flavor is deleted and created again; Kueue finishes that delete only "
-                "when no ClusterQueue lists the flavor (finalizer kueue.x-k8s.io/resource-in-"
-                "use): take it out of the ClusterQueues first; admission on it stops meanwhile",
-                _short({"topology": topology_was, "taints": taints_was}),
-                _short({"topology": topology_now, "taints": taints_now}),
-                (Action("pulumi-replace", f"{cluster} {urn}"), up),
-            )
-        )
-    return changes
-
-
-def _items(section: str, old: Any, new: Any) -> list[tuple[str, str, str]]:
-    """(subject, before, after) per changed entry of a list section, only the fields that differ."""
-
-    def entries(value: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        if section == "queues":
-            value = value or {}
-            head = {"cohort": value.get("cohort")} if value else {}
-            return head, {f"queue {t['team']}": t for t in value.get("teams", [])}
-        return {}, {f"{section.rstrip('s').replace('_', ' ')} {t['name']}": t for t in value or []}
-
-    old_head, was = entries(old)
-    new_head, now = entries(new)
-    out = []
-    if old_head != new_head:
-        out.append(("cohort", _short(old_head.get("cohort")), _short(new_head.get("cohort"))))
-    for name in [*was, *(n for n in now if n not in was)]:
-        a, b = was.get(name), now.get(name)
-        if a == b:
-            continue
-        fields = sorted(
-            k for k in set(a or {}) | set(b or {}) if (a or {}).get(k) != (b or {}).get(k)
-        )
-        out.append(
-            (
-                name,
-                "" if a is None else " ".join(f"{k}={_short(a.get(k))}" for k in fields),
-                "" if b is None else " ".join(f"{k}={_short(b.get(k))}" for k in fields),
-            )
-        )
-    return out
-
-
-# cluster.json pool keys reported as node labels and taints; node_taints is taints as a Node
-# spells them, so a change shows once, under taints
-_NODE_KEYS = ("node_labels", "host_labels", "taints", "node_taints")
-# pool gpu keys derived from the MIG layout and sharing, reported with them
-_DERIVED_GPU_KEYS = ("mig_instances", "replicas")
-# cluster.json sections derived from the pools (estategen.facts), reported with the pool changes
-_DERIVED_CLUSTER_KEYS = ("flavors", "mig_configs")
-
-
-def _cluster_pools(
-    path: str, cluster: str, old: list[Any], new: list[Any], up: Action
-) -> list[Change]:
-    was = {p["name"]: p for p in old}
-    now = {p["name"]: p for p in new}
-    changes = []
+    was = {p["name"]: p for p in old.get("node_pools") or []}
+    now = {p["name"]: p for p in new.get("node_pools") or []}
     for name in sorted(set(was) | set(now)):
-        a, b = was.get(name), now.get(name)
-        if a == b:
-            continue
-        if a is None or b is None:
+        if was.get(name) != now.get(name):
             changes.append(
                 Change(
                     path,
                     "kubernetes-pool",
                     f"pool {name}",
-                    "a pool joins or leaves the cluster: its node labels, device plugin "
-                    "configuration and (for gke/eks) the cloud node pool change with pulumi up",
-                    "" if a is None else name,
-                    "" if b is None else name,
+                    "the cloud node pool changes with pulumi up (a new machine type or GPU "
+                    "count replaces its nodes; autoscaling bounds change in place)",
+                    _short(_differing(was.get(name), now.get(name))[0]),
+                    _short(_differing(was.get(name), now.get(name))[1]),
                     (up,),
+                )
+            )
+    for key in sorted(set(old) | set(new)):
+        if key == "node_pools" or old.get(key) == new.get(key):
+            continue
+        meaning = (
+            "pinned charts change: the Helm releases upgrade with pulumi up"
+            if key == "releases"
+            else "cluster settings change with pulumi up"
+        )
+        kind = "kubernetes-components" if key == "releases" else "kubernetes-cluster-settings"
+        changes.append(
+            Change(path, kind, key, meaning, _short(old.get(key)), _short(new.get(key)), (up,))
+        )
+    return changes
+
+
+def _differing(a: Any, b: Any) -> tuple[Any, Any]:
+    """The parts of two values that differ, descending through mappings."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        if len(keys) == 1:
+            return _differing(a.get(keys[0]), b.get(keys[0]))
+        return {k: a.get(k) for k in keys}, {k: b.get(k) for k in keys}
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        indices = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(indices) == 1:
+            return _differing(a[indices[0]], b[indices[0]])
+    return a, b
+
+
+# object kind -> (change kind, what applying it means); ConfigMaps are told apart by name
+_OBJECT_CHANGES: dict[str, tuple[str, str]] = {
+    "Namespace": ("kubernetes-tenancy", "namespaces update live"),
+    "ResourceQuota": (
+        "kueue-quota",
+        "a namespace's GPU ResourceQuota follows what its queue can admit; it updates live",
+    ),
+    "PriorityClass": (
+        "kubernetes-priority-classes",
+        "PriorityClass values are immutable: a changed one is replaced; running pods keep "
+        "their priority",
+    ),
+    "WorkloadPriorityClass": (
+        "kubernetes-priority-classes",
+        "Kueue workload priorities update live; admitted workloads keep theirs",
+    ),
+    "Node": (
+        "kubernetes-node-labels",
+        "node labels are patched live (server-side apply); pods already running stay",
+    ),
+    "ClusterQueue": (
+        "kueue-quota",
+        "Kueue quotas and borrowing are applied live: ClusterQueues update in place, "
+        "admitted workloads keep running, new admissions follow the new numbers",
+    ),
+    "LocalQueue": ("kueue-quota", "a team's LocalQueue changes live"),
+    "ResourceFlavor": (
+        "kueue-flavors",
+        "Kueue flavours follow the pools' GPUs, taints and switches; they update live",
+    ),
+    "Topology": ("kueue-flavors", "the switch topology Kueue places workloads by"),
+    "StorageClass": (
+        "kubernetes-storage",
+        "storage classes change; existing volumes keep theirs (a changed class is replaced)",
+    ),
+    "PersistentVolume": ("kubernetes-storage", "team volumes over the shared file systems"),
+    "PersistentVolumeClaim": ("kubernetes-storage", "team claims on the shared file systems"),
+    "Service": ("observability", "the DCGM exporter's Service changes"),
+    "ServiceMonitor": ("observability", "the DCGM exporter's scrape configuration changes"),
+}
+_COMPONENTS = (
+    "kubernetes-components",
+    "the NVIDIA components change: DaemonSets roll node by node",
+)
+# The pinned Kueue (0.19.2) freezes a ResourceFlavor's nodeLabels, tolerations and topologyName
+# once topologyName is set, a Topology's levels and a LocalQueue's clusterQueue (CEL rules of
+# its CRDs); the Pulumi program names each object's resource so.
+_KUEUE_FROZEN = {
+    "ResourceFlavor": ("nodeLabels", "tolerations", "topologyName"),
+    "Topology": ("levels",),
+    "LocalQueue": ("clusterQueue",),
+}
+
+
+def _object_key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    name = f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+    return str(obj.get("kind")), name
+
+
+def _objects(text: str) -> dict[tuple[str, str], Mapping[str, Any]]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return {_object_key(o): o for o in yaml.load_all(text or "", Loader=loader) if o}
+
+
+def _without_checksum(obj: Mapping[str, Any]) -> Any:
+    """A DaemonSet without its config checksum, which changes with the ConfigMap it reads."""
+    copy = json.loads(json.dumps(obj))
+    template = copy.get("spec", {}).get("template", {}).get("metadata", {})
+    template.get("annotations", {}).pop("estategen.io/config-checksum", None)
+    return copy
+
+
+def _object_change(kind: str, name: str, a: Any, b: Any) -> tuple[str, str]:
+    if kind == "ConfigMap":
+        if name.endswith("/nvidia-mig-parted-config"):
+            return (
+                "mig-layout",
+                "the MIG manager repartitions the pool's nodes: it pauses the GPU pods on each "
+                "node (a drain) before changing the layout",
+            )
+        if name.endswith("/nvidia-device-plugin-configs"):
+            strategies = [
+                {k: (yaml_flags(v)) for k, v in (x or {}).get("data", {}).items()} for x in (a, b)
+            ]
+            if strategies[0] and strategies[1] and strategies[0] != strategies[1]:
+                return (
+                    "kubernetes-cluster-settings",
+                    "the MIG strategy changes the resource names pods request: the device "
+                    "plugin restarts and pods requesting the old names stay pending",
+                )
+            return (
+                "gpu-sharing",
+                "the device plugin's config for the pool changes: its pods roll and advertise "
+                "the new devices; running pods keep theirs",
+            )
+        if "dcgm" in name:
+            return ("observability", "the DCGM exporter's counters change; exporter pods roll")
+    if kind == "DaemonSet" and "dcgm" in name:
+        return ("observability", "the DCGM exporter DaemonSet changes; exporter pods roll")
+    return _OBJECT_CHANGES.get(kind, _COMPONENTS)
+
+
+def yaml_flags(config: str) -> Any:
+    """The migStrategy of an embedded device plugin config."""
+    body = _yaml(config) or {}
+    return (body.get("flags") or {}).get("migStrategy")
+
+
+def _manifest(
+    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
+) -> list[Change]:
+    """Per object of a manifest: what changing, adding or removing it means."""
+    up = Action("pulumi-up", cluster)
+    old, new = _objects(before), _objects(after)
+    changes: list[Change] = []
+    nodes: dict[str, list[str]] = {"added": [], "removed": []}
+    for key in [*old, *(k for k in new if k not in old)]:
+        a, b = old.get(key), new.get(key)
+        kind, subject = key
+        if a is not None and b is not None:
+            if a == b or (kind == "DaemonSet" and _without_checksum(a) == _without_checksum(b)):
+                continue
+        elif kind == "Node":
+            nodes["added" if a is None else "removed"].append(subject)
+            continue
+        change_kind, meaning = _object_change(kind, subject, a, b)
+        frozen = _KUEUE_FROZEN.get(kind, ())
+        spec_a, spec_b = (a or {}).get("spec") or {}, (b or {}).get("spec") or {}
+        if (
+            a is not None
+            and b is not None
+            and frozen
+            and (kind != "ResourceFlavor" or "topologyName" in spec_a)
+            and any(spec_a.get(f) != spec_b.get(f) for f in frozen)
+        ):
+            fields = ", ".join(f for f in frozen if spec_a.get(f) != spec_b.get(f))
+            urn = _kueue_urn(estate, cluster, kind, b)
+            changes.append(
+                Change(
+                    path,
+                    "kubernetes-replace",
+                    f"{kind} {subject}",
+                    f"Kueue refuses to change {fields} of a {kind} in place"
+                    + (" once it names a topology" if kind == "ResourceFlavor" else "")
+                    + ", so it is deleted and created again"
+                    + (
+                        "; Kueue finishes that delete only when no ClusterQueue lists the "
+                        "flavor (finalizer kueue.x-k8s.io/resource-in-use): take it out of "
+                        "the ClusterQueues first; admission on it stops meanwhile"
+                        if kind == "ResourceFlavor"
+                        else ""
+                    ),
+                    _short({f: spec_a.get(f) for f in frozen}),
+                    _short({f: spec_b.get(f) for f in frozen}),
+                    (Action("pulumi-replace", f"{cluster} {urn}"), up),
                 )
             )
             continue
-        gpu_a, gpu_b = a.get("gpu") or {}, b.get("gpu") or {}
-        if gpu_a.get("mig") != gpu_b.get("mig"):
+        before_part, after_part = _differing(a, b)
+        changes.append(
+            Change(
+                path,
+                change_kind,
+                f"{kind} {subject}",
+                meaning,
+                "" if a is None else _short(before_part),
+                "" if b is None else _short(after_part),
+                (up,),
+            )
+        )
+    for way, hosts in nodes.items():
+        if hosts:
             changes.append(
                 Change(
                     path,
-                    "mig-layout",
-                    f"pool {name} MIG layout",
-                    "the MIG manager repartitions the pool's nodes: it evicts the GPU pods on "
-                    "each node (a drain) before changing the layout; Kueue flavours and quotas "
-                    "per profile change with it",
-                    _short(gpu_a.get("mig")),
-                    _short(gpu_b.get("mig")),
+                    "kubernetes-nodes",
+                    f"{len(hosts)} node(s) {way}",
+                    "node label patches follow the host list; new hosts must join the cluster "
+                    "first (build them with Ansible)",
+                    "" if way == "added" else _short(hosts),
+                    _short(hosts) if way == "added" else "",
                     (up,),
                 )
             )
-        sharing = ("time_slicing", "mps")
-        if any(gpu_a.get(k) != gpu_b.get(k) for k in sharing):
-            changes.append(
-                Change(
-                    path,
-                    "gpu-sharing",
-                    f"pool {name} GPU sharing",
-                    "the device plugin's config for the pool changes: it restarts and "
-                    "advertises the new replica count; running pods keep their devices",
-                    _short({k: gpu_a.get(k) for k in sharing}),
-                    _short({k: gpu_b.get(k) for k in sharing}),
-                    (up,),
-                )
-            )
-        for key, kind, meaning in (
-            (
-                "node_labels",
-                "kubernetes-node-labels",
-                "node labels are patched live (server-side apply); pods already running stay",
-            ),
-            (
-                "host_labels",
-                "kubernetes-node-labels",
-                "node labels are patched live (server-side apply); pods already running stay",
-            ),
-            (
-                "taints",
-                "kubernetes-node-labels",
-                "taints are patched live; a NoExecute taint evicts pods that do not tolerate it",
-            ),
-            (
-                "hosts",
-                "kubernetes-nodes",
-                "node patches follow the host list; new hosts must join the cluster first "
-                "(build them with Ansible)",
-            ),
-            (
-                "nodes",
-                "kubernetes-pool",
-                "the cloud node pool's autoscaling bounds change with pulumi up",
-            ),
-        ):
-            if a.get(key) != b.get(key):
-                changes.append(
-                    Change(
-                        path,
-                        kind,
-                        f"pool {name} {key}",
-                        meaning,
-                        _short(a.get(key)),
-                        _short(b.get(key)),
-                        (up,),
-                    )
-                )
-        rest = sorted(
-            k
-            for k in set(a) | set(b)
-            if k not in ("gpu", *_NODE_KEYS, "hosts", "nodes") and a.get(k) != b.get(k)
+    if not changes:
+        changes.append(
+            Change(path, "kubernetes-manifest", name, "manifest layout only", actions=(up,))
         )
-        gpu_rest = sorted(
-            k
-            for k in set(gpu_a) | set(gpu_b)
-            if k not in ("mig", *sharing, *_DERIVED_GPU_KEYS) and gpu_a.get(k) != gpu_b.get(k)
-        )
-        if rest or gpu_rest:
-            changes.append(
-                Change(
-                    path,
-                    "kubernetes-pool",
-                    f"pool {name} {', '.join(rest + gpu_rest)}",
-                    "the pool's shape changes: quotas, flavours and (for gke/eks) the cloud node "
-                    "pool follow with pulumi up",
-                    actions=(up,),
-                )
-            )
     return changes
+
+
+def _kueue_urn(estate: Estate, cluster: str, kind: str, obj: Mapping[str, Any]) -> str:
+    from estategen.kubernetes.objects import object_key
+
+    project = next(
+        (project_name(estate, c) for c in estate.kubernetes_clusters if c.name == cluster), ""
+    )
+    api = obj.get("apiVersion")
+    return f"urn:pulumi:{estate.name}::{project}::kubernetes:{api}:{kind}::{object_key(dict(obj))}"
+
+
+def _helm_values(
+    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
+) -> list[Change]:
+    return [
+        Change(
+            path,
+            "kubernetes-components",
+            f"Helm release {name}",
+            "the release's values change: it upgrades with pulumi up (or helm upgrade)",
+            _short(_differing(_yaml(before), _yaml(after))[0]) if before else "",
+            _short(_differing(_yaml(before), _yaml(after))[1]) if after else "",
+            (Action("pulumi-up", cluster),),
+        )
+    ]
+
+
+def _kubernetes_other(
+    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
+) -> list[Change]:
+    return [
+        Change(
+            path,
+            "kubernetes-manifest",
+            f"{cluster}/{name}",
+            "the kustomization or its notes change; nothing changes on the cluster by itself",
+            actions=(Action("review", path),),
+        )
+    ]
 
 
 def _pulumi_program(
@@ -1773,6 +1778,9 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"ansible/inventory\.yml", _inventory),
     (r"ansible/.+", _ansible_other),
     (r"pulumi/([^/]+)/cluster\.json", _cluster_json),
+    (r"kubernetes/([^/]+)/helm/([^/]+)\.values\.yaml", _helm_values),
+    (r"kubernetes/([^/]+)/((?!kustomization)[^/]+\.yaml)", _manifest),
+    (r"kubernetes/([^/]+)/(.+)", _kubernetes_other),
     (r"pulumi/([^/]+)/Pulumi\.([^/]+)\.yaml", _stack_settings),
     (r"pulumi/([^/]+)/([^/]+)", _pulumi_program),
     (r"observability/prometheus/(.+)", _prometheus),

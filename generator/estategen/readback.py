@@ -300,17 +300,22 @@ def check_yaml(text: str, where: Path | str) -> None:
     if "*" not in text:
         return  # without aliases nothing expands beyond the values counted above
     loader = loader_class(text)
+    size = 0
     try:
-        node = loader.get_single_node()
+        # a manifest holds several documents; their expansions add up
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                size += _expanded_size(node)
+                if size > MAX_NODES:
+                    raise OutputRefused(
+                        f"{where}: expands to more than {MAX_NODES} values through aliases "
+                        "(an alias bomb?); estategen never writes that"
+                    )
     except yaml.YAMLError:
         return
     finally:
         loader.dispose()
-    if node is not None and _expanded_size(node) > MAX_NODES:
-        raise OutputRefused(
-            f"{where}: expands to more than {MAX_NODES} values through aliases (an alias "
-            "bomb?); estategen never writes that"
-        )
 
 
 def check_hostlists(text: str, where: Path | str, limit: int = MAX_NAMES) -> None:

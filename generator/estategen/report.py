@@ -521,7 +521,7 @@ def _storage(estate: Estate) -> Iterable[ReportWarning]:
                 pools=(pool.name,),
             )
     for cluster in estate.kubernetes_clusters:
-        for storage in storage_classes(estate, cluster.name):
+        for storage, _ in storage_classes(estate, cluster.name):
             for pool in estate.pools_in_cluster(cluster.name):
                 if storage not in pool_mounts(estate, pool):
                     why = (

@@ -146,7 +146,7 @@ SITES = [
         "priority-class-description",
         ("kubernetes", "clusters", 0, "priority_classes", 0, "description"),
         accepts=frozenset(FREE_TEXT_SAFE),
-        lands="pulumi/serving/cluster.json",
+        lands="kubernetes/serving/tenancy.yaml",
     ),
     Site("storage-name", ("storage", 0, "name")),
     Site(
@@ -253,7 +253,7 @@ def test_injection_is_refused_or_rendered_safely(site: Site, payload: str) -> No
         if path.startswith(("slurm/", "ansible/files/slurm/")) and path not in site.reshapes:
             assert slurm_shape(output.content) == slurm_shape(baseline[path].content), path
         if path.endswith((".yml", ".yaml")):
-            yaml.load(output.content, Loader=yaml.CSafeLoader)
+            list(yaml.load_all(output.content, Loader=yaml.CSafeLoader))
         if path.endswith(".json"):
             json.loads(output.content)
         if path.startswith("ansible/") and path in baseline:
@@ -262,8 +262,9 @@ def test_injection_is_refused_or_rendered_safely(site: Site, payload: str) -> No
     landed = files[site.lands].content.decode()
     if site.lands.endswith(".json"):
         assert value in _strings(json.loads(landed))
-    elif site.lands.endswith(".yml"):
-        assert value in _strings(yaml.load(landed, Loader=yaml.CSafeLoader))
+    elif site.lands.endswith((".yml", ".yaml")):
+        documents = list(yaml.load_all(landed, Loader=yaml.CSafeLoader))
+        assert value in _strings(documents)
     else:
         assert site.fragment.format(value) in landed
 

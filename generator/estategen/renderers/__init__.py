@@ -1,3 +1,3 @@
 """Renderer modules; importing this package registers them in :data:`estategen.render.RENDERERS`."""
 
-from estategen.renderers import ansible, estate_json, observability, pulumi, slurm  # noqa: F401
+from estategen.renderers import ansible, estate_json, kubernetes, observability, pulumi, slurm  # noqa: F401

@@ -22,9 +22,9 @@ from estategen.facts import (
     host_labels,
     kubelet_taint,
     mig_layout,
-    node_labels,
     pool_group,
     pool_mounts,
+    registration_labels,
 )
 from estategen.model import Estate, NodePool
 from estategen.render import Files, OutputFile, renderer, templates, text
@@ -120,7 +120,7 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
         "pool_features": list(pool.features),
         # kubelet registers the node with these labels (and each host with its own, such as
         # its switch): the same set the Pulumi program patches onto the node
-        "pool_node_labels": node_labels(estate, pool) if kubernetes else {},
+        "pool_node_labels": registration_labels(estate, pool) if kubernetes else {},
         "pool_node_taints": [kubelet_taint(t) for t in pool.taints],
         "pool_storage": [s.name for s in pool_mounts(estate, pool)],
     }

@@ -1,8 +1,9 @@
 """``pulumi/<cluster>/``: one Pulumi project per Kubernetes cluster.
 
 The program itself is plain Python kept in ``stacks/`` (shipped as ``estategen_stacks``) and
-copied verbatim; this renderer only writes the project files around it and ``cluster.json``,
-the model's view of that one cluster. It never imports Pulumi: the CLI stays fast and the
+copied verbatim; it registers the objects written under ``kubernetes/<cluster>/``. This
+renderer writes the project files around it and ``cluster.json``: where the manifests are, the
+Helm releases and the managed node pools. It never imports Pulumi: the CLI stays fast and the
 program is tested where it lives, under Pulumi's mocks.
 """
 
@@ -13,21 +14,12 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from estategen.facts import (
-    cluster_flavors,
-    host_labels,
-    mig_instances_per_gpu,
-    mig_layout,
-    mig_parted_layouts,
-    node_labels,
-    node_taint,
-    replicas,
-    storage_class_names,
-)
-from estategen.model import Estate, KubernetesCluster, NodePool, spread
-from estategen.render import Files, OutputFile, json_file, renderer, text, to_data
+from estategen.kubernetes import cluster_objects
+from estategen.model import Estate, KubernetesCluster, NodePool
+from estategen.render import Files, OutputFile, json_file, renderer, text
+from estategen.renderers.kubernetes import manifest_folder, values_file
 
-DATA_SCHEMA = "estategen/pulumi-cluster-v1"
+DATA_SCHEMA = "estategen/pulumi-cluster-v2"
 
 # Exact versions written to each project's requirements.txt. The `test` extra installs the
 # same ones, and a test fails when they drift apart: a rendered project runs what was tested.
@@ -35,20 +27,6 @@ PULUMI = "3.272.0"
 PULUMI_KUBERNETES = "4.34.2"
 PULUMI_GCP = "10.2.0"
 PULUMI_AWS = "7.51.1"
-
-# Images and charts the program deploys, pinned by tag so a render means one thing. They live
-# in the data file (not the program) so a version bump shows up in `render --check` diffs.
-COMPONENTS: dict[str, dict[str, str]] = {
-    "device_plugin": {"image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"},
-    "mig_manager": {"image": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.10.0-ubuntu20.04"},
-    "dcgm_exporter": {"image": "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"},
-    "gpu_operator": {
-        "chart": "gpu-operator",
-        "repository": "https://helm.ngc.nvidia.com/nvidia",
-        "version": "v25.3.0",
-    },
-    "kueue": {"chart": "oci://registry.k8s.io/kueue/charts/kueue", "version": "0.19.2"},
-}
 
 
 def project_name(estate: Estate, cluster: KubernetesCluster) -> str:
@@ -133,99 +111,33 @@ def _requirements(cluster: KubernetesCluster, pools: Sequence[NodePool]) -> str:
     return "".join(f"{name}=={version}\n" for name, version in sorted(pins))
 
 
-def dcgm_counters() -> str:
-    """The DCGM counter list the Ansible role installs, so both schedulers export the same."""
-    role = resources.files("estategen").joinpath("playbooks/roles/dcgm_exporter/files")
-    return role.joinpath("counters.csv").read_text(encoding="utf-8")
-
-
 def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
-    """The model's view of one cluster: everything its program needs, nothing else.
-
-    Derived facts (node labels and taints, MIG layouts, flavours and their units) come from
-    :mod:`estategen.facts`, so the program registers what Ansible and Slurm also use.
-    """
-    pools = list(estate.pools_in_cluster(cluster.name))
-    plugin_pools = [p for p in pools if p.gpus and p.provider != "gke"]
-    cluster_info = to_data(cluster)
-    for key in ("queues", "priority_classes", "name"):
-        cluster_info.pop(key)
+    """What the program needs beyond the manifests: where they are, the Helm releases (their
+    values are rendered next to the manifests) and the managed node pools' arguments."""
+    built = cluster_objects(estate, cluster)
     return {
         "schema": DATA_SCHEMA,
         "estate": estate.name,
         "name": cluster.name,
         "kubernetes_version": estate.versions.kubernetes.text,
-        "cluster": cluster_info,
-        "components": COMPONENTS,
-        "pools": [_pool_data(estate, pool) for pool in pools],
-        # a list: the ConfigMap keeps mig-parted's order (MIG off first, then the pools')
-        "mig_configs": [
-            {"name": name, "config": config}
-            for name, config in mig_parted_layouts(plugin_pools).items()
-        ],
-        "flavors": [
+        "cluster": {
+            "provider": cluster.provider,
+            "region": cluster.region,
+            "project": cluster.project,
+        },
+        "manifests": f"../../{manifest_folder(cluster)}",
+        "releases": [
             {
-                "key": flavor.key,
-                "name": flavor.name,
-                "model": flavor.model,
-                "profile": flavor.profile,
-                "pools": list(flavor.pools),
-                "units": flavor.units,
-                "factor": flavor.factor,
+                "name": release.name,
+                "chart": release.chart,
+                "version": release.version,
+                "repository": release.repository,
+                "namespace": release.namespace,
+                "create_namespace": release.create_namespace,
+                "values_file": values_file(release),
+                "provides": list(release.provides),
             }
-            for flavor in cluster_flavors(estate, cluster.name)
+            for release in built.releases
         ],
-        "teams": [
-            {
-                "name": team.name,
-                "namespace": team.namespace,
-                "gid": team.gid,
-                "fairshare": team.fairshare,
-            }
-            for team in estate.identity.teams
-        ],
-        "queues": to_data(cluster.queues),
-        "priority_classes": to_data(cluster.priority_classes),
-        "observability": {**to_data(estate.observability), "dcgm_counters": dcgm_counters()},
-        "storage_classes": storage_class_names(estate, cluster.name),
-    }
-
-
-def _pool_data(estate: Estate, pool: NodePool) -> dict[str, Any]:
-    gpu: dict[str, Any] | None = None
-    if pool.gpus:
-        model = estate.gpu_models[pool.gpus.model]
-        offer = model.clouds.get(pool.provider)
-        gpu = {
-            "model": model.name,
-            "count": pool.gpus.count,
-            "memory_gb": model.memory_gb,
-            "resource": model.resource,
-            "mig": mig_layout(pool),
-            "mig_instances": mig_instances_per_gpu(pool),
-            "replicas": replicas(pool),
-            "time_slicing": pool.gpus.sharing.time_slicing,
-            "mps": pool.gpus.sharing.mps,
-            "accelerator": offer.accelerator if offer else None,
-        }
-    return {
-        "name": pool.name,
-        "provider": pool.provider,
-        "hosts": list(pool.hosts),
-        "switches": [
-            {"name": name, "hosts": hosts} for name, hosts in spread(pool.hosts, pool.switches)
-        ]
-        if pool.switches
-        else [],
-        "instance_type": pool.instance_type,
-        "nodes": {"min": pool.nodes_min or 0, "max": pool.nodes_max}
-        if pool.nodes_max is not None
-        else None,
-        "cpu_threads": pool.cpu.threads if pool.cpu else None,
-        "memory_gb": pool.memory_gb,
-        "gpu": gpu,
-        "taints": to_data(pool.taints),
-        "node_labels": node_labels(estate, pool),
-        "host_labels": host_labels(pool),
-        "node_taints": [node_taint(t) for t in pool.taints],
+        "node_pools": built.node_pools,
     }

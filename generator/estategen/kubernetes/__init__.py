@@ -1,0 +1,129 @@
+"""The Kubernetes side of an estate, built once from the model.
+
+For each cluster this builds every Kubernetes object (one module per family: ``core`` for
+tenancy and nodes, ``nvidia``, ``kueue``, ``storage``), the Helm releases they rely on and the
+managed node pools (``cloud``). The ``kubernetes/<cluster>/`` manifests and the Pulumi program
+both apply exactly these objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from estategen.kubernetes import cloud, core, kueue, nvidia, storage
+from estategen.kubernetes.objects import (
+    KUEUE_NAMESPACE,
+    NVIDIA_NAMESPACE,
+    ClusterView,
+    Obj,
+)
+from estategen.model import Estate, KubernetesCluster
+
+NFD_CHART = "oci://registry.k8s.io/nfd/charts/node-feature-discovery"
+NFD_VERSION = "0.19.0"  # what device plugin v0.20.0 and GPU Operator v26.7.0 depend on
+NFD_NAMESPACE = "node-feature-discovery"
+GPU_OPERATOR_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
+GPU_OPERATOR_VERSION = "v26.7.0"
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    """A chart the cluster needs, pinned, with the values the generator computed."""
+
+    name: str
+    chart: str
+    version: str
+    namespace: str
+    values: Obj
+    repository: str | None = None
+    create_namespace: bool = False
+    # API groups of the CRDs the chart installs: objects of these groups wait for it
+    provides: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClusterObjects:
+    """Everything estategen applies to one cluster, grouped as the manifests are written."""
+
+    files: dict[str, list[Obj]]
+    releases: list[HelmRelease]
+    node_pools: list[Obj] = field(default_factory=list)
+
+    def objects(self) -> list[Obj]:
+        return [obj for objs in self.files.values() for obj in objs]
+
+
+def releases(view: ClusterView) -> list[HelmRelease]:
+    out: list[HelmRelease] = []
+    if view.runs_device_plugin:
+        # GPU Feature Discovery publishes node labels (nvidia.com/mps.capable, ...) through
+        # Node Feature Discovery's NodeFeature objects (R1.20, R1.23)
+        out.append(
+            HelmRelease(
+                "node-feature-discovery",
+                NFD_CHART,
+                NFD_VERSION,
+                NFD_NAMESPACE,
+                {},
+                create_namespace=True,
+                provides=("nfd.k8s-sigs.io",),
+            )
+        )
+    if view.runs_gpu_operator:
+        out.append(
+            HelmRelease(
+                "gpu-operator",
+                "gpu-operator",
+                GPU_OPERATOR_VERSION,
+                NVIDIA_NAMESPACE,
+                nvidia.gpu_operator_values(view),
+                repository=GPU_OPERATOR_REPOSITORY,
+                provides=("nvidia.com", "nfd.k8s-sigs.io"),
+            )
+        )
+    if storage.uses_nfs_driver(view):
+        out.append(
+            HelmRelease(
+                "csi-driver-nfs",
+                storage.NFS_CHART,
+                storage.NFS_VERSION,
+                storage.NFS_NAMESPACE,
+                {},
+                repository=storage.NFS_REPOSITORY,
+            )
+        )
+    if view.cluster.queues is not None:
+        out.append(
+            HelmRelease(
+                "kueue",
+                kueue.CHART,
+                kueue.VERSION,
+                KUEUE_NAMESPACE,
+                kueue.helm_values(view),
+                create_namespace=True,
+                provides=("kueue.x-k8s.io",),
+            )
+        )
+    return out
+
+
+def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObjects:
+    view = ClusterView.of(estate, cluster)
+    files = {
+        "namespaces.yaml": core.namespaces(view),
+        "tenancy.yaml": [*core.team_quotas(view), *core.priority_classes(view)],
+        "nodes.yaml": core.node_labels_patches(view),
+        "nvidia.yaml": [
+            *nvidia.runtime_class(view),
+            *nvidia.configmaps(view),
+            *nvidia.device_plugin(view),
+            *nvidia.dcgm_exporter(view),
+        ],
+        "storage.yaml": storage.objects(view),
+        "kueue.yaml": kueue.objects(view),
+    }
+    return ClusterObjects(
+        {name: objs for name, objs in files.items() if objs},
+        releases(view),
+        cloud.node_pools(view),
+    )

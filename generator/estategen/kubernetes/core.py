@@ -1,0 +1,76 @@
+"""Tenancy and nodes: team namespaces and GPU quotas, priority classes, node labels."""
+
+from __future__ import annotations
+
+from estategen.facts import ESTATE_LABEL, host_labels, node_labels
+from estategen.kubernetes import kueue
+from estategen.kubernetes.objects import NVIDIA_NAMESPACE, TEAM_LABEL, ClusterView, Obj, meta
+
+
+def namespaces(view: ClusterView) -> list[Obj]:
+    estate = view.estate.name
+    out = []
+    for team in view.estate.identity.teams:
+        metadata = meta(team.namespace, **{ESTATE_LABEL: estate, TEAM_LABEL: team.name})
+        # the same GID as the team's Unix group on the Slurm side, for fsGroup on shared mounts
+        metadata["annotations"] = {"estategen.io/gid": str(team.gid)}
+        out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
+    if view.gpu_pools:
+        metadata = meta(NVIDIA_NAMESPACE, **{ESTATE_LABEL: estate})
+        # device plugin, MIG manager and DCGM exporter need host paths and privileges
+        metadata["labels"]["pod-security.kubernetes.io/enforce"] = "privileged"
+        out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
+    return out
+
+
+def team_quotas(view: ClusterView) -> list[Obj]:
+    """A ResourceQuota per team: its namespace holds what its queue can admit, no more."""
+    if not view.gpu_pools:
+        return []
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": meta("gpu", team.namespace, **{TEAM_LABEL: team.name}),
+            "spec": {"hard": kueue.quota_hard(view, team)},
+        }
+        for team in view.estate.identity.teams
+    ]
+
+
+def priority_classes(view: ClusterView) -> list[Obj]:
+    return [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": meta(pc.name),
+            "value": pc.value,
+            "description": pc.description or f"{pc.name} (estate {view.estate.name})",
+            "globalDefault": False,
+            "preemptionPolicy": "PreemptLowerPriority",
+        }
+        for pc in view.cluster.priority_classes
+    ]
+
+
+def node_labels_patches(view: ClusterView) -> list[Obj]:
+    """The labels estategen owns on each on-prem node, for a server-side apply.
+
+    kubelet registers a node with these labels and the pool's taints (Ansible), but sets
+    labels only at registration; this carries later label changes to existing nodes. It holds
+    labels only: ``spec.taints`` is an atomic list, and applying it would remove every taint
+    someone else set (maintenance, admins), and the GPU deploy labels mig-manager flips stay
+    with kubelet (R2.8).
+    """
+    out = []
+    for pool in view.pools:
+        if pool.provider != "on-prem":
+            continue
+        shared = node_labels(view.estate, pool)
+        per_host = host_labels(pool)
+        for host in pool.hosts:
+            labels = dict(sorted({**shared, **per_host.get(host, {})}.items()))
+            out.append(
+                {"apiVersion": "v1", "kind": "Node", "metadata": {"name": host, "labels": labels}}
+            )
+    return out

@@ -1,0 +1,308 @@
+"""Kueue: its manager configuration, ResourceFlavors, a Topology, queues and priority classes.
+
+Objects are ``kueue.x-k8s.io/v1beta2`` as served by the pinned release (0.19.2); the manager
+Configuration is ``config.kueue.x-k8s.io/v1beta2`` (``docs/kubernetes-upstream-requirements.md``
+section 5, R5.1-R5.13).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from estategen.facts import (
+    MIG_LABEL,
+    MODEL_LABEL,
+    SWITCH_LABEL,
+    Flavor,
+    cluster_flavors,
+    mig_instances_per_gpu,
+)
+from estategen.kubernetes.nvidia import config_text, mig_resource
+from estategen.kubernetes.objects import (
+    HOSTNAME_LABEL,
+    TEAM_LABEL,
+    ClusterView,
+    Obj,
+    meta,
+)
+from estategen.model import NodePool, QueueTeam, Team
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+VERSION = "0.19.2"
+TOPOLOGY = "network"
+# Kueue's frameworks for the kinds every cluster has; issue-specific operators add theirs
+FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset")
+# all-or-nothing admission: a workload holds its quota only once all its pods run
+PODS_READY_TIMEOUT = "10m"
+
+
+@dataclass(frozen=True)
+class KueueFlavor:
+    """A flavour as Kueue sees it: the resource it is scheduled by and its pools."""
+
+    flavor: Flavor
+    resource: str
+    pools: tuple[NodePool, ...]
+
+    @property
+    def name(self) -> str:
+        return self.flavor.name
+
+    def per_unit(self, scale: int, amount: str) -> int | None:
+        """CPU (millicores) or memory (MiB) that come with one unit; None when unknown."""
+        shares: list[int] = []
+        for pool in self.pools:
+            value = (pool.cpu.threads if pool.cpu else None) if amount == "cpu" else pool.memory_gb
+            if value is None or pool.gpus is None:
+                return None
+            shares.append(value * scale // (pool.gpus.count * mig_instances_per_gpu(pool)))
+        return min(shares)
+
+    @property
+    def topology(self) -> bool:
+        return all(p.switches for p in self.pools)
+
+
+def flavors(view: ClusterView) -> list[KueueFlavor]:
+    pools = {p.name: p for p in view.pools}
+    out = []
+    for flavor in cluster_flavors(view.estate, view.cluster.name):
+        members = tuple(pools[name] for name in flavor.pools)
+        first = members[0]
+        assert first.gpus is not None
+        resource = (
+            mig_resource(view, first, flavor.profile)
+            if flavor.profile
+            else view.estate.gpu_models[first.gpus.model].resource
+        )
+        out.append(KueueFlavor(flavor, resource, members))
+    return out
+
+
+def covers_cpu_and_memory(all_flavors: Sequence[KueueFlavor]) -> bool:
+    """Queues cover CPU and memory too when every pool says how much comes with a GPU."""
+    return all(
+        f.per_unit(1000, "cpu") is not None and f.per_unit(1024, "memory") is not None
+        for f in all_flavors
+    )
+
+
+def queue_entry(view: ClusterView, team: Team) -> QueueTeam | None:
+    queues = view.cluster.queues
+    if queues is None:
+        return None
+    return next((q for q in queues.teams if q.team == team.name), None)
+
+
+def admissible(view: ClusterView, team: Team, flavor: KueueFlavor) -> int:
+    """Devices Kueue can admit for a team on a flavor: nominal quota plus what it may borrow."""
+    units, factor = flavor.flavor.units, flavor.flavor.factor
+    if view.cluster.queues is None:
+        return units * factor
+    entry = queue_entry(view, team)
+    if entry is None:
+        return 0
+    nominal = int(entry.quota.get(flavor.flavor.key, 0))
+    borrow = entry.borrowing_limit
+    ceiling = units if borrow is None else min(units, nominal + borrow)
+    return max(nominal, ceiling) * factor
+
+
+def quota_hard(view: ClusterView, team: Team) -> dict[str, str]:
+    """ResourceQuota hard limits: a namespace can hold what its queue can admit, no more."""
+    hard: dict[str, int] = {}
+    for flavor in flavors(view):
+        key = f"requests.{flavor.resource}"
+        hard[key] = hard.get(key, 0) + admissible(view, team, flavor)
+    return {k: str(v) for k, v in sorted(hard.items())}
+
+
+def manager_configuration(view: ClusterView) -> Obj:
+    """Kueue's whole manager Configuration: the chart's defaults (R5.1) and the estate's.
+
+    v1beta2 turns features on by their presence, with no ``enable`` keys (R5.2).
+    """
+    all_flavors = flavors(view)
+    config: Obj = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500},
+        # pods and their owners are queued only in team namespaces (R5.6)
+        "managedJobsNamespaceSelector": {
+            "matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}]
+        },
+        "integrations": {"frameworks": list(FRAMEWORKS)},
+        # all-or-nothing: admit the next workload once the last one's pods all run (R5.4)
+        "waitForPodsReady": {
+            "timeout": PODS_READY_TIMEOUT,
+            "blockAdmission": True,
+            "requeuingStrategy": {
+                "timestamp": "Eviction",
+                "backoffBaseSeconds": 60,
+                "backoffMaxSeconds": 3600,
+            },
+        },
+        # the ClusterQueues' weights come from the teams' fairshare (R5.3, R5.12)
+        "fairSharing": {
+            "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+        },
+    }
+    if not covers_cpu_and_memory(all_flavors):
+        # queues hold GPUs only: Kueue must not leave a pod pending for its cpu (R5.5)
+        config["resources"] = {"excludeResourcePrefixes": ["cpu", "memory", "ephemeral-storage"]}
+    return config
+
+
+def helm_values(view: ClusterView) -> Obj:
+    return {
+        "managerConfig": {"controllerManagerConfigYaml": config_text(manager_configuration(view))}
+    }
+
+
+def objects(view: ClusterView) -> list[Obj]:
+    """ResourceFlavors, a Topology, ClusterQueues, LocalQueues, WorkloadPriorityClasses."""
+    queues = view.cluster.queues
+    if queues is None:
+        return []
+    all_flavors = flavors(view)
+    teams = {t.name: t for t in view.estate.identity.teams}
+    out: list[Obj] = []
+    if any(f.topology for f in all_flavors):
+        out.append(
+            {
+                "apiVersion": KUEUE_API,
+                "kind": "Topology",
+                "metadata": meta(TOPOLOGY),
+                "spec": {"levels": [{"nodeLabel": SWITCH_LABEL}, {"nodeLabel": HOSTNAME_LABEL}]},
+            }
+        )
+    for flavor in all_flavors:
+        spec: Obj = {
+            "nodeLabels": {
+                MODEL_LABEL: flavor.flavor.model,
+                MIG_LABEL: str(flavor.flavor.profile is not None).lower(),
+            }
+        }
+        tolerations = flavor_tolerations(flavor)
+        if tolerations:
+            spec["tolerations"] = tolerations
+        if flavor.topology:
+            spec["topologyName"] = TOPOLOGY
+        out.append(
+            {
+                "apiVersion": KUEUE_API,
+                "kind": "ResourceFlavor",
+                "metadata": meta(flavor.name),
+                "spec": spec,
+            }
+        )
+    with_cpu = covers_cpu_and_memory(all_flavors)
+    covered = (["cpu", "memory"] if with_cpu else []) + sorted({f.resource for f in all_flavors})
+    for entry in queues.teams:
+        team = teams[entry.team]
+        out.append(
+            {
+                "apiVersion": KUEUE_API,
+                "kind": "ClusterQueue",
+                "metadata": meta(team.name, **{TEAM_LABEL: team.name}),
+                "spec": {
+                    "cohortName": queues.cohort,
+                    "namespaceSelector": {
+                        "matchLabels": {"kubernetes.io/metadata.name": team.namespace}
+                    },
+                    "queueingStrategy": "BestEffortFIFO",
+                    "fairSharing": {"weight": team.fairshare},
+                    "preemption": {
+                        "reclaimWithinCohort": "Any",
+                        "borrowWithinCohort": {"policy": "LowerPriority"},
+                        "withinClusterQueue": "LowerPriority",
+                    },
+                    "resourceGroups": [
+                        {
+                            "coveredResources": covered,
+                            "flavors": [
+                                {"name": f.name, "resources": _quotas(entry, f, covered)}
+                                for f in all_flavors
+                            ],
+                        }
+                    ],
+                },
+            }
+        )
+        out.append(
+            {
+                "apiVersion": KUEUE_API,
+                "kind": "LocalQueue",
+                "metadata": meta(team.name, team.namespace, **{TEAM_LABEL: team.name}),
+                "spec": {"clusterQueue": team.name},
+            }
+        )
+    for pc in view.cluster.priority_classes:
+        out.append(
+            {
+                "apiVersion": KUEUE_API,
+                "kind": "WorkloadPriorityClass",
+                "metadata": meta(pc.name),
+                "value": pc.value,
+                "description": pc.description or f"{pc.name} (estate {view.estate.name})",
+            }
+        )
+    return out
+
+
+def flavor_tolerations(flavor: KueueFlavor) -> list[Obj]:
+    out: list[Obj] = []
+    for pool in flavor.pools:
+        for taint in pool.taints:
+            toleration: Obj = {"key": taint.key, "effect": taint.effect}
+            if taint.value:
+                toleration.update(operator="Equal", value=taint.value)
+            else:
+                toleration["operator"] = "Exists"
+            if toleration not in out:
+                out.append(toleration)
+    return out
+
+
+def _quotas(entry: QueueTeam, flavor: KueueFlavor, covered: Sequence[str]) -> list[Obj]:
+    """One flavor's quotas in coveredResources order (Kueue requires every resource listed)."""
+    units = entry.quota.get(flavor.flavor.key, 0)
+    borrow, lend = entry.borrowing_limit, entry.lending_limit
+    cpu = flavor.per_unit(1000, "cpu")
+    memory = flavor.per_unit(1024, "memory")
+
+    def quota(name: str, per_unit: int, suffix: str = "") -> Obj:
+        out: Obj = {"name": name, "nominalQuota": f"{units * per_unit}{suffix}"}
+        if borrow is not None:
+            out["borrowingLimit"] = f"{borrow * per_unit}{suffix}"
+        if lend is not None:
+            out["lendingLimit"] = f"{min(lend, units) * per_unit}{suffix}"
+        return out
+
+    out = []
+    for name in covered:
+        if name == "cpu":
+            out.append(quota("cpu", cpu or 0, "m"))
+        elif name == "memory":
+            out.append(quota("memory", memory or 0, "Mi"))
+        elif name == flavor.resource:
+            out.append(quota(name, flavor.flavor.factor))
+        else:
+            out.append({"name": name, "nominalQuota": "0"})
+    return out

@@ -1,0 +1,738 @@
+"""NVIDIA objects: device plugin, GPU Feature Discovery, MPS daemon, MIG manager, DCGM exporter.
+
+Each follows NVIDIA's own manifests and charts at the pinned tags (device plugin v0.20.0,
+mig-manager v0.15.0, dcgm-exporter 4.6.0-4.8.3, GPU Operator v26.7.0); the requirement each
+field meets is numbered in ``docs/kubernetes-upstream-requirements.md`` and tested in
+``tests/test_kubernetes_nvidia.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from importlib import resources
+
+import yaml
+
+from estategen.facts import (
+    GPU_DEPLOY_LABELS,
+    MIG_CONFIG_LABEL,
+    MIG_DISABLED,
+    PLUGIN_CONFIG_LABEL,
+    mig_layout,
+    mig_parted_layouts,
+    replicas,
+)
+from estategen.kubernetes.objects import (
+    NODE_NAME_ENV,
+    NVIDIA_NAMESPACE,
+    ClusterView,
+    Obj,
+    env,
+    field_env,
+    host_path,
+    meta,
+    require_node,
+)
+from estategen.model import NodePool
+
+DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+MIG_MANAGER_IMAGE = "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.15.0"
+# the ubuntu flavour: the GKE exporter runs with the host's driver libraries on its path
+DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-ubuntu22.04"
+
+DEVICE_PLUGIN_CONFIGS = "nvidia-device-plugin-configs"
+MIG_PARTED_CONFIG = "nvidia-mig-parted-config"
+DCGM_COUNTERS = "dcgm-exporter-counters"
+DCGM_COUNTERS_DIR = "/etc/dcgm-exporter"
+DEFAULT_CONFIG = "default"
+RUNTIME_CLASS = "nvidia"
+MPS_ROOT = "/run/nvidia/mps"
+MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+# the pod template annotation that rolls a DaemonSet when the configs it reads change: the
+# config-manager signals only when a node's label changes, not when a config's content does
+CONFIG_CHECKSUM = "estategen.io/config-checksum"
+# the `app` labels mig-manager waits on before it repartitions a node (R2.7)
+GPU_CLIENT_APPS = {
+    "nvidia-device-plugin": "nvidia-device-plugin-daemonset",
+    "gpu-feature-discovery": "gpu-feature-discovery",
+    "dcgm-exporter": "nvidia-dcgm-exporter",
+}
+
+
+def mig_resource(view: ClusterView, pool: NodePool, profile: str) -> str:
+    """The resource MIG devices are scheduled by: per profile under ``mixed``, else plain."""
+    assert pool.gpus is not None
+    resource = view.estate.gpu_models[pool.gpus.model].resource
+    if pool.provider == "gke" or view.cluster.mig_strategy != "mixed":
+        return resource
+    return f"nvidia.com/mig-{profile}"
+
+
+def node_resources(view: ClusterView, pool: NodePool) -> dict[str, int]:
+    """Devices one node of a GPU pool advertises, by resource name."""
+    assert pool.gpus is not None
+    out: dict[str, int] = {}
+    layout = mig_layout(pool)
+    for profile, count in layout.items():
+        name = mig_resource(view, pool, profile)
+        out[name] = out.get(name, 0) + pool.gpus.count * count * replicas(pool)
+    if not layout:
+        resource = view.estate.gpu_models[pool.gpus.model].resource
+        out[resource] = pool.gpus.count * replicas(pool)
+    return out
+
+
+def pool_mig_strategy(view: ClusterView, pool: NodePool | None) -> str:
+    """The plugin's MIG strategy on a pool's nodes: the cluster's on MIG pools, else none.
+
+    MPS is refused under ``mixed`` (R1.15), and a pool without MIG has nothing to expose.
+    """
+    if pool is not None and not mig_layout(pool):
+        return "none"
+    return view.cluster.mig_strategy
+
+
+def device_plugin_config(view: ClusterView, pool: NodePool | None) -> Obj:
+    """k8s-device-plugin config file (version v1) for one pool, or the default one."""
+    config: Obj = {
+        "version": "v1",
+        "flags": {"migStrategy": pool_mig_strategy(view, pool), "failOnInitError": True},
+    }
+    if pool is None or pool.gpus is None:
+        return config
+    sharing = pool.gpus.sharing
+    names = sorted(node_resources(view, pool))
+    if sharing.time_slicing:
+        config["sharing"] = {
+            "timeSlicing": {
+                "renameByDefault": False,
+                # a request for 2 replicas would not mean twice the GPU; refuse it
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": n, "replicas": sharing.time_slicing} for n in names],
+            }
+        }
+    elif sharing.mps:
+        config["sharing"] = {
+            "mps": {
+                "renameByDefault": False,
+                "resources": [{"name": n, "replicas": sharing.mps} for n in names],
+            }
+        }
+    return config
+
+
+def config_text(value: object) -> str:
+    """An embedded config file: block YAML in the order written."""
+    return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def checksum(data: Mapping[str, str]) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def device_plugin_configs(view: ClusterView) -> dict[str, str]:
+    """The device plugin's named configs: a default, and one per pool (R1.16)."""
+    configs = {DEFAULT_CONFIG: config_text(device_plugin_config(view, None))}
+    configs.update({p.name: config_text(device_plugin_config(view, p)) for p in view.plugin_pools})
+    return dict(sorted(configs.items()))
+
+
+def mig_manager_data(view: ClusterView) -> dict[str, str]:
+    layouts = mig_parted_layouts(view.plugin_pools)
+    return {"config.yaml": config_text({"version": "v1", "mig-configs": layouts})}
+
+
+def has_mig(view: ClusterView) -> bool:
+    return any(mig_layout(p) for p in view.plugin_pools)
+
+
+def configmaps(view: ClusterView) -> list[Obj]:
+    """The configs the device plugin, GFD and MIG manager select per node by label."""
+    if not view.plugin_pools:
+        return []
+    out = [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta(DEVICE_PLUGIN_CONFIGS, NVIDIA_NAMESPACE),
+            "data": device_plugin_configs(view),
+        }
+    ]
+    if has_mig(view):
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": meta(MIG_PARTED_CONFIG, NVIDIA_NAMESPACE),
+                "data": mig_manager_data(view),
+            }
+        )
+    return out
+
+
+def runtime_class(view: ClusterView) -> list[Obj]:
+    """RuntimeClass ``nvidia`` for the plain install; the GPU Operator owns its own (R4.5)."""
+    if not view.runs_device_plugin:
+        return []
+    return [
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": meta(RUNTIME_CLASS),
+            "handler": "nvidia",
+        }
+    ]
+
+
+def gpu_tolerations(view: ClusterView) -> list[Obj]:
+    """What the NVIDIA DaemonSets tolerate: the GPU taint and every taint of a GPU pool."""
+    seen = {("CriticalAddonsOnly", ""), ("nvidia.com/gpu", "NoSchedule")}
+    out: list[Obj] = [
+        {"key": "CriticalAddonsOnly", "operator": "Exists"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ]
+    for pool in view.gpu_pools:
+        for taint in pool.taints:
+            if (taint.key, taint.effect) not in seen:
+                seen.add((taint.key, taint.effect))
+                out.append({"key": taint.key, "operator": "Exists", "effect": taint.effect})
+    return out
+
+
+def _config_manager(oneshot: bool, process: str) -> Obj:
+    """NVIDIA's config-manager: copies the config the node label names into place (R1.6)."""
+    return {
+        "name": "config-manager-init" if oneshot else "config-manager",
+        "image": DEVICE_PLUGIN_IMAGE,
+        "command": ["config-manager"],
+        "env": [
+            NODE_NAME_ENV,
+            *env(
+                ONESHOT="true" if oneshot else "false",
+                KUBECONFIG="",
+                NODE_LABEL=PLUGIN_CONFIG_LABEL,
+                CONFIG_FILE_SRCDIR="/available-configs",
+                CONFIG_FILE_DST="/config/config.yaml",
+                DEFAULT_CONFIG=DEFAULT_CONFIG,
+                FALLBACK_STRATEGIES="named,single",
+                SEND_SIGNAL="false" if oneshot else "true",
+                SIGNAL="1",
+                PROCESS_TO_SIGNAL=process,
+            ),
+        ],
+        "volumeMounts": [
+            {"name": "available-configs", "mountPath": "/available-configs"},
+            {"name": "config", "mountPath": "/config"},
+        ],
+    }
+
+
+_CONFIG_VOLUMES = [
+    {"name": "available-configs", "configMap": {"name": DEVICE_PLUGIN_CONFIGS}},
+    {"name": "config", "emptyDir": {}},
+]
+_DRIVER_ENV = env(NVIDIA_VISIBLE_DEVICES="all", NVIDIA_DRIVER_CAPABILITIES="compute,utility")
+
+
+def daemonset(
+    name: str,
+    pod_spec: Obj,
+    *,
+    view: ClusterView,
+    affinity: Obj,
+    labels: Mapping[str, str] | None = None,
+    node_selector: Mapping[str, str] | None = None,
+    runtime_class: bool = True,
+    configs: Mapping[str, str] | None = None,
+) -> Obj:
+    """A system-node-critical DaemonSet on GPU nodes, tolerating the GPU pools' taints."""
+    selector = {"app.kubernetes.io/name": name}
+    spec: Obj = {
+        "priorityClassName": "system-node-critical",
+        "affinity": affinity,
+        "tolerations": gpu_tolerations(view),
+        **pod_spec,
+    }
+    if node_selector:
+        spec["nodeSelector"] = dict(node_selector)
+    if runtime_class:
+        spec["runtimeClassName"] = RUNTIME_CLASS
+    template_meta: Obj = {"labels": {**meta(name)["labels"], **selector, **(labels or {})}}
+    if configs is not None:
+        template_meta["annotations"] = {CONFIG_CHECKSUM: checksum(configs)}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": meta(name, NVIDIA_NAMESPACE, **selector, **(labels or {})),
+        "spec": {
+            "selector": {"matchLabels": selector},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {"metadata": template_meta, "spec": spec},
+        },
+    }
+
+
+def rbac(name: str, rules: list[Obj]) -> list[Obj]:
+    """A ServiceAccount in the NVIDIA namespace with a ClusterRole bound to it."""
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(name, NVIDIA_NAMESPACE)},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": meta(name),
+            "rules": rules,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": meta(name),
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": name,
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NVIDIA_NAMESPACE}],
+        },
+    ]
+
+
+def deploy_selector(component: str) -> dict[str, str]:
+    """Run only where mig-manager has not paused this component for a MIG change (R2.6)."""
+    return {GPU_DEPLOY_LABELS[component]: "true"}
+
+
+def device_plugin(view: ClusterView) -> list[Obj]:
+    """Device plugin, GPU Feature Discovery, MPS daemon and MIG manager, as plain DaemonSets."""
+    if not view.runs_device_plugin:
+        return []
+    account = "nvidia-device-plugin"
+    out = rbac(
+        account,
+        [
+            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+            # GFD reads its own pod to own the NodeFeature it writes (R1.23)
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+            {
+                "apiGroups": ["nfd.k8s-sigs.io"],
+                "resources": ["nodefeatures"],
+                "verbs": ["get", "list", "watch", "create", "update"],
+            },
+        ],
+    )
+    configs = device_plugin_configs(view)
+    config_env = env(CONFIG_FILE="/config/config.yaml")
+    config_mount = {"name": "config", "mountPath": "/config"}
+    out.append(
+        daemonset(
+            "nvidia-device-plugin",
+            {
+                "serviceAccountName": account,
+                # the sidecar signals the plugin when the node's config label changes
+                "shareProcessNamespace": True,
+                "initContainers": [_config_manager(True, "")],
+                "containers": [
+                    _config_manager(False, "nvidia-device-plugin"),
+                    {
+                        "name": "nvidia-device-plugin",
+                        "image": DEVICE_PLUGIN_IMAGE,
+                        "command": ["nvidia-device-plugin"],
+                        "env": [
+                            NODE_NAME_ENV,
+                            *config_env,
+                            *env(NVIDIA_MIG_MONITOR_DEVICES="all", MPS_ROOT=MPS_ROOT),
+                            *_DRIVER_ENV,
+                        ],
+                        "securityContext": {"privileged": True},
+                        "volumeMounts": [
+                            {
+                                "name": "device-plugin",
+                                "mountPath": "/var/lib/kubelet/device-plugins",
+                            },
+                            config_mount,
+                            {"name": "mps-root", "mountPath": "/mps"},
+                            # the plugin checks the MPS daemon's health through its shm (R1.2)
+                            {"name": "mps-shm", "mountPath": "/dev/shm"},
+                            {"name": "cdi-root", "mountPath": "/var/run/cdi"},
+                        ],
+                    },
+                ],
+                "volumes": [
+                    host_path("device-plugin", "/var/lib/kubelet/device-plugins", "Directory"),
+                    *_CONFIG_VOLUMES,
+                    host_path("mps-root", MPS_ROOT, "DirectoryOrCreate"),
+                    host_path("mps-shm", f"{MPS_ROOT}/shm"),
+                    host_path("cdi-root", "/var/run/cdi", "DirectoryOrCreate"),
+                ],
+            },
+            view=view,
+            affinity=require_node(PLUGIN_CONFIG_LABEL),
+            labels={"app": GPU_CLIENT_APPS["nvidia-device-plugin"]},
+            node_selector=deploy_selector("device-plugin"),
+            configs=configs,
+        )
+    )
+    out.append(
+        daemonset(
+            "gpu-feature-discovery",
+            {
+                "serviceAccountName": account,
+                "shareProcessNamespace": True,
+                "initContainers": [_config_manager(True, "")],
+                "containers": [
+                    _config_manager(False, "gpu-feature-discovery"),
+                    {
+                        "name": "gpu-feature-discovery",
+                        "image": DEVICE_PLUGIN_IMAGE,
+                        "command": ["gpu-feature-discovery"],
+                        "env": [
+                            NODE_NAME_ENV,
+                            # NodeFeature objects go to this namespace (else `default`),
+                            # owned by this pod (R1.22)
+                            field_env("NAMESPACE", "metadata.namespace"),
+                            field_env("POD_NAME", "metadata.name"),
+                            *config_env,
+                            *env(GFD_USE_NODE_FEATURE_API="true"),
+                            *_DRIVER_ENV,
+                        ],
+                        "securityContext": {"privileged": True},
+                        "volumeMounts": [
+                            {"name": "host-sys", "mountPath": "/sys", "readOnly": True},
+                            config_mount,
+                        ],
+                    },
+                ],
+                "volumes": [host_path("host-sys", "/sys", "Directory"), *_CONFIG_VOLUMES],
+            },
+            view=view,
+            affinity=require_node(PLUGIN_CONFIG_LABEL),
+            labels={"app": GPU_CLIENT_APPS["gpu-feature-discovery"]},
+            node_selector=deploy_selector("gpu-feature-discovery"),
+            configs=configs,
+        )
+    )
+    if any(p.gpus and p.gpus.sharing.mps for p in view.plugin_pools):
+        out.append(_mps_daemonset(view, account, configs))
+    if has_mig(view):
+        out.extend(mig_manager(view))
+    return out
+
+
+def _mps_daemonset(view: ClusterView, account: str, configs: Mapping[str, str]) -> Obj:
+    """The MPS control daemon the device plugin hands MPS-shared GPUs to (R1.18-R1.21)."""
+    return daemonset(
+        "nvidia-mps-control-daemon",
+        {
+            "serviceAccountName": account,
+            # the MPS server finds its own PID in the host's namespace; the API server refuses
+            # hostPID with shareProcessNamespace, and hostPID lets the sidecar see the daemon
+            "hostPID": True,
+            "initContainers": [
+                {
+                    "name": "mps-control-daemon-mounts",
+                    "image": DEVICE_PLUGIN_IMAGE,
+                    "command": ["mps-control-daemon", "mount-shm"],
+                    "securityContext": {"privileged": True},
+                    "volumeMounts": [
+                        {
+                            "name": "mps-root",
+                            "mountPath": "/mps",
+                            "mountPropagation": "Bidirectional",
+                        }
+                    ],
+                },
+                _config_manager(True, ""),
+            ],
+            "containers": [
+                _config_manager(False, "/usr/bin/mps-control-daemon"),
+                {
+                    "name": "mps-control-daemon",
+                    "image": DEVICE_PLUGIN_IMAGE,
+                    "command": ["mps-control-daemon"],
+                    "env": [NODE_NAME_ENV, *env(CONFIG_FILE="/config/config.yaml"), *_DRIVER_ENV],
+                    "securityContext": {"privileged": True},
+                    "volumeMounts": [
+                        {"name": "mps-root", "mountPath": "/mps"},
+                        {"name": "mps-shm", "mountPath": "/dev/shm"},
+                        {"name": "config", "mountPath": "/config"},
+                    ],
+                },
+            ],
+            "volumes": [
+                host_path("mps-root", MPS_ROOT, "DirectoryOrCreate"),
+                host_path("mps-shm", f"{MPS_ROOT}/shm"),
+                *_CONFIG_VOLUMES,
+            ],
+        },
+        view=view,
+        # GPU Feature Discovery sets the label through Node Feature Discovery (R1.20)
+        affinity=require_node(MPS_CAPABLE_LABEL, "In", ["true"]),
+        node_selector=deploy_selector("client"),
+        configs=configs,
+    )
+
+
+def mig_manager(view: ClusterView) -> list[Obj]:
+    """Applies the layout a node's nvidia.com/mig.config label names (R2.4-R2.13)."""
+    account = "nvidia-mig-manager"
+    out = rbac(
+        account,
+        [
+            {
+                "apiGroups": [""],
+                "resources": ["nodes"],
+                "verbs": ["get", "list", "watch", "patch", "update"],
+            },
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "delete"]},
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "create", "update"]},
+        ],
+    )
+    config = mig_manager_data(view)
+    out.append(
+        daemonset(
+            "nvidia-mig-manager",
+            {
+                "serviceAccountName": account,
+                "hostPID": True,
+                "hostIPC": True,
+                "containers": [
+                    {
+                        "name": "nvidia-mig-manager",
+                        "image": MIG_MANAGER_IMAGE,
+                        "env": [
+                            NODE_NAME_ENV,
+                            field_env("POD_NAME", "metadata.name"),
+                            field_env("POD_NAMESPACE", "metadata.namespace"),
+                            *env(
+                                CONFIG_FILE="/mig-parted-config/config.yaml",
+                                # the GPU clients it pauses run in this namespace (R2.7)
+                                DEFAULT_GPU_CLIENTS_NAMESPACE=NVIDIA_NAMESPACE,
+                                HOST_ROOT_MOUNT="/host",
+                                WITH_REBOOT="false",
+                            ),
+                        ],
+                        "securityContext": {"privileged": True},
+                        "volumeMounts": [
+                            {"name": "host-sys", "mountPath": "/sys"},
+                            {
+                                "name": "host-root",
+                                "mountPath": "/host",
+                                "mountPropagation": "HostToContainer",
+                            },
+                            {"name": "mig-parted-config", "mountPath": "/mig-parted-config"},
+                        ],
+                    }
+                ],
+                "volumes": [
+                    host_path("host-sys", "/sys", "Directory"),
+                    host_path("host-root", "/"),
+                    {"name": "mig-parted-config", "configMap": {"name": MIG_PARTED_CONFIG}},
+                ],
+            },
+            view=view,
+            affinity=require_node(MIG_CONFIG_LABEL),
+            configs=config,
+        )
+    )
+    return out
+
+
+def gpu_operator_values(view: ClusterView) -> Obj:
+    """GPU Operator values carrying the same choices as the plain device-plugin install."""
+    mig = has_mig(view)
+    values: Obj = {
+        # hosts are built by the estate's Ansible roles, driver and container toolkit included
+        "driver": {"enabled": False},
+        "toolkit": {"enabled": False},
+        "daemonsets": {"tolerations": gpu_tolerations(view)},
+        # always explicit: the chart's default `single` would override every pool's config
+        # through MIG_STRATEGY (R4.1)
+        "mig": {"strategy": view.cluster.mig_strategy},
+        "devicePlugin": {
+            "enabled": True,
+            "config": {"name": DEVICE_PLUGIN_CONFIGS, "default": DEFAULT_CONFIG},
+        },
+        "gfd": {"enabled": True},
+        "migManager": {"enabled": mig},
+        # the estate's own DCGM exporter carries the estate labels on both schedulers
+        "dcgmExporter": {"enabled": False},
+    }
+    if mig:
+        values["migManager"]["config"] = {"name": MIG_PARTED_CONFIG, "default": MIG_DISABLED}
+    return values
+
+
+def critical_pods_quota(namespace: str) -> Obj:
+    """GKE admits system-node-critical pods only in a namespace whose ResourceQuota is scoped
+    to that PriorityClass (as its own gcp-critical-pods quota in kube-system, with 1G pods)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": meta("critical-pods", namespace),
+        "spec": {
+            "hard": {"pods": "1G"},
+            "scopeSelector": {
+                "matchExpressions": [
+                    {
+                        "scopeName": "PriorityClass",
+                        "operator": "In",
+                        "values": ["system-node-critical", "system-cluster-critical"],
+                    }
+                ]
+            },
+        },
+    }
+
+
+def dcgm_counters() -> str:
+    """The DCGM counter list the Ansible role installs, so both schedulers export the same."""
+    role = resources.files("estategen").joinpath("playbooks/roles/dcgm_exporter/files")
+    return role.joinpath("counters.csv").read_text(encoding="utf-8")
+
+
+def dcgm_exporter(view: ClusterView) -> list[Obj]:
+    """DCGM exporter on every GPU node, with a Service (and ServiceMonitor) for Prometheus."""
+    if not view.gpu_pools:
+        return []
+    obs = view.estate.observability
+    port = obs.dcgm_exporter_port
+    # both exporter DaemonSets carry this label; the Service selects on it
+    app = {"app.kubernetes.io/part-of": "dcgm-exporter"}
+    counters_data = {"counters.csv": dcgm_counters()}
+
+    def exporter(extra_env: list[Obj], mounts: list[Obj], privileged: bool) -> Obj:
+        security: Obj = {"capabilities": {"add": ["SYS_ADMIN"]}, "runAsUser": 0}
+        if privileged:
+            security = {"privileged": True}
+        return {
+            "name": "dcgm-exporter",
+            "image": DCGM_EXPORTER_IMAGE,
+            "env": [
+                NODE_NAME_ENV,
+                *env(
+                    DCGM_EXPORTER_LISTEN=f":{port}",
+                    DCGM_EXPORTER_KUBERNETES="true",
+                    DCGM_EXPORTER_COLLECTORS=f"{DCGM_COUNTERS_DIR}/counters.csv",
+                ),
+                *extra_env,
+            ],
+            "ports": [{"name": "metrics", "containerPort": port}],
+            "securityContext": security,
+            "volumeMounts": [
+                {
+                    "name": "pod-resources",
+                    "mountPath": "/var/lib/kubelet/pod-resources",
+                    "readOnly": True,
+                },
+                {"name": "counters", "mountPath": DCGM_COUNTERS_DIR, "readOnly": True},
+                *mounts,
+            ],
+        }
+
+    pod_resources = host_path("pod-resources", "/var/lib/kubelet/pod-resources")
+    counters = {"name": "counters", "configMap": {"name": DCGM_COUNTERS}}
+    out: list[Obj] = [
+        {
+            # the same counter list the Slurm side's exporters use (Ansible role dcgm_exporter)
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta(DCGM_COUNTERS, NVIDIA_NAMESPACE, **app),
+            "data": counters_data,
+        }
+    ]
+    if view.plugin_pools:
+        out.append(
+            daemonset(
+                "dcgm-exporter",
+                {"containers": [exporter([], [], False)], "volumes": [pod_resources, counters]},
+                view=view,
+                affinity=require_node(PLUGIN_CONFIG_LABEL),
+                labels={**app, "app": GPU_CLIENT_APPS["dcgm-exporter"]},
+                node_selector=deploy_selector("dcgm-exporter"),
+                configs=counters_data,
+            )
+        )
+    if any(p.provider == "gke" for p in view.gpu_pools):
+        # GKE installs the driver under /home/kubernetes/bin/nvidia, outside any runtime class
+        out.append(
+            daemonset(
+                "dcgm-exporter-gke",
+                {
+                    "containers": [
+                        exporter(
+                            # GKE's device plugin names devices (nvidia0, ...), not by UUID
+                            env(
+                                LD_LIBRARY_PATH="/usr/local/nvidia/lib64",
+                                DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE="device-name",
+                            ),
+                            [{"name": "nvidia-install-dir", "mountPath": "/usr/local/nvidia"}],
+                            True,
+                        )
+                    ],
+                    "volumes": [
+                        pod_resources,
+                        counters,
+                        host_path("nvidia-install-dir", "/home/kubernetes/bin/nvidia"),
+                    ],
+                },
+                view=view,
+                affinity=require_node(GKE_ACCELERATOR_LABEL),
+                labels=app,
+                runtime_class=False,
+                configs=counters_data,
+            )
+        )
+        out.append(critical_pods_quota(NVIDIA_NAMESPACE))
+    service_meta = meta("dcgm-exporter", NVIDIA_NAMESPACE, **app)
+    if not view.cluster.prometheus_operator:
+        service_meta["annotations"] = {
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": str(port),
+        }
+    out.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": service_meta,
+            "spec": {
+                "selector": app,
+                "ports": [{"name": "metrics", "port": port, "targetPort": port}],
+            },
+        }
+    )
+    if view.cluster.prometheus_operator:
+        relabelings: list[Obj] = [
+            # instance is node:port, as the Slurm side's exporters are scraped
+            {
+                "sourceLabels": ["__meta_kubernetes_pod_node_name"],
+                "targetLabel": "instance",
+                "replacement": f"${{1}}:{port}",
+                "action": "replace",
+            },
+            *(
+                {"targetLabel": k, "replacement": v, "action": "replace"}
+                for k, v in sorted(obs.labels.items())
+            ),
+        ]
+        out.append(
+            {
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "ServiceMonitor",
+                "metadata": meta("dcgm-exporter", NVIDIA_NAMESPACE, **app),
+                "spec": {
+                    "selector": {"matchLabels": app},
+                    "namespaceSelector": {"matchNames": [NVIDIA_NAMESPACE]},
+                    "endpoints": [
+                        {
+                            "port": "metrics",
+                            "interval": "15s",
+                            "honorLabels": True,
+                            "relabelings": relabelings,
+                        }
+                    ],
+                },
+            }
+        )
+    return out

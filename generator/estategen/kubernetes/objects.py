@@ -1,0 +1,104 @@
+"""Building blocks shared by every family of Kubernetes objects.
+
+Objects are plain dicts with the API's own field names, so they read like the manifests they
+become; the writer and the Pulumi program take them as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from estategen.model import Estate, KubernetesCluster, NodePool
+
+Obj = dict[str, Any]
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "estategen"}
+NVIDIA_NAMESPACE = "nvidia-gpu"
+KUEUE_NAMESPACE = "kueue-system"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+TEAM_LABEL = "estategen.io/team"
+
+
+def meta(name: str, namespace: str | None = None, **labels: str) -> Obj:
+    """``metadata`` with the managed-by label every object of ours carries."""
+    out: Obj = {"name": name, "labels": {**MANAGED_BY, **labels}}
+    if namespace:
+        out["namespace"] = namespace
+    return out
+
+
+def require_node(key: str, operator: str = "Exists", values: Sequence[str] = ()) -> Obj:
+    """Pod affinity to nodes with a label (of one of ``values``)."""
+    expression: Obj = {"key": key, "operator": operator}
+    if values:
+        expression["values"] = list(values)
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expression]}]
+            }
+        }
+    }
+
+
+def env(**values: str) -> list[Obj]:
+    return [{"name": k, "value": v} for k, v in values.items()]
+
+
+def field_env(name: str, field_path: str) -> Obj:
+    """An env var the kubelet fills from the pod's own fields."""
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": field_path}}}
+
+
+NODE_NAME_ENV = field_env("NODE_NAME", "spec.nodeName")
+
+
+def host_path(name: str, path: str, kind: str | None = None) -> Obj:
+    host: Obj = {"path": path}
+    if kind:
+        host["type"] = kind
+    return {"name": name, "hostPath": host}
+
+
+def namespaced(obj: Obj) -> str | None:
+    namespace: str | None = obj["metadata"].get("namespace")
+    return namespace
+
+
+def object_key(obj: Obj) -> str:
+    """Kind, namespace and name, as Kubernetes itself keys objects; Pulumi's logical name."""
+    parts = [obj["kind"].lower(), namespaced(obj), obj["metadata"]["name"]]
+    return "-".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """One Kubernetes cluster of an estate, with the pools that join it."""
+
+    estate: Estate
+    cluster: KubernetesCluster
+    pools: tuple[NodePool, ...]
+
+    @classmethod
+    def of(cls, estate: Estate, cluster: KubernetesCluster) -> ClusterView:
+        return cls(estate, cluster, tuple(estate.pools_in_cluster(cluster.name)))
+
+    @property
+    def gpu_pools(self) -> list[NodePool]:
+        return [p for p in self.pools if p.gpus]
+
+    @property
+    def plugin_pools(self) -> list[NodePool]:
+        """GPU pools whose device plugin we run: GKE runs its own on its GPU nodes."""
+        return [p for p in self.gpu_pools if p.provider != "gke"]
+
+    @property
+    def runs_device_plugin(self) -> bool:
+        """The plain device-plugin install (not the GPU Operator) serves some pool."""
+        return bool(self.plugin_pools) and self.cluster.device_plugin_install == "device-plugin"
+
+    @property
+    def runs_gpu_operator(self) -> bool:
+        return bool(self.plugin_pools) and self.cluster.device_plugin_install == "gpu-operator"

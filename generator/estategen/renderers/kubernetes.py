@@ -1,0 +1,116 @@
+"""``kubernetes/<cluster>/``: each cluster's objects as plain manifests, for GitOps or kubectl.
+
+The objects come from :mod:`estategen.kubernetes`, the same ones the Pulumi program registers.
+A ``kustomization.yaml`` lists the manifests (``kubectl apply --server-side -k``, Argo CD and
+Flux read it); the Helm releases the objects need are written as values files with a README
+that names chart, version and namespace, in the order to install them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from estategen.kubernetes import ClusterObjects, HelmRelease, cluster_objects
+from estategen.model import Estate, KubernetesCluster
+from estategen.render import Files, renderer, text
+
+HEADER = "# Rendered by estategen from estate {estate}; edit the blueprint, not this file.\n"
+
+
+class ManifestDumper(yaml.CSafeDumper):
+    """Block YAML in the order objects are written; config files embedded as ``|`` blocks."""
+
+
+def _string(dumper: ManifestDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+ManifestDumper.add_representer(str, _string)
+
+
+def dump(value: Any) -> str:
+    return yaml.dump(value, Dumper=ManifestDumper, sort_keys=False, width=1000)
+
+
+def dump_all(values: list[Any]) -> str:
+    return yaml.dump_all(
+        values, Dumper=ManifestDumper, sort_keys=False, width=1000, explicit_start=True
+    )
+
+
+def manifest_folder(cluster: KubernetesCluster) -> str:
+    return f"kubernetes/{cluster.name}"
+
+
+def values_file(release: HelmRelease) -> str:
+    return f"helm/{release.name}.values.yaml"
+
+
+@renderer
+def kubernetes_manifests(estate: Estate) -> Files:
+    files: Files = {}
+    header = HEADER.format(estate=estate.name)
+    for cluster in estate.kubernetes_clusters:
+        built = cluster_objects(estate, cluster)
+        base = manifest_folder(cluster)
+        for name, objs in built.files.items():
+            files[f"{base}/{name}"] = text(header + dump_all(objs))
+        kustomization = {
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": list(built.files),
+        }
+        files[f"{base}/kustomization.yaml"] = text(header + dump(kustomization))
+        for release in built.releases:
+            files[f"{base}/{values_file(release)}"] = text(header + dump(release.values))
+        files[f"{base}/README.md"] = text(_readme(estate, cluster, built))
+    return files
+
+
+def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -> str:
+    lines = [
+        f"# Cluster {cluster.name} of estate {estate.name}",
+        "",
+        "Rendered by estategen; edit the blueprint, not these files. The Pulumi project",
+        f"`pulumi/{cluster.name}/` applies the same objects and releases; use one or the other.",
+        "",
+    ]
+    step = 1
+    if built.releases:
+        lines += [
+            f"{step}. Install the Helm releases, in this order (the objects of step {step + 1}",
+            "   need their CRDs and controllers):",
+            "",
+            "   ```sh",
+        ]
+        for release in built.releases:
+            chart = f"{release.name} {release.chart}"
+            if release.repository:
+                chart += f" --repo {release.repository}"
+            create = " --create-namespace" if release.create_namespace else ""
+            lines.append(
+                f"   helm upgrade --install {chart} --version {release.version} "
+                f"--namespace {release.namespace}{create} -f {values_file(release)}"
+            )
+        lines += ["   ```", ""]
+        step += 1
+    lines += [
+        f"{step}. Apply the objects with server-side apply, so estategen owns only the fields",
+        "   it sets (node labels included; it never sets node taints, which kubelet registers):",
+        "",
+        "   ```sh",
+        "   kubectl apply --server-side --field-manager=estategen -k .",
+        "   ```",
+        "",
+    ]
+    if built.node_pools:
+        names = ", ".join(p["name"] for p in built.node_pools)
+        lines += [
+            f"The managed node pools ({names}) are cloud resources: only the Pulumi project",
+            "creates them.",
+            "",
+        ]
+    return "\n".join(lines)
