@@ -30,8 +30,10 @@ require /usr/lib/podman/aardvark-dns aardvark-dns
 require iptables iptables
 require debootstrap debootstrap
 require chromium chromium
+require kubectl kubernetes-client
 
 slurm_version="$(slurmctld -V 2>/dev/null)" || fail "slurmctld -V does not run"
+kubectl kustomize --help >/dev/null 2>&1 || fail "kubectl has no kustomize command (Debian package kubernetes-client)"
 podman_backend="$(podman info --format '{{.Host.NetworkBackend}}' 2>&1)" \
     || fail "podman does not work: $podman_backend"
 echo "Debian $(cat /etc/debian_version), ${slurm_version}, podman $(podman --version | awk '{print $3}') with $podman_backend"

@@ -29,7 +29,9 @@ fi
 #     util-linux (unshare);
 #   Molecule: podman with runc, netavark and aardvark-dns (netavark needs iptables),
 #     debootstrap for the base image;
-#   the report's page in a headless browser: chromium.
+#   the report's page in a headless browser: chromium;
+#   the Kubernetes manifests: kubectl kustomize (kubernetes-client), unless the machine
+#     already has a kubectl from another package (a cloud SDK's), which it would conflict with.
 case "$release" in
     12 | 13)
         DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
@@ -37,6 +39,7 @@ case "$release" in
         ;;
     *) fail "Debian $release is not supported: the tests run on Debian 12 or 13" ;;
 esac
+command -v kubectl >/dev/null 2>&1 || DEBIAN_PACKAGES+=(kubernetes-client)
 
 missing=()
 for package in "${DEBIAN_PACKAGES[@]}"; do

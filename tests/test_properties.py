@@ -33,7 +33,7 @@ from estategen.errors import BlueprintInvalid
 from estategen.load import parse_blueprint
 from estategen.pipeline import validate_document
 from estategen.render import Files, dumps, render
-from estategen.renderers.ansible import _block, _dump
+from estategen.yamltext import _block, _dump
 
 from conftest import BLUEPRINTS
 
@@ -537,6 +537,10 @@ TEXT = st.text(
         "<<",
         "@x",
         "x\ny",
+        "x\ny\n",
+        "version: v1\nflags:\n  migStrategy: none\n",
+        "a\n\nb\n",
+        "a \nb\n",
         "\u2028",
         "nfs01:/export",
         "'",
@@ -556,14 +560,17 @@ TREES = st.recursive(
 @examples(400)
 @given(TREES)
 def test_the_block_yaml_writer_matches_pyyaml(data: Any) -> None:
-    assert _block(data) == _dump(data)
+    # Ansible variables (sorted keys) and manifests (keys as written, files as | blocks)
+    assert _block(data, manifest=False) == _dump(data)
+    assert _block(data, manifest=True) == _dump(data, manifest=True)
 
 
 def test_the_block_yaml_writer_leaves_shared_objects_to_pyyaml() -> None:
     shared = ["a", "b"]
     data = {"x": shared, "y": shared}
-    assert _block(data) == _dump(data)
-    assert "&id001" in _block(data)
+    for manifest in (False, True):
+        assert _block(data, manifest) == _dump(data, manifest)
+        assert "&id001" in _block(data, manifest)
 
 
 @examples(400)

@@ -27,12 +27,13 @@ def team_quotas(view: ClusterView) -> list[Obj]:
     """A ResourceQuota per team: its namespace holds what its queue can admit, no more."""
     if not view.gpu_pools:
         return []
+    flavors = kueue.flavors(view)
     return [
         {
             "apiVersion": "v1",
             "kind": "ResourceQuota",
             "metadata": meta("gpu", team.namespace, **{TEAM_LABEL: team.name}),
-            "spec": {"hard": kueue.quota_hard(view, team)},
+            "spec": {"hard": kueue.quota_hard(view, team, flavors)},
         }
         for team in view.estate.identity.teams
     ]

@@ -110,10 +110,10 @@ def admissible(view: ClusterView, team: Team, flavor: KueueFlavor) -> int:
     return max(nominal, ceiling) * factor
 
 
-def quota_hard(view: ClusterView, team: Team) -> dict[str, str]:
+def quota_hard(view: ClusterView, team: Team, all_flavors: Sequence[KueueFlavor]) -> dict[str, str]:
     """ResourceQuota hard limits: a namespace can hold what its queue can admit, no more."""
     hard: dict[str, int] = {}
-    for flavor in flavors(view):
+    for flavor in all_flavors:
         key = f"requests.{flavor.resource}"
         hard[key] = hard.get(key, 0) + admissible(view, team, flavor)
     return {k: str(v) for k, v in sorted(hard.items())}

@@ -13,8 +13,6 @@ import json
 from collections.abc import Mapping
 from importlib import resources
 
-import yaml
-
 from estategen.facts import (
     GPU_DEPLOY_LABELS,
     MIG_CONFIG_LABEL,
@@ -36,6 +34,7 @@ from estategen.kubernetes.objects import (
     require_node,
 )
 from estategen.model import NodePool
+from estategen.yamltext import manifest
 
 DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
 MIG_MANAGER_IMAGE = "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.15.0"
@@ -126,7 +125,7 @@ def device_plugin_config(view: ClusterView, pool: NodePool | None) -> Obj:
 
 def config_text(value: object) -> str:
     """An embedded config file: block YAML in the order written."""
-    return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=1000)
+    return manifest(value)
 
 
 def checksum(data: Mapping[str, str]) -> str:

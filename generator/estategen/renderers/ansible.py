@@ -14,8 +14,6 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
-import yaml
-
 from estategen import hostlist
 from estategen.facts import (
     group_name,
@@ -29,6 +27,7 @@ from estategen.facts import (
 from estategen.model import Estate, NodePool
 from estategen.render import Files, OutputFile, renderer, templates, text
 from estategen.renderers.slurm import slurm_files
+from estategen.yamltext import block
 
 _BRACKET = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
 
@@ -186,133 +185,8 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
     }
 
 
-class _IndentedDumper(yaml.SafeDumper):
-    """Indent list items under their key, as yamllint (and ansible-lint) expect."""
-
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        super().increase_indent(flow, False)
-
-
-def _dump(data: Any) -> str:
-    return yaml.dump(
-        data, Dumper=_IndentedDumper, default_flow_style=False, sort_keys=True, width=1000
-    )
-
-
 def _yaml(data: Any, comment: str) -> str:
-    return f"---\n# {comment}\n{_block(data)}"
-
-
-class _Unusual(Exception):
-    """Data the block writer does not reproduce exactly; PyYAML writes the whole document."""
-
-
-# Strings PyYAML writes plain (unquoted) in block context, when the YAML 1.1 resolver also
-# reads them back as strings: no indicator first, no ": " or " #", ASCII, no spaces.
-_PLAIN = re.compile(r"[A-Za-z0-9_/](?:[A-Za-z0-9_./=@+\[\],-]|:(?=.))*")
-_RESOLVER = yaml.resolver.Resolver()
-_STR_TAG = "tag:yaml.org,2002:str"
-# What PyYAML writes for other strings, which are rare; its style choice does not depend on
-# where the string stands once it is on one line, is not empty and is a short key.
-_QUOTED: dict[str, str] = {}
-_LONGEST_SCALAR = 200  # far below width=1000 and the 128-character simple key limit
-_LINE_BREAKS = frozenset("\n\r\x85\u2028\u2029")
-
-
-def _scalar(value: object) -> str:
-    kind = type(value)
-    if kind is str:
-        text: str = value  # type: ignore[assignment]
-        if (
-            len(text) <= _LONGEST_SCALAR
-            and _PLAIN.fullmatch(text)
-            and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
-        ):
-            return text
-        cached = _QUOTED.get(text)
-        if cached is not None:
-            return cached
-        if len(text) > _LONGEST_SCALAR:
-            raise _Unusual
-        line = _dump([text])
-        if not line.startswith("- ") or line.count("\n") != 1:
-            raise _Unusual
-        if len(_QUOTED) < 10_000:
-            _QUOTED[text] = line[2:-1]
-        return line[2:-1]
-    if value is None:
-        return "null"
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is int:
-        return str(value)
-    raise _Unusual  # floats and others: rare, and PyYAML's spelling is subtle
-
-
-def _block(data: Any) -> str:
-    """``_dump(data)`` for the shapes Ansible variables take, without PyYAML's emitter.
-
-    PyYAML's pure-Python emitter spent most of a large estate's render time on
-    group_vars; this writes the same bytes (block style, two-space indent, sorted keys,
-    list items indented under their key) and hands anything unusual back to PyYAML.
-    """
-    try:
-        out: list[str] = []
-        seen: set[int] = {id(data)}
-        if type(data) is dict and data:
-            _write_mapping(data, "", out, seen)
-        elif type(data) is list and data:
-            _write_sequence(data, "", out, seen)
-        else:
-            raise _Unusual
-        return "".join(out)
-    except (_Unusual, TypeError):  # TypeError: keys that do not sort
-        return _dump(data)
-
-
-def _write_value(value: Any, indent: str, out: list[str], seen: set[int]) -> None:
-    """Write what follows a ``key:`` or ``-`` at ``indent``, starting on that line."""
-    kind = type(value)
-    if kind is dict or kind is list:
-        if id(value) in seen:  # shared object: PyYAML writes an anchor and an alias
-            raise _Unusual
-        seen.add(id(value))
-        if not value:
-            out.append(" {}\n" if kind is dict else " []\n")
-        elif kind is dict:
-            out.append("\n")
-            _write_mapping(value, indent + "  ", out, seen)
-        else:
-            out.append("\n")
-            _write_sequence(value, indent + "  ", out, seen)
-    else:
-        out.append(f" {_scalar(value)}\n")
-
-
-def _write_mapping(mapping: dict[Any, Any], indent: str, out: list[str], seen: set[int]) -> None:
-    for key in sorted(mapping):
-        if type(key) is not str or not key or len(key) > 100 or _LINE_BREAKS & set(key):
-            raise _Unusual  # PyYAML writes these as "? key" complex keys
-        out.append(f"{indent}{_scalar(key)}:")
-        _write_value(mapping[key], indent, out, seen)
-
-
-def _write_sequence(items: list[Any], indent: str, out: list[str], seen: set[int]) -> None:
-    for item in items:
-        kind = type(item)
-        if kind is dict and item:
-            if id(item) in seen:
-                raise _Unusual
-            seen.add(id(item))
-            # the first key shares the line of the dash: "- name: x"
-            start = len(out)
-            _write_mapping(item, indent + "  ", out, seen)
-            out[start] = f"{indent}- {out[start][len(indent) + 2 :]}"
-        elif kind is list and item:
-            raise _Unusual  # "- - x": nested lists do not occur in group_vars
-        else:
-            out.append(f"{indent}-")
-            _write_value(item, indent, out, seen)
+    return f"---\n# {comment}\n{block(data)}"
 
 
 def _role_files() -> dict[str, OutputFile]:

@@ -10,35 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from estategen.kubernetes import ClusterObjects, HelmRelease, cluster_objects
 from estategen.model import Estate, KubernetesCluster
 from estategen.render import Files, renderer, text
+from estategen.yamltext import manifest
 
 HEADER = "# Rendered by estategen from estate {estate}; edit the blueprint, not this file.\n"
 
 
-class ManifestDumper(yaml.CSafeDumper):
-    """Block YAML in the order objects are written; config files embedded as ``|`` blocks."""
-
-
-def _string(dumper: ManifestDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-ManifestDumper.add_representer(str, _string)
-
-
 def dump(value: Any) -> str:
-    return yaml.dump(value, Dumper=ManifestDumper, sort_keys=False, width=1000)
+    return manifest(value)
 
 
 def dump_all(values: list[Any]) -> str:
-    return yaml.dump_all(
-        values, Dumper=ManifestDumper, sort_keys=False, width=1000, explicit_start=True
-    )
+    return "".join(f"---\n{manifest(value)}" for value in values)
 
 
 def manifest_folder(cluster: KubernetesCluster) -> str:

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from estategen.kubernetes import cluster_objects
+from estategen.kubernetes import cloud, releases
+from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate, KubernetesCluster, NodePool
 from estategen.render import Files, OutputFile, json_file, renderer, text
 from estategen.renderers.kubernetes import manifest_folder, values_file
@@ -114,7 +115,7 @@ def _requirements(cluster: KubernetesCluster, pools: Sequence[NodePool]) -> str:
 def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
     """What the program needs beyond the manifests: where they are, the Helm releases (their
     values are rendered next to the manifests) and the managed node pools' arguments."""
-    built = cluster_objects(estate, cluster)
+    view = ClusterView.of(estate, cluster)
     return {
         "schema": DATA_SCHEMA,
         "estate": estate.name,
@@ -137,7 +138,7 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
                 "values_file": values_file(release),
                 "provides": list(release.provides),
             }
-            for release in built.releases
+            for release in releases(view)
         ],
-        "node_pools": built.node_pools,
+        "node_pools": cloud.node_pools(view),
     }

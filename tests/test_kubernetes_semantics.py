@@ -1,0 +1,477 @@
+"""What upstream components need from our objects, beyond what any schema checks.
+
+Each test names the requirement it checks (R-numbers of docs/kubernetes-upstream-requirements.md)
+and the upstream source it comes from, at the tag we pin. The objects are read from the rendered
+``kubernetes/<cluster>/`` manifests, as kubectl, Argo CD or the Pulumi program read them; no
+Pulumi here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections import Counter
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_pulumi import MESA
+
+from estategen import facts, load, pipeline
+from estategen.kubernetes import storage as k8s_storage
+from estategen.model import Estate
+from estategen.render import Files, render
+
+from conftest import BLUEPRINTS
+from crd import CONFORMANCE
+
+Obj = dict[str, Any]
+NVIDIA_NAMESPACE = "nvidia-gpu"
+
+
+@cache
+def rendered(source: str) -> tuple[Estate, Files]:
+    text = (BLUEPRINTS / source).read_text() if source.endswith(".yaml") else source
+    document = load.parse_blueprint(text.encode(), "blueprint.yaml")
+    estate = pipeline.validate_document(document).estate
+    return estate, render(estate)
+
+
+def objects(source: str, cluster: str) -> list[Obj]:
+    """The cluster's objects in the order its kustomization lists their files."""
+    _, files = rendered(source)
+    base = f"kubernetes/{cluster}"
+    kustomization = yaml.safe_load(files[f"{base}/kustomization.yaml"].content)
+    return [
+        obj
+        for name in kustomization["resources"]
+        for obj in yaml.safe_load_all(files[f"{base}/{name}"].content)
+        if obj
+    ]
+
+
+def one(objs: list[Obj], kind: str, name: str) -> Obj:
+    (found,) = [o for o in objs if o["kind"] == kind and o["metadata"]["name"] == name]
+    return found
+
+
+def values(source: str, cluster: str, release: str) -> Obj:
+    _, files = rendered(source)
+    data: Obj = yaml.safe_load(files[f"kubernetes/{cluster}/helm/{release}.values.yaml"].content)
+    return data
+
+
+def container(daemonset: Obj, name: str) -> Obj:
+    spec = daemonset["spec"]["template"]["spec"]
+    (found,) = [c for c in spec["containers"] if c["name"] == name]
+    return found
+
+
+def env_of(item: Obj) -> dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in item.get("env", [])}
+
+
+CLUSTERS = [
+    ("lab.yaml", "lab-k8s"),
+    ("campus.yaml", "serving"),
+    ("campus.yaml", "burst"),
+    (MESA, "onprem"),
+    (MESA, "operator"),
+    (MESA, "aws"),
+    (MESA, "gcp"),
+]
+IDS = ["lab-k8s", "serving", "burst", "onprem", "operator", "aws", "gcp"]
+WITH_PLUGIN = [(MESA, "onprem"), ("campus.yaml", "serving"), ("lab.yaml", "lab-k8s")]
+
+
+# --- the manifests are a kustomization kubectl builds ----------------------------------------
+
+
+@pytest.mark.parametrize(("source", "cluster"), CLUSTERS, ids=IDS)
+def test_kubectl_kustomize_builds_exactly_the_rendered_objects(
+    source: str, cluster: str, tmp_path: Path
+) -> None:
+    kubectl = shutil.which("kubectl")
+    assert kubectl, "kubectl (Debian kubernetes-client) is missing: run scripts/test.sh"
+    _, files = rendered(source)
+    for path, output in files.items():
+        if path.startswith(f"kubernetes/{cluster}/"):
+            target = tmp_path / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(output.content)
+    built = subprocess.run(
+        [kubectl, "kustomize", str(tmp_path / "kubernetes" / cluster)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    keys = Counter(
+        (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+        for o in yaml.safe_load_all(built.stdout)
+        if o
+    )
+    expected = Counter(
+        (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+        for o in objects(source, cluster)
+    )
+    assert keys == expected and set(keys.values()) == {1}
+
+
+# --- NVIDIA: mig-manager's pause protocol (mig-parted v0.15.0) --------------------------------
+
+
+@pytest.mark.parametrize(("source", "cluster"), WITH_PLUGIN, ids=["onprem", "serving", "lab"])
+def test_gpu_daemonsets_run_only_where_mig_manager_has_not_paused_them(
+    source: str, cluster: str
+) -> None:
+    """R2.6: mig-manager sets nvidia.com/gpu.deploy.<component> to paused-for-mig-change and
+    waits for the pods to go (pkg/mig/reconfigure/reconfigure.go); each DaemonSet selects
+    `true`, and kubelet registers every GPU node of the plain install with them set."""
+    objs = objects(source, cluster)
+    expected = {
+        "nvidia-device-plugin": "nvidia.com/gpu.deploy.device-plugin",
+        "gpu-feature-discovery": "nvidia.com/gpu.deploy.gpu-feature-discovery",
+        "dcgm-exporter": "nvidia.com/gpu.deploy.dcgm-exporter",
+    }
+    for name, label in expected.items():
+        spec = one(objs, "DaemonSet", name)["spec"]["template"]["spec"]
+        assert spec["nodeSelector"] == {label: "true"}, name
+    estate, _ = rendered(source)
+    for pool in estate.pools_in_cluster(cluster):
+        if pool.gpus and pool.provider == "on-prem":
+            registered = facts.registration_labels(estate, pool)
+            assert all(registered[label] == "true" for label in expected.values()), pool.name
+
+
+@pytest.mark.parametrize(("source", "cluster"), WITH_PLUGIN, ids=["onprem", "serving", "lab"])
+def test_mig_manager_finds_the_gpu_pods_it_waits_for(source: str, cluster: str) -> None:
+    """R2.7: it waits for pods labelled app=nvidia-device-plugin-daemonset,
+    app=gpu-feature-discovery and app=nvidia-dcgm-exporter in DEFAULT_GPU_CLIENTS_NAMESPACE
+    (reconfigure.go 389-428)."""
+    objs = objects(source, cluster)
+    apps = {
+        "nvidia-device-plugin": "nvidia-device-plugin-daemonset",
+        "gpu-feature-discovery": "gpu-feature-discovery",
+        "dcgm-exporter": "nvidia-dcgm-exporter",
+    }
+    for name, app in apps.items():
+        daemonset = one(objs, "DaemonSet", name)
+        assert daemonset["spec"]["template"]["metadata"]["labels"]["app"] == app
+        assert daemonset["metadata"]["namespace"] == NVIDIA_NAMESPACE
+    managers = [
+        o
+        for o in objs
+        if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "nvidia-mig-manager"
+    ]
+    for manager in managers:
+        env = env_of(container(manager, "nvidia-mig-manager"))
+        assert env["DEFAULT_GPU_CLIENTS_NAMESPACE"] == NVIDIA_NAMESPACE
+        # R2.11: POD_NAME and POD_NAMESPACE from the pod's own fields
+        assert env["POD_NAME"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+        assert env["POD_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+        # R2.12: the generated-config path writes a ConfigMap
+        rules = one(objs, "ClusterRole", "nvidia-mig-manager")["rules"]
+        assert any("configmaps" in r["resources"] and "create" in r["verbs"] for r in rules)
+    assert managers or cluster != "onprem"
+
+
+def test_node_patches_hold_no_taints_and_no_deploy_labels() -> None:
+    """R2.8: mig-manager flips the deploy labels at run time, so nothing may re-apply them;
+    spec.taints is an atomic list, so a patch of it would drop taints others set."""
+    for source, cluster in WITH_PLUGIN:
+        for node in (o for o in objects(source, cluster) if o["kind"] == "Node"):
+            assert set(node) == {"apiVersion", "kind", "metadata"}
+            assert not [k for k in node["metadata"]["labels"] if "gpu.deploy" in k]
+
+
+@pytest.mark.parametrize(("source", "cluster"), WITH_PLUGIN, ids=["onprem", "serving", "lab"])
+def test_every_config_a_node_label_names_exists(source: str, cluster: str) -> None:
+    """R1.16, R2.4: the config-manager and mig-manager fail on a label naming a missing config
+    (cmd/config-manager/main.go 335-393, cmd/nvidia-mig-manager/main.go 556-588)."""
+    estate, _ = rendered(source)
+    objs = objects(source, cluster)
+    plugin = one(objs, "ConfigMap", "nvidia-device-plugin-configs")["data"]
+    migs = [o for o in objs if o["kind"] == "ConfigMap" and "mig-parted" in o["metadata"]["name"]]
+    layouts = yaml.safe_load(migs[0]["data"]["config.yaml"])["mig-configs"] if migs else {}
+    for pool in estate.pools_in_cluster(cluster):
+        labels = facts.registration_labels(estate, pool)
+        if facts.PLUGIN_CONFIG_LABEL in labels:
+            assert labels[facts.PLUGIN_CONFIG_LABEL] in plugin
+        if labels.get(facts.MIG_CONFIG_LABEL, facts.MIG_DISABLED) != facts.MIG_DISABLED:
+            assert labels[facts.MIG_CONFIG_LABEL] in layouts
+
+
+def test_a_changed_config_rolls_the_pods_that_read_it() -> None:
+    """R1.17: the config-manager signals only when a node's label changes, not when the
+    ConfigMap's content does; the pod template carries a checksum of the configs."""
+
+    def checksums(source: str) -> dict[str, str]:
+        return {
+            o["metadata"]["name"]: o["spec"]["template"]["metadata"]["annotations"][
+                "estategen.io/config-checksum"
+            ]
+            for o in objects(source, "onprem")
+            if o["kind"] == "DaemonSet"
+        }
+
+    before = checksums(MESA)
+    after = checksums(MESA.replace("sharing: {mps: 4}", "sharing: {mps: 3}"))
+    assert before == checksums(MESA)  # deterministic
+    for name in ("nvidia-device-plugin", "gpu-feature-discovery", "nvidia-mps-control-daemon"):
+        assert before[name] != after[name], name
+    assert before["dcgm-exporter"] == after["dcgm-exporter"]
+    assert before["nvidia-mig-manager"] == after["nvidia-mig-manager"]
+
+
+def test_mig_strategy_comes_from_each_pools_config_never_from_env() -> None:
+    """R1.10: env beats the config file (api/config/v1/config.go 45-56), so the plugin has no
+    MIG_STRATEGY env; R1.15: an MPS pool must not get `mixed` (cmd/nvidia-device-plugin)."""
+    objs = objects(MESA, "onprem")
+    for name in ("nvidia-device-plugin", "gpu-feature-discovery"):
+        assert "MIG_STRATEGY" not in env_of(container(one(objs, "DaemonSet", name), name))
+    configs = one(objs, "ConfigMap", "nvidia-device-plugin-configs")["data"]
+    strategies = {k: yaml.safe_load(v)["flags"]["migStrategy"] for k, v in configs.items()}
+    assert strategies["a100-mig"] == "mixed"
+    assert strategies["l4-mps"] == strategies["l40s-ts"] == "none"
+
+
+def test_device_containers_ask_the_runtime_for_every_gpu() -> None:
+    """R1.5: NVIDIA_VISIBLE_DEVICES=all and NVIDIA_DRIVER_CAPABILITIES=compute,utility
+    (deployments/helm/nvidia-device-plugin/templates/daemonset-device-plugin.yml 202-205)."""
+    objs = objects(MESA, "onprem")
+    for name, inner in (
+        ("nvidia-device-plugin", "nvidia-device-plugin"),
+        ("gpu-feature-discovery", "gpu-feature-discovery"),
+        ("nvidia-mps-control-daemon", "mps-control-daemon"),
+    ):
+        env = env_of(container(one(objs, "DaemonSet", name), inner))
+        assert env["NVIDIA_VISIBLE_DEVICES"] == "all", name
+        assert env["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility", name
+
+
+def test_feature_discovery_publishes_through_node_feature_discovery() -> None:
+    """R1.20, R1.23: GFD writes NodeFeature objects (useNodeFeatureAPI defaults to true), whose
+    CRD and labelling come from NFD, the chart dependency of device plugin v0.20.0; the MPS
+    daemon schedules on nvidia.com/mps.capable, which only GFD sets."""
+    chart = yaml.safe_load(
+        (CONFORMANCE / "k8s-device-plugin-v0.20.0/nvidia-device-plugin/Chart.yaml").read_text()
+    )
+    (nfd,) = chart["dependencies"]
+    _, files = rendered(MESA)
+    import json
+
+    data = json.loads(files["pulumi/onprem/cluster.json"].content)
+    release = next(r for r in data["releases"] if r["name"] == "node-feature-discovery")
+    assert release["version"] == nfd["version"]
+    assert release["chart"] == f"{nfd['repository']}/{nfd['name']}"
+    assert "nfd.k8s-sigs.io" in release["provides"]
+    mps = one(objects(MESA, "onprem"), "DaemonSet", "nvidia-mps-control-daemon")
+    (term,) = mps["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert term["matchExpressions"] == [
+        {"key": "nvidia.com/mps.capable", "operator": "In", "values": ["true"]}
+    ]
+
+
+# --- NVIDIA: the GPU Operator (v26.7.0) ---------------------------------------------------------
+
+
+def clusterpolicy_schema() -> Obj:
+    crd = yaml.safe_load(
+        (CONFORMANCE / "gpu-operator-v26.7.0/nvidia.com_clusterpolicies.yaml").read_text()
+    )
+    (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
+    schema: Obj = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    return schema
+
+
+@pytest.mark.parametrize("strategy", ["none", "single", "mixed"])
+def test_operator_is_told_the_mig_strategy_even_none(strategy: str) -> None:
+    """R4.1: the chart's default `single` reaches every operand as MIG_STRATEGY
+    (controllers/object_controls.go applyMIGConfiguration) unless the values say otherwise."""
+    source = MESA.replace(
+        "device_plugin: {install: gpu-operator, mig_strategy: single}",
+        f"device_plugin: {{install: gpu-operator, mig_strategy: {strategy}}}",
+    )
+    if strategy == "none":
+        source = source.replace('mig: ["3g.40gb", "3g.40gb"]', "mig: []").replace(
+            "{h100-sxm-80gb/3g.40gb: 8}", "{h100-sxm-80gb: 8}"
+        )
+    operator = values(source, "operator", "gpu-operator")
+    assert operator["mig"] == {"strategy": strategy}
+    assert strategy in clusterpolicy_schema()["mig"]["properties"]["strategy"]["enum"]
+
+
+def test_operator_owns_runtime_class_nvidia_and_we_keep_ours_without_it() -> None:
+    """R4.5: the operator's pre-requisites state creates and updates RuntimeClass nvidia
+    (assets/pre-requisites/0200_runtime_class.yaml): two owners would fight."""
+    assert not [o for o in objects(MESA, "operator") if o["kind"] == "RuntimeClass"]
+    assert one(objects(MESA, "onprem"), "RuntimeClass", "nvidia")["handler"] == "nvidia"
+
+
+def test_mig_off_config_is_one_the_operator_accepts_as_default() -> None:
+    """R2.2: ClusterPolicy restricts migManager.config.default to all-disabled or ''."""
+    default = clusterpolicy_schema()["migManager"]["properties"]["config"]["properties"]["default"]
+    assert facts.MIG_DISABLED in default["enum"]
+    assert values(MESA, "operator", "gpu-operator")["migManager"]["config"]["default"] == (
+        facts.MIG_DISABLED
+    )
+
+
+# --- Kueue's manager configuration (0.19.2) ----------------------------------------------------
+
+
+def manager_configuration(source: str, cluster: str) -> Obj:
+    text = values(source, cluster, "kueue")["managerConfig"]["controllerManagerConfigYaml"]
+    config: Obj = yaml.safe_load(text)
+    return config
+
+
+def chart_configuration() -> tuple[Obj, set[str]]:
+    """The chart's default Configuration, and every key it names, commented out or not."""
+    chart = yaml.safe_load((CONFORMANCE / "kueue-chart-v0.19.2/values.yaml").read_text())
+    text = chart["managerConfig"]["controllerManagerConfigYaml"]
+    uncommented = "\n".join(line.replace("#", "", 1) for line in text.splitlines())
+    keys = {
+        line.strip().lstrip("- ").split(":", 1)[0]
+        for line in uncommented.splitlines()
+        if ":" in line
+    }
+    return yaml.safe_load(text), keys
+
+
+def _keys(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+@pytest.mark.parametrize(("source", "cluster"), CLUSTERS, ids=IDS)
+def test_kueue_configuration_keeps_the_chart_defaults_and_names_only_its_fields(
+    source: str, cluster: str
+) -> None:
+    """R5.1: setting controllerManagerConfigYaml replaces the chart's text, so its defaults are
+    kept; R5.2: v1beta2 is decoded strictly and has no `enable` keys (charts/kueue/values.yaml
+    at v0.19.2 names every field we use, commented out where off by default)."""
+    config = manager_configuration(source, cluster)
+    default, documented = chart_configuration()
+    for key in ("apiVersion", "kind", "health", "metrics", "webhook", "leaderElection"):
+        assert config[key] == default[key], key
+    assert config["controller"] == default["controller"]
+    assert config["clientConnection"] == default["clientConnection"]
+    ours = _keys({k: v for k, v in config.items() if k != "controller"})
+    assert "enable" not in ours
+    assert ours <= documented | {"key", "operator"}, ours - documented
+
+
+@pytest.mark.parametrize(("source", "cluster"), CLUSTERS, ids=IDS)
+def test_kueue_fair_sharing_and_all_or_nothing_admission_are_on(source: str, cluster: str) -> None:
+    """R5.3: preemptionStrategies must be one of three lists (pkg/config/validation.go
+    390-428); R5.4: waitForPodsReady needs a positive timeout; blockAdmission for all or
+    nothing; R5.6: with `pod` listed the namespace selector must be non-empty."""
+    config = manager_configuration(source, cluster)
+    assert config["fairSharing"]["preemptionStrategies"] in (
+        ["LessThanOrEqualToFinalShare"],
+        ["LessThanInitialShare"],
+        ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+    )
+    ready = config["waitForPodsReady"]
+    assert ready["blockAdmission"] is True and ready["timeout"] not in ("0s", "0m", "")
+    frameworks = config["integrations"]["frameworks"]
+    assert frameworks and "pod" in frameworks
+    assert config["managedJobsNamespaceSelector"]["matchExpressions"]
+    # each team namespace matches the selector, kube-system and Kueue's own do not
+    for obj in objects(source, cluster):
+        if obj["kind"] == "Namespace":
+            team = "estategen.io/team" in obj["metadata"]["labels"]
+            assert team == (obj["metadata"]["name"] not in (NVIDIA_NAMESPACE,))
+
+
+@pytest.mark.parametrize(("source", "cluster"), CLUSTERS, ids=IDS)
+def test_pods_asking_for_cpu_are_never_left_pending_by_a_gpu_only_queue(
+    source: str, cluster: str
+) -> None:
+    """R5.5: without quotaCheckStrategy, Kueue blocks a workload requesting a resource its
+    ClusterQueue does not cover: queues cover cpu and memory, or Kueue ignores them."""
+    config = manager_configuration(source, cluster)
+    excluded = config.get("resources", {}).get("excludeResourcePrefixes", [])
+    assert config.get("resources", {}).get("quotaCheckStrategy") != "IgnoreUndeclared" or not (
+        excluded
+    )
+    for queue in (o for o in objects(source, cluster) if o["kind"] == "ClusterQueue"):
+        covered = {r for g in queue["spec"]["resourceGroups"] for r in g["coveredResources"]}
+        for resource in ("cpu", "memory"):
+            assert resource in covered or any(resource.startswith(p) for p in excluded)
+
+
+# --- storage -----------------------------------------------------------------------------------
+
+NFS_CLASS = (
+    (BLUEPRINTS / "campus.yaml")
+    .read_text()
+    .replace(
+        '{name: home, type: nfs, source: "nfs01:/export/home", mount: /home}',
+        '{name: home, type: nfs, source: "nfs01:/export/home", mount: /home, '
+        "options: [vers=4.2], kubernetes: {storage_class: home}}",
+    )
+)
+
+
+def test_each_storage_class_exists_with_a_volume_per_team_over_the_same_tree() -> None:
+    """R6.2, R6.3 (csi-driver-nfs v4.13.4 deploy/example/pv-nfs-csi.yaml,
+    pkg/nfs/controllerserver.go getNfsVolFromID): server#share#subdir#uniquifier;
+    R6.9: Lustre as a hostPath volume on the pools that mount it."""
+    estate, files = rendered(NFS_CLASS)
+    objs = objects(NFS_CLASS, "serving")
+    classes = {o["metadata"]["name"]: o for o in objs if o["kind"] == "StorageClass"}
+    assert set(classes) == {"home", "scratch"}
+    assert classes["home"]["provisioner"] == "nfs.csi.k8s.io"
+    assert classes["home"]["parameters"] == {"server": "nfs01", "share": "/export/home"}
+    assert classes["scratch"]["provisioner"] == "kubernetes.io/no-provisioner"
+    teams = [t.namespace for t in estate.identity.teams]
+    for namespace in teams:
+        home = one(objs, "PersistentVolume", f"home-{namespace}")["spec"]
+        assert home["csi"]["volumeHandle"].split("#") == ["nfs01", "/export/home", "", namespace]
+        assert home["mountOptions"] == ["vers=4.2"]
+        scratch = one(objs, "PersistentVolume", f"scratch-{namespace}")["spec"]
+        assert scratch["hostPath"] == {"path": "/scratch", "type": "Directory"}
+        (term,) = scratch["nodeAffinity"]["required"]["nodeSelectorTerms"]
+        (expression,) = term["matchExpressions"]
+        mounting = [
+            p.name for p in estate.pools_in_cluster("serving") if p in _mounting(estate, "scratch")
+        ]
+        assert expression == {"key": "estategen.io/pool", "operator": "In", "values": mounting}
+        claim = next(
+            o
+            for o in objs
+            if o["kind"] == "PersistentVolumeClaim"
+            and o["metadata"] == {**o["metadata"], "name": "scratch", "namespace": namespace}
+        )
+        assert claim["spec"]["volumeName"] == f"scratch-{namespace}"
+    import json
+
+    data = json.loads(files["pulumi/serving/cluster.json"].content)
+    (nfs,) = [r for r in data["releases"] if r["name"] == "csi-driver-nfs"]
+    assert (nfs["chart"], nfs["version"]) == ("csi-driver-nfs", k8s_storage.NFS_VERSION)
+
+
+def _mounting(estate: Estate, name: str) -> list[Any]:
+    return [
+        p
+        for p in estate.node_pools
+        if not p.managed and any(s.name == name and s.mounted_on(p.name) for s in estate.storage)
+    ]
+
+
+def test_no_storage_class_means_no_csi_driver() -> None:
+    _, files = rendered("campus.yaml")
+    import json
+
+    data = json.loads(files["pulumi/serving/cluster.json"].content)
+    assert "csi-driver-nfs" not in {r["name"] for r in data["releases"]}
