@@ -35,12 +35,14 @@ class Owner(Enum):
     """Who may write a key."""
 
     RENDERED = "rendered"  # the slurm.conf template writes it from the blueprint
-    RESERVED = "reserved"  # not written, but it says whom the daemons trust: refused in options
+    RESERVED = "reserved"  # not written, yet refused in options (whom daemons trust, and more)
     OPTIONS = "options"  # `slurm.options` may set it; listed for what a change to it needs
 
 
 @dataclass(frozen=True)
 class SlurmKey:
+    """One slurm.conf parameter: who may write it, and what a change to it needs."""
+
     name: str  # as slurm.conf(5) spells it; slurm.conf keys are case-insensitive
     owner: Owner
     change: ChangePolicy
@@ -52,6 +54,7 @@ _SLURMD_READS_AT_START = "slurmd reads it only when it starts"
 _SLURMD_PLUGIN = "slurmd and slurmstepd load this plugin only when slurmd starts"
 _SLURMCTLD_PLUGIN = "slurmctld loads this plugin only when it starts"
 _SLURMCTLD_READS_AT_START = "slurmctld reads it only when it starts"
+_AUTH = "every daemon loads its authentication plugins and their options only when it starts"
 _LISTENS = "slurm.conf(5) notes a slurmctld restart; slurmd binds or dials it only when it starts"
 
 _R, _S, _A = ChangePolicy.RECONFIGURE, ChangePolicy.RESTART_SLURMCTLD, ChangePolicy.RESTART_ALL
@@ -118,8 +121,8 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("JobCompType", _RENDERED, _S, _SLURMCTLD_PLUGIN),
     # Not written, but they decide whom the daemons trust, where the controller is, or what
     # estategen's priority and topology mean: `slurm.options` may not set them.
-    SlurmKey("AuthAltTypes", _RESERVED, _A, _SLURMD_PLUGIN),
-    SlurmKey("AuthInfo", _RESERVED, _A, _SLURMD_READS_AT_START),
+    SlurmKey("AuthAltTypes", _RESERVED, _A, _AUTH),
+    SlurmKey("AuthInfo", _RESERVED, _A, _AUTH),
     SlurmKey("SlurmdUser", _RESERVED, _A, _SLURMD_READS_AT_START),
     SlurmKey("ControlMachine", _RESERVED, _A, "slurm.conf(5): deprecated, see SlurmctldHost"),
     SlurmKey("Include", _RESERVED, _R),
