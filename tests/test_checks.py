@@ -1541,12 +1541,18 @@ def test_slurm_options_not_owned_passes_free_options() -> None:
 
 
 @pytest.mark.parametrize(
-    ("key", "value"),
-    [("SlurmctldHost", "other"), ("SelectType", "select/linear"), ("Include", "/etc/x.conf")],
+    ("key", "value", "why"),
+    [
+        ("SlurmctldHost", "other", "SlurmctldHost is rendered by estategen from the blueprint"),
+        ("SelectType", "select/linear", "SelectType is rendered by estategen from the blueprint"),
+        ("Include", "/etc/x.conf", "Include is reserved"),
+        ("AuthInfo", "socket=/x", "AuthInfo is reserved: it decides whom the daemons trust"),
+        ("NodeSet", "gpus", "NodeSet opens a record, not a parameter"),
+    ],
 )
-def test_slurm_options_owned_key_is_refused(key: str, value: str) -> None:
+def test_slurm_options_owned_key_is_refused(key: str, value: str, why: str) -> None:
     found = run(checks.slurm_options_not_owned, f"slurm: {{options: {{{key}: {value}}}}}")
-    only(found, f"slurm.options.{key}", f"{key} is rendered by estategen from the blueprint")
+    only(found, f"slurm.options.{key}", why)
 
 
 def test_slurm_options_owned_key_is_matched_case_insensitively() -> None:

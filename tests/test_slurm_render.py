@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from estategen.checks import OWNED_SLURM_OPTIONS
 from estategen.load import parse_blueprint
 from estategen.pipeline import validate_document
 from estategen.render import render
@@ -244,19 +243,6 @@ def test_options_pass_through_after_the_owned_keys() -> None:
     lines = conf_lines(rendered("  options: {MaxJobCount: 50000, SlurmctldTimeout: 120}\n"))
     assert lines.index("MaxJobCount=50000") > lines.index("ClusterName=t")
     assert "SlurmctldTimeout=120" in lines
-
-
-def test_every_rendered_slurm_conf_key_is_refused_in_options() -> None:
-    owned = {key.lower() for key in OWNED_SLURM_OPTIONS}
-    for blueprint in ("lab", "campus"):
-        text = (BLUEPRINTS / f"{blueprint}.yaml").read_bytes()
-        estate = validate_document(parse_blueprint(text, "b.yaml")).estate
-        conf = render(estate)["slurm/slurm.conf"].content.decode()
-        passthrough = {key.lower() for key in estate.slurm.options}
-        for line in conf.splitlines():
-            if line and not line.startswith("#"):
-                key = line.split("=", 1)[0].lower()
-                assert key in owned or key in passthrough, key
 
 
 def test_tree_topology_spreads_hosts_over_leaves_under_a_spine() -> None:

@@ -38,75 +38,13 @@ from estategen.reserved import (
     SYSTEM_USERS,
     namespace_reason,
 )
+from estategen.slurm_keys import RECORD_KEYS, REFUSED_IN_OPTIONS, Owner, slurm_key
 
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
 _DIGITS = re.compile(r"([0-9]+)")
 
 MAX_ESTATE_HOSTS = 100_000
-
-# slurm.conf keys estategen renders or that control who the daemons trust; `slurm.options`
-# may not set them.
-OWNED_SLURM_OPTIONS = frozenset(
-    {
-        "AccountingStorageEnforce",
-        "AccountingStorageHost",
-        "AccountingStoragePort",
-        "AccountingStorageTRES",
-        "AccountingStorageType",
-        "AuthAltTypes",
-        "AuthInfo",
-        "AuthType",
-        "ClusterName",
-        "ControlMachine",
-        "CredType",
-        "GresTypes",
-        "Include",
-        "JobAcctGatherType",
-        "NodeName",
-        "PartitionName",
-        "PreemptMode",
-        "PreemptType",
-        "PriorityDecayHalfLife",
-        "PriorityType",
-        "PriorityWeightAge",
-        "PriorityWeightAssoc",
-        "PriorityWeightFairshare",
-        "PriorityWeightJobSize",
-        "PriorityWeightPartition",
-        "PriorityWeightQOS",
-        "PriorityWeightTRES",
-        "ProctrackType",
-        "SchedulerType",
-        "SelectType",
-        "SelectTypeParameters",
-        "SlurmUser",
-        "SlurmctldHost",
-        "SlurmdUser",
-        "TaskPlugin",
-        "TopologyPlugin",
-        "TopologyParam",
-        "SwitchName",
-        "BlockName",
-        "NodeSet",
-        "DownNodes",
-        "FrontendName",
-        "EnforcePartLimits",
-        "StateSaveLocation",
-        "SlurmdSpoolDir",
-        "SlurmctldPort",
-        "SlurmdPort",
-        "SlurmctldPidFile",
-        "SlurmdPidFile",
-        "SlurmctldLogFile",
-        "SlurmdLogFile",
-        "ReturnToService",
-        "MpiDefault",
-        "PrologFlags",
-        "JobCompType",
-        "SchedulerParameters",
-    }
-)
 
 T = TypeVar("T")
 
@@ -778,14 +716,30 @@ def _half_life_usable(estate: Estate) -> Iterator[Finding]:
 
 @check
 def slurm_options_not_owned(estate: Estate) -> Iterator[Finding]:
-    owned = {k.lower(): k for k in OWNED_SLURM_OPTIONS}
+    """`slurm.options` may not set a key estategen renders, one that decides whom the daemons
+    trust, or one that opens a node or partition record (estategen.slurm_keys)."""
+    refused = {name.lower(): name for name in REFUSED_IN_OPTIONS}
     for key in estate.slurm.options:
-        if key.lower() in owned:
-            yield issue(
-                f"slurm.options.{key}",
-                f"{owned[key.lower()]} is rendered by estategen from the blueprint; "
-                "set it through the blueprint keys, not slurm.options",
+        name = refused.get(key.lower())
+        if name is None:
+            continue
+        entry = slurm_key(name)
+        if name in RECORD_KEYS:
+            why = (
+                f"{name} opens a record, not a parameter; estategen writes nodes and partitions "
+                "from node_pools and slurm.partitions, and slurm.options holds parameters only"
             )
+        elif entry is not None and entry.owner is Owner.RENDERED:
+            why = (
+                f"{name} is rendered by estategen from the blueprint; "
+                "set it through the blueprint keys, not slurm.options"
+            )
+        else:
+            why = (
+                f"{name} is reserved: it decides whom the daemons trust or what the keys "
+                "estategen renders mean, so slurm.options may not set it"
+            )
+        yield issue(f"slurm.options.{key}", why)
 
 
 @check

@@ -7,8 +7,8 @@ qos.sacctmgr; Ansible variables and inventory; each Pulumi project's cluster.jso
 change is explained as the operational steps it needs: ``scontrol reconfigure``, a slurmctld
 restart, draining nodes, ``sacctmgr``, ``ansible-playbook --tags``, ``pulumi up``.
 
-The rules follow slurm.conf(5): parameters marked "restart of slurmctld [and slurmd] is
-required" get restarts, node definition changes restart slurmctld and the slurmd daemons,
+The rules follow slurm.conf(5): what a changed parameter needs is read from the table in
+:mod:`estategen.slurm_keys`; node definition changes restart slurmctld and the slurmd daemons;
 everything else takes ``scontrol reconfigure``.
 """
 
@@ -29,53 +29,8 @@ from estategen.model import Estate
 from estategen.readback import OutputFolder, check_content
 from estategen.render import MANIFEST, Files
 from estategen.renderers.pulumi import project_name
+from estategen.slurm_keys import ChangePolicy, change_for, slurm_key
 
-# slurm.conf(5): "A restart of slurmctld and the slurmd daemons is required" (or the daemons
-# must be stopped, as for AuthType), and parameters slurmd reads only when it starts.
-RESTART_ALL = frozenset(
-    {
-        "AuthType",
-        "AuthAltTypes",
-        "AuthInfo",
-        "GresTypes",
-        "JobAcctGatherType",
-        "PluginDir",
-        "PrologFlags",
-        "ProctrackType",
-        "SelectType",
-        "SlurmctldHost",
-        "SlurmctldPort",
-        "SlurmdPort",
-        "SlurmdSpoolDir",
-        "SlurmdUser",
-        "SlurmUser",
-        "SwitchType",
-        "TaskPlugin",
-    }
-)
-# slurm.conf(5): "A restart of slurmctld is required for changes to this parameter".
-RESTART_SLURMCTLD = frozenset(
-    {
-        "AccountingStorageEnforce",
-        "AccountingStorageHost",
-        "AccountingStoragePort",
-        "AccountingStorageTRES",
-        "AccountingStorageType",
-        "CredType",
-        "JobCompType",
-        "JobContainerType",
-        "MaxJobCount",
-        "MaxNodeCount",
-        "PreemptType",
-        "PriorityType",
-        "SchedulerType",
-        "SelectTypeParameters",
-        "SlurmctldParameters",
-        "SlurmctldPidFile",
-        "StateSaveLocation",
-        "TopologyPlugin",
-    }
-)
 NODE_HARDWARE = frozenset(
     {"Sockets", "CoresPerSocket", "ThreadsPerCore", "CPUs", "RealMemory", "Gres"}
 )
@@ -539,6 +494,8 @@ def _slurm_conf(
         was, now = old.params.get(key, ""), new.params.get(key, "")
         if was == now:
             continue
+        policy, entry = change_for(key), slurm_key(key)
+        source = "slurm.conf(5)" if entry is None else entry.source
         if key == "ClusterName" and was:
             changes.append(
                 Change(
@@ -558,25 +515,25 @@ def _slurm_conf(
                     ),
                 )
             )
-        elif key in RESTART_ALL:
+        elif policy is ChangePolicy.RESTART_ALL:
             changes.append(
                 Change(
                     path,
                     "slurm-restart-all",
                     key,
-                    f"slurm.conf(5): changing {key} needs slurmctld and every slurmd restarted",
+                    f"changing {key} needs slurmctld and every slurmd restarted ({source})",
                     was,
                     now,
                     (*deliver, Action("restart-slurmctld"), Action("restart-slurmd", "*")),
                 )
             )
-        elif key in RESTART_SLURMCTLD:
+        elif policy is ChangePolicy.RESTART_SLURMCTLD:
             changes.append(
                 Change(
                     path,
                     "slurm-restart-slurmctld",
                     key,
-                    f"slurm.conf(5): changing {key} needs a slurmctld restart",
+                    f"changing {key} needs a slurmctld restart ({source})",
                     was,
                     now,
                     (*deliver, Action("restart-slurmctld")),
