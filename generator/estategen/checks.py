@@ -852,14 +852,17 @@ def storage_pools_resolve(estate: Estate) -> Iterator[Finding]:
                     + _choices(n for n, p in pools.items() if not p.managed),
                 )
         if storage.storage_class and not any(
-            pools[n].scheduler == "kubernetes"
+            pools[n].scheduler == "kubernetes" and not pools[n].managed
             for n in (pools if storage.pools is None else storage.pools)
             if n in pools
         ):
             yield issue(
-                f"{storage.path}.kubernetes",
-                "a storage class needs a Kubernetes pool that mounts this file system",
-                level="warning",
+                f"{storage.path}.kubernetes.storage_class",
+                "a storage class exposes the file system the hosts mount, so it needs an "
+                "on-prem Kubernetes pool that mounts it (managed gke/eks nodes mount nothing)"
+                + _choices(
+                    n for n, p in pools.items() if p.scheduler == "kubernetes" and not p.managed
+                ),
             )
         if storage.type == "lustre" and "@" not in storage.source:
             yield issue(

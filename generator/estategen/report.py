@@ -6,7 +6,7 @@ present the same facts, the HTML with an SVG picture of the estate (:mod:`estate
 Nothing reads a clock or the environment, so the same blueprint gives the same report.
 
 Capacity follows what the renderers deploy: Kueue flavours and their units come from
-:mod:`estategen.facts`, as the Pulumi program's do (a MIG flavour counts MIG instances, a
+:mod:`estategen.facts`, as the Kueue objects' do (a MIG flavour counts MIG instances, a
 whole-GPU flavour only GPUs that are not partitioned), an autoscaled pool counts at ``nodes.max``.
 """
 
