@@ -1793,7 +1793,7 @@ def test_storage_naming_a_managed_pool_is_refused() -> None:
     assert "list on-prem pools" in found[0].message
 
 
-def test_storage_class_without_a_kubernetes_pool_is_a_warning() -> None:
+def test_storage_class_without_a_kubernetes_pool_is_refused() -> None:
     found = run(
         checks.storage_pools_resolve,
         storage(
@@ -1801,10 +1801,15 @@ def test_storage_class_without_a_kubernetes_pool_is_a_warning() -> None:
             "kubernetes: {storage_class: home}}"
         ),
     )
-    only(found, "storage[0].kubernetes", "a storage class needs a Kubernetes pool", "warning")
+    only(
+        found,
+        "storage[0].kubernetes.storage_class",
+        "needs an on-prem Kubernetes pool that mounts it",
+        "error",
+    )
 
 
-def test_storage_class_mounted_on_no_pool_is_a_warning() -> None:
+def test_storage_class_mounted_on_no_pool_is_refused() -> None:
     found = run(
         checks.storage_pools_resolve,
         storage(
@@ -1812,7 +1817,12 @@ def test_storage_class_mounted_on_no_pool_is_a_warning() -> None:
             "kubernetes: {storage_class: home}}"
         ),
     )
-    only(found, "storage[0].kubernetes", "a storage class needs a Kubernetes pool", "warning")
+    only(
+        found,
+        "storage[0].kubernetes.storage_class",
+        "needs an on-prem Kubernetes pool that mounts it",
+        "error",
+    )
 
 
 def test_lustre_source_without_an_mgs_nid_is_refused() -> None:
