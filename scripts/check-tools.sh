@@ -30,6 +30,7 @@ require /usr/lib/podman/aardvark-dns aardvark-dns
 require iptables iptables
 require debootstrap debootstrap
 require chromium chromium
+require promtool prometheus
 
 slurm_version="$(slurmctld -V 2>/dev/null)" || fail "slurmctld -V does not run"
 podman_backend="$(podman info --format '{{.Host.NetworkBackend}}' 2>&1)" \

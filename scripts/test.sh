@@ -29,11 +29,12 @@ fi
 #     util-linux (unshare);
 #   Molecule: podman with runc, netavark and aardvark-dns (netavark needs iptables),
 #     debootstrap for the base image;
-#   the report's page in a headless browser: chromium.
+#   the report's page in a headless browser: chromium;
+#   the rendered Prometheus configuration and rules: prometheus (promtool).
 case "$release" in
     12 | 13)
         DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
-            podman runc netavark aardvark-dns iptables debootstrap chromium)
+            podman runc netavark aardvark-dns iptables debootstrap chromium prometheus)
         ;;
     *) fail "Debian $release is not supported: the tests run on Debian 12 or 13" ;;
 esac

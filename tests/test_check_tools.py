@@ -27,6 +27,7 @@ ON_PATH = {
     "iptables": "iptables",
     "debootstrap": "debootstrap",
     "chromium": "chromium",
+    "promtool": "prometheus",
 }
 SHELL_TOOLS = ("bash", "cat", "awk", "env")
 
