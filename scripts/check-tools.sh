@@ -31,6 +31,8 @@ require iptables iptables
 require debootstrap debootstrap
 require chromium chromium
 require promtool prometheus
+require prometheus prometheus
+require prometheus-node-exporter prometheus-node-exporter
 
 slurm_version="$(slurmctld -V 2>/dev/null)" || fail "slurmctld -V does not run"
 podman_backend="$(podman info --format '{{.Host.NetworkBackend}}' 2>&1)" \

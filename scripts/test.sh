@@ -30,11 +30,13 @@ fi
 #   Molecule: podman with runc, netavark and aardvark-dns (netavark needs iptables),
 #     debootstrap for the base image;
 #   the report's page in a headless browser: chromium;
-#   the rendered Prometheus configuration and rules: prometheus (promtool).
+#   the rendered Prometheus configuration and rules: prometheus (promtool, and a real
+#     Prometheus scraping) and prometheus-node-exporter.
 case "$release" in
     12 | 13)
         DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
-            podman runc netavark aardvark-dns iptables debootstrap chromium prometheus)
+            podman runc netavark aardvark-dns iptables debootstrap chromium prometheus
+            prometheus-node-exporter)
         ;;
     *) fail "Debian $release is not supported: the tests run on Debian 12 or 13" ;;
 esac

@@ -28,6 +28,8 @@ ON_PATH = {
     "debootstrap": "debootstrap",
     "chromium": "chromium",
     "promtool": "prometheus",
+    "prometheus": "prometheus",
+    "prometheus-node-exporter": "prometheus-node-exporter",
 }
 SHELL_TOOLS = ("bash", "cat", "awk", "env")
 
