@@ -12,11 +12,9 @@ or cluster). The blueprint puts the estate's one host on `localhost` with free p
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -32,9 +30,10 @@ from estategen import load
 from estategen.pipeline import validate_document
 from estategen.render import render
 
+from ansible_template import ANSIBLE_PLAYBOOK, template
+
 PROMETHEUS = shutil.which("prometheus")
 NODE_EXPORTER = shutil.which("prometheus-node-exporter")
-ANSIBLE_PLAYBOOK = shutil.which("ansible-playbook")
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
@@ -134,48 +133,6 @@ def wait_for(url: str, ready: Any, seconds: float = 20) -> Any:
     pytest.fail(f"{url} not ready in {seconds}s; last answer: {json.dumps(last)[:2000]}")
 
 
-def node_info_textfile(ansible: Path, folder: Path) -> None:
-    """The node_exporter role's estate.prom, rendered by Ansible with the rendered variables."""
-    playbook = folder.parent / "textfile.yml"
-    play = {
-        "name": "Render the node info textfile",
-        "hosts": "localhost",
-        "connection": "local",
-        "gather_facts": False,
-        "vars_files": [
-            str(ansible / "group_vars" / "all" / "estate.yml"),
-            str(ansible / "group_vars" / "pool_gpu.yml"),
-        ],
-        "tasks": [
-            {
-                "name": "Template estate.prom",
-                "ansible.builtin.template": {
-                    "src": str(ansible / "roles/node_exporter/templates/estate.prom.j2"),
-                    "dest": str(folder / "estate.prom"),
-                    "mode": "0644",
-                },
-            }
-        ],
-    }
-    playbook.write_text(yaml.safe_dump([play], sort_keys=False))
-    assert ANSIBLE_PLAYBOOK
-    result = subprocess.run(
-        [
-            ANSIBLE_PLAYBOOK,
-            "-i",
-            "localhost,",
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            str(playbook),
-        ],
-        env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCALHOST_WARNING": "False"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
 def quick(config_path: Path) -> None:
     """Shorten the scrape and evaluation intervals; everything else stays as rendered."""
     config = yaml.safe_load(config_path.read_text())
@@ -214,7 +171,12 @@ def test_a_real_prometheus_scrapes_every_rendered_target_with_the_estate_labels(
 
     textfiles = tmp_path / "textfile"
     textfiles.mkdir()
-    node_info_textfile(out / "ansible", textfiles)
+    template(
+        out / "ansible",
+        "pool_gpu",
+        "node_exporter/templates/estate.prom.j2",
+        textfiles / "estate.prom",
+    )
     assert NODE_EXPORTER and PROMETHEUS
     processes.append(
         subprocess.Popen(

@@ -1090,7 +1090,10 @@ def _ansible_copy(
 # estate.yml variable -> (change kind, roles whose tasks, templates or defaults read it; none:
 # nothing on the machines changes). tests/test_plan.py holds these against the roles' sources.
 _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "estate_name": ("ansible-vars", ("common", "node_exporter", "dcgm_exporter")),
+    "estate_name": (
+        "ansible-vars",
+        ("common", "node_exporter", "dcgm_exporter", "slurm_exporter"),
+    ),
     "estate_users": ("identity", ("common",)),
     "estate_teams": ("identity", ("common",)),
     "estate_directory": ("identity", ("common",)),
@@ -1098,6 +1101,8 @@ _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
     "estate_labels": ("observability", ("node_exporter",)),
     "estate_node_exporter_port": ("observability", ("node_exporter",)),
     "estate_dcgm_exporter_port": ("observability", ("dcgm_exporter",)),
+    "estate_slurm_exporter_port": ("observability", ("slurm_exporter",)),
+    "estate_slurm_exporter_host": ("observability", ("slurm_exporter",)),
     "slurm_cluster_name": ("unread-variable", ()),
     "slurm_version": ("slurm-upgrade", ("slurmdbd", "slurm_controller", "slurm_compute")),
     "slurm_config_files": ("slurm-accounting-config", ("slurm_controller", "slurm_compute")),

@@ -59,6 +59,14 @@ GPU_RESOURCES = "nvidia.com/.+"
 _HOST_FROM_INSTANCE = '"host", "$1", "instance", "(.+):[0-9]+"'
 
 
+def slurm_exporter_host(estate: Estate) -> str | None:
+    """Where the Slurm exporter runs: the primary controller, once per cluster, so scheduler
+    state is counted once (the role installs it there, Prometheus scrapes it there)."""
+    if not (estate.slurm_pools and estate.slurm.controllers):
+        return None  # no Slurm side, or one without controllers (refused by a check)
+    return estate.slurm.controllers[0]
+
+
 def _by(*labels: str, estate: Estate) -> str:
     """A ``by`` clause: the given labels, then the estate's own labels (observability.labels)."""
     return f"by ({', '.join([*labels, *estate.observability.labels])})"

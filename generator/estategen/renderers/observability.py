@@ -21,7 +21,13 @@ from typing import Any
 import yaml
 
 from estategen.model import Estate
-from estategen.prometheus_rules import DCGM_JOB, NODE_JOB, SLURM_JOB, observability_rules
+from estategen.prometheus_rules import (
+    DCGM_JOB,
+    NODE_JOB,
+    SLURM_JOB,
+    observability_rules,
+    slurm_exporter_host,
+)
 from estategen.render import Files, json_file, renderer, text
 
 PROMETHEUS = "observability/prometheus"
@@ -86,11 +92,10 @@ def dcgm_exporter_targets(estate: Estate) -> list[dict[str, Any]]:
 
 
 def slurm_exporter_targets(estate: Estate) -> list[dict[str, Any]]:
-    """The Slurm exporter runs on the primary controller (role slurm_exporter): one per cluster,
-    so scheduler state is counted once."""
-    if not estate.slurm_pools:
+    """The Slurm exporter's target (role slurm_exporter)."""
+    controller = slurm_exporter_host(estate)
+    if controller is None:
         return []
-    controller = estate.slurm.controllers[0]
     port = estate.observability.slurm_exporter_port
     meta = {"role": "slurm_controller", "scheduler": "slurm"}
     return [_group([controller], port, dict(estate.observability.labels), meta)]
