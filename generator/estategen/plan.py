@@ -1743,8 +1743,23 @@ def _prometheus(
             path,
             "prometheus-config",
             name,
-            "the scrape jobs change: Prometheus needs a reload",
+            "the scrape jobs or the estate's rules change: Prometheus needs a reload",
             actions=(Action("prometheus-reload"),),
+        )
+    ]
+
+
+def _grafana(
+    estate: Estate, path: str, status: str, before: str, after: str, name: str
+) -> list[Change]:
+    return [
+        Change(
+            path,
+            "grafana-dashboard",
+            name,
+            "Grafana re-reads provisioned dashboards when their files change: copy them to "
+            "the Grafana server, no restart needed",
+            actions=(Action("review", "copy observability/grafana/dashboards/ to Grafana"),),
         )
     ]
 
@@ -1781,6 +1796,7 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"pulumi/([^/]+)/Pulumi\.([^/]+)\.yaml", _stack_settings),
     (r"pulumi/([^/]+)/([^/]+)", _pulumi_program),
     (r"observability/prometheus/(.+)", _prometheus),
+    (r"observability/grafana/(.+)", _grafana),
     (r"estate\.json", _estate_json),
 ]
 

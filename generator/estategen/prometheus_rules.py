@@ -92,7 +92,7 @@ def _host_gpu_pools(estate: Estate) -> list[Any]:
     return [pool for pool in _gpu_pools(estate) if not pool.managed and pool.hosts]
 
 
-def _queued_teams(estate: Estate) -> list[str]:
+def queued_teams(estate: Estate) -> list[str]:
     """Teams with a ClusterQueue (named after the team) in some cluster."""
     teams = {
         entry.team
@@ -160,7 +160,7 @@ def _capacity_rules(estate: Estate) -> list[dict[str, Any]]:
         labels = {"estate": estate.name, "scheduler": pool.scheduler, "pool": pool.name}
         units = pool.gpu_count * facts.mig_instances_per_gpu(pool) * facts.replicas(pool)
         rules += [
-            {"record": record, "expr": f"vector({value})", "labels": labels}
+            {"record": record, "expr": f"vector({value})", "labels": dict(labels)}
             for record, value in (
                 (POOL_GPUS_PER_HOST, pool.gpus.count),
                 (POOL_GPUS, pool.gpu_count),
@@ -183,8 +183,9 @@ def _team_rules(estate: Estate) -> list[dict[str, Any]]:
             (TEAM_FAIRSHARE_USAGE, "slurm_account_fairshare_norm_usage"),
         ):
             by_team = f'label_replace({metric}{{{accounts}}}, "team", "$1", "account", "(.+)")'
-            rules.append({"record": record, "expr": f"sum {team_by} ({by_team})", "labels": slurm})
-    queued = _queued_teams(estate)
+            labels = dict(slurm)
+            rules.append({"record": record, "expr": f"sum {team_by} ({by_team})", "labels": labels})
+    queued = queued_teams(estate)
     if queued:
         queues = f'cluster_queue=~"{"|".join(queued)}", resource=~"{GPU_RESOURCES}"'
         kubernetes = {"estate": estate.name, "scheduler": "kubernetes"}
@@ -194,7 +195,7 @@ def _team_rules(estate: Estate) -> list[dict[str, Any]]:
         ):
             by_team = f'label_replace({metric}{{{queues}}}, "team", "$1", "cluster_queue", "(.+)")'
             rules.append(
-                {"record": record, "expr": f"sum {team_by} ({by_team})", "labels": kubernetes}
+                {"record": record, "expr": f"sum {team_by} ({by_team})", "labels": dict(kubernetes)}
             )
     return rules
 
@@ -336,7 +337,7 @@ def _slurm_alerts(estate: Estate) -> list[dict[str, Any]]:
 
 def _kueue_alerts(estate: Estate) -> list[dict[str, Any]]:
     alerts = estate.observability.alerts
-    queued = "|".join(_queued_teams(estate))
+    queued = "|".join(queued_teams(estate))
     pending = f'sum by (cluster_queue) (kueue_pending_workloads{{cluster_queue=~"{queued}"}})'
     admitted = (
         f"sum by (cluster_queue) (increase(kueue_admitted_workloads_total"
@@ -394,7 +395,7 @@ def observability_rules(estate: Estate) -> list[dict[str, Any]]:
         alerting += _gpu_alerts(estate)
     if estate.slurm_pools:
         alerting += _slurm_alerts(estate)
-    if _queued_teams(estate):
+    if queued_teams(estate):
         alerting += _kueue_alerts(estate)
     return [
         {"name": f"estategen-{estate.name}-recording", "rules": recording},

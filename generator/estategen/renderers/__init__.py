@@ -1,3 +1,10 @@
 """Renderer modules; importing this package registers them in :data:`estategen.render.RENDERERS`."""
 
-from estategen.renderers import ansible, estate_json, observability, pulumi, slurm  # noqa: F401
+from estategen.renderers import (  # noqa: F401
+    ansible,
+    estate_json,
+    grafana,
+    observability,
+    pulumi,
+    slurm,
+)
