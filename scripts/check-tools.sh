@@ -31,6 +31,9 @@ require iptables iptables
 require debootstrap debootstrap
 require chromium chromium
 require kubectl kubernetes-client
+require promtool prometheus
+require prometheus prometheus
+require prometheus-node-exporter prometheus-node-exporter
 
 slurm_version="$(slurmctld -V 2>/dev/null)" || fail "slurmctld -V does not run"
 kubectl kustomize --help >/dev/null 2>&1 || fail "kubectl has no kustomize command (Debian package kubernetes-client)"

@@ -31,11 +31,14 @@ fi
 #     debootstrap for the base image;
 #   the report's page in a headless browser: chromium;
 #   the Kubernetes manifests: kubectl kustomize (kubernetes-client), unless the machine
-#     already has a kubectl from another package (a cloud SDK's), which it would conflict with.
+#     already has a kubectl from another package (a cloud SDK's), which it would conflict with;
+#   the rendered Prometheus configuration and rules: prometheus (promtool, and a real
+#     Prometheus scraping) and prometheus-node-exporter.
 case "$release" in
     12 | 13)
         DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
-            podman runc netavark aardvark-dns iptables debootstrap chromium)
+            podman runc netavark aardvark-dns iptables debootstrap chromium prometheus
+            prometheus-node-exporter)
         ;;
     *) fail "Debian $release is not supported: the tests run on Debian 12 or 13" ;;
 esac

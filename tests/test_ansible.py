@@ -32,6 +32,7 @@ ROLES = [
     "nvidia_gpu",
     "k8s_gpu_node",
     "dcgm_exporter",
+    "slurm_exporter",
     "node_exporter",
     "storage_client",
 ]

@@ -28,6 +28,9 @@ ON_PATH = {
     "debootstrap": "debootstrap",
     "chromium": "chromium",
     "kubectl": "kubernetes-client",
+    "promtool": "prometheus",
+    "prometheus": "prometheus",
+    "prometheus-node-exporter": "prometheus-node-exporter",
 }
 SHELL_TOOLS = ("bash", "cat", "awk", "env")
 

@@ -90,6 +90,7 @@ TESTED_CHECKS = [
     "queues_resolve",
     "quotas_within_capacity",
     "storage_pools_resolve",
+    "slurm_exporter_port_free",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -1923,3 +1924,38 @@ def test_pipeline_refuses_one_hostlist_above_the_expansion_limit_as_a_finding() 
 def test_slurm_minutes_refuses_limits_beyond_what_slurm_stores() -> None:
     with pytest.raises(ValueError, match="longer than the longest time Slurm reads"):
         slurm_minutes("999999999999-0")
+
+
+# --- slurm_exporter_port_free -------------------------------------------------------------
+
+
+def test_slurm_exporter_port_free_passes_the_default_ports() -> None:
+    assert run(checks.slurm_exporter_port_free) == []
+
+
+@pytest.mark.parametrize(
+    ("fragment", "holder"),
+    [
+        ("observability: {slurm_exporter: {port: 9100}}", "by the node exporter"),
+        ("observability: {slurm_exporter: {port: 6817}}", "by slurmctld"),
+        (
+            "observability: {slurm_exporter: {port: 6819}}\n"
+            "slurm: {accounting: {host: lab-ctl,"
+            " database: {host: localhost, password: {secret: db}}}}",
+            "by slurmdbd",
+        ),
+    ],
+)
+def test_slurm_exporter_port_free_refuses_a_port_taken_on_the_controller(
+    fragment: str, holder: str
+) -> None:
+    found = run(checks.slurm_exporter_port_free, fragment)
+    only(found, "observability.slurm_exporter.port", holder)
+
+
+def test_slurm_exporter_port_free_ignores_slurmdbd_on_another_host() -> None:
+    fragment = (
+        "observability: {slurm_exporter: {port: 6819}}\n"
+        "slurm: {accounting: {host: lab-db, database: {host: localhost, password: {secret: db}}}}"
+    )
+    assert run(checks.slurm_exporter_port_free, fragment) == []

@@ -116,7 +116,7 @@ def test_scrape_configs_use_the_kubernetes_job_names_and_existing_files(
     _, files = campus
     config = yaml.safe_load(files["observability/prometheus/scrape-configs.yml"].content)
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
-    assert set(jobs) == {"node-exporter", "dcgm-exporter"}
+    assert set(jobs) == {"node-exporter", "dcgm-exporter", "slurm-exporter"}
     for name, job in jobs.items():
         (sd,) = job["file_sd_configs"]
         assert sd["files"] == [f"targets/{name}.json"]
@@ -160,7 +160,10 @@ def test_estate_without_slurm_gpus_has_no_dcgm_job() -> None:
     _, files = rendered(text)
     assert f"{TARGETS}/dcgm-exporter.json" not in files
     config = yaml.safe_load(files["observability/prometheus/scrape-configs.yml"].content)
-    assert [job["job_name"] for job in config["scrape_configs"]] == ["node-exporter"]
+    assert [job["job_name"] for job in config["scrape_configs"]] == [
+        "node-exporter",
+        "slurm-exporter",
+    ]
 
 
 def test_managed_only_estate_has_no_targets() -> None:
@@ -175,3 +178,27 @@ kubernetes:
 """
     _, files = rendered(text)
     assert not any(path.startswith("observability/") for path in files)
+
+
+def test_slurm_exporter_target_is_the_primary_controller_on_its_port() -> None:
+    text = (
+        (BLUEPRINTS / "lab.yaml")
+        .read_text()
+        .replace(
+            "  labels: {site: lab}\n", "  labels: {site: lab}\n  slurm_exporter: {port: 9999}\n"
+        )
+        .replace("  controllers: [lab-ctl]\n", "  controllers: [lab-ctl, lab-ctl2]\n")
+    )
+    _, files = rendered(text)
+    (group,) = groups(files, "slurm-exporter")
+    assert group["targets"] == ["lab-ctl:9999"]  # once per cluster: scheduler state counted once
+    assert {k: v for k, v in group["labels"].items() if "__" not in k} == {"site": "lab"}
+
+
+def test_prometheus_yml_loads_the_rules_and_the_same_jobs(campus: tuple[Estate, Files]) -> None:
+    _, files = campus
+    config = yaml.safe_load(files["observability/prometheus/prometheus.yml"].content)
+    pasted = yaml.safe_load(files["observability/prometheus/scrape-configs.yml"].content)
+    assert config["scrape_configs"] == pasted["scrape_configs"]
+    (rule_file,) = config["rule_files"]
+    assert f"observability/prometheus/{rule_file}" in files

@@ -103,7 +103,7 @@ def test_a_long_key_is_quoted_to_the_limit_in_text(tmp_path: Path) -> None:
     (line, _) = _validate(tmp_path=tmp_path).splitlines()
     assert line.endswith(
         f"observability.{shown}... (5000 characters): unknown key '{shown}'... (5000 characters). "
-        "Valid keys here: dcgm_exporter, labels, node_exporter."
+        "Valid keys here: alerts, dcgm_exporter, labels, node_exporter, slurm_exporter."
     )
     assert LONG_KEY[: limits.MAX_QUOTED + 1] not in line
 

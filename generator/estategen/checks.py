@@ -19,7 +19,7 @@ from estategen.catalog import (
     builtin_models,
 )
 from estategen.errors import Finding, issue
-from estategen.facts import kubelet_may_set, quota_capacity
+from estategen.facts import SLURMCTLD_PORT, SLURMD_PORT, kubelet_may_set, quota_capacity
 from estategen.model import (
     STATE_SAVE_LOCATION,
     Estate,
@@ -27,6 +27,7 @@ from estategen.model import (
     Team,
     slurm_minutes,
 )
+from estategen.prometheus_rules import slurm_exporter_host
 from estategen.renderers.slurm import parent_account
 from estategen.reserved import (
     POOL_NAMES,
@@ -883,3 +884,31 @@ def _choices(names: Iterable[str]) -> str:
         return ""
     shown = ", ".join(listed[:12]) + (", ..." if len(listed) > 12 else "")
     return f"; known: {shown}"
+
+
+@check
+def slurm_exporter_port_free(estate: Estate) -> Iterator[Finding]:
+    """The Slurm exporter runs on the primary controller beside slurmctld and the node exporter
+    (and slurmdbd, slurmd or the DCGM exporter when they run there): a port one of them holds
+    keeps it from starting."""
+    host = slurm_exporter_host(estate)
+    if host is None:
+        return
+    obs = estate.observability
+    holders = [(obs.node_exporter_port, "the node exporter"), (SLURMCTLD_PORT, "slurmctld")]
+    accounting = estate.slurm.accounting
+    if accounting and accounting.host == host:
+        holders.append((accounting.port, "slurmdbd"))
+    for pool in estate.slurm_pools:
+        if host in pool.hosts:
+            holders.append((SLURMD_PORT, "slurmd"))
+            if pool.gpus:
+                holders.append((obs.dcgm_exporter_port, "the DCGM exporter"))
+    for port, holder in holders:
+        if obs.slurm_exporter_port == port:
+            yield issue(
+                "observability.slurm_exporter.port",
+                f"port {port} is taken on {host} by {holder}; the Slurm exporter runs on the "
+                "primary controller beside it: choose another port",
+            )
+            return

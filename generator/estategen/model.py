@@ -278,10 +278,29 @@ class Storage:
 
 
 @dataclass(frozen=True)
+class AlertThresholds:
+    """When the estate's alerts fire (``observability.alerts``): durations as Prometheus writes
+    them (``15m``, ``1d``), shares in percent."""
+
+    exporter_down_for: str
+    gpu_thermal_throttling_percent: int
+    gpu_thermal_throttling_for: str
+    slurm_node_down_for: str
+    slurm_node_drained_for: str
+    slurm_controller_unreachable_for: str
+    slurmdbd_unreachable_for: str
+    kueue_pending_for: str
+    stranded_quota_used_percent: int
+    stranded_quota_for: str
+
+
+@dataclass(frozen=True)
 class Observability:
     dcgm_exporter_port: int
     node_exporter_port: int
+    slurm_exporter_port: int
     labels: Mapping[str, str]
+    alerts: AlertThresholds
 
 
 @dataclass(frozen=True)
@@ -381,7 +400,9 @@ def build(doc: Mapping[str, Any]) -> Estate:
         observability=Observability(
             dcgm_exporter_port=observability["dcgm_exporter"]["port"],
             node_exporter_port=observability["node_exporter"]["port"],
+            slurm_exporter_port=observability["slurm_exporter"]["port"],
             labels=_frozen(dict(sorted(observability["labels"].items()))),
+            alerts=AlertThresholds(**observability["alerts"]),
         ),
     )
 

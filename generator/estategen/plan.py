@@ -1049,7 +1049,10 @@ def _ansible_copy(
 # estate.yml variable -> (change kind, roles whose tasks, templates or defaults read it; none:
 # nothing on the machines changes). tests/test_plan.py holds these against the roles' sources.
 _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "estate_name": ("ansible-vars", ("common", "node_exporter", "dcgm_exporter")),
+    "estate_name": (
+        "ansible-vars",
+        ("common", "node_exporter", "dcgm_exporter", "slurm_exporter"),
+    ),
     "estate_users": ("identity", ("common",)),
     "estate_teams": ("identity", ("common",)),
     "estate_directory": ("identity", ("common",)),
@@ -1057,6 +1060,8 @@ _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
     "estate_labels": ("observability", ("node_exporter",)),
     "estate_node_exporter_port": ("observability", ("node_exporter",)),
     "estate_dcgm_exporter_port": ("observability", ("dcgm_exporter",)),
+    "estate_slurm_exporter_port": ("observability", ("slurm_exporter",)),
+    "estate_slurm_exporter_host": ("observability", ("slurm_exporter",)),
     "slurm_cluster_name": ("unread-variable", ()),
     "slurm_version": ("slurm-upgrade", ("slurmdbd", "slurm_controller", "slurm_compute")),
     "slurm_config_files": ("slurm-accounting-config", ("slurm_controller", "slurm_compute")),
@@ -1700,8 +1705,23 @@ def _prometheus(
             path,
             "prometheus-config",
             name,
-            "the scrape jobs change: Prometheus needs a reload",
+            "the scrape jobs or the estate's rules change: Prometheus needs a reload",
             actions=(Action("prometheus-reload"),),
+        )
+    ]
+
+
+def _grafana(
+    estate: Estate, path: str, status: str, before: str, after: str, name: str
+) -> list[Change]:
+    return [
+        Change(
+            path,
+            "grafana-dashboard",
+            name,
+            "Grafana re-reads provisioned dashboards when their files change: copy them to "
+            "the Grafana server, no restart needed",
+            actions=(Action("review", "copy observability/grafana/dashboards/ to Grafana"),),
         )
     ]
 
@@ -1741,6 +1761,7 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"pulumi/([^/]+)/Pulumi\.([^/]+)\.yaml", _stack_settings),
     (r"pulumi/([^/]+)/([^/]+)", _pulumi_program),
     (r"observability/prometheus/(.+)", _prometheus),
+    (r"observability/grafana/(.+)", _grafana),
     (r"estate\.json", _estate_json),
 ]
 

@@ -198,6 +198,8 @@ def namespace_reason(namespace: str) -> str | None:
 _PROMETHEUS = "Prometheus sets it on every target (the same value would collapse our targets)"
 _SERVICE_MONITOR = "the Prometheus Operator sets it on every target a ServiceMonitor finds"
 _DCGM = "dcgm-exporter puts it on every GPU series"
+_RULES = "the estate's recording rules and node info series use it to name where a GPU is"
+_SLURM_EXPORTER = "the Slurm exporter puts it on its series"
 PROMETHEUS_LABELS: Mapping[str, str] = {
     "instance": _PROMETHEUS,
     "job": _PROMETHEUS,
@@ -215,4 +217,15 @@ PROMETHEUS_LABELS: Mapping[str, str] = {
     "GPU_I_PROFILE": _DCGM,
     "GPU_I_ID": _DCGM,
     "DCGM_FI_DRIVER_VERSION": _DCGM,
+    "estate": _RULES,
+    "scheduler": _RULES,
+    "pool": _RULES,
+    "team": _RULES,
+    "host": _RULES,
+    "node": _SLURM_EXPORTER,
+    "partition": _SLURM_EXPORTER,
+    "account": _SLURM_EXPORTER,
+    "user": _SLURM_EXPORTER,
+    "status": _SLURM_EXPORTER,
+    "reason": _SLURM_EXPORTER,
 }

@@ -44,6 +44,8 @@ REGION = r"[a-z]{2,}(-[a-z0-9]+){1,3}"
 INSTANCE_TYPE = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 PROM_LABEL = r"[a-zA-Z][a-zA-Z0-9_]{0,62}"
 PROM_VALUE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
+# a Prometheus duration in one unit, as rules write `for:` and range selectors
+PROM_DURATION = r"[1-9][0-9]{0,5}(s|m|h|d)"
 
 SLURM_VERSIONS = ("22.05", "23.02", "23.11", "24.05", "24.11", "25.05")
 KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
@@ -72,6 +74,7 @@ _PATTERN_HINTS = {
     INSTANCE_TYPE: "instance type like 'a3-highgpu-8g' or 'p5.48xlarge'",
     PROM_LABEL: "metric label name: letter first, then letters, digits or '_'",
     PROM_VALUE: "metric label value: letters, digits, '_', '.', '-'",
+    PROM_DURATION: "duration like '90s', '15m', '2h' or '1d' (one unit)",
 }
 
 
@@ -426,12 +429,28 @@ BLUEPRINT: dict[str, Any] = {
         {
             "dcgm_exporter": _dict({"port": _int(1024, 65_535, default=9400)}, default={}),
             "node_exporter": _dict({"port": _int(1024, 65_535, default=9100)}, default={}),
+            "slurm_exporter": _dict({"port": _int(1024, 65_535, default=9341)}, default={}),
             "labels": {
                 "type": "dict",
                 "keysrules": _s(PROM_LABEL),
                 "valuesrules": _s(PROM_VALUE),
                 "default": {},
             },
+            "alerts": _dict(
+                {
+                    "exporter_down_for": _s(PROM_DURATION, default="5m"),
+                    "gpu_thermal_throttling_percent": _int(1, 100, default=10),
+                    "gpu_thermal_throttling_for": _s(PROM_DURATION, default="10m"),
+                    "slurm_node_down_for": _s(PROM_DURATION, default="15m"),
+                    "slurm_node_drained_for": _s(PROM_DURATION, default="1d"),
+                    "slurm_controller_unreachable_for": _s(PROM_DURATION, default="5m"),
+                    "slurmdbd_unreachable_for": _s(PROM_DURATION, default="10m"),
+                    "kueue_pending_for": _s(PROM_DURATION, default="30m"),
+                    "stranded_quota_used_percent": _int(1, 100, default=50),
+                    "stranded_quota_for": _s(PROM_DURATION, default="2h"),
+                },
+                default={},
+            ),
         },
         default={},
     ),

@@ -1,3 +1,11 @@
 """Renderer modules; importing this package registers them in :data:`estategen.render.RENDERERS`."""
 
-from estategen.renderers import ansible, estate_json, kubernetes, observability, pulumi, slurm  # noqa: F401
+from estategen.renderers import (  # noqa: F401
+    ansible,
+    estate_json,
+    grafana,
+    kubernetes,
+    observability,
+    pulumi,
+    slurm,
+)

@@ -25,6 +25,7 @@ from estategen.facts import (
     registration_labels,
 )
 from estategen.model import Estate, NodePool
+from estategen.prometheus_rules import slurm_exporter_host
 from estategen.render import Files, OutputFile, renderer, templates, text
 from estategen.renderers.slurm import slurm_files
 from estategen.yamltext import block
@@ -171,6 +172,8 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         ],
         "estate_dcgm_exporter_port": estate.observability.dcgm_exporter_port,
         "estate_node_exporter_port": estate.observability.node_exporter_port,
+        "estate_slurm_exporter_port": estate.observability.slurm_exporter_port,
+        "estate_slurm_exporter_host": slurm_exporter_host(estate),
         "slurm_cluster_name": estate.slurm.cluster_name,
         "slurm_version": estate.versions.slurm.text,
         "slurm_config_files": [
