@@ -475,3 +475,14 @@ def test_no_storage_class_means_no_csi_driver() -> None:
 
     data = json.loads(files["pulumi/serving/cluster.json"].content)
     assert "csi-driver-nfs" not in {r["name"] for r in data["releases"]}
+
+
+def test_clusters_with_the_prometheus_operator_get_the_estates_rules() -> None:
+    """Issue 16: the Kubernetes side gets the same rule groups as PrometheusRule objects."""
+    from estategen.prometheus_rules import observability_rules
+
+    estate, files = rendered("campus.yaml")
+    rules = yaml.safe_load(files["observability/prometheus/rules/estategen.rules.yml"].content)
+    (rule,) = [o for o in objects("campus.yaml", "serving") if o["kind"] == "PrometheusRule"]
+    assert rule["spec"]["groups"] == observability_rules(estate) == rules["groups"]
+    assert not [o for o in objects("lab.yaml", "lab-k8s") if o["kind"] == "PrometheusRule"]

@@ -334,6 +334,7 @@ def test_campus_serving_creates_tenancy_sharing_metrics_and_queues(out: Path) ->
         "StorageClass",
         "PersistentVolume",
         "PersistentVolumeClaim",
+        "PrometheusRule",
     }
     assert len(result.all("NodePatch")) == 16
 
@@ -375,6 +376,7 @@ def test_mesa_clusters_create_what_their_provider_and_install_need(out: Path) ->
     assert onprem.kinds() == CORE_ONPREM | {
         "PriorityClass",
         "ServiceMonitor",
+        "PrometheusRule",
         "WorkloadPriorityClass",
         "Topology",
     }

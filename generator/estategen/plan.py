@@ -1454,6 +1454,10 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
     "PersistentVolumeClaim": ("kubernetes-storage", "team claims on the shared file systems"),
     "Service": ("observability", "the DCGM exporter's Service changes"),
     "ServiceMonitor": ("observability", "the DCGM exporter's scrape configuration changes"),
+    "PrometheusRule": (
+        "observability",
+        "the estate's recording and alerting rules change; the Prometheus operator reloads them",
+    ),
 }
 _COMPONENTS = (
     "kubernetes-components",

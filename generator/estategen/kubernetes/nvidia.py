@@ -34,6 +34,7 @@ from estategen.kubernetes.objects import (
     require_node,
 )
 from estategen.model import NodePool
+from estategen.prometheus_rules import observability_rules
 from estategen.yamltext import manifest
 
 DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
@@ -734,4 +735,16 @@ def dcgm_exporter(view: ClusterView) -> list[Obj]:
                 },
             }
         )
+        # the estate's recording and alerting rules, the same groups the Slurm side's
+        # Prometheus loads from observability/prometheus/rules/
+        groups = observability_rules(view.estate)
+        if groups:
+            out.append(
+                {
+                    "apiVersion": "monitoring.coreos.com/v1",
+                    "kind": "PrometheusRule",
+                    "metadata": meta(f"estategen-{view.estate.name}", NVIDIA_NAMESPACE),
+                    "spec": {"groups": groups},
+                }
+            )
     return out
