@@ -30,6 +30,12 @@ require /usr/lib/podman/aardvark-dns aardvark-dns
 require iptables iptables
 require debootstrap debootstrap
 require chromium chromium
+require mpicc libopenmpi-dev
+require slurmrestd slurmrestd
+require curl curl
+# the library Slurm's mpi/pmix plugin loads at run time
+[[ -e /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2 ]] \
+    || fail "missing /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2 (Debian package libpmix2)"
 
 slurm_version="$(slurmctld -V 2>/dev/null)" || fail "slurmctld -V does not run"
 podman_backend="$(podman info --format '{{.Host.NetworkBackend}}' 2>&1)" \

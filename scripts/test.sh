@@ -29,11 +29,14 @@ fi
 #     util-linux (unshare);
 #   Molecule: podman with runc, netavark and aardvark-dns (netavark needs iptables),
 #     debootstrap for the base image;
-#   the report's page in a headless browser: chromium.
+#   the report's page in a headless browser: chromium;
+#   MPI under Slurm: libpmix2 (the mpi/pmix plugin loads it), openmpi-bin and libopenmpi-dev
+#     (mpicc); the REST API: slurmrestd, and curl to call it on its unix socket.
 case "$release" in
     12 | 13)
         DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
-            podman runc netavark aardvark-dns iptables debootstrap chromium)
+            podman runc netavark aardvark-dns iptables debootstrap chromium
+            libpmix2 openmpi-bin libopenmpi-dev slurmrestd curl)
         ;;
     *) fail "Debian $release is not supported: the tests run on Debian 12 or 13" ;;
 esac

@@ -27,6 +27,9 @@ ON_PATH = {
     "iptables": "iptables",
     "debootstrap": "debootstrap",
     "chromium": "chromium",
+    "mpicc": "libopenmpi-dev",
+    "slurmrestd": "slurmrestd",
+    "curl": "curl",
 }
 SHELL_TOOLS = ("bash", "cat", "awk", "env")
 
@@ -42,7 +45,7 @@ def path_without(tmp_path: Path, absent: str) -> str:
     return str(folder)
 
 
-@pytest.mark.parametrize("absent", ["iptables", "slurmctld", "chromium", "runc"])
+@pytest.mark.parametrize("absent", ["iptables", "slurmctld", "chromium", "runc", "mpicc", "curl"])
 def test_a_missing_tool_fails_in_one_line_naming_its_package(tmp_path: Path, absent: str) -> None:
     result = subprocess.run(
         ["bash", str(SCRIPT)],
