@@ -9,6 +9,7 @@ applied again.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
@@ -18,11 +19,14 @@ import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from test_slurm_engine import machine_shape
 
-from conftest import run_cli
+from estategen.schema import RESERVATION_FLAGS
+
+from conftest import ROOT, run_cli
 from slurmlab import SlurmLab, have_slurm, installed_slurm_version
 
 pytestmark = [
@@ -224,3 +228,36 @@ def test_a_changed_blueprint_updates_ours_and_deletes_only_what_we_created(lab: 
     assert set(shown) == {f"{ESTATE}.maint", "admin-hold"}
     assert shown[f"{ESTATE}.maint"]["EndTime"] == f"{NOW + timedelta(hours=2):%Y-%m-%dT%H:%M:%S}"
     assert apply(lab)["changed"] is False
+
+
+def reservation_module() -> ModuleType:
+    path = ROOT / "playbooks/roles/slurm_controller/library/estategen_slurm_reservations.py"
+    spec = importlib.util.spec_from_file_location("estategen_slurm_reservations", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("flag", RESERVATION_FLAGS)
+def test_every_flag_a_blueprint_may_set_reads_back_as_unchanged(lab: SlurmLab, flag: str) -> None:
+    """slurmctld shows some flags under other names (STATIC for STATIC_ALLOC): the module must
+    still see a reservation it created as unchanged, or every run would recreate it."""
+    module = reservation_module()
+    name = f"{ESTATE}.flag-{flag.replace('_', '-')}"
+    start = NOW + timedelta(days=10)
+    line = (
+        f"create reservation ReservationName={name} StartTime={start:%Y-%m-%dT%H:%M:%S} "
+        f"Duration=01:00:00 Nodes={NODE} Flags={flag.upper()} Accounts=ops"
+    )
+    wanted = module.parse_wanted(line)
+    lab.run("scontrol", *line.split())
+    try:
+        shown = module.parse_shown(lab.run("scontrol", "-o", "show", "reservation", name))
+
+        def expand(hosts: str) -> list[str]:
+            return lab.run("scontrol", "show", "hostnames", hosts).split() if hosts else []
+
+        assert module.differences(wanted[name], shown[name], expand) == [], shown[name]["Flags"]
+    finally:
+        lab.run("scontrol", "delete", f"ReservationName={name}")

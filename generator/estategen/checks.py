@@ -813,8 +813,8 @@ def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
             yield issue(
                 f"{res.path}.{key}",
                 f"{len(beyond)} host(s) outside partition {res.partition!r}: "
-                f"{quote(hostlist.compress(beyond))}; slurmctld refuses a reservation over "
-                "nodes its partition does not have",
+                f"{quote(hostlist.compress(beyond))}; a reservation's nodes must be in its "
+                "partition (the partition's jobs could never use the others)",
             )
 
 

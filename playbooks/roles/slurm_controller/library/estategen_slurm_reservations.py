@@ -48,7 +48,7 @@ commands:
 
 # Flags slurmctld adds or spells differently when it shows a reservation.
 _SHOWN_ONLY_FLAGS = frozenset({"SPEC_NODES", "ALL_NODES", "PART_NODES"})
-_FLAG_SPELLINGS = {"NO_HOLD_JOBS_AFTER_END": "NO_HOLD_JOBS_AFTER"}
+_FLAG_SPELLINGS = {"NO_HOLD_JOBS_AFTER_END": "NO_HOLD_JOBS_AFTER", "STATIC": "STATIC_ALLOC"}
 # How far a recurring reservation's StartTime moves after each occurrence.
 _PERIODS = {
     "HOURLY": timedelta(hours=1),
@@ -87,7 +87,9 @@ def parse_shown(output: str) -> dict[str, dict[str, str]]:
 
 
 def flags(text: str) -> set[str]:
-    names = {_FLAG_SPELLINGS.get(f, f) for f in text.split(",") if f and f != "(null)"}
+    # slurmctld shows a flag's value after it (PURGE_COMP=00:05:00)
+    bare = (f.partition("=")[0] for f in text.split(","))
+    names = {_FLAG_SPELLINGS.get(f, f) for f in bare if f and f != "(null)"}
     return names - _SHOWN_ONLY_FLAGS
 
 
