@@ -34,6 +34,12 @@ require kubectl kubernetes-client
 require promtool prometheus
 require prometheus prometheus
 require prometheus-node-exporter prometheus-node-exporter
+require mpicc libopenmpi-dev
+require slurmrestd slurmrestd
+require curl curl
+# the library Slurm's mpi/pmix plugin loads at run time
+[[ -e /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2 ]] \
+    || fail "missing /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2 (Debian package libpmix2)"
 
 slurm_version="$(slurmctld -V 2>/dev/null)" || fail "slurmctld -V does not run"
 kubectl kustomize --help >/dev/null 2>&1 || fail "kubectl has no kustomize command (Debian package kubernetes-client)"

@@ -33,12 +33,14 @@ fi
 #   the Kubernetes manifests: kubectl kustomize (kubernetes-client), unless the machine
 #     already has a kubectl from another package (a cloud SDK's), which it would conflict with;
 #   the rendered Prometheus configuration and rules: prometheus (promtool, and a real
-#     Prometheus scraping) and prometheus-node-exporter.
+#     Prometheus scraping) and prometheus-node-exporter;
+#   MPI under Slurm: libpmix2 (the mpi/pmix plugin loads it), openmpi-bin and libopenmpi-dev
+#     (mpicc); the REST API: slurmrestd, and curl to call it on its unix socket.
 case "$release" in
     12 | 13)
         DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
             podman runc netavark aardvark-dns iptables debootstrap chromium prometheus
-            prometheus-node-exporter)
+            prometheus-node-exporter libpmix2 openmpi-bin libopenmpi-dev slurmrestd curl)
         ;;
     *) fail "Debian $release is not supported: the tests run on Debian 12 or 13" ;;
 esac

@@ -31,6 +31,9 @@ ON_PATH = {
     "promtool": "prometheus",
     "prometheus": "prometheus",
     "prometheus-node-exporter": "prometheus-node-exporter",
+    "mpicc": "libopenmpi-dev",
+    "slurmrestd": "slurmrestd",
+    "curl": "curl",
 }
 SHELL_TOOLS = ("bash", "cat", "awk", "env")
 
@@ -46,7 +49,9 @@ def path_without(tmp_path: Path, absent: str) -> str:
     return str(folder)
 
 
-@pytest.mark.parametrize("absent", ["iptables", "slurmctld", "chromium", "runc", "kubectl"])
+@pytest.mark.parametrize(
+    "absent", ["iptables", "slurmctld", "chromium", "runc", "kubectl", "mpicc", "curl"]
+)
 def test_a_missing_tool_fails_in_one_line_naming_its_package(tmp_path: Path, absent: str) -> None:
     result = subprocess.run(
         ["bash", str(SCRIPT)],

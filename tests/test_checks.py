@@ -12,6 +12,7 @@ import inspect
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,9 @@ TESTED_CHECKS = [
     "quotas_within_capacity",
     "storage_pools_resolve",
     "slurm_exporter_port_free",
+    "reservations_valid",
+    "mpi_ports_valid",
+    "rest_api_valid",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -173,7 +177,7 @@ def test_lab_blueprint_validates_without_findings() -> None:
 
 
 def test_every_public_check_function_is_registered_and_specified_here() -> None:
-    helpers = {"check", "run_checks", "host_budget"}
+    helpers = {"check", "run_checks", "host_budget", "now"}
     public = {
         name
         for name, function in inspect.getmembers(checks, inspect.isfunction)
@@ -1959,3 +1963,180 @@ def test_slurm_exporter_port_free_ignores_slurmdbd_on_another_host() -> None:
         "slurm: {accounting: {host: lab-db, database: {host: localhost, password: {secret: db}}}}"
     )
     assert run(checks.slurm_exporter_port_free, fragment) == []
+# --- reservations_valid, mpi_ports_valid, rest_api_valid (issue 14) -------------------------
+
+# The checks compare reservations with a fixed "now", so these findings never age.
+FIXED_NOW = datetime(2028, 1, 10, 12, 0)
+
+
+@pytest.fixture
+def fixed_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(checks, "now", lambda: FIXED_NOW)
+
+
+def reservation(**fields: str) -> str:
+    """A slurm.reservations fragment: one valid reservation, with ``fields`` replaced."""
+    values = {
+        "name": "maint",
+        "start": '"2028-02-01T08:00"',
+        "duration": '"8:00:00"',
+        "pools": "[a100]",
+        "flags": "[maint]",
+        "teams": "[nlp]",
+        **fields,
+    }
+    body = ", ".join(f"{k}: {v}" for k, v in values.items() if v != "~")
+    return f"slurm: {{reservations: [{{{body}}}]}}"
+
+
+@pytest.mark.usefixtures("fixed_now")
+def test_reservations_valid_passes_a_future_maintenance_window() -> None:
+    assert run(checks.reservations_valid, reservation()) == []
+    assert run(checks.reservations_valid, reservation(pools="~", partition="gpu")) == []
+    assert (
+        run(checks.reservations_valid, reservation(pools="~", hosts="lab-gpu-01", users="[alice]"))
+        == []
+    )
+
+
+@pytest.mark.usefixtures("fixed_now")
+@pytest.mark.parametrize(
+    ("fields", "path", "text"),
+    [
+        (
+            {"pools": "~", "hosts": '"lab-gpu-[02-03]"'},
+            "slurm.reservations[0].hosts",
+            "1 host(s) in no Slurm pool: 'lab-gpu-03'",
+        ),
+        (
+            {"pools": "[l4-serve]"},
+            "slurm.reservations[0].pools[0]",
+            "scheduled by Kubernetes",
+        ),
+        ({"pools": "[h100]"}, "slurm.reservations[0].pools[0]", "'h100' is not a node pool"),
+        ({"pools": "~"}, "slurm.reservations[0]", "set pools, partition or hosts"),
+        ({"partition": "cpu"}, "slurm.reservations[0].partition", "'cpu' is not a partition"),
+        ({"teams": "[]"}, "slurm.reservations[0]", "set teams (Slurm accounts) or users"),
+        ({"teams": "[ops]"}, "slurm.reservations[0].teams[0]", "'ops' is not a team"),
+        ({"users": "[carol]"}, "slurm.reservations[0].users[0]", "'carol' is not a user"),
+        ({"duration": "~"}, "slurm.reservations[0]", "set duration"),
+        ({"end": '"2028-02-01T09:00"'}, "slurm.reservations[0].end", "not both"),
+        (
+            {"duration": "~", "end": '"2028-02-01T07:00"'},
+            "slurm.reservations[0].end",
+            "is not after start",
+        ),
+        ({"duration": '"999999999"'}, "slurm.reservations[0].duration", "not a valid Slurm time"),
+        ({"flags": "[daily, weekly]"}, "slurm.reservations[0].flags", "one recurrence at most"),
+        (
+            {"start": '"2028-01-09T08:00"'},
+            "slurm.reservations[0].start",
+            "ended at 2028-01-09T16:00:00, in the past",
+        ),
+    ],
+)
+def test_reservations_valid_refuses(fields: dict[str, str], path: str, text: str) -> None:
+    only(run(checks.reservations_valid, reservation(**fields)), path, text)
+
+
+@pytest.mark.usefixtures("fixed_now")
+def test_a_reservation_over_hosts_outside_its_partition_is_an_error() -> None:
+    fragment = """
+        node_pools:
+          - {name: a100, scheduler: slurm, hosts: "lab-gpu-[01-02]"}
+          - {name: cpu, scheduler: slurm, hosts: "lab-cpu-[01-04]"}
+        slurm:
+          partitions: [{name: gpu, pools: [a100]}, {name: cpu, pools: [cpu]}]
+          reservations:
+            - {name: m, start: "2028-02-01T08:00", duration: "1:00:00", partition: gpu,
+               hosts: "lab-gpu-02,lab-cpu-[03-04]", teams: [nlp]}
+        """
+    only(
+        run(checks.reservations_valid, fragment),
+        "slurm.reservations[0].hosts",
+        "2 host(s) outside partition 'gpu': 'lab-cpu-[03-04]'",
+    )
+
+
+@pytest.mark.usefixtures("fixed_now")
+def test_a_reservation_that_started_or_recurs_from_the_past_is_a_warning() -> None:
+    running = reservation(start='"2028-01-10T08:00"')
+    only(
+        run(checks.reservations_valid, running),
+        "slurm.reservations[0].start",
+        "10 minutes",
+        "warning",
+    )
+    weekly = reservation(start='"2027-01-04T08:00"', flags="[maint, weekly]")
+    only(run(checks.reservations_valid, weekly), "slurm.reservations[0].start", "past", "warning")
+
+
+def test_the_past_is_judged_against_now_not_a_fixed_date(monkeypatch: pytest.MonkeyPatch) -> None:
+    fragment = reservation(start='"2028-02-01T08:00"')
+    monkeypatch.setattr(checks, "now", lambda: datetime(2028, 1, 1))
+    assert run(checks.reservations_valid, fragment) == []
+    monkeypatch.setattr(checks, "now", lambda: datetime(2028, 3, 1))
+    only(run(checks.reservations_valid, fragment), "slurm.reservations[0].start", "in the past")
+
+
+@pytest.mark.usefixtures("fixed_now")
+def test_overlapping_reservations_need_maint_or_overlap() -> None:
+    fragment = """
+        slurm:
+          reservations:
+            - {name: a, start: "2028-02-01T08:00", duration: "4:00:00", pools: [a100], teams: [nlp]}
+            - {name: b, start: "2028-02-01T10:00", duration: "4:00:00", hosts: lab-gpu-02,
+               teams: [vision]}
+            - {name: c, start: "2028-02-01T12:00", duration: "1:00:00", hosts: lab-gpu-01,
+               teams: [vision]}
+            - {name: d, start: "2028-02-01T09:00", duration: "1:00:00", hosts: lab-gpu-01,
+               teams: [vision], flags: [overlap]}
+        """
+    only(
+        run(checks.reservations_valid, fragment),
+        "slurm.reservations[1]",
+        "holds 'lab-gpu-02' while reservation 'a' does",
+    )
+
+
+@pytest.mark.usefixtures("fixed_now")
+def test_reservation_names_are_unique() -> None:
+    fragment = """
+        slurm:
+          reservations:
+            - {name: a, start: "2028-02-01T08:00", duration: "1:00:00", pools: [a100],
+               teams: [nlp], flags: [maint]}
+            - {name: a, start: "2028-03-01T08:00", duration: "1:00:00", pools: [a100],
+               teams: [nlp], flags: [maint]}
+        """
+    only(run(checks.reservations_valid, fragment), "slurm.reservations[1].name", "listed twice")
+
+
+def test_mpi_ports_valid() -> None:
+    assert run(checks.mpi_ports_valid, "slurm: {mpi: {default: pmix}}") == []
+    assert run(checks.mpi_ports_valid, 'slurm: {mpi: {default: pmi2, ports: "12000-12999"}}') == []
+    only(
+        run(checks.mpi_ports_valid, 'slurm: {mpi: {ports: "13000-12000"}}'),
+        "slurm.mpi.ports",
+        "not a range of unprivileged ports",
+    )
+    only(
+        run(checks.mpi_ports_valid, 'slurm: {mpi: {ports: "6000-7000"}}'),
+        "slurm.mpi.ports",
+        "includes the slurmctld or slurmd port",
+    )
+
+
+REST = "slurm: {rest_api: {host: lab-ctl, jwt_key: {secret: slurm_jwt}%s}}"
+
+
+def test_rest_api_valid() -> None:
+    assert run(checks.rest_api_valid, REST % "") == []
+    only(run(checks.rest_api_valid, REST % ", user: slurm"), "slurm.rest_api.user", "SlurmUser")
+    only(run(checks.rest_api_valid, REST % ", user: root"), "slurm.rest_api.user", "root")
+    only(run(checks.rest_api_valid, REST % ", user: alice"), "slurm.rest_api.user", "a person")
+    only(run(checks.rest_api_valid, REST % ", port: 6817"), "slurm.rest_api.port", "slurmctld's")
+    no_slurm = (
+        "node_pools: [{name: l4-serve, scheduler: kubernetes, cluster: lab-k8s, hosts: n1}]\n"
+    )
+    only(run(checks.rest_api_valid, no_slurm + REST % ""), "slurm.rest_api", "no Slurm pools")

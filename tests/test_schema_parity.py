@@ -32,6 +32,7 @@ INEXPRESSIBLE = {
     "schema/hostlists",
     "schema/finite",
     "schema/slurm_option_value",
+    "schema/local_datetime",
     "check/hosts_within_bounds",
 }
 

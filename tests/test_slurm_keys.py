@@ -46,6 +46,8 @@ slurm:
     preemption: {type: qos, mode: requeue}
   qos: [{name: normal}, {name: high, preempt: [normal]}]
   partitions: [{name: gpu, pools: [h100]}]
+  mpi: {default: pmix, ports: "12000-12999"}
+  rest_api: {host: ctl-01, jwt_key: {secret: slurm_jwt}}
 node_pools:
   - name: h100
     scheduler: slurm

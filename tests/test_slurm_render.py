@@ -46,6 +46,11 @@ ACCOUNTING = """\
 """
 
 
+REST_API = """\
+  rest_api: {host: ctl-01, jwt_key: {secret: slurm_jwt}}
+"""
+
+
 def rendered(extra: str, pools: str = H100, base: str = BASE) -> dict[str, str]:
     text = base + extra + "node_pools:\n" + pools
     result = validate_document(parse_blueprint(text.encode(), "t.yaml"))
@@ -327,14 +332,19 @@ def test_no_slurm_files_without_slurm_pools() -> None:
 
 
 def golden_cases() -> list[tuple[str, str]]:
-    return [("campus", version) for version in ("22.05", "23.11", "24.05")] + [
-        ("blocks", version) for version in ("23.11", "24.05")
-    ]
+    return (
+        [("campus", version) for version in ("22.05", "23.11", "24.05")]
+        + [("blocks", version) for version in ("23.11", "24.05")]
+        # JWT for slurmrestd, on releases whose packages commonly carry auth_jwt.so
+        + [("restapi", version) for version in ("23.11", "24.05")]
+    )
 
 
 def blueprint_text(name: str, version: str) -> str:
     if name == "campus":
         text = (BLUEPRINTS / "campus.yaml").read_text()
+    elif name == "restapi":
+        text = BASE + ACCOUNTING + REST_API + "node_pools:\n" + H100
     else:
         text = (
             BASE

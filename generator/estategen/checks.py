@@ -10,25 +10,38 @@ import difflib
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from typing import TypeVar
 
+from estategen import hostlist
 from estategen.catalog import (
     MIG_COMPUTE_SLICES,
     MIG_MEMORY_SLICES,
     CloudOffer,
     builtin_models,
 )
-from estategen.errors import Finding, issue
-from estategen.facts import SLURMCTLD_PORT, SLURMD_PORT, kubelet_may_set, quota_capacity
+from estategen.errors import Finding, issue, quote
+from estategen.facts import (
+    RESERVATION_PERIODS,
+    SLURMCTLD_PORT,
+    SLURMD_PORT,
+    kubelet_may_set,
+    partition_hosts,
+    quota_capacity,
+    reservation_end,
+    reservation_hosts,
+    reservation_start,
+)
 from estategen.model import (
     STATE_SAVE_LOCATION,
     Estate,
     NodePool,
+    Reservation,
     Team,
     slurm_minutes,
 )
 from estategen.prometheus_rules import slurm_exporter_host
-from estategen.renderers.slurm import parent_account
+from estategen.renderers.slurm import SLURM_USER, parent_account
 from estategen.reserved import (
     POOL_NAMES,
     PROMETHEUS_LABELS,
@@ -669,6 +682,203 @@ def controllers_share_state(estate: Estate) -> Iterator[Finding]:
         f"{STATE_SAVE_LOCATION} and no pools), or list one controller",
         level="warning",
     )
+
+
+# --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
+
+
+def now() -> datetime:
+    """The local time reservations are compared with; tests replace it with a fixed one.
+
+    Only findings depend on it, never rendered bytes: the same blueprint renders the same
+    reservations.scontrol whenever it is rendered.
+    """
+    return datetime.now()
+
+
+@check
+def reservations_valid(estate: Estate) -> Iterator[Finding]:
+    """Each reservation names existing nodes, people and a time Slurm can still hold."""
+    seen: set[str] = set()
+    for res in estate.slurm.reservations:
+        if res.name in seen:
+            yield issue(f"{res.path}.name", f"reservation {res.name!r} is listed twice")
+        seen.add(res.name)
+        yield from _reservation_nodes(estate, res)
+        yield from _reservation_people(estate, res)
+        yield from _reservation_time(res)
+    yield from _reservations_overlap(estate)
+
+
+def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
+    if not (res.pools or res.partition or res.hosts):
+        yield issue(res.path, "a reservation needs its nodes: set pools, partition or hosts")
+        return
+    if res.pools and res.hosts:
+        yield issue(f"{res.path}.hosts", "set pools or hosts, not both")
+    slurm_hosts = {h for p in estate.slurm_pools for h in p.hosts}
+    for i, name in enumerate(res.pools):
+        pool = estate.pools_by_name.get(name)
+        if pool is None:
+            yield issue(
+                f"{res.path}.pools[{i}]",
+                f"{name!r} is not a node pool{_choices(p.name for p in estate.slurm_pools)}",
+            )
+        elif pool.scheduler != "slurm":
+            yield issue(
+                f"{res.path}.pools[{i}]",
+                f"pool {name!r} is scheduled by Kubernetes; reservations hold Slurm nodes",
+            )
+    outside = [h for h in res.hosts if h not in slurm_hosts]
+    if outside:
+        yield issue(
+            f"{res.path}.hosts",
+            f"{len(outside)} host(s) in no Slurm pool: {quote(hostlist.compress(outside))}",
+        )
+    if res.partition:
+        names = {p.name for p in estate.slurm.partitions}
+        if res.partition not in names:
+            yield issue(
+                f"{res.path}.partition", f"{res.partition!r} is not a partition{_choices(names)}"
+            )
+            return
+        allowed = set(partition_hosts(estate, res.partition))
+        held = reservation_hosts(estate, res)
+        beyond = [h for h in held if h in slurm_hosts and h not in allowed]
+        if beyond:
+            key = "hosts" if res.hosts else "pools"
+            yield issue(
+                f"{res.path}.{key}",
+                f"{len(beyond)} host(s) outside partition {res.partition!r}: "
+                f"{quote(hostlist.compress(beyond))}; a reservation's nodes must be in its "
+                "partition (the partition's jobs could never use the others)",
+            )
+
+
+def _reservation_people(estate: Estate, res: Reservation) -> Iterator[Finding]:
+    if not (res.teams or res.users):
+        yield issue(
+            res.path,
+            "a reservation needs who may use it: set teams (Slurm accounts) or users "
+            "(slurmctld refuses a reservation without either)",
+        )
+    teams = estate.teams_by_name
+    for i, name in enumerate(res.teams):
+        if name not in teams:
+            yield issue(f"{res.path}.teams[{i}]", f"{name!r} is not a team{_choices(teams)}")
+    users = {u.name for u in estate.identity.users}
+    for i, name in enumerate(res.users):
+        if name not in users:
+            yield issue(f"{res.path}.users[{i}]", f"{name!r} is not a user{_choices(users)}")
+
+
+def _reservation_time(res: Reservation) -> Iterator[Finding]:
+    if res.duration is None and res.end is None:
+        yield issue(res.path, "set duration (a Slurm time) or end (a date and time)")
+        return
+    if res.duration is not None and res.end is not None:
+        yield issue(f"{res.path}.end", "set duration or end, not both")
+        return
+    try:
+        end = reservation_end(res)
+    except ValueError as err:
+        yield issue(f"{res.path}.duration", f"{res.duration!r} is not a valid Slurm time: {err}")
+        return
+    start = reservation_start(res)
+    if end is not None and end <= start:
+        yield issue(f"{res.path}.end", f"end {res.end} is not after start {res.start}")
+        return
+    periods = [f for f in res.flags if f in RESERVATION_PERIODS]
+    if len(periods) > 1:
+        yield issue(f"{res.path}.flags", f"one recurrence at most, not {', '.join(periods)}")
+    moment = now()
+    if start >= moment:
+        return
+    if not periods and end is not None and end <= moment:
+        yield issue(
+            f"{res.path}.start",
+            f"reservation {res.name!r} ended at {end.isoformat()}, in the past; remove it or "
+            "move it (the Ansible task deletes reservations the blueprint drops)",
+        )
+    else:
+        yield issue(
+            f"{res.path}.start",
+            f"starts in the past ({res.start}); slurmctld refuses to create a reservation that "
+            "started more than 10 minutes ago, so only one that already exists is kept",
+            level="warning",
+        )
+
+
+def _reservations_overlap(estate: Estate) -> Iterator[Finding]:
+    """slurmctld refuses a reservation over nodes another one holds at the same time, unless
+    one of them is `maint` or `overlap`."""
+    spans = []
+    for res in estate.slurm.reservations:
+        flags = set(res.flags)
+        if flags & {"maint", "overlap"} or flags & set(RESERVATION_PERIODS):
+            continue
+        try:
+            end = reservation_end(res)
+        except ValueError:
+            continue
+        spans.append((res, reservation_start(res), end, set(reservation_hosts(estate, res))))
+    for i, (res, start, end, hosts) in enumerate(spans):
+        for other, other_start, other_end, other_hosts in spans[:i]:
+            shared = hosts & other_hosts
+            meets = (other_end is None or start < other_end) and (end is None or other_start < end)
+            if shared and meets and other.name != res.name:
+                yield issue(
+                    res.path,
+                    f"holds {quote(hostlist.compress(shared))} while reservation {other.name!r} "
+                    "does; slurmctld refuses the second unless one has flag maint or overlap",
+                )
+
+
+@check
+def mpi_ports_valid(estate: Estate) -> Iterator[Finding]:
+    ports = estate.slurm.mpi.ports
+    if ports is None:
+        return
+    low, high = ports
+    if not 1024 <= low < high <= 65_535:
+        yield issue(
+            "slurm.mpi.ports",
+            f"{low}-{high} is not a range of unprivileged ports: 1024 <= first < last <= 65535",
+        )
+    elif any(low <= port <= high for port in (SLURMCTLD_PORT, SLURMD_PORT)):
+        yield issue(
+            "slurm.mpi.ports",
+            f"{low}-{high} includes the slurmctld or slurmd port ({SLURMCTLD_PORT}, {SLURMD_PORT})",
+        )
+
+
+@check
+def rest_api_valid(estate: Estate) -> Iterator[Finding]:
+    rest = estate.slurm.rest_api
+    if rest is None:
+        return
+    if not estate.slurm_pools:
+        yield issue("slurm.rest_api", "slurmrestd needs Slurm: the estate has no Slurm pools")
+    if rest.user in ("root", SLURM_USER):
+        yield issue(
+            "slurm.rest_api.user",
+            f"slurmrestd must not run as {rest.user!r} (root or SlurmUser): anyone reaching it "
+            "could act as that user; choose an unprivileged user such as 'slurmrestd'",
+        )
+    if rest.user in {u.name for u in estate.identity.users}:
+        yield issue(
+            "slurm.rest_api.user",
+            f"{rest.user!r} is a person of identity.users; slurmrestd runs as a service user",
+        )
+    taken = {SLURMCTLD_PORT: "slurmctld", SLURMD_PORT: "slurmd"}
+    accounting = estate.slurm.accounting
+    if accounting and accounting.host == rest.host:
+        taken[accounting.port] = "slurmdbd"
+    if rest.port in taken:
+        yield issue(
+            "slurm.rest_api.port",
+            f"port {rest.port} is {taken[rest.port]}'s; slurmrestd's default is 6820",
+        )
 
 
 @check

@@ -9,12 +9,76 @@ Every output imports them from this module, so two outputs cannot disagree about
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from estategen.model import Estate, NodePool, Storage, Taint, spread
+from estategen.model import Estate, NodePool, Reservation, Storage, Taint, slurm_seconds, spread
 
 # Ports Slurm's daemons listen on (slurm.conf SlurmctldPort and SlurmdPort).
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
+
+
+# --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
+# Where the controllers and slurmrestd read the JWT signing key (AuthAltParameters=jwt_key=).
+JWT_KEY_PATH = "/etc/slurm/jwt_hs256.key"
+# The recurrence flags of a reservation: at most one, each with its period.
+RESERVATION_PERIODS = {
+    "hourly": timedelta(hours=1),
+    "daily": timedelta(days=1),
+    "weekly": timedelta(weeks=1),
+    "weekday": timedelta(days=1),
+    "weekend": timedelta(days=1),
+}
+
+
+def reservation_name(estate: Estate, reservation: Reservation) -> str:
+    """The ReservationName slurmctld knows a blueprint reservation by: ``ESTATE.NAME``.
+
+    The dot cannot appear in a blueprint name, so the prefix marks the reservations estategen
+    created; the Ansible task deletes only those when the blueprint drops one.
+    """
+    return f"{reservation_prefix(estate)}{reservation.name}"
+
+
+def reservation_prefix(estate: Estate) -> str:
+    return f"{estate.name}."
+
+
+def partition_hosts(estate: Estate, partition: str) -> list[str]:
+    """Hosts of a partition's pools, in pool order; [] for a partition the blueprint lacks."""
+    parts = [p for p in estate.slurm.partitions if p.name == partition]
+    if not parts:
+        return []
+    pools = [estate.pools_by_name[n] for n in parts[0].pools if n in estate.pools_by_name]
+    return list(dict.fromkeys(h for pool in pools for h in pool.hosts))
+
+
+def reservation_hosts(estate: Estate, reservation: Reservation) -> list[str]:
+    """The nodes a reservation holds: its `hosts`, else its `pools`' hosts, else its
+    partition's."""
+    if reservation.hosts:
+        return list(reservation.hosts)
+    if reservation.pools:
+        pools = [estate.pools_by_name[n] for n in reservation.pools if n in estate.pools_by_name]
+        return list(dict.fromkeys(h for pool in pools for h in pool.hosts))
+    if reservation.partition:
+        return partition_hosts(estate, reservation.partition)
+    return []
+
+
+def reservation_start(reservation: Reservation) -> datetime:
+    return datetime.fromisoformat(reservation.start)
+
+
+def reservation_end(reservation: Reservation) -> datetime | None:
+    """When the (first occurrence of the) reservation ends; None for an UNLIMITED duration."""
+    if reservation.end:
+        return datetime.fromisoformat(reservation.end)
+    seconds = slurm_seconds(reservation.duration or "UNLIMITED")
+    if seconds is None:
+        return None
+    return reservation_start(reservation) + timedelta(seconds=seconds)
+
 
 # Node labels estategen manages. kubelet may set each of them itself (`--node-labels`): none is
 # under kubernetes.io or k8s.io, the namespaces the NodeRestriction admission plugin reserves.

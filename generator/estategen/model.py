@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
@@ -212,6 +213,38 @@ class Scheduling:
     preemption: Preemption
 
 
+# --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
+@dataclass(frozen=True)
+class Reservation:
+    """A Slurm reservation: held in slurmctld's state, created with scontrol, not slurm.conf."""
+
+    path: str
+    name: str
+    start: str  # local date and time, YYYY-MM-DDTHH:MM:SS as scontrol shows it
+    duration: str | None
+    end: str | None
+    pools: tuple[str, ...]
+    partition: str | None
+    hosts: tuple[str, ...]
+    flags: tuple[str, ...]
+    teams: tuple[str, ...]
+    users: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Mpi:
+    default: str
+    ports: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
+class RestApi:
+    host: str
+    port: int
+    user: str
+    jwt_key: SecretRef
+
+
 @dataclass(frozen=True)
 class Slurm:
     declared: bool
@@ -221,6 +254,9 @@ class Slurm:
     scheduling: Scheduling
     qos: tuple[Qos, ...]
     partitions: tuple[Partition, ...]
+    reservations: tuple[Reservation, ...]
+    mpi: Mpi
+    rest_api: RestApi | None
     options: Mapping[str, str]
 
 
@@ -522,8 +558,48 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
             )
             for i, p in enumerate(s.get("partitions", ()))
         ),
+        reservations=tuple(_reservation(i, r) for i, r in enumerate(s.get("reservations", ()))),
+        mpi=_mpi(s.get("mpi")),
+        rest_api=_rest_api(s.get("rest_api")),
         options=_frozen({k: str(v) for k, v in sorted(s.get("options", {}).items())}),
     )
+
+
+def _local_time(text: str | None) -> str | None:
+    """A blueprint date and time as scontrol writes it: seconds always shown."""
+    return datetime.fromisoformat(text).isoformat(timespec="seconds") if text else None
+
+
+def _reservation(index: int, r: Mapping[str, Any]) -> Reservation:
+    start = _local_time(r["start"])
+    assert start is not None
+    return Reservation(
+        path=f"slurm.reservations[{index}]",
+        name=r["name"],
+        start=start,
+        duration=r.get("duration"),
+        end=_local_time(r.get("end")),
+        pools=tuple(r.get("pools", ())),
+        partition=r.get("partition"),
+        hosts=_expand_all(r.get("hosts")),
+        flags=tuple(dict.fromkeys(r["flags"])),
+        teams=tuple(r["teams"]),
+        users=tuple(r["users"]),
+    )
+
+
+def _mpi(m: Mapping[str, Any] | None) -> Mpi:
+    if not m:
+        return Mpi("none", None)
+    ports = m.get("ports")
+    low, _, high = ports.partition("-") if ports else ("", "", "")
+    return Mpi(m["default"], (int(low), int(high)) if ports else None)
+
+
+def _rest_api(r: Mapping[str, Any] | None) -> RestApi | None:
+    if not r:
+        return None
+    return RestApi(r["host"], r["port"], r["user"], SecretRef(r["jwt_key"]["secret"]))
 
 
 def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:

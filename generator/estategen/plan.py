@@ -1013,6 +1013,77 @@ def _qos_sacctmgr(
     return changes
 
 
+# --- reservations (issue 14 part 1) ---
+
+
+def parse_reservations(text: str) -> dict[str, dict[str, str]]:
+    """reservations.scontrol: each ``create reservation`` line's Key=value pairs, by name."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("create reservation "):
+            pairs = _pairs(line[len("create reservation ") :])
+            out[pairs.pop("ReservationName")] = pairs
+    return out
+
+
+def _reservations_scontrol(
+    estate: Estate, path: str, status: str, before: str, after: str, *_: str
+) -> list[Change]:
+    """Reservations live in slurmctld's state: the slurm_controller role's task creates,
+    updates and deletes them with scontrol; nothing restarts."""
+    old, new = parse_reservations(before), parse_reservations(after)
+    apply = _ansible_for(path)
+    changes = []
+    for name in sorted(set(old) | set(new)):
+        was, now = old.get(name), new.get(name)
+        if was == now:
+            continue
+        if was is None:
+            meaning = (
+                "the role creates it (scontrol create reservation); jobs of its teams and users "
+                f"run in it with --reservation={name}"
+            )
+            if "MAINT" in (now or {}).get("Flags", "").split(","):
+                meaning += "; other jobs do not start on its nodes while it lasts"
+            changes.append(
+                Change(path, "slurm-reservation-added", name, meaning, "", _attrs(now or {}), apply)
+            )
+        elif now is None:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-reservation-removed",
+                    name,
+                    "the role deletes it (scontrol delete reservation): its nodes return to every "
+                    "job; jobs submitted with --reservation to it can no longer start",
+                    _attrs(was),
+                    "",
+                    apply,
+                )
+            )
+        else:
+            keys = sorted(k for k in set(was) | set(now) if was.get(k) != now.get(k))
+            recreate = {"Flags", "PartitionName"} & set(keys)
+            meaning = (
+                "the role deletes and creates it again (scontrol cannot change "
+                f"{', '.join(sorted(recreate))} in place)"
+                if recreate
+                else "the role updates it in place (scontrol update reservation)"
+            )
+            changes.append(
+                Change(
+                    path,
+                    "slurm-reservation-changed",
+                    f"{name} {', '.join(keys)}",
+                    meaning,
+                    _attrs({k: was.get(k, UNSET) for k in keys}),
+                    _attrs({k: now.get(k, UNSET) for k in keys}),
+                    apply,
+                )
+            )
+    return changes
+
+
 # Ansible roles that install each rendered file
 _FILE_ROLES = {
     "slurm.conf": ("slurm_controller", "slurm_compute", "slurmdbd"),
@@ -1022,6 +1093,7 @@ _FILE_ROLES = {
     "slurmdbd.conf": ("slurmdbd",),
     "sacct.cfg": ("slurmdbd",),
     "qos.sacctmgr": ("slurmdbd", "slurm_controller"),
+    "reservations.scontrol": ("slurm_controller",),
 }
 
 
@@ -1051,7 +1123,7 @@ def _ansible_copy(
 _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
     "estate_name": (
         "ansible-vars",
-        ("common", "node_exporter", "dcgm_exporter", "slurm_exporter"),
+        ("common", "node_exporter", "dcgm_exporter", "slurm_exporter", "slurm_controller"),
     ),
     "estate_users": ("identity", ("common",)),
     "estate_teams": ("identity", ("common",)),
@@ -1071,6 +1143,12 @@ _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
     "slurm_database_name": ("slurm-accounting-config", ("slurmdbd",)),
     "slurm_database_user": ("slurm-accounting-config", ("slurmdbd",)),
     "slurm_database_password_secret": ("slurm-accounting-config", ("slurmdbd",)),
+    "slurm_mpi_default": ("slurm-mpi", ("slurm_compute",)),
+    # slurm_packages, a dependency of every Slurm role, checks for the JWT plugin
+    "slurm_rest_api": (
+        "slurm-rest-api",
+        ("slurm_controller", "slurm_compute", "slurmdbd", "slurmrestd"),
+    ),
 }
 # pool group variable -> (change kind, roles that read it), as for _ESTATE_VARS
 _POOL_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -1104,6 +1182,10 @@ _KIND_MEANING = {
     "unread-variable": "recorded in the Ansible variables for reference; no role reads it, so "
     "nothing changes on the machines (the files that carry it explain their own change)",
     "pool-removed": "the pool's hosts leave the estate; Ansible no longer manages them",
+    "slurm-mpi": "the compute role installs the PMIx library when the default is pmix; "
+    "MpiDefault itself changes in slurm.conf",
+    "slurm-rest-api": "slurmrestd's host, port, user or JWT key change with the slurmrestd "
+    "and slurm_controller roles, which restart the daemons whose settings change",
 }
 
 
@@ -1753,6 +1835,7 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"slurm/slurmdbd\.conf", _slurmdbd_conf),
     (r"slurm/sacct\.cfg", _sacct_cfg),
     (r"slurm/qos\.sacctmgr", _qos_sacctmgr),
+    (r"slurm/reservations\.scontrol", _reservations_scontrol),
     (r"ansible/files/slurm/(.+)", _ansible_copy),
     (r"ansible/group_vars/all/estate\.yml", _estate_vars),
     (r"ansible/group_vars/(pool_[a-z0-9_]+)\.yml", _pool_vars),

@@ -12,6 +12,7 @@ import difflib
 import math
 import re
 from collections.abc import Hashable, Mapping
+from datetime import datetime
 from functools import cache
 from typing import Any, ClassVar
 
@@ -33,6 +34,12 @@ QUOTA_KEY = rf"{NAME}(/{MIG_PROFILE})?"
 SLURM_TIME = r"(UNLIMITED|INFINITE|([0-9]{1,12}-)?[0-9]{1,12}(:[0-9]{1,12}){0,2})"
 SLURM_OPTION_KEY = r"[A-Z][A-Za-z0-9]{1,63}"
 SLURM_OPTION_VALUE = r"[A-Za-z0-9_.,:/=+@%-]{1,256}"
+# slurm.reservations[].start/end (issue 14): an ISO 8601 local date and time, as slurmctld
+# reads StartTime/EndTime, in the controller's time zone, without an offset.
+LOCAL_DATETIME = (
+    r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?"
+)
+PORT_RANGE = r"[0-9]{1,5}-[0-9]{1,5}"
 # No control characters (C0, DEL, C1 with NEL U+0085) and no Unicode line or paragraph
 # separators (U+2028, U+2029): each starts a new line somewhere downstream.
 FREE_TEXT = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{0,200}"
@@ -65,6 +72,8 @@ _PATTERN_HINTS = {
     SLURM_TIME: "Slurm time: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, UNLIMITED or INFINITE",
     SLURM_OPTION_KEY: "slurm.conf parameter name like 'MaxJobCount'",
     SLURM_OPTION_VALUE: "slurm.conf value: one word of [A-Za-z0-9_.,:/=+@%-], no spaces",
+    LOCAL_DATETIME: "local date and time like '2027-01-10T08:00' or '2027-01-10T08:00:00'",
+    PORT_RANGE: "port range like '12000-12999'",
     FREE_TEXT: "one line of text without control characters or line breaks, at most 200 characters",
     MOUNT: "absolute path like /scratch",
     NFS_OR_LUSTRE_SOURCE: "source like 'server:/export' or '10.0.0.1@o2ib:/fs'",
@@ -203,6 +212,54 @@ _PARTITION = _dict(
         "hidden": {"type": "boolean", "default": False},
     }
 )
+# --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
+# scontrol(1) reservation flags a blueprint may set; those that need a node count, Nodes=ALL
+# or a relative start time (part_nodes, replace, time_float, ...) are left out.
+RESERVATION_FLAGS = (
+    "maint",
+    "ignore_jobs",
+    "overlap",
+    "flex",
+    "magnetic",
+    "purge_comp",
+    "static_alloc",
+    "no_hold_jobs_after",
+    "hourly",
+    "daily",
+    "weekday",
+    "weekend",
+    "weekly",
+)
+MPI_TYPES = ("none", "pmi2", "pmix")
+_RESERVATION = _dict(
+    {
+        "name": _name(required=True),
+        "start": _s(LOCAL_DATETIME, required=True, check_with="local_datetime"),
+        "duration": _s(SLURM_TIME),
+        "end": _s(LOCAL_DATETIME, check_with="local_datetime"),
+        "pools": _list(_name(), minlength=1),
+        "partition": _name(),
+        "hosts": _HOSTS,
+        "flags": _list({"type": "string", "allowed": list(RESERVATION_FLAGS)}, default=[]),
+        "teams": _list(_name(), default=[]),
+        "users": _list(_s(USER), default=[]),
+    }
+)
+_MPI = _dict(
+    {
+        "default": {"type": "string", "allowed": list(MPI_TYPES), "default": "none"},
+        "ports": _s(PORT_RANGE),
+    },
+    default={},
+)
+_REST_API = _dict(
+    {
+        "host": _s(HOSTNAME, required=True),
+        "port": _int(1, 65_535, default=6820),
+        "user": _s(USER, default="slurmrestd"),
+        "jwt_key": _secret(required=True),
+    }
+)
 _SLURM = _dict(
     {
         "cluster_name": _name(),
@@ -253,6 +310,9 @@ _SLURM = _dict(
         ),
         "qos": _list(_QOS, default=[]),
         "partitions": _list(_PARTITION, default=[]),
+        "reservations": _list(_RESERVATION, default=[]),
+        "mpi": _MPI,
+        "rest_api": _REST_API,
         "options": {
             "type": "dict",
             "keysrules": _s(SLURM_OPTION_KEY),
@@ -477,6 +537,15 @@ def _hostlists_problem(value: object) -> str | None:
     return None
 
 
+def _local_datetime_problem(value: object) -> str | None:
+    """Why a date and time the pattern lets through is no date (``2027-02-30T08:00``), or None."""
+    try:
+        datetime.fromisoformat(str(value))
+    except ValueError as err:
+        return f"{quote(str(value))} is not a date and time: {err}"
+    return None
+
+
 def _finite_problem(value: object) -> str | None:
     # NaN passes min and max (every comparison with it is false)
     if isinstance(value, float) and not math.isfinite(value):
@@ -570,6 +639,7 @@ _VALUE_CHECKS = {
     "hostlists": _hostlists_problem,
     "finite": _finite_problem,
     "slurm_option_value": _slurm_option_value_problem,
+    "local_datetime": _local_datetime_problem,
 }
 
 
@@ -641,6 +711,11 @@ def _validator() -> Any:
 
         def _check_with_mount_point(self, field: Hashable, value: object) -> None:
             problem = _mount_point_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_local_datetime(self, field: Hashable, value: object) -> None:
+            problem = _local_datetime_problem(value)
             if problem:
                 self._error(field, problem)
 

@@ -73,6 +73,8 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("SlurmctldPort", _RENDERED, _A, _LISTENS),
     SlurmKey("SlurmdPort", _RENDERED, _A, _LISTENS),
     SlurmKey("AuthType", _RENDERED, _A),  # "All Slurm daemons ... must be terminated"
+    SlurmKey("AuthAltTypes", _RENDERED, _A, _AUTH),
+    SlurmKey("AuthAltParameters", _RENDERED, _A, _AUTH),
     SlurmKey("CredType", _RENDERED, _S),
     SlurmKey("StateSaveLocation", _RENDERED, _S),
     SlurmKey("SlurmdSpoolDir", _RENDERED, _A, _SLURMD_READS_AT_START),
@@ -82,6 +84,7 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("SlurmdLogFile", _RENDERED, _R),
     SlurmKey("ReturnToService", _RENDERED, _R),
     SlurmKey("MpiDefault", _RENDERED, _R),
+    SlurmKey("MpiParams", _RENDERED, _R),
     # Resources and isolation
     SlurmKey("SelectType", _RENDERED, _A),
     SlurmKey("SelectTypeParameters", _RENDERED, _S),
@@ -121,7 +124,6 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("JobCompType", _RENDERED, _S, _SLURMCTLD_PLUGIN),
     # Not written, but they decide whom the daemons trust, where the controller is, or what
     # estategen's priority and topology mean: `slurm.options` may not set them.
-    SlurmKey("AuthAltTypes", _RESERVED, _A, _AUTH),
     SlurmKey("AuthInfo", _RESERVED, _A, _AUTH),
     SlurmKey("SlurmdUser", _RESERVED, _A, _SLURMD_READS_AT_START),
     SlurmKey("ControlMachine", _RESERVED, _A, "slurm.conf(5): deprecated, see SlurmctldHost"),

@@ -16,6 +16,7 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.facts import (
+    JWT_KEY_PATH,
     group_name,
     host_labels,
     kubelet_taint,
@@ -76,6 +77,8 @@ def inventory(estate: Estate) -> dict[str, Any]:
         children["slurm_compute"] = {
             "children": {pool_group(p.name): None for p in estate.slurm_pools}
         }
+    if slurm.rest_api and estate.slurm_pools:
+        children["slurmrestd"] = {"hosts": _hosts([slurm.rest_api.host])}
     if slurm.accounting and estate.slurm_pools:
         children["slurmdbd"] = {"hosts": _hosts([slurm.accounting.host])}
         database = slurm.accounting.database.host
@@ -137,6 +140,7 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
             teams_of.setdefault(member, []).append(team.name)
     directory = identity.directory
     accounting = estate.slurm.accounting
+    rest = estate.slurm.rest_api
     return {
         "estate_name": estate.name,
         "estate_labels": dict(estate.observability.labels),
@@ -185,6 +189,17 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         "slurm_database_host": accounting.database.host if accounting else None,
         "slurm_accounting_port": accounting.port if accounting else None,
         "slurm_database_user": accounting.database.user if accounting else None,
+        # --- MPI and the REST API (issue 14 parts 2-3) ---
+        "slurm_mpi_default": estate.slurm.mpi.default,
+        "slurm_rest_api": {
+            "host": rest.host,
+            "port": rest.port,
+            "user": rest.user,
+            "jwt_key_secret": rest.jwt_key.name,
+            "jwt_key_path": JWT_KEY_PATH,
+        }
+        if rest
+        else None,
     }
 
 
@@ -233,6 +248,7 @@ def ansible_files(estate: Estate) -> Files:
                 estate=estate,
                 has_slurm=bool(estate.slurm_pools),
                 has_accounting=estate.slurm.accounting is not None and bool(estate.slurm_pools),
+                has_rest_api=estate.slurm.rest_api is not None and bool(estate.slurm_pools),
                 has_k8s=any(p.scheduler == "kubernetes" for p in on_prem),
                 has_gpus=any(p.gpus for p in on_prem),
             )

@@ -12,8 +12,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from estategen import __version__, hostlist
-from estategen.facts import SLURMCTLD_PORT, SLURMD_PORT, gpu_gres
-from estategen.model import Estate, NodePool, Partition, slurm_minutes, slurm_time, spread
+from estategen.facts import (
+    JWT_KEY_PATH,
+    SLURMCTLD_PORT,
+    SLURMD_PORT,
+    gpu_gres,
+    reservation_hosts,
+    reservation_name,
+    reservation_prefix,
+)
+from estategen.model import (
+    Estate,
+    NodePool,
+    Partition,
+    Reservation,
+    slurm_minutes,
+    slurm_time,
+    spread,
+)
 from estategen.render import Files, renderer, templates, text
 
 # Memory the OS, slurmd and page cache keep: 5% of physical memory, at least 2 GiB, but never
@@ -319,6 +335,9 @@ def slurm_conf(estate: Estate) -> str:
         preempt_mode=_preempt_mode(estate),
         accounting_tres=",".join(accounting_tres(estate)),
         topology=_topology_kind(estate),
+        mpi_default=slurm.mpi.default,
+        mpi_params=mpi_params(estate),
+        auth_alt=auth_alt(estate),
         nodes=[_node_line(estate, p) for p in estate.slurm_pools],
         partitions=[_partition_line(estate, p) for p in slurm.partitions],
         options=sorted(slurm.options.items()),
@@ -351,7 +370,11 @@ def gres_conf(estate: Estate) -> str:
 
 def slurmdbd_conf(estate: Estate) -> str:
     return _render(
-        "slurmdbd.conf.j2", estate, accounting=estate.slurm.accounting, slurm_user=SLURM_USER
+        "slurmdbd.conf.j2",
+        estate,
+        accounting=estate.slurm.accounting,
+        slurm_user=SLURM_USER,
+        auth_alt=auth_alt(estate),
     )
 
 
@@ -389,6 +412,54 @@ def qos_commands(estate: Estate) -> str:
     )
 
 
+# --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
+
+
+def reservation_fields(estate: Estate, reservation: Reservation) -> list[tuple[str, str]]:
+    """The ``scontrol create reservation`` arguments of one blueprint reservation, in the
+    order scontrol shows them."""
+    fields = [
+        ("ReservationName", reservation_name(estate, reservation)),
+        ("StartTime", reservation.start),
+    ]
+    if reservation.end:
+        fields.append(("EndTime", reservation.end))
+    else:
+        fields.append(("Duration", slurm_time(reservation.duration or "UNLIMITED")))
+    fields.append(("Nodes", slurm_hostlist(reservation_hosts(estate, reservation))))
+    if reservation.partition:
+        fields.append(("PartitionName", reservation.partition))
+    if reservation.flags:
+        fields.append(("Flags", ",".join(f.upper() for f in reservation.flags)))
+    if reservation.users:
+        fields.append(("Users", ",".join(reservation.users)))
+    if reservation.teams:
+        fields.append(("Accounts", ",".join(reservation.teams)))
+    return fields
+
+
+def reservations_scontrol(estate: Estate) -> str:
+    return _render(
+        "reservations.scontrol.j2",
+        estate,
+        prefix=reservation_prefix(estate),
+        reservations=[reservation_fields(estate, r) for r in estate.slurm.reservations],
+    )
+
+
+def mpi_params(estate: Estate) -> str | None:
+    """MpiParams: the ports srun --resv-ports hands out to MPI libraries that need them."""
+    ports = estate.slurm.mpi.ports
+    return f"ports={ports[0]}-{ports[1]}" if ports else None
+
+
+def auth_alt(estate: Estate) -> list[tuple[str, str]]:
+    """slurm.conf keys for JWT, which slurmrestd needs for its token-authenticated clients."""
+    if estate.slurm.rest_api is None:
+        return []
+    return [("AuthAltTypes", "auth/jwt"), ("AuthAltParameters", f"jwt_key={JWT_KEY_PATH}")]
+
+
 # The last estate rendered and its files: the Ansible renderer installs the same files, so
 # one render computes them once. Keyed by identity (the model is frozen).
 _last: tuple[Estate, Files] | None = None
@@ -418,4 +489,6 @@ def _slurm_files(estate: Estate) -> Files:
         files["slurm/sacct.cfg"] = text(sacct_cfg(estate))
         if estate.slurm.qos:
             files["slurm/qos.sacctmgr"] = text(qos_commands(estate))
+    if estate.slurm.reservations:
+        files["slurm/reservations.scontrol"] = text(reservations_scontrol(estate))
     return files
