@@ -48,7 +48,8 @@ PROM_VALUE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
 GCE_ZONE = r"[a-z]+-[a-z]+[0-9]{1,2}-[a-z]"
 GCE_PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
 # a pinned image: a GCE image by name (never a family, which moves) or an EC2 AMI id
-CLOUD_IMAGE = rf"(projects/{GCE_PROJECT}/global/images/[a-z]([-a-z0-9]{{0,61}}[a-z0-9])?|ami-[0-9a-f]{{8,17}})"
+GCE_IMAGE = rf"projects/{GCE_PROJECT}/global/images/[a-z]([-a-z0-9]{{0,61}}[a-z0-9])?"
+CLOUD_IMAGE = rf"({GCE_IMAGE}|ami-[0-9a-f]{{8,17}})"
 CLOUD_SUBNET = r"([a-z]([-a-z0-9]{0,61}[a-z0-9])?|subnet-[0-9a-f]{8,17})"
 
 SLURM_VERSIONS = ("22.05", "23.02", "23.11", "24.05", "24.11", "25.05")
