@@ -11,8 +11,11 @@ each node name (the instance booting), an ``instances delete`` stops it.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shutil
+import signal
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -145,18 +148,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     finally:
         cluster.stop()
         for pidfile in (work / "run" / "run").glob("slurmd-burst-*.pid"):
-            subprocess_kill(pidfile)
+            stop_booted_slurmd(pidfile)
 
 
-def subprocess_kill(pidfile: Path) -> None:
+def stop_booted_slurmd(pidfile: Path) -> None:
     """Stop a slurmd the stub started (its pid file names it)."""
-    import os
-    import signal
-
-    try:
+    with contextlib.suppress(ProcessLookupError, ValueError):
         os.kill(int(pidfile.read_text()), signal.SIGTERM)
-    except (ProcessLookupError, ValueError):
-        pass
 
 
 def test_cloud_nodes_start_powered_down(lab: Lab) -> None:
