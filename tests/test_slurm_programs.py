@@ -229,7 +229,8 @@ def test_a_cloud_pool_is_valid_end_to_end() -> None:
         "estate: lab\n"
         + textwrap.dedent(CLOUD_POOL)
         + (
-            "slurm:\n  controllers: [lab-ctl]\n  partitions: [{name: burst, pools: [a100, burst]}]\n"
+            "slurm:\n  controllers: [lab-ctl]\n"
+            "  partitions: [{name: burst, pools: [a100, burst]}]\n"
         )
     )
     document = load.parse_blueprint(text.encode(), "bp.yaml")
