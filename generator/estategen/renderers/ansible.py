@@ -74,7 +74,8 @@ def inventory(estate: Estate) -> dict[str, Any]:
     if estate.slurm_pools:
         children["slurm_controller"] = {"hosts": _hosts(slurm.controllers)}
         children["slurm_compute"] = {
-            "children": {pool_group(p.name): None for p in estate.slurm_pools}
+            # cloud nodes (issue 14 part 5) boot an image; Ansible builds no host of theirs
+            "children": {pool_group(p.name): None for p in estate.slurm_pools if not p.elastic}
         }
     if slurm.accounting and estate.slurm_pools:
         children["slurmdbd"] = {"hosts": _hosts([slurm.accounting.host])}
