@@ -287,3 +287,13 @@ def test_resume_creates_only_the_requested_nodes_of_each_pool(tmp_path: Path) ->
         "Name=tag:Name,Values=aws-1,aws-2 Name=tag:estategen-pool,Values=aws"
     )
     assert cli[2] == "aws ec2 terminate-instances --region us-east-1 --instance-ids i-0abc"
+
+
+def test_the_report_shows_a_cloud_pool_as_cloud_nodes_without_ansible_metrics() -> None:
+    from estategen.report import build, markdown
+
+    lab = cloud_estate(CLOUD_POOL)
+    rows = markdown(build(lab)).splitlines()
+    row = next(line for line in rows if line.startswith("| burst | slurm"))
+    assert "gke a3-highgpu-8g, 1-4 cloud nodes" in row
+    assert row.endswith("| none |")
