@@ -137,3 +137,20 @@ def test_a_missing_gpu_drains_the_node_and_resume_sticks_once_restored(lab: Lab)
     assert (lab.state(), lab.reason()) == ("idle", "")
     out = lab.cluster.run("srun", "-w", NODE, "-t", "1", "--gres=gpu:l4-24gb:2", "echo", "ok")
     assert out.strip() == "ok"
+
+
+def test_every_node_state_the_schema_allows_is_one_slurmctld_reads(tmp_path: Path) -> None:
+    blueprint = tmp_path / "states.yaml"
+    blueprint.write_text(
+        health_blueprint().replace("node_state: [any]", "node_state: [idle, alloc, mixed, cycle]")
+    )
+    assert run_cli("render", blueprint, "-o", tmp_path / "out").returncode == 0
+    cluster = SlurmLab(tmp_path / "out", tmp_path / "run", [NODE, "lab-ctl"])
+    try:
+        cluster.install_configs(gpu_files=2)
+        cluster.start_munge()
+        cluster.start_slurmctld("lab-ctl")
+        config = cluster.run("scontrol", "show", "config")
+    finally:
+        cluster.stop()
+    assert "HealthCheckNodeState    = CYCLE,IDLE,ALLOC,MIXED" in config
