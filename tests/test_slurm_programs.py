@@ -297,3 +297,41 @@ def test_the_report_shows_a_cloud_pool_as_cloud_nodes_without_ansible_metrics() 
     row = next(line for line in rows if line.startswith("| burst | slurm"))
     assert "gke a3-highgpu-8g, 1-4 cloud nodes" in row
     assert row.endswith("| none |")
+
+
+@pytest.mark.skipif(not shutil.which("ansible-inventory"), reason="needs ansible-inventory")
+def test_the_image_build_vm_of_a_cloud_pool_gets_the_pools_compute_roles(tmp_path: Path) -> None:
+    """Cloud nodes boot an image: a VM added to the pool's group from a second inventory gets
+    the pool's variables, and with them slurm_compute (slurmd enabled, not started), the GPU
+    roles and the pool's health check."""
+    import json
+    import os
+
+    from estategen.render import render
+    from estategen.write import with_manifest, write_tree
+
+    lab = cloud_estate(CLOUD_POOL)
+    out = tmp_path / "out"
+    write_tree(with_manifest(render(lab), b"", lab.name), out)
+    (out / "ansible" / "image.yml").write_text("pool_burst:\n  hosts:\n    image-vm:\n")
+    result = subprocess.run(
+        ["ansible-inventory", "-i", "inventory.yml", "-i", "image.yml", "--list"],
+        cwd=out / "ansible",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ANSIBLE_NOCOLOR": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    listed = json.loads(result.stdout)
+    host = listed["_meta"]["hostvars"]["image-vm"]
+    assert (host["pool_name"], host["pool_cloud_image"]) == ("burst", True)
+
+    def members(group: str) -> set[str]:
+        node = listed.get(group, {})
+        found = set(node.get("hosts", []))
+        for child in node.get("children", []):
+            found |= members(child)
+        return found
+
+    assert "image-vm" in members("slurm_compute") and "image-vm" in members("gpu_nodes")
+    assert "burst-01" not in json.dumps(listed)  # the nodes themselves are no Ansible hosts

@@ -1190,6 +1190,7 @@ _POOL_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
     "pool_node_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
     "pool_node_host_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
     "pool_node_taints": ("kubernetes-node-labels", ("k8s_gpu_node",)),
+    "pool_cloud_image": ("ansible-vars", ("slurm_compute",)),
 }
 # pool_gpu fields the nvidia_gpu role reads (MIG has its own rule); the others (model, count,
 # time_slicing, mps) reach the machines through slurm.conf, gres.conf or cluster.json
@@ -1258,6 +1259,20 @@ def _pool_vars(
     estate: Estate, path: str, status: str, before: str, after: str, group: str
 ) -> list[Change]:
     old, new = _yaml(before) or {}, _yaml(after) or {}
+    if status == "added" and new.get("pool_cloud_image"):
+        # issue 14 part 5: a Slurm cloud pool has no hosts to build, only its image
+        return [
+            Change(
+                path,
+                "cloud-image-added",
+                group,
+                "a Slurm cloud pool: build the image its instances boot on a VM added to "
+                f"{group} from a second inventory (ansible-playbook -i inventory.yml -i "
+                f"image.yml site.yml --limit {group}), then pin that image in the pool's "
+                "cloud.image",
+                actions=(Action("review", f"build the image of {group}"),),
+            )
+        ]
     if status == "added":
         return [
             Change(
@@ -1407,6 +1422,7 @@ def _inventory(
             if joining
             else (Action("review", path),)
         )
+        leaving = _members(name, old_hosts, old_children) - _members(name, new_hosts, new_children)
         changes.append(
             Change(
                 path,
@@ -1415,7 +1431,11 @@ def _inventory(
                 "hosts join the group: the playbook builds them (and only them) for its roles"
                 if joining
                 else "hosts leave the group; Ansible stops managing that role on them (it does "
-                "not undo what it installed)",
+                "not undo what it installed)"
+                if leaving
+                # issue 14 part 5: a cloud pool's group, whose only host is its image's build VM
+                else "groups without hosts join or leave (a cloud pool's image group); no host "
+                "changes",
                 _names(removed),
                 _names(added),
                 actions,
