@@ -1993,7 +1993,7 @@ def test_a_slurm_cloud_pool_image_is_the_providers() -> None:
         checks.pool_fields_for_provider,
         EKS_CLOUD_POOL.replace("ami-0123456789abcdef0", "projects/aurora-hpc/global/images/x"),
     )
-    only(found, "node_pools[1].cloud.image", "is not a eks image; give an AMI id")
+    only(found, "node_pools[1].cloud.image", "is not an eks image; give an AMI id")
 
 
 def test_a_slurm_cloud_pool_creates_at_most_its_named_nodes() -> None:

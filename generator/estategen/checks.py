@@ -442,7 +442,7 @@ def _elastic_pool_fields(pool: NodePool) -> Iterator[Finding]:
         if not pool.cloud.image.startswith(image_kind):
             yield issue(
                 f"{pool.path}.cloud.image",
-                f"{pool.cloud.image!r} is not a {pool.provider} image; "
+                f"{pool.cloud.image!r} is not {_article(pool.provider)} {pool.provider} image; "
                 + (
                     "give an AMI id like 'ami-0123456789abcdef0'"
                     if pool.provider == "eks"
