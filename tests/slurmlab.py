@@ -84,13 +84,18 @@ class SlurmLab:
         self.munge_socket = work / "munge" / "munge.socket"
         work.chmod(0o755)  # munged wants every folder above its socket searchable
         self.ports = {"ctld": free_port(), "slurmd": free_port(), "dbd": free_port()}
+        # folders bind-mounted over system folders in every daemon's mount namespace (target ->
+        # source), e.g. a folder of fake commands over /usr/local/bin, which programs that set
+        # their own PATH search before /usr/bin
+        self.binds: dict[str, Path] = {}
         self.env = {**os.environ, "SLURM_CONF": str(self.etc / "slurm.conf")}
 
     # configuration ------------------------------------------------------------------
     def install_configs(self, gpu_files: int = 0) -> None:
         """Copy the rendered slurm/ files, pointing machine-local settings at the lab."""
         for path in (self.rendered / "slurm").iterdir():
-            shutil.copy(path, self.etc / path.name)
+            if path.is_file():  # programs in folders (healthcheck/, power/) are the test's
+                shutil.copy(path, self.etc / path.name)
         w = self.work
         conf = (self.etc / "slurm.conf").read_text()
         conf = set_keys(
@@ -146,6 +151,8 @@ class SlurmLab:
     def namespaced(self, hostname: str | None, *command: str) -> list[str]:
         """Run ``command`` with the lab's /etc/hosts and, if given, its own host name."""
         setup = f'mount --bind "{self.hosts_file}" /etc/hosts'
+        for target, source in sorted(self.binds.items()):
+            setup += f' && mount --bind "{source}" "{target}"'
         if hostname:
             setup += f" && hostname {hostname}"
         flags = ["--mount", "--propagation", "private"] + (["--uts"] if hostname else [])

@@ -95,6 +95,12 @@ TESTED_CHECKS = [
     "reservations_valid",
     "mpi_ports_valid",
     "rest_api_valid",
+    # node health checks (issue 14 part 4)
+    "health_checks_have_facts",
+    "health_check_node_state_valid",
+    # elastic cloud nodes (issue 14 part 5)
+    "cloud_options_not_owned",
+    "power_saving_has_cloud_nodes",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -723,12 +729,22 @@ def test_pool_fields_for_provider_passes_onprem_and_complete_managed_pools() -> 
     assert run(checks.pool_fields_for_provider, MANAGED_POOL) == []
 
 
-def test_pool_fields_for_provider_managed_slurm_pool_is_refused() -> None:
+def test_pool_fields_for_provider_slurm_cloud_pool_needs_names_shape_and_cloud() -> None:
+    """A Slurm pool with a provider is State=CLOUD nodes, no longer refused outright."""
     found = run(
         checks.pool_fields_for_provider,
         MANAGED_POOL.replace("scheduler: kubernetes", "scheduler: slurm"),
     )
-    only(found, "node_pools[0].provider", "provider gke pools are Kubernetes node pools")
+    assert [(f.path, f.message) for f in found] == [
+        (
+            "node_pools[0]",
+            "a Slurm gke pool names its nodes with `hosts` (slurm.conf defines them "
+            "State=CLOUD; slurmctld creates an instance of that name when it needs one)",
+        ),
+        ("node_pools[0]", "a Slurm gke pool needs `cpu`"),
+        ("node_pools[0]", "a Slurm gke pool needs `memory_gb`"),
+        ("node_pools[0]", "a Slurm gke pool needs `cloud`"),
+    ]
 
 
 def test_pool_fields_for_provider_managed_pool_needs_instance_type_and_nodes() -> None:
@@ -1963,6 +1979,8 @@ def test_slurm_exporter_port_free_ignores_slurmdbd_on_another_host() -> None:
         "slurm: {accounting: {host: lab-db, database: {host: localhost, password: {secret: db}}}}"
     )
     assert run(checks.slurm_exporter_port_free, fragment) == []
+
+
 # --- reservations_valid, mpi_ports_valid, rest_api_valid (issue 14) -------------------------
 
 # The checks compare reservations with a fixed "now", so these findings never age.
@@ -2140,3 +2158,238 @@ def test_rest_api_valid() -> None:
         "node_pools: [{name: l4-serve, scheduler: kubernetes, cluster: lab-k8s, hosts: n1}]\n"
     )
     only(run(checks.rest_api_valid, no_slurm + REST % ""), "slurm.rest_api", "no Slurm pools")
+
+
+# --- elastic cloud nodes (issue 14 part 5) ------------------------------------------------
+
+CLOUD_POOL = """
+    node_pools:
+      - name: a100
+        scheduler: slurm
+        hosts: lab-gpu-[01-02]
+        cpu: {sockets: 2, cores_per_socket: 32}
+        memory_gb: 512
+        gpus: {model: a100-sxm-80gb, count: 4}
+      - name: burst
+        scheduler: slurm
+        provider: gke
+        instance_type: a3-highgpu-8g
+        hosts: burst-[01-04]
+        nodes: {min: 1, max: 4}
+        cpu: {sockets: 2, cores_per_socket: 52}
+        memory_gb: 1872
+        gpus: {model: h100-sxm-80gb, count: 8}
+        cloud: {image: projects/aurora-hpc/global/images/slurm-v3, zone: us-central1-a,
+                project: aurora-hpc}
+"""
+EKS_CLOUD_POOL = (
+    CLOUD_POOL.replace("provider: gke", "provider: eks")
+    .replace("a3-highgpu-8g", "p5.48xlarge")
+    .replace(
+        """image: projects/aurora-hpc/global/images/slurm-v3, zone: us-central1-a,
+                project: aurora-hpc""",
+        "image: ami-0123456789abcdef0, region: us-east-1",
+    )
+)
+
+
+def joined(*fragments: str) -> str:
+    """Fragments written at different indents, as one fragment."""
+    return "\n".join(textwrap.dedent(f) for f in fragments)
+
+
+@pytest.mark.parametrize("pools", [CLOUD_POOL, EKS_CLOUD_POOL], ids=["gke", "eks"])
+def test_a_complete_slurm_cloud_pool_passes(pools: str) -> None:
+    for function in (
+        checks.pool_fields_for_provider,
+        checks.instance_type_carries_gpus,
+        checks.gpu_models_offered_by_cloud,
+        checks.host_in_one_pool,
+    ):
+        assert run(function, pools) == [], function.__name__
+
+
+def test_a_slurm_cloud_pool_needs_its_providers_location() -> None:
+    found = run(
+        checks.pool_fields_for_provider,
+        CLOUD_POOL.replace("zone: us-central1-a,", "region: us-central1,"),
+    )
+    assert [(f.path, f.message) for f in found] == [
+        ("node_pools[1].cloud", "a Slurm gke pool needs `zone`"),
+        (
+            "node_pools[1].cloud.region",
+            "`region` is for provider eks; a gke pool sets zone and project",
+        ),
+    ]
+
+
+def test_a_slurm_cloud_pool_image_is_the_providers() -> None:
+    found = run(
+        checks.pool_fields_for_provider,
+        EKS_CLOUD_POOL.replace("ami-0123456789abcdef0", "projects/aurora-hpc/global/images/x"),
+    )
+    only(found, "node_pools[1].cloud.image", "is not an eks image; give an AMI id")
+
+
+def test_a_slurm_cloud_pool_creates_at_most_its_named_nodes() -> None:
+    found = run(checks.pool_fields_for_provider, CLOUD_POOL.replace("max: 4", "max: 8"))
+    only(found, "node_pools[1].nodes.max", "max 8, but `hosts` names 4 nodes")
+
+
+def test_a_slurm_aks_pool_is_refused() -> None:
+    found = run(
+        checks.pool_fields_for_provider, CLOUD_POOL.replace("provider: gke", "provider: aks")
+    )
+    only(found, "node_pools[1].provider", "Slurm cloud pools are created on gke")
+
+
+def test_cloud_on_an_onprem_or_kubernetes_pool_is_refused() -> None:
+    found = run(
+        checks.pool_fields_for_provider,
+        """
+        node_pools:
+          - name: a100
+            scheduler: slurm
+            hosts: n[1-2]
+            cpu: {sockets: 1, cores_per_socket: 2}
+            memory_gb: 4
+            cloud: {image: ami-0123456789abcdef0, region: us-east-1}
+        """,
+    )
+    only(found, "node_pools[0].cloud", "set provider, or remove `cloud`")
+
+
+def test_a_slurm_cloud_instance_type_must_carry_the_gpus() -> None:
+    found = run(
+        checks.instance_type_carries_gpus, CLOUD_POOL.replace("a3-highgpu-8g", "a3-highgpu-4g")
+    )
+    only(found, "node_pools[1].gpus.count", "a3-highgpu-4g has 4 h100-sxm-80gb GPUs")
+
+
+def test_a_cloud_host_is_counted_on_the_slurm_side_once() -> None:
+    """The hybrid boundary: a cloud node name may not also be a Kubernetes host."""
+    found = run(
+        checks.host_in_one_pool,
+        CLOUD_POOL
+        + """
+      - {name: k8s, scheduler: kubernetes, cluster: lab-k8s, hosts: burst-04}
+""",
+    )
+    only(
+        found,
+        "node_pools[2].hosts",
+        "host burst-04 is already in pool 'burst' (both slurm and kubernetes)",
+    )
+
+
+def test_cloud_options_are_refused_only_with_cloud_nodes() -> None:
+    options = "slurm: {options: {TreeWidth: 16}}"
+    assert run(checks.cloud_options_not_owned, options) == []
+    found = run(checks.cloud_options_not_owned, joined(CLOUD_POOL, options))
+    only(
+        found,
+        "slurm.options.TreeWidth",
+        "TreeWidth is rendered by estategen for the estate's cloud nodes",
+    )
+
+
+def test_power_saving_without_cloud_nodes_is_refused() -> None:
+    saving = "slurm: {power_saving: {suspend_time: 300}}"
+    assert run(checks.power_saving_has_cloud_nodes, joined(CLOUD_POOL, saving)) == []
+    found = run(checks.power_saving_has_cloud_nodes, saving)
+    only(found, "slurm.power_saving", "no Slurm pool has a provider")
+
+
+# --- node health checks (issue 14 part 4) -------------------------------------------------
+
+HEALTH = "slurm: {health_check: {interval: 60}}"
+
+
+def test_health_checks_default_to_what_the_pool_declares() -> None:
+    from estategen.facts import health_checks
+
+    lab = estate(HEALTH + "\nstorage: [{name: home, type: nfs, source: 'nas:/home', mount: /home}]")
+    assert health_checks(lab, lab.pools_by_name["a100"]) == ("gpus", "mounts", "memory")
+    assert run(checks.health_checks_have_facts, HEALTH) == []
+
+
+def test_a_health_check_without_its_fact_is_refused() -> None:
+    found = run(
+        checks.health_checks_have_facts,
+        joined(
+            HEALTH,
+            """
+        node_pools:
+          - name: a100
+            scheduler: slurm
+            hosts: n[1-2]
+            cpu: {sockets: 1, cores_per_socket: 2}
+            memory_gb: 4
+            gpus: {model: a100-sxm-80gb, count: 4}
+            health_check: {checks: [gpus, mig, mounts]}
+        """,
+        ),
+    )
+    assert [(f.path, f.message) for f in found] == [
+        (
+            "node_pools[0].health_check.checks[1]",
+            "check 'mig' verifies a MIG layout (`gpus.mig`), which pool 'a100' does not declare",
+        ),
+        (
+            "node_pools[0].health_check.checks[2]",
+            "check 'mounts' verifies file systems mounted on it (`storage[]`), which pool 'a100' "
+            "does not declare",
+        ),
+    ]
+
+
+def test_a_pool_health_check_needs_slurm_health_check() -> None:
+    found = run(
+        checks.health_checks_have_facts,
+        """
+        node_pools:
+          - {name: a100, scheduler: slurm, hosts: n1, memory_gb: 4,
+             health_check: {checks: [memory]}}
+        """,
+    )
+    only(found, "node_pools[0].health_check", "set slurm.health_check")
+
+
+def test_a_kubernetes_pool_health_check_is_refused() -> None:
+    found = run(
+        checks.health_checks_have_facts,
+        joined(
+            HEALTH,
+            """
+        node_pools:
+          - {name: k, scheduler: kubernetes, cluster: lab-k8s, hosts: n1,
+             health_check: {checks: [gpus]}}
+        """,
+        ),
+    )
+    only(found, "node_pools[0].health_check", "health checks are run by slurmd")
+
+
+@pytest.mark.parametrize(
+    ("states", "text"),
+    [
+        ("[any, idle]", "`any` already runs the check in every state; remove idle"),
+        ("[cycle]", "`cycle` spreads the runs over the interval and names no state"),
+        ("[idle, idle]", "a node state is listed twice"),
+    ],
+)
+def test_health_check_node_states_that_say_nothing_are_refused(states: str, text: str) -> None:
+    found = run(
+        checks.health_check_node_state_valid,
+        f"slurm: {{health_check: {{node_state: {states}}}}}",
+    )
+    only(found, "slurm.health_check.node_state", text)
+
+
+def test_health_check_node_states_that_combine_pass() -> None:
+    for states in ("[any]", "[any, cycle]", "[idle, mixed, cycle]"):
+        found = run(
+            checks.health_check_node_state_valid,
+            f"slurm: {{health_check: {{node_state: {states}}}}}",
+        )
+        assert found == [], states

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from estategen.checks import CLOUD_SLURM_OPTIONS
 from estategen.errors import BlueprintInvalid, Finding
 from estategen.load import parse_blueprint
 from estategen.pipeline import Validated, validate_document
@@ -48,6 +49,7 @@ slurm:
   partitions: [{name: gpu, pools: [h100]}]
   mpi: {default: pmix, ports: "12000-12999"}
   rest_api: {host: ctl-01, jwt_key: {secret: slurm_jwt}}
+  health_check: {interval: 120, node_state: [idle, mixed]}
 node_pools:
   - name: h100
     scheduler: slurm
@@ -80,7 +82,15 @@ def with_options(options: str) -> str:
 
 def blueprints() -> dict[str, str]:
     texts = {p.stem: p.read_text() for p in sorted(BLUEPRINTS.glob("*.yaml"))}
-    return {**texts, "everything": EVERYTHING}
+    # cloud nodes and power saving, as the plan pair that adds a cloud pool writes them
+    cloud = (
+        (Path(__file__).parent / "plan_pairs" / "cloud-pool-added.yaml")
+        .read_text()
+        .replace(
+            "    hosts: burst-[01-04]\n", "    hosts: burst-[01-04]\n    nodes: {min: 1, max: 4}\n"
+        )
+    )
+    return {**texts, "everything": EVERYTHING, "cloud": cloud}
 
 
 def parameter_keys(text: str) -> list[str]:
@@ -105,9 +115,11 @@ def rendered_keys() -> dict[str, tuple[list[str], set[str]]]:
 def test_every_key_the_template_writes_is_in_the_table_as_rendered(
     rendered_keys: dict[str, tuple[list[str], set[str]]],
 ) -> None:
+    # cloud nodes need keys `slurm.options` may set otherwise (refused only with cloud nodes)
+    allowed = RENDERED_KEYS | CLOUD_SLURM_OPTIONS
     for name, (keys, options) in rendered_keys.items():
         written = [key for key in keys if key not in options]
-        assert set(written) <= RENDERED_KEYS, (name, sorted(set(written) - RENDERED_KEYS))
+        assert set(written) <= allowed, (name, sorted(set(written) - allowed))
 
 
 def test_every_key_the_table_calls_rendered_is_written_by_some_blueprint(

@@ -27,6 +27,7 @@ from estategen.facts import (
     SLURMD_PORT,
     kubelet_may_set,
     partition_hosts,
+    pool_mounts,
     quota_capacity,
     reservation_end,
     reservation_hosts,
@@ -59,6 +60,10 @@ CHECKS: list[Check] = []
 _DIGITS = re.compile(r"([0-9]+)")
 
 MAX_ESTATE_HOSTS = 100_000
+
+# slurm.conf keys estategen renders only for cloud nodes (issue 14 part 5): refused in
+# `slurm.options` when the estate has them
+CLOUD_SLURM_OPTIONS = frozenset({"PrivateData", "SlurmctldParameters", "TreeWidth"})
 
 T = TypeVar("T")
 
@@ -265,14 +270,21 @@ def host_in_one_pool(estate: Estate) -> Iterator[Finding]:
 def pool_fields_for_provider(estate: Estate) -> Iterator[Finding]:
     """Managed pools are shaped by the cloud; on-prem pools by their hosts."""
     for pool in estate.node_pools:
+        if pool.cloud is not None and not pool.elastic:
+            yield issue(
+                f"{pool.path}.cloud",
+                "`cloud` says where slurmctld creates a Slurm cloud pool's instances "
+                "(a Slurm pool with provider gke or eks); "
+                + (
+                    "Kubernetes node pools get theirs from the cluster's provider"
+                    if pool.scheduler == "kubernetes"
+                    else "set provider, or remove `cloud`"
+                ),
+            )
+        if pool.elastic:
+            yield from _elastic_pool_fields(pool)
+            continue
         if pool.managed:
-            if pool.scheduler != "kubernetes":
-                yield issue(
-                    f"{pool.path}.provider",
-                    f"provider {pool.provider} pools are Kubernetes node pools; "
-                    "Slurm pools are on-prem",
-                )
-                continue  # the managed-pool advice below (drop `hosts`, ...) would mislead
             for key in ("instance_type", "nodes"):
                 if (
                     getattr(pool, "instance_type" if key == "instance_type" else "nodes_max")
@@ -320,6 +332,102 @@ def pool_fields_for_provider(estate: Estate) -> Iterator[Finding]:
                 ):
                     if missing:
                         yield issue(pool.path, f"a Slurm pool needs `{key}` for its NodeName line")
+
+
+# --- elastic cloud nodes (issue 14 part 5) ---
+ELASTIC_PROVIDERS = ("gke", "eks")
+# which `cloud` keys each provider needs and which it refuses
+_CLOUD_KEYS = {
+    "gke": (("zone", "project"), ("region",)),
+    "eks": (("region",), ("zone", "project")),
+}
+
+
+def _elastic_pool_fields(pool: NodePool) -> Iterator[Finding]:
+    """A Slurm pool with a provider is State=CLOUD nodes: slurm.conf names them (`hosts`) and
+    shapes them (`cpu`, `memory_gb`); slurmctld's ResumeProgram creates each as an instance of
+    `instance_type` from the pinned `cloud.image`, and SuspendProgram deletes it."""
+    if pool.provider not in ELASTIC_PROVIDERS:
+        yield issue(
+            f"{pool.path}.provider",
+            f"Slurm cloud pools are created on gke (GCE instances) or eks (EC2 instances); "
+            f"estategen does not create {pool.provider} instances for Slurm",
+        )
+        return
+    if not pool.host_expressions:
+        yield issue(
+            pool.path,
+            f"a Slurm {pool.provider} pool names its nodes with `hosts` (slurm.conf defines "
+            "them State=CLOUD; slurmctld creates an instance of that name when it needs one)",
+        )
+    for key, missing in (
+        ("instance_type", pool.instance_type is None),
+        ("cpu", pool.cpu is None),
+        ("memory_gb", pool.memory_gb is None),
+        ("cloud", pool.cloud is None),
+    ):
+        if missing:
+            yield issue(pool.path, f"a Slurm {pool.provider} pool needs `{key}`")
+    if pool.cloud is not None:
+        needed, refused = _CLOUD_KEYS[pool.provider]
+        for key in needed:
+            if getattr(pool.cloud, key) is None:
+                yield issue(f"{pool.path}.cloud", f"a Slurm {pool.provider} pool needs `{key}`")
+        for key in refused:
+            if getattr(pool.cloud, key) is not None:
+                yield issue(
+                    f"{pool.path}.cloud.{key}",
+                    f"`{key}` is for provider {'eks' if pool.provider == 'gke' else 'gke'}; "
+                    f"a {pool.provider} pool sets {' and '.join(needed)}",
+                )
+        image_kind = "ami-" if pool.provider == "eks" else "projects/"
+        if not pool.cloud.image.startswith(image_kind):
+            yield issue(
+                f"{pool.path}.cloud.image",
+                f"{pool.cloud.image!r} is not {_article(pool.provider)} {pool.provider} image; "
+                + (
+                    "give an AMI id like 'ami-0123456789abcdef0'"
+                    if pool.provider == "eks"
+                    else "give 'projects/PROJECT/global/images/NAME'"
+                ),
+            )
+    if pool.nodes_max is not None and pool.host_expressions and pool.nodes_max != len(pool.hosts):
+        yield issue(
+            f"{pool.path}.nodes.max",
+            f"max {pool.nodes_max}, but `hosts` names {len(pool.hosts)} nodes: slurmctld creates "
+            f"at most the nodes slurm.conf names; set max to {len(pool.hosts)} or change `hosts`",
+        )
+    if (
+        pool.nodes_min is not None
+        and pool.nodes_max is not None
+        and pool.nodes_min > pool.nodes_max
+    ):
+        yield issue(f"{pool.path}.nodes", f"min {pool.nodes_min} is above max {pool.nodes_max}")
+
+
+@check
+def cloud_options_not_owned(estate: Estate) -> Iterator[Finding]:
+    if not any(p.elastic for p in estate.node_pools):
+        return
+    owned = {k.lower(): k for k in CLOUD_SLURM_OPTIONS}
+    for key in estate.slurm.options:
+        if key.lower() in owned:
+            yield issue(
+                f"slurm.options.{key}",
+                f"{owned[key.lower()]} is rendered by estategen for the estate's cloud nodes "
+                "(cloud_reg_addrs, PrivateData=cloud, TreeWidth); it cannot be passed through",
+            )
+
+
+@check
+def power_saving_has_cloud_nodes(estate: Estate) -> Iterator[Finding]:
+    """slurm.power_saving times apply to cloud nodes only: without one they would do nothing."""
+    if estate.slurm.power_saving.declared and not any(p.elastic for p in estate.node_pools):
+        yield issue(
+            "slurm.power_saving",
+            "power saving creates and deletes cloud nodes, and no Slurm pool has a provider "
+            "(gke or eks); remove slurm.power_saving or add a Slurm cloud pool",
+        )
 
 
 @check
@@ -428,8 +536,8 @@ def instance_type_carries_gpus(estate: Estate) -> Iterator[Finding]:
     blueprint, so a wrong count would promise capacity the cloud never delivers."""
     for pool in estate.node_pools:
         gpus, instance = pool.gpus, pool.instance_type
-        if not (pool.provider in ("gke", "eks") and pool.scheduler == "kubernetes"):
-            continue  # aks and managed Slurm pools are refused by pool_fields_for_provider
+        if pool.provider not in ("gke", "eks"):
+            continue  # aks is refused by pool_fields_for_provider
         if not (gpus and instance and gpus.model in estate.gpu_models):
             continue
         offer = estate.gpu_models[gpus.model].clouds.get(pool.provider)
@@ -1122,3 +1230,79 @@ def slurm_exporter_port_free(estate: Estate) -> Iterator[Finding]:
                 "primary controller beside it: choose another port",
             )
             return
+
+
+# --- node health checks (issue 14 part 4) ---
+_HEALTH_FACTS = {
+    "gpus": "`gpus`",
+    "mig": "a MIG layout (`gpus.mig`)",
+    "mounts": "file systems mounted on it (`storage[]`)",
+    "memory": "`memory_gb`",
+}
+
+
+@check
+def health_checks_have_facts(estate: Estate) -> Iterator[Finding]:
+    """A pool's health check verifies what the blueprint says about it: a check without that
+    fact would check nothing, and a check outside Slurm or without slurm.health_check never
+    runs."""
+    for pool in estate.node_pools:
+        if pool.health_checks is None:
+            continue
+        path = f"{pool.path}.health_check"
+        if pool.scheduler != "slurm":
+            yield issue(
+                path,
+                "health checks are run by slurmd and drain Slurm nodes; a Kubernetes pool's "
+                "node health belongs to its cluster (node-problem-detector, GPU operator)",
+            )
+            continue
+        if estate.slurm.health_check is None:
+            yield issue(
+                path,
+                "set slurm.health_check ({interval, node_state}) so that slurmd runs this "
+                "pool's health check",
+            )
+        facts = {
+            "gpus": pool.gpus is not None,
+            "mig": bool(pool.gpus and pool.gpus.mig),
+            "mounts": bool(pool_mounts(estate, pool)),
+            "memory": pool.memory_gb is not None,
+        }
+        seen: set[str] = set()
+        for i, name in enumerate(pool.health_checks):
+            if name in seen:
+                yield issue(f"{path}.checks[{i}]", f"check {name!r} is listed twice")
+            seen.add(name)
+            if not facts[name]:
+                yield issue(
+                    f"{path}.checks[{i}]",
+                    f"check {name!r} verifies {_HEALTH_FACTS[name]}, which pool {pool.name!r} "
+                    "does not declare",
+                )
+
+
+@check
+def health_check_node_state_valid(estate: Estate) -> Iterator[Finding]:
+    """HealthCheckNodeState: ANY already covers every state, and CYCLE only spreads the runs."""
+    health = estate.slurm.health_check
+    if health is None:
+        return
+    states = set(health.node_state)
+    path = "slurm.health_check.node_state"
+    if len(states) < len(health.node_state):
+        yield issue(path, "a node state is listed twice")
+    if "any" in states and states - {"any", "cycle"}:
+        yield issue(
+            path,
+            f"`any` already runs the check in every state; remove "
+            f"{', '.join(sorted(states - {'any', 'cycle'}))}",
+        )
+    if states == {"cycle"}:
+        yield issue(
+            path,
+            "`cycle` spreads the runs over the interval and names no state; add `any`, or "
+            "idle, alloc, mixed",
+        )
+    if not estate.slurm_pools:
+        yield issue("slurm.health_check", "the estate has no Slurm pools to check")

@@ -357,3 +357,31 @@ def storage_classes(estate: Estate, cluster: str) -> list[tuple[Storage, list[No
 
 def storage_class_names(estate: Estate, cluster: str) -> list[str]:
     return sorted(s.storage_class for s, _ in storage_classes(estate, cluster) if s.storage_class)
+
+
+# --- node health checks (issue 14 part 4) ---
+# nvidia-smi reports a GPU's memory in MiB, a little above or below the GB a model is sold
+# with (an L4 "24 GB" shows 23034 MiB, an H100 "80 GB" 81559 MiB): a GPU is the blueprint's
+# model when its memory lies within these fractions of memory_gb (10^9 bytes) in MiB.
+GPU_MEMORY_LOW = 0.90
+GPU_MEMORY_HIGH = 1.15
+
+
+def gpu_memory_mib_range(memory_gb: int) -> tuple[int, int]:
+    """The memory.total (MiB) nvidia-smi may report for a GPU sold with ``memory_gb``."""
+    mib = memory_gb * 10**9 / 2**20
+    return int(mib * GPU_MEMORY_LOW), -int(-mib * GPU_MEMORY_HIGH // 1)
+
+
+def health_checks(estate: Estate, pool: NodePool) -> tuple[str, ...]:
+    """The checks a pool's health-check program runs: those its `health_check` lists, or every
+    check the blueprint gives facts for (GPUs, a MIG layout, mounts, memory)."""
+    if pool.health_checks is not None:
+        return pool.health_checks
+    available = (
+        ("gpus", pool.gpus is not None),
+        ("mig", bool(pool.gpus and pool.gpus.mig)),
+        ("mounts", bool(pool_mounts(estate, pool))),
+        ("memory", pool.memory_gb is not None),
+    )
+    return tuple(name for name, present in available if present)

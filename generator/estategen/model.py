@@ -87,6 +87,18 @@ class Taint:
     effect: str
 
 
+# --- elastic cloud nodes (issue 14 part 5) ---
+@dataclass(frozen=True)
+class CloudNodes:
+    """Where a Slurm cloud pool's instances are created, and the pinned image they boot."""
+
+    image: str
+    zone: str | None
+    project: str | None
+    region: str | None
+    subnet: str | None
+
+
 @dataclass(frozen=True)
 class NodePool:
     path: str
@@ -108,6 +120,10 @@ class NodePool:
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     weight: int | None
+    # issue 14 part 4: the checks the blueprint chose; None = every check the pool supports
+    health_checks: tuple[str, ...] | None = None
+    # issue 14 part 5
+    cloud: CloudNodes | None = None
 
     @property
     def managed(self) -> bool:
@@ -115,8 +131,16 @@ class NodePool:
         return self.provider != "on-prem"
 
     @property
+    def elastic(self) -> bool:
+        """A Slurm pool of cloud nodes: named by `hosts`, created and deleted by slurmctld's
+        power saving (State=CLOUD)."""
+        return self.managed and self.scheduler == "slurm"
+
+    @property
     def node_count(self) -> int:
         """Nodes that back the pool's capacity; an autoscaled pool counts at its maximum."""
+        if self.elastic:
+            return len(self.hosts)
         return (self.nodes_max or 0) if self.managed else len(self.hosts)
 
     @property
@@ -245,6 +269,27 @@ class RestApi:
     jwt_key: SecretRef
 
 
+# --- node health checks (issue 14 part 4) ---
+@dataclass(frozen=True)
+class HealthCheck:
+    interval: int
+    node_state: tuple[str, ...]
+
+
+# --- elastic cloud nodes (issue 14 part 5) ---
+# slurm.power_saving defaults (seconds), also the schema's: a cloud node idle 10 minutes is
+# deleted; a created one has 10 minutes to boot and register.
+POWER_SAVING_DEFAULTS = {"suspend_time": 600, "resume_timeout": 600, "suspend_timeout": 120}
+
+
+@dataclass(frozen=True)
+class PowerSaving:
+    declared: bool
+    suspend_time: int
+    resume_timeout: int
+    suspend_timeout: int
+
+
 @dataclass(frozen=True)
 class Slurm:
     declared: bool
@@ -258,6 +303,8 @@ class Slurm:
     mpi: Mpi
     rest_api: RestApi | None
     options: Mapping[str, str]
+    health_check: HealthCheck | None = None
+    power_saving: PowerSaving = PowerSaving(False, **POWER_SAVING_DEFAULTS)
 
 
 @dataclass(frozen=True)
@@ -496,6 +543,20 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         labels=_frozen(dict(sorted(p["labels"].items()))),
         taints=tuple(Taint(t["key"], t["value"], t["effect"]) for t in p["taints"]),
         weight=p.get("weight"),
+        health_checks=tuple(p["health_check"]["checks"]) if "health_check" in p else None,
+        cloud=_cloud(p.get("cloud")),
+    )
+
+
+def _cloud(c: Mapping[str, Any] | None) -> CloudNodes | None:
+    if not c:
+        return None
+    return CloudNodes(
+        image=c["image"],
+        zone=c.get("zone"),
+        project=c.get("project"),
+        region=c.get("region"),
+        subnet=c.get("subnet"),
     )
 
 
@@ -562,6 +623,14 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
         mpi=_mpi(s.get("mpi")),
         rest_api=_rest_api(s.get("rest_api")),
         options=_frozen({k: str(v) for k, v in sorted(s.get("options", {}).items())}),
+        health_check=HealthCheck(
+            s["health_check"]["interval"], tuple(s["health_check"]["node_state"])
+        )
+        if "health_check" in s
+        else None,
+        power_saving=PowerSaving(True, **s["power_saving"])
+        if "power_saving" in s
+        else PowerSaving(False, **POWER_SAVING_DEFAULTS),
     )
 
 

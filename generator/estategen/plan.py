@@ -31,6 +31,23 @@ from estategen.render import MANIFEST, Files
 from estategen.renderers.pulumi import project_name
 from estategen.slurm_keys import ChangePolicy, change_for, slurm_key
 
+# issue 14 parts 4 and 5: parameters scontrol reconfigure applies, explained by what they do
+HEALTH_CHECK_PARAMETERS = frozenset(
+    {"HealthCheckProgram", "HealthCheckInterval", "HealthCheckNodeState"}
+)
+POWER_SAVING_PARAMETERS = frozenset(
+    {
+        "ResumeProgram",
+        "SuspendProgram",
+        "ResumeFailProgram",
+        "SuspendTime",
+        "ResumeTimeout",
+        "SuspendTimeout",
+        "SuspendExcNodes",
+        "TreeWidth",
+        "PrivateData",
+    }
+)
 NODE_HARDWARE = frozenset(
     {"Sockets", "CoresPerSocket", "ThreadsPerCore", "CPUs", "RealMemory", "Gres"}
 )
@@ -539,6 +556,34 @@ def _slurm_conf(
                     (*deliver, Action("restart-slurmctld")),
                 )
             )
+        elif key in HEALTH_CHECK_PARAMETERS:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-health-check",
+                    key,
+                    f"{key} takes effect with scontrol reconfigure: slurmd runs the health "
+                    "check with it from then on; nodes an earlier check drained stay drained "
+                    "until resumed",
+                    was,
+                    now,
+                    (*deliver, Action("scontrol-reconfigure")),
+                )
+            )
+        elif key in POWER_SAVING_PARAMETERS:
+            changes.append(
+                Change(
+                    path,
+                    "slurm-power-saving",
+                    key,
+                    f"{key} takes effect with scontrol reconfigure: slurmctld creates and "
+                    "deletes cloud nodes with it from then on; instances already running keep "
+                    "running",
+                    was,
+                    now,
+                    (*deliver, Action("scontrol-reconfigure")),
+                )
+            )
         else:
             changes.append(
                 Change(
@@ -614,6 +659,24 @@ def _node_changes(
     changes = []
     added = [h for h in new.nodes if h not in old.nodes]
     removed = [h for h in old.nodes if h not in new.nodes]
+    cloud = {h for p in estate.node_pools if p.elastic for h in p.hosts}
+    added_cloud = [h for h in added if h in cloud]
+    added = [h for h in added if h not in cloud]
+    if added_cloud:
+        # issue 14 part 5: nothing to build; slurmctld creates them when jobs need them
+        changes.append(
+            Change(
+                path,
+                "slurm-cloud-nodes-added",
+                f"NodeName {_hosts(added_cloud)}",
+                "State=CLOUD nodes: slurm.conf(5) adding nodes needs slurmctld and every slurmd "
+                "restarted; they start powered down and slurmctld creates their instances "
+                "(ResumeProgram) when a job needs them, from the pool's image",
+                "",
+                f"{len(added_cloud)} cloud node(s)",
+                (*deliver, Action("restart-slurmctld"), Action("restart-slurmd", "*")),
+            )
+        )
     if added:
         pools = sorted({pool for pool, hosts in new.pools.items() if set(hosts) & set(added)})
         groups = {pool_group(p.name): p.hosts for p in estate.node_pools if not p.managed}
@@ -1099,6 +1162,13 @@ _FILE_ROLES = {
 
 def _ansible_for(path: str) -> tuple[Action, ...]:
     """Installing a rendered Slurm file: the Ansible roles that copy it."""
+    program = re.search(r"(?:^|/)(healthcheck|power)/([^/]+)\.sh$", path)
+    if program and program[1] == "healthcheck":
+        # issue 14 part 4: a pool's program goes to that pool's nodes
+        return (Action("ansible-playbook", f"{pool_group(program[2])}:slurm_compute"),)
+    if program:
+        # issue 14 part 5: the power programs run on the controllers
+        return (Action("ansible-playbook", "all:slurm_controller"),)
     name = path.rsplit("/", 1)[-1]
     return tuple(Action("ansible-playbook", f"all:{role}") for role in _FILE_ROLES.get(name, ()))
 
@@ -1152,13 +1222,17 @@ _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 # pool group variable -> (change kind, roles that read it), as for _ESTATE_VARS
 _POOL_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "pool_name": ("ansible-vars", ("node_exporter", "nvidia_gpu", "k8s_gpu_node")),
+    "pool_name": (
+        "ansible-vars",
+        ("node_exporter", "nvidia_gpu", "k8s_gpu_node", "slurm_compute"),
+    ),
     "pool_scheduler": ("ansible-vars", ("node_exporter", "nvidia_gpu", "dcgm_exporter")),
     "pool_kubernetes_cluster": ("kubernetes-node-labels", ("k8s_gpu_node",)),
     "pool_storage": ("storage", ("storage_client",)),
     "pool_node_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
     "pool_node_host_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
     "pool_node_taints": ("kubernetes-node-labels", ("k8s_gpu_node",)),
+    "pool_cloud_image": ("ansible-vars", ("slurm_compute",)),
 }
 # pool_gpu fields the nvidia_gpu role reads (MIG has its own rule); the others (model, count,
 # time_slicing, mps) reach the machines through slurm.conf, gres.conf or cluster.json
@@ -1231,6 +1305,20 @@ def _pool_vars(
     estate: Estate, path: str, status: str, before: str, after: str, group: str
 ) -> list[Change]:
     old, new = _yaml(before) or {}, _yaml(after) or {}
+    if status == "added" and new.get("pool_cloud_image"):
+        # issue 14 part 5: a Slurm cloud pool has no hosts to build, only its image
+        return [
+            Change(
+                path,
+                "cloud-image-added",
+                group,
+                "a Slurm cloud pool: build the image its instances boot on a VM added to "
+                f"{group} from a second inventory (ansible-playbook -i inventory.yml -i "
+                f"image.yml site.yml --limit {group}), then pin that image in the pool's "
+                "cloud.image",
+                actions=(Action("review", f"build the image of {group}"),),
+            )
+        ]
     if status == "added":
         return [
             Change(
@@ -1380,6 +1468,7 @@ def _inventory(
             if joining
             else (Action("review", path),)
         )
+        leaving = _members(name, old_hosts, old_children) - _members(name, new_hosts, new_children)
         changes.append(
             Change(
                 path,
@@ -1388,7 +1477,11 @@ def _inventory(
                 "hosts join the group: the playbook builds them (and only them) for its roles"
                 if joining
                 else "hosts leave the group; Ansible stops managing that role on them (it does "
-                "not undo what it installed)",
+                "not undo what it installed)"
+                if leaving
+                # issue 14 part 5: a cloud pool's group, whose only host is its image's build VM
+                else "groups without hosts join or leave (a cloud pool's image group); no host "
+                "changes",
                 _names(removed),
                 _names(added),
                 actions,
@@ -1827,8 +1920,55 @@ def _estate_json(
 
 
 Explainer = Callable[..., list[Change]]
+# --- node health checks and cloud nodes (issue 14 parts 4 and 5) ---
+
+
+def _health_check_program(
+    estate: Estate, path: str, status: str, before: str, after: str, pool: str
+) -> list[Change]:
+    if status == "removed":
+        meaning = (
+            f"pool {pool} no longer has a health check (or no longer exists); the program "
+            "stays on its nodes until removed, and slurmd stops running it once slurm.conf "
+            "drops HealthCheckProgram"
+        )
+    else:
+        meaning = (
+            f"the health-check program of pool {pool}: Ansible installs it on the pool's "
+            "nodes as /etc/slurm/healthcheck.sh and slurmd runs the new one at its next check, "
+            "without a restart; a node it drains keeps running its jobs"
+        )
+    return [
+        Change(
+            path,
+            "slurm-health-check-program",
+            f"pool {pool}",
+            meaning,
+            actions=_ansible_for(path) if status != "removed" else (),
+        )
+    ]
+
+
+def _power_program(
+    estate: Estate, path: str, status: str, before: str, after: str, program: str
+) -> list[Change]:
+    return [
+        Change(
+            path,
+            "slurm-power-program",
+            f"{program}.sh",
+            f"the {'Resume' if program == 'resume' else 'Suspend'}Program of the cloud nodes: "
+            "Ansible installs it on the controllers under /etc/slurm/power, and slurmctld runs "
+            "the new one the next time it creates or deletes instances, without a restart",
+            actions=_ansible_for(path) if status != "removed" else (),
+        )
+    ]
+
+
 _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"slurm/slurm\.conf", _slurm_conf),
+    (r"slurm/healthcheck/([a-z0-9-]+)\.sh", _health_check_program),
+    (r"slurm/power/(resume|suspend)\.sh", _power_program),
     (r"slurm/gres\.conf", _gres_conf),
     (r"slurm/topology\.conf", _topology_conf),
     (r"slurm/cgroup\.conf", _cgroup_conf),

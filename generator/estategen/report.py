@@ -182,7 +182,13 @@ def partition_open_to(part: Partition, team: str) -> bool:
 
 
 def _pool_facts(estate: Estate, pool: NodePool) -> PoolFacts:
-    if pool.managed:
+    if pool.elastic:
+        # issue 14 part 5: State=CLOUD nodes named by hosts
+        nodes = (
+            f"{pool.provider} {pool.instance_type or ''}, "
+            f"{pool.nodes_min or 0}-{len(pool.hosts)} cloud nodes"
+        )
+    elif pool.managed:
         instance = pool.instance_type or ""
         nodes = f"{pool.provider} {instance}, {pool.nodes_min or 0}-{pool.nodes_max} nodes"
     else:
@@ -219,7 +225,7 @@ def _metrics(estate: Estate, pool: NodePool) -> str:
     parts = []
     if not pool.managed:
         parts.append("node exporter (file_sd)")
-    if pool.gpus:
+    if pool.gpus and not pool.elastic:  # cloud nodes: no host Ansible builds, no targets
         if pool.scheduler == "slurm":
             parts.append("DCGM exporter (file_sd)")
         else:

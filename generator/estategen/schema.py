@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from estategen import hostlist
 from estategen.catalog import SHAPE_KEYS
 from estategen.errors import Finding, issue, key_path, quote
-from estategen.model import STATE_SAVE_LOCATION
+from estategen.model import POWER_SAVING_DEFAULTS, STATE_SAVE_LOCATION
 
 NAME = r"[a-z][a-z0-9-]{0,39}"
 HOSTNAME = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
@@ -53,6 +53,13 @@ PROM_LABEL = r"[a-zA-Z][a-zA-Z0-9_]{0,62}"
 PROM_VALUE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
 # a Prometheus duration in one unit, as rules write `for:` and range selectors
 PROM_DURATION = r"[1-9][0-9]{0,5}(s|m|h|d)"
+# --- elastic cloud nodes (issue 14 part 5) ---
+GCE_ZONE = r"[a-z]+-[a-z]+[0-9]{1,2}-[a-z]"
+GCE_PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
+# a pinned image: a GCE image by name (never a family, which moves) or an EC2 AMI id
+GCE_IMAGE = rf"projects/{GCE_PROJECT}/global/images/[a-z]([-a-z0-9]{{0,61}}[a-z0-9])?"
+CLOUD_IMAGE = rf"({GCE_IMAGE}|ami-[0-9a-f]{{8,17}})"
+CLOUD_SUBNET = r"([a-z]([-a-z0-9]{0,61}[a-z0-9])?|subnet-[0-9a-f]{8,17})"
 
 SLURM_VERSIONS = ("22.05", "23.02", "23.11", "24.05", "24.11", "25.05")
 KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
@@ -84,6 +91,13 @@ _PATTERN_HINTS = {
     PROM_LABEL: "metric label name: letter first, then letters, digits or '_'",
     PROM_VALUE: "metric label value: letters, digits, '_', '.', '-'",
     PROM_DURATION: "duration like '90s', '15m', '2h' or '1d' (one unit)",
+    GCE_ZONE: "GCE zone like 'us-central1-a'",
+    GCE_PROJECT: "GCP project id like 'aurora-hpc'",
+    CLOUD_IMAGE: (
+        "pinned image: 'projects/PROJECT/global/images/NAME' (gke) or an AMI id like "
+        "'ami-0123456789abcdef0' (eks)"
+    ),
+    CLOUD_SUBNET: "subnetwork name (gke) or subnet id like 'subnet-0123abcd' (eks)",
 }
 
 
@@ -147,6 +161,48 @@ _TAINT = _dict(
         },
     }
 )
+# --- node health checks (issue 14 part 4) ---
+HEALTH_CHECKS = ("gpus", "mig", "mounts", "memory")
+# slurm.conf(5) HealthCheckNodeState values of Slurm 22.05 and later
+HEALTH_CHECK_NODE_STATES = ("any", "idle", "alloc", "mixed", "cycle")
+_POOL_HEALTH_CHECK = _dict(
+    {
+        "checks": _list(
+            {"type": "string", "allowed": list(HEALTH_CHECKS)}, required=True, maxlength=4
+        )
+    }
+)
+_SLURM_HEALTH_CHECK = _dict(
+    {
+        "interval": _int(5, 86_400, default=300),
+        "node_state": _list(
+            {"type": "string", "allowed": list(HEALTH_CHECK_NODE_STATES)},
+            default=["any"],
+            minlength=1,
+            maxlength=5,
+        ),
+    }
+)
+# --- elastic cloud nodes (issue 14 part 5) ---
+_POOL_CLOUD = _dict(
+    {
+        "image": _s(CLOUD_IMAGE, required=True),
+        "zone": _s(GCE_ZONE),
+        "project": _s(GCE_PROJECT),
+        "region": _s(REGION),
+        "subnet": _s(CLOUD_SUBNET),
+    }
+)
+_SLURM_POWER_SAVING = _dict(
+    {
+        key: _int(low, high, default=POWER_SAVING_DEFAULTS[key])
+        for key, (low, high) in (
+            ("suspend_time", (10, 2_592_000)),
+            ("resume_timeout", (30, 65_533)),
+            ("suspend_timeout", (10, 65_533)),
+        )
+    }
+)
 _NODE_POOL = _dict(
     {
         "name": _name(required=True),
@@ -180,6 +236,8 @@ _NODE_POOL = _dict(
         },
         "taints": _list(_TAINT, default=[]),
         "weight": _int(1, 65_533),
+        "health_check": _POOL_HEALTH_CHECK,
+        "cloud": _POOL_CLOUD,
     }
 )
 _QOS = _dict(
@@ -319,6 +377,8 @@ _SLURM = _dict(
             "valuesrules": {"type": ["string", "integer"], "check_with": "slurm_option_value"},
             "default": {},
         },
+        "health_check": _SLURM_HEALTH_CHECK,
+        "power_saving": _SLURM_POWER_SAVING,
     }
 )
 _QUEUE_TEAM = _dict(

@@ -85,6 +85,17 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("ReturnToService", _RENDERED, _R),
     SlurmKey("MpiDefault", _RENDERED, _R),
     SlurmKey("MpiParams", _RENDERED, _R),
+    # node health checks and power saving: scontrol reconfigure applies them
+    SlurmKey("HealthCheckProgram", _RENDERED, _R),
+    SlurmKey("HealthCheckInterval", _RENDERED, _R),
+    SlurmKey("HealthCheckNodeState", _RENDERED, _R),
+    SlurmKey("ResumeProgram", _RENDERED, _R),
+    SlurmKey("ResumeFailProgram", _RENDERED, _R),
+    SlurmKey("SuspendProgram", _RENDERED, _R),
+    SlurmKey("SuspendTime", _RENDERED, _R),
+    SlurmKey("ResumeTimeout", _RENDERED, _R),
+    SlurmKey("SuspendTimeout", _RENDERED, _R),
+    SlurmKey("SuspendExcNodes", _RENDERED, _R),
     # Resources and isolation
     SlurmKey("SelectType", _RENDERED, _A),
     SlurmKey("SelectTypeParameters", _RENDERED, _S),

@@ -74,6 +74,8 @@ def inventory(estate: Estate) -> dict[str, Any]:
         children[pool_group(pool.name)] = {"hosts": _hosts(pool.hosts)}
     if estate.slurm_pools:
         children["slurm_controller"] = {"hosts": _hosts(slurm.controllers)}
+        # a cloud pool's group (issue 14 part 5) has no hosts: the VM its image is built on is
+        # added to it from a second inventory
         children["slurm_compute"] = {
             "children": {pool_group(p.name): None for p in estate.slurm_pools}
         }
@@ -96,10 +98,15 @@ def inventory(estate: Estate) -> dict[str, Any]:
                 children[group_name("k8s_cluster", cluster.name)] = {
                     "children": {pool_group(p.name): None for p in members}
                 }
-    gpu_pools = [p for p in on_prem if p.gpus]
+    gpu_pools = [p for p in _built(estate) if p.gpus]
     if gpu_pools:
         children["gpu_nodes"] = {"children": {pool_group(p.name): None for p in gpu_pools}}
     return {"all": {"children": children}}
+
+
+def _built(estate: Estate) -> list[NodePool]:
+    """Pools whose machines Ansible builds: on-prem hosts, and the images of Slurm cloud pools."""
+    return [p for p in estate.node_pools if not p.managed or p.elastic]
 
 
 def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
@@ -115,7 +122,7 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
             "mps": pool.gpus.sharing.mps,
         }
     kubernetes = pool.scheduler == "kubernetes"
-    pool_vars = {
+    pool_vars: dict[str, Any] = {
         "pool_name": pool.name,
         "pool_scheduler": pool.scheduler,
         "pool_kubernetes_cluster": pool.cluster,
@@ -129,6 +136,9 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
     }
     if kubernetes:
         pool_vars["pool_node_host_labels"] = host_labels(pool)
+    if pool.elastic:
+        # issue 14 part 5: the play builds the pool's image; slurmd starts on the instances
+        pool_vars["pool_cloud_image"] = True
     return pool_vars
 
 
@@ -228,8 +238,8 @@ def _role_files() -> dict[str, OutputFile]:
 
 @renderer
 def ansible_files(estate: Estate) -> Files:
-    on_prem = [p for p in estate.node_pools if not p.managed]
-    if not on_prem:
+    built = _built(estate)
+    if not built:
         return {}
     slurm = slurm_files(estate)
     names = sorted(path.split("/", 1)[1] for path in slurm)
@@ -249,12 +259,12 @@ def ansible_files(estate: Estate) -> Files:
                 has_slurm=bool(estate.slurm_pools),
                 has_accounting=estate.slurm.accounting is not None and bool(estate.slurm_pools),
                 has_rest_api=estate.slurm.rest_api is not None and bool(estate.slurm_pools),
-                has_k8s=any(p.scheduler == "kubernetes" for p in on_prem),
-                has_gpus=any(p.gpus for p in on_prem),
+                has_k8s=any(p.scheduler == "kubernetes" for p in built),
+                has_gpus=any(p.gpus for p in built),
             )
         ),
     }
-    for pool in on_prem:
+    for pool in built:
         files[f"ansible/group_vars/{pool_group(pool.name)}.yml"] = text(
             _yaml(_pool_vars(estate, pool), f"Pool {pool.name}, rendered by estategen.")
         )

@@ -20,4 +20,14 @@ def estate_json(estate: Estate) -> Files:
     }
     for pool in data["node_pools"]:
         pool.pop("hosts")
+        # issue 14 parts 4 and 5: shown where the blueprint uses them
+        for key in ("health_checks", "cloud"):
+            if pool[key] is None:
+                pool.pop(key)
+    if data["slurm"]["health_check"] is None:
+        data["slurm"].pop("health_check")
+    if not any(p.elastic for p in estate.node_pools):
+        data["slurm"].pop("power_saving")
+    else:
+        data["slurm"]["power_saving"].pop("declared")
     return {"estate.json": json_file({"schema": "estategen/estate-v1", **data})}

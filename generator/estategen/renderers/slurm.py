@@ -17,6 +17,9 @@ from estategen.facts import (
     SLURMCTLD_PORT,
     SLURMD_PORT,
     gpu_gres,
+    gpu_memory_mib_range,
+    health_checks,
+    pool_mounts,
     reservation_hosts,
     reservation_name,
     reservation_prefix,
@@ -85,6 +88,7 @@ class NodeLine:
     gres: str
     features: str
     weight: int
+    state: str = "UNKNOWN"
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         gres=",".join(gres),
         features=",".join(dict.fromkeys(features)),
         weight=weight,
+        state="CLOUD" if pool.elastic else "UNKNOWN",
     )
 
 
@@ -344,6 +349,9 @@ def slurm_conf(estate: Estate) -> str:
         reserve_percent=int(MEMORY_RESERVE_FRACTION * 100),
         reserve_min=MEMORY_RESERVE_MIN_MIB,
         reserve_max_percent=int(MEMORY_RESERVE_MAX_FRACTION * 100),
+        health_check=estate.slurm.health_check,
+        health_check_program=HEALTH_CHECK_PROGRAM,
+        power_saving=_power_saving(estate),
     )
 
 
@@ -460,6 +468,85 @@ def auth_alt(estate: Estate) -> list[tuple[str, str]]:
     return [("AuthAltTypes", "auth/jwt"), ("AuthAltParameters", f"jwt_key={JWT_KEY_PATH}")]
 
 
+# --- node health checks (issue 14 part 4) ---
+# Where slurm.conf finds the health-check program: the same path on every node, where the
+# slurm_compute role installs the program rendered for the node's pool.
+HEALTH_CHECK_PROGRAM = "/etc/slurm/healthcheck.sh"
+
+
+def health_check_path(pool: NodePool) -> str:
+    """The rendered health-check program of a pool, under the output folder."""
+    return f"slurm/healthcheck/{pool.name}.sh"
+
+
+def health_check_program(estate: Estate, pool: NodePool) -> str:
+    """A POSIX shell program that checks what the blueprint says about the pool's nodes and
+    drains the node, with a reason naming the failed check, when one fails."""
+    checks = health_checks(estate, pool)
+    context: dict[str, Any] = {"pool": pool, "checks": checks}
+    if pool.gpus:
+        low, high = gpu_memory_mib_range(estate.gpu_models[pool.gpus.model].memory_gb)
+        context.update(gpu_memory_low=low, gpu_memory_high=high, mig=gpu_gres(pool))
+    context["mounts"] = pool_mounts(estate, pool)
+    context["real_memory"] = real_memory_mib(pool.memory_gb) if pool.memory_gb else 0
+    return _render("healthcheck.sh.j2", estate, **context)
+
+
+# --- elastic cloud nodes (issue 14 part 5) ---
+# slurmctld runs these as SlurmUser on the controllers, with the hostlist of the nodes to
+# create or delete; the slurm_controller role installs them (mode 0755: slurmctld refuses a
+# program others may write).
+POWER_DIR = "/etc/slurm/power"
+RESUME_PROGRAM = f"{POWER_DIR}/resume.sh"
+SUSPEND_PROGRAM = f"{POWER_DIR}/suspend.sh"
+# slurm.conf(5) TreeWidth maximum: slurmd never forward messages through each other, since a
+# cloud node's neighbours in the tree may not exist
+CLOUD_TREE_WIDTH = 65533
+
+
+def _power_saving(estate: Estate) -> dict[str, Any] | None:
+    """The slurm.conf power-saving parameters cloud nodes need, or None without cloud pools."""
+    elastic = [p for p in estate.slurm_pools if p.elastic]
+    if not elastic:
+        return None
+    saving = estate.slurm.power_saving
+    kept = [f"{slurm_hostlist(p.hosts)}:{p.nodes_min}" for p in elastic if p.nodes_min]
+    return {
+        "resume_program": RESUME_PROGRAM,
+        "suspend_program": SUSPEND_PROGRAM,
+        "suspend_time": saving.suspend_time,
+        "resume_timeout": saving.resume_timeout,
+        "suspend_timeout": saving.suspend_timeout,
+        "exclude": ",".join(kept),
+        "tree_width": CLOUD_TREE_WIDTH,
+    }
+
+
+def _cloud_pool(estate: Estate, pool: NodePool) -> dict[str, Any]:
+    assert pool.cloud is not None
+    return {
+        "name": pool.name,
+        "function": pool.name.replace("-", "_"),
+        "provider": pool.provider,
+        "hosts": slurm_hostlist(pool.hosts),
+        "instance_type": pool.instance_type,
+        "cloud": pool.cloud,
+        "estate": estate.name,
+    }
+
+
+def power_programs(estate: Estate) -> dict[str, str]:
+    """ResumeProgram and SuspendProgram: create or delete the named nodes' instances with the
+    provider's CLI, one call per pool."""
+    pools = [_cloud_pool(estate, p) for p in estate.slurm_pools if p.elastic]
+    if not pools:
+        return {}
+    return {
+        "slurm/power/resume.sh": _render("resume.sh.j2", estate, pools=pools),
+        "slurm/power/suspend.sh": _render("suspend.sh.j2", estate, pools=pools),
+    }
+
+
 # The last estate rendered and its files: the Ansible renderer installs the same files, so
 # one render computes them once. Keyed by identity (the model is frozen).
 _last: tuple[Estate, Files] | None = None
@@ -484,6 +571,11 @@ def _slurm_files(estate: Estate) -> Files:
     topology = topology_conf(estate)
     if topology is not None:
         files["slurm/topology.conf"] = text(topology)
+    if estate.slurm.health_check:
+        for pool in estate.slurm_pools:
+            files[health_check_path(pool)] = text(health_check_program(estate, pool), mode=0o755)
+    for path, program in power_programs(estate).items():
+        files[path] = text(program, mode=0o755)
     if estate.slurm.accounting:
         files["slurm/slurmdbd.conf"] = text(slurmdbd_conf(estate), mode=0o600)
         files["slurm/sacct.cfg"] = text(sacct_cfg(estate))

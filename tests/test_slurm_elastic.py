@@ -1,0 +1,210 @@
+"""Elastic cloud nodes on the installed slurmctld: a job in the cloud partition makes slurmctld
+run the rendered ResumeProgram with the nodes it chose, which creates them with the cloud's
+CLI; idle nodes are deleted again after SuspendTime.
+
+slurmctld runs on localhost (tests/slurmlab.py) with the lab's configuration folder
+bind-mounted over /etc/slurm, where the controller role installs the programs. ``gcloud`` is
+a recording stub in a folder bind-mounted over /usr/local/bin, which the programs search
+before /usr/bin: it writes each call to a log, and an ``instances create`` starts slurmd under
+each node name (the instance booting), an ``instances delete`` stops it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from test_slurm_engine import machine_shape
+
+from conftest import run_cli
+from slurmlab import SlurmLab, have_slurm, installed_slurm_version, set_keys
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm, munge and unshare"),
+]
+
+NODES = ["burst-1", "burst-2"]
+INSTANCE_TYPE = "g2-standard-4"
+IMAGE = "projects/aurora-hpc/global/images/slurm-l4-v3"
+SUSPEND_TIME = 10
+
+
+def elastic_blueprint() -> str:
+    shape = machine_shape()
+    return textwrap.dedent(
+        f"""\
+        estate: cloudlab
+        versions: {{slurm: "{installed_slurm_version()}"}}
+        node_pools:
+          - name: burst
+            scheduler: slurm
+            provider: gke
+            instance_type: {INSTANCE_TYPE}
+            hosts: burst-[1-2]
+            nodes: {{min: 0, max: 2}}
+            cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
+                   threads_per_core: {shape["threads_per_core"]}}}
+            memory_gb: 2
+            gpus: {{model: l4-24gb, count: 1}}
+            cloud: {{image: {IMAGE}, zone: us-central1-a, project: aurora-hpc}}
+        slurm:
+          controllers: [lab-ctl]
+          power_saving: {{suspend_time: {SUSPEND_TIME}, resume_timeout: 60, suspend_timeout: 10}}
+          partitions:
+            - {{name: cloud, pools: [burst], default: true}}
+        """
+    )
+
+
+def gcloud_stub(log: Path, lab: SlurmLab) -> str:
+    """A gcloud that records its arguments and boots (starts slurmd) or deletes (stops it)."""
+    conf = lab.etc / "slurm.conf"
+    spool = lab.work / "spool"
+    pids = lab.work / "run"
+    return textwrap.dedent(
+        f"""\
+        #!/bin/sh
+        echo "$*" >> "{log}"
+        case "$1 $2 $3" in
+            "compute instances create") action=create ;;
+            "compute instances delete") action=delete ;;
+            *) exit 0 ;;
+        esac
+        shift 3
+        for name in "$@"; do
+            case "$name" in -*) continue ;; esac
+            if [ "$action" = create ]; then
+                mkdir -p "{spool}/$name"
+                # -b: report the boot time as now, as a new instance would
+                /usr/sbin/slurmd -b -N "$name" -f "{conf}" </dev/null
+            else
+                kill "$(cat "{pids}/slurmd-$name.pid")"
+            fi
+        done
+        """
+    )
+
+
+@dataclass
+class Lab:
+    cluster: SlurmLab
+    calls: Path
+
+    def gcloud(self) -> list[str]:
+        return self.calls.read_text().splitlines() if self.calls.exists() else []
+
+    def state(self, node: str) -> str:
+        return self.cluster.run("sinfo", "-h", "-N", "-n", node, "-o", "%t").strip()
+
+    def programs(self) -> list[str]:
+        """Each run of the rendered programs, as they log it: "PROGRAM HOSTLIST"."""
+        log = self.cluster.work / "log" / "power_save.log"
+        text = log.read_text() if log.exists() else ""
+        return [line.split(" ", 1)[1] for line in text.splitlines() if line.startswith("20")]
+
+    def power_log(self, action: str) -> list[str]:
+        """Hostlists slurmctld handed its programs ("waking" or "suspending nodes ...")."""
+        log = (self.cluster.work / "log" / "slurmctld.log").read_text()
+        return re.findall(rf"power_save: pid \d+ {action} nodes (\S+)", log)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    work = tmp_path_factory.mktemp("cloudlab")
+    blueprint = work / "cloudlab.yaml"
+    blueprint.write_text(elastic_blueprint())
+    result = run_cli("render", blueprint, "-o", work / "out")
+    assert result.returncode == 0, result.stderr
+    cluster = SlurmLab(work / "out", work / "run", [*NODES, "lab-ctl"])
+    fake = work / "bin"
+    fake.mkdir()
+    calls = work / "gcloud.calls"
+    cluster.binds["/usr/local/bin"] = fake
+    cluster.binds["/etc/slurm"] = cluster.etc
+    cluster.binds["/var/log/slurm"] = cluster.work / "log"
+    try:
+        cluster.install_configs(gpu_files=1)
+        # what the slurm_controller role installs under /etc/slurm/power
+        shutil.copytree(work / "out" / "slurm" / "power", cluster.etc / "power")
+        conf = cluster.etc / "slurm.conf"
+        text = conf.read_text()
+        assert "ResumeProgram=/etc/slurm/power/resume.sh" in text
+        # slurmctld logs the hostlist it hands each program only with the Power flag
+        conf.write_text(set_keys(text, {"DebugFlags": "Power"}))
+        (fake / "gcloud").write_text(gcloud_stub(calls, cluster))
+        (fake / "gcloud").chmod(0o755)
+        cluster.start_munge()
+        cluster.start_slurmctld("lab-ctl")
+        yield Lab(cluster, calls)
+    finally:
+        cluster.stop()
+        for pidfile in (work / "run" / "run").glob("slurmd-burst-*.pid"):
+            stop_booted_slurmd(pidfile)
+
+
+def stop_booted_slurmd(pidfile: Path) -> None:
+    """Stop a slurmd the stub started (its pid file names it)."""
+    with contextlib.suppress(ProcessLookupError, ValueError):
+        os.kill(int(pidfile.read_text()), signal.SIGTERM)
+
+
+def test_cloud_nodes_start_powered_down(lab: Lab) -> None:
+    assert [lab.state(node) for node in NODES] == ["idle~", "idle~"]
+    config = lab.cluster.run("scontrol", "show", "config")
+    assert re.search(rf"SuspendTime\s+= {SUSPEND_TIME} sec", config)
+    assert "cloud_reg_addrs" in config
+
+
+def test_a_job_creates_the_nodes_slurm_chose_and_idle_ones_are_deleted(lab: Lab) -> None:
+    job = lab.cluster.run(
+        "sbatch",
+        "--parsable",
+        "-p",
+        "cloud",
+        "-N",
+        "1",
+        "--gres=gpu:l4-24gb:1",
+        "-t",
+        "1",
+        "-o",
+        "/dev/null",
+        "--wrap",
+        "hostname",
+    ).strip()
+    lab.cluster.wait_for(lambda: lab.power_log("waking"), "slurmctld running ResumeProgram")
+    chosen = re.search(r"\bNodeList=(\S+)", lab.cluster.run("scontrol", "show", "job", job))
+    assert chosen and chosen[1] in NODES
+    # ResumeProgram got exactly the hostlist Slurm chose for the job ...
+    assert lab.power_log("waking") == [chosen[1]]
+    assert lab.programs() == [f"/etc/slurm/power/resume.sh {chosen[1]}"]
+    # ... and created that instance with the pool's machine type and pinned image
+    lab.cluster.wait_for(lambda: lab.gcloud(), "a gcloud call")
+    assert lab.gcloud() == [
+        f"compute instances create {chosen[1]} --project=aurora-hpc --zone=us-central1-a "
+        f"--machine-type={INSTANCE_TYPE} --image={IMAGE} --maintenance-policy=TERMINATE "
+        "--labels=estategen-estate=cloudlab,estategen-pool=burst --quiet"
+    ]
+    lab.cluster.wait_for(
+        lambda: "JobState=COMPLETED" in lab.cluster.run("scontrol", "show", "job", job),
+        "the job completed on the created node",
+        timeout=90,
+    )
+    # idle for SuspendTime, the node is deleted and powered down again
+    lab.cluster.wait_for(lambda: lab.power_log("suspending"), "SuspendProgram", timeout=90)
+    assert lab.power_log("suspending") == [chosen[1]]
+    lab.cluster.wait_for(lambda: len(lab.programs()) == 2, "SuspendProgram's log line")
+    assert lab.programs()[1] == f"/etc/slurm/power/suspend.sh {chosen[1]}"
+    lab.cluster.wait_for(lambda: len(lab.gcloud()) == 2, "the delete call")
+    assert lab.gcloud()[1] == (
+        f"compute instances delete {chosen[1]} --project=aurora-hpc --zone=us-central1-a --quiet"
+    )
+    lab.cluster.wait_for(lambda: lab.state(chosen[1]) == "idle~", "the node powered down")
