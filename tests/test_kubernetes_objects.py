@@ -551,11 +551,12 @@ def written(source: str, out: Path) -> Path:
     return folder
 
 
-def kueue_objects(folder: Path) -> dict[tuple[str, str | None, str], Obj]:
-    """A rendered cluster's Kueue objects by kind, namespace and name."""
+def kueue_objects(folder: Path, source: str) -> dict[tuple[str, str | None, str], Obj]:
+    """A cluster's Kueue objects as rendered from ``source``, by kind, namespace and name."""
+    version = estate_of(source).versions.kubernetes.text
     return {
         (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o
-        for o in Manifests.read(folder, "").objects
+        for o in Manifests.read(folder, version)
         if o["apiVersion"].startswith("kueue.x-k8s.io/")
     }
 
@@ -585,7 +586,10 @@ def transition(out: Path, before: str, after: str) -> Transition:
 
     for cluster in sorted(clusters(old) & clusters(new)):
         project_name = yaml.safe_load((old / "pulumi" / cluster / "Pulumi.yaml").read_text())
-        was, now = (kueue_objects(folder / "kubernetes" / cluster) for folder in (old, new))
+        was, now = (
+            kueue_objects(folder / "kubernetes" / cluster, source)
+            for folder, source in ((old, before), (new, after))
+        )
         for key in sorted(was.keys() & now.keys(), key=str):
             violations = kueue_violations(now[key], was[key])
             if violations:
