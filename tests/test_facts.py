@@ -20,13 +20,14 @@ import pytest
 import yaml
 from test_checks import only
 from test_checks import run as run_check
-from test_pulumi import MESA, rendered, run_project
+from test_pulumi import run_project
 
 from estategen import checks, facts, load, pipeline
 from estategen.model import Estate
 from estategen.report import build as build_report
 
 from conftest import BLUEPRINTS
+from k8s_harness import MESA, rendered
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 import yaml
-from test_pulumi import MESA
 
 from estategen import facts, load, pipeline
 from estategen.kubernetes import storage as k8s_storage
@@ -26,6 +25,7 @@ from estategen.render import Files, render
 
 from conftest import BLUEPRINTS
 from crd import CONFORMANCE
+from k8s_harness import MESA
 
 Obj = dict[str, Any]
 NVIDIA_NAMESPACE = "nvidia-gpu"

@@ -1,155 +1,51 @@
 """The rendered Pulumi projects, run in-process under Pulumi's mocks.
 
 Each test renders a blueprint, runs one project's ``__main__.py`` as the Pulumi CLI would (its
-``Pulumi.yaml`` project and its project config) with a fresh mock monitor, and
-asserts on the resources the program registered. Core Kubernetes objects are checked against
-the API schema of the blueprint's Kubernetes version (kubernetes-validate, strict); Kueue
-objects against the CRDs of the pinned Kueue release in ../shared/conformance/kueue-v0.19.2,
-closed so that a misspelt field fails, with their CEL rules evaluated (tests/crd.py).
+``Pulumi.yaml`` project and its project config) with a fresh mock monitor, and asserts on what
+the program registered: exactly the objects of ``kubernetes/<cluster>/`` under stable logical
+names, the Helm releases with the values rendered next to them, and the cloud resources only
+Pulumi creates (GKE node pools, EKS node groups and their IAM role). What the objects hold is
+checked on the manifests themselves, without Pulumi, in tests/test_kubernetes_objects.py.
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import re
 import runpy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import kubernetes_validate
 import pulumi
 import pytest
 import yaml
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime import stack as pulumi_stack
+from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
-from estategen import load, pipeline
-from estategen.plan import Action, plan
-from estategen.render import render
-from estategen.write import with_manifest, write_tree
+from k8s_harness import (
+    ALL_PROJECTS,
+    BLUEPRINTS,
+    IDS,
+    MESA,
+    Obj,
+    estate_folder,
+    logical_name,
+    manifests,
+    rendered,
+)
 
-from crd import CONFORMANCE, crd_set
+__all__ = ["MESA", "rendered", "run_project"]  # tests/test_facts.py runs projects too
 
-ROOT = Path(__file__).resolve().parent.parent
-BLUEPRINTS = ROOT / "blueprints"
-KUEUE_CRDS = CONFORMANCE / "kueue-v0.19.2"  # the release renderers/pulumi.py pins
 SUBNETS = ["subnet-0a1b2c3d", "subnet-4e5f6a7b"]
-
-# Every provider, install mode, MIG strategy and sharing mode the program handles, in one
-# estate: on-prem (MIG mixed, MPS, time-slicing over switches, a CPU pool), the GPU Operator
-# with MIG single, EKS with time-slicing, and GKE with MIG partitions shared by time-slicing.
-MESA = """\
-estate: mesa
-versions: {slurm: "24.05", kubernetes: "1.33"}
-identity:
-  users: [{name: ana, uid: 11001}, {name: ben, uid: 11002}]
-  teams:
-    - {name: vision, gid: 21001, members: [ana], fairshare: 30}
-    - {name: nlp, gid: 21002, members: [ben], fairshare: 70, namespace: nlp-prod}
-    - {name: ops, gid: 21003, fairshare: 10}
-node_pools:
-  - name: a100-mig
-    scheduler: kubernetes
-    cluster: onprem
-    hosts: "k8s-a100-[01-04]"
-    cpu: {sockets: 2, cores_per_socket: 32, threads_per_core: 2}
-    memory_gb: 1024
-    gpus: {model: a100-sxm-80gb, count: 8, mig: ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]}
-    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
-  - name: l4-mps
-    scheduler: kubernetes
-    cluster: onprem
-    hosts: "k8s-l4-[01-02]"
-    cpu: {sockets: 1, cores_per_socket: 16, threads_per_core: 2}
-    memory_gb: 128
-    gpus: {model: l4-24gb, count: 2, sharing: {mps: 4}}
-  - name: l40s-ts
-    scheduler: kubernetes
-    cluster: onprem
-    hosts: "k8s-l40s-[01-06]"
-    cpu: {sockets: 1, cores_per_socket: 64, threads_per_core: 2}
-    memory_gb: 512
-    gpus: {model: l40s-48gb, count: 4, sharing: {time_slicing: 2}}
-    network: {switch: "leaf-[01-02]"}
-    labels: {tier: inference}
-    taints: [{key: dedicated, value: inference, effect: NoSchedule}]
-  - name: cpu-k8s
-    scheduler: kubernetes
-    cluster: onprem
-    hosts: "k8s-cpu-[01-02]"
-  - name: h100-single
-    scheduler: kubernetes
-    cluster: operator
-    hosts: "k8s-h100-[01-02]"
-    cpu: {sockets: 2, cores_per_socket: 56, threads_per_core: 2}
-    memory_gb: 2048
-    gpus: {model: h100-sxm-80gb, count: 8, mig: ["3g.40gb", "3g.40gb"]}
-  - name: eks-l40s
-    scheduler: kubernetes
-    cluster: aws
-    provider: eks
-    instance_type: g6e.12xlarge
-    nodes: {min: 0, max: 4}
-    gpus: {model: l40s-48gb, count: 4, sharing: {time_slicing: 2}}
-    taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
-  - name: gke-mig
-    scheduler: kubernetes
-    cluster: gcp
-    provider: gke
-    instance_type: a3-highgpu-8g
-    nodes: {min: 1, max: 2}
-    gpus:
-      model: h100-sxm-80gb
-      count: 8
-      mig: [1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb]
-      sharing: {time_slicing: 2}
-    labels: {tier: burst}
-kubernetes:
-  clusters:
-    - name: onprem
-      device_plugin: {mig_strategy: mixed}
-      queues:
-        cohort: onprem
-        teams:
-          - {team: vision, quota: {a100-sxm-80gb/3g.40gb: 16, l40s-48gb: 8},
-             borrowing_limit: 4, lending_limit: 2}
-          - {team: nlp, quota: {a100-sxm-80gb/1g.10gb: 32, l4-24gb: 4, l40s-48gb: 16}}
-      priority_classes:
-        - {name: training, value: 1000, description: Batch training}
-        - {name: serving-critical, value: 100000}
-      prometheus_operator: true
-    - name: operator
-      device_plugin: {install: gpu-operator, mig_strategy: single}
-      queues:
-        cohort: operator
-        teams: [{team: ops, quota: {h100-sxm-80gb/3g.40gb: 8}}]
-    - name: aws
-      provider: eks
-      region: us-east-1
-      queues:
-        cohort: aws
-        teams: [{team: nlp, quota: {l40s-48gb: 16}}]
-    - name: gcp
-      provider: gke
-      region: europe-west4
-      project: mesa-gpu-prod
-      device_plugin: {mig_strategy: single}
-      queues:
-        cohort: gcp
-        teams: [{team: vision, quota: {h100-sxm-80gb/1g.10gb: 112}}]
-observability:
-  dcgm_exporter: {port: 9500}
-  labels: {site: mesa, region: west}
-"""
 
 
 # --- harness ------------------------------------------------------------------------------
+
+Key = tuple[str, str]  # (Pulumi type, logical name)
 
 
 @dataclass(frozen=True)
@@ -163,6 +59,10 @@ class Resource:
     @property
     def kind(self) -> str:
         return self.type.rsplit(":", 1)[1]
+
+    @property
+    def key(self) -> Key:
+        return (self.type, self.name)
 
 
 class Recorder(pulumi.runtime.Mocks):
@@ -186,9 +86,33 @@ class Recorder(pulumi.runtime.Mocks):
         return {}
 
 
+class DependencyMonitor(MockMonitor):
+    """Pulumi's mock monitor, keeping what each registration waits for.
+
+    ``MockResourceArgs`` carries no dependencies, but the register request does: the URNs of
+    ``depends_on`` and of the resources whose outputs the inputs use, as the engine gets them.
+    """
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.dependencies: dict[Key, frozenset[Key]] = {}
+
+    def RegisterResource(self, request: Any) -> Any:
+        self.dependencies[(request.type, request.name)] = frozenset(
+            _key_of(urn) for urn in request.dependencies
+        )
+        return super().RegisterResource(request)  # type: ignore[no-untyped-call]
+
+
+def _key_of(urn: str) -> Key:
+    """``urn:pulumi:<stack>::<project>::[<parent type>$]<type>::<name>`` as (type, name)."""
+    _, qualified_type, name = urn.rsplit("::", 2)
+    return (qualified_type.rsplit("$", 1)[-1], name)
+
+
 def _whole_numbers(value: Any) -> Any:
     """Inputs travel as protobuf Structs, where every number is a double; JSON has no such
-    distinction, so 9400.0 goes to the API server as 9400. Undo it for schema checks."""
+    distinction, so 9400.0 goes to the API server as 9400. Undo it for comparisons."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, dict):
@@ -204,8 +128,8 @@ class Run:
 
     resources: list[Resource]
     calls: list[str]
+    dependencies: dict[Key, frozenset[Key]]
     project: Path
-    version: str
     by_kind: dict[str, list[Resource]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -227,23 +151,14 @@ class Run:
         assert len(found) == 1, (kind, name, namespace, [r["metadata"] for r in self.all(kind)])
         return found[0]
 
-    def kubernetes_objects(self) -> Iterator[dict[str, Any]]:
+    def kubernetes_objects(self) -> Iterator[Resource]:
+        """Registered Kubernetes objects: every kubernetes: resource but the Helm releases."""
         for resource in self.resources:
-            if resource.type.startswith("kubernetes:") and "apiVersion" in resource.inputs:
-                yield resource.inputs
+            if resource.type.startswith("kubernetes:") and resource.kind != "Release":
+                yield resource
 
-
-@cache
-def rendered(source: str, folder: Path) -> Path:
-    """Render blueprint text (or a path) into ``folder`` once per session."""
-    text = Path(source).read_text() if source.endswith(".yaml") else source
-    document = load.parse_blueprint(text.encode(), "blueprint.yaml")
-    estate = pipeline.validate_document(document).estate
-    for path, output in render(estate).items():
-        target = folder / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(output.content)
-    return folder
+    def waits_for(self, resource: Resource) -> frozenset[Key]:
+        return self.dependencies[resource.key]
 
 
 def run_project(project: Path, config: dict[str, str] | None = None) -> Run:
@@ -262,12 +177,12 @@ def run_project(project: Path, config: dict[str, str] | None = None) -> Run:
     )
     pulumi.runtime.set_all_config({**project_config, **stack_config, **(config or {})})
     recorder = Recorder()
+    monitor = DependencyMonitor(recorder)
     pulumi_settings.ROOT.set(None)  # a new root stack resource for this run
-    pulumi.runtime.set_mocks(recorder, project=name, stack=stack, preview=False)
+    pulumi.runtime.set_mocks(recorder, project=name, stack=stack, preview=False, monitor=monitor)
     program = str(project / "__main__.py")
     _sync_await(pulumi_stack.run_pulumi_func(lambda: runpy.run_path(program, run_name="__main__")))
-    version = yaml.safe_load((project / "cluster.json").read_text())["kubernetes_version"]
-    return Run(recorder.resources, recorder.calls, project, version)
+    return Run(recorder.resources, recorder.calls, monitor.dependencies, project)
 
 
 @pytest.fixture(scope="session")
@@ -276,25 +191,16 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def project(out: Path, blueprint: str, cluster: str) -> Path:
-    label = blueprint if blueprint.endswith(".yaml") else "mesa"
-    source = str(BLUEPRINTS / blueprint) if blueprint.endswith(".yaml") else blueprint
-    return rendered(source, out / label) / "pulumi" / cluster
+    return estate_folder(out, blueprint) / "pulumi" / cluster
 
 
 def run(out: Path, blueprint: str, cluster: str) -> Run:
     return run_project(project(out, blueprint, cluster))
 
 
-ALL_PROJECTS = [
-    ("lab.yaml", "lab-k8s"),
-    ("campus.yaml", "serving"),
-    ("campus.yaml", "burst"),
-    (MESA, "onprem"),
-    (MESA, "operator"),
-    (MESA, "aws"),
-    (MESA, "gcp"),
-]
-IDS = ["lab-k8s", "serving", "burst", "onprem", "operator", "aws", "gcp"]
+def cluster_data(out: Path, blueprint: str, cluster: str) -> Obj:
+    data: Obj = json.loads((project(out, blueprint, cluster) / "cluster.json").read_text())
+    return data
 
 
 # --- the example clusters ------------------------------------------------------------------
@@ -315,384 +221,220 @@ CORE_ONPREM = {
     "ClusterQueue",
     "LocalQueue",
 }
+QUEUES = {"Namespace", "ResourceQuota", "Release", "ResourceFlavor", "ClusterQueue", "LocalQueue"}
+EKS_NODES = {"NodeGroup", "Role", "RolePolicyAttachment"}
 
-
-def test_lab_cluster_creates_the_on_prem_gpu_stack(out: Path) -> None:
-    result = run(out, "lab.yaml", "lab-k8s")
-    assert result.kinds() == CORE_ONPREM
-    names = {r["metadata"]["name"] for r in result.all("DaemonSet")}
-    assert names == {"nvidia-device-plugin", "gpu-feature-discovery", "dcgm-exporter"}
-    assert {r["metadata"]["name"] for r in result.all("NodePatch")} == {"lab-k8s-01", "lab-k8s-02"}
-
-
-def test_campus_serving_creates_tenancy_sharing_metrics_and_queues(out: Path) -> None:
-    result = run(out, "campus.yaml", "serving")
-    assert result.kinds() == CORE_ONPREM | {
+REGISTERED_KINDS = {
+    "lab-k8s": CORE_ONPREM,
+    "serving": CORE_ONPREM
+    | {
         "PriorityClass",
         "ServiceMonitor",
+        "PrometheusRule",
         "WorkloadPriorityClass",
         "StorageClass",
         "PersistentVolume",
         "PersistentVolumeClaim",
-        "PrometheusRule",
-    }
-    assert len(result.all("NodePatch")) == 16
+    },
+    # GKE runs its own device plugin: only the DCGM exporter and its counters
+    "burst": QUEUES | {"DaemonSet", "Service", "ConfigMap", "NodePool"},
+    "onprem": CORE_ONPREM
+    | {"PriorityClass", "ServiceMonitor", "PrometheusRule", "WorkloadPriorityClass", "Topology"},
+    # the GPU Operator brings the device plugin, its RuntimeClass and service accounts
+    "operator": QUEUES | {"NodePatch", "ConfigMap", "DaemonSet", "Service"},
+    # managed node groups are labelled by the cloud: no Node patches
+    "aws": (CORE_ONPREM - {"NodePatch"}) | EKS_NODES,
+    "gcp": QUEUES | {"DaemonSet", "Service", "ConfigMap", "NodePool"},
+}
 
 
-def test_campus_burst_creates_a_gke_node_pool_and_no_device_plugin(out: Path) -> None:
-    result = run(out, "campus.yaml", "burst")
-    assert result.kinds() == {
-        "Namespace",
-        "ResourceQuota",
-        "DaemonSet",
-        "Service",
-        "Release",
-        "ResourceFlavor",
-        "ClusterQueue",
-        "LocalQueue",
-        "NodePool",
-        "ConfigMap",
-    }
-    assert [r["metadata"]["name"] for r in result.all("DaemonSet")] == ["dcgm-exporter-gke"]
-    assert [r["metadata"]["name"] for r in result.all("ConfigMap")] == ["dcgm-exporter-counters"]
+@pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
+def test_each_example_cluster_registers_the_kinds_its_provider_and_install_need(
+    out: Path, blueprint: str, cluster: str
+) -> None:
+    assert run(out, blueprint, cluster).kinds() == REGISTERED_KINDS[cluster]
 
 
-def test_dcgm_exporters_use_the_counters_of_the_slurm_side(out: Path) -> None:
-    """The DaemonSet reads the counter list the Ansible role installs on Slurm nodes."""
-    result = run(out, "campus.yaml", "serving")
-    role_counters = (ROOT / "playbooks/roles/dcgm_exporter/files/counters.csv").read_text()
-    (counters,) = [
-        r for r in result.all("ConfigMap") if r["metadata"]["name"] == "dcgm-exporter-counters"
-    ]
-    assert counters["data"]["counters.csv"] == role_counters
-    (exporter,) = [r for r in result.all("DaemonSet") if r["metadata"]["name"] == "dcgm-exporter"]
-    container = exporter["spec"]["template"]["spec"]["containers"][0]
-    env = {e["name"]: e.get("value") for e in container["env"]}
-    assert env["DCGM_EXPORTER_COLLECTORS"] == "/etc/dcgm-exporter/counters.csv"
+# --- exactly the rendered objects, under stable names --------------------------------------
 
+PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 
-def test_mesa_clusters_create_what_their_provider_and_install_need(out: Path) -> None:
-    onprem = run(out, MESA, "onprem")
-    assert onprem.kinds() == CORE_ONPREM | {
-        "PriorityClass",
-        "ServiceMonitor",
-        "PrometheusRule",
-        "WorkloadPriorityClass",
-        "Topology",
-    }
-    assert {r["metadata"]["name"] for r in onprem.all("DaemonSet")} == {
-        "nvidia-device-plugin",
-        "gpu-feature-discovery",
-        "nvidia-mps-control-daemon",
-        "nvidia-mig-manager",
-        "dcgm-exporter",
-    }
-    operator = run(out, MESA, "operator")
-    assert [r["metadata"]["name"] for r in operator.all("DaemonSet")] == ["dcgm-exporter"]
-    assert {r["name"] for r in operator.all("Release")} == {"gpu-operator", "kueue"}
-    aws = run(out, MESA, "aws")
-    assert {"NodeGroup", "Role", "RolePolicyAttachment"} <= aws.kinds()
-    assert "NodePatch" not in aws.kinds()
-    gcp = run(out, MESA, "gcp")
-    assert "NodePool" in gcp.kinds() and "RuntimeClass" not in gcp.kinds()
-
-
-# --- tenancy ------------------------------------------------------------------------------
-
-
-def test_a_namespace_per_team_labelled_with_team_estate_and_gid(out: Path) -> None:
-    result = run(out, "campus.yaml", "serving")
-    teams = {
-        r["metadata"]["name"]: r["metadata"]
-        for r in result.all("Namespace")
-        if "estategen.io/team" in r["metadata"]["labels"]
-    }
-    assert set(teams) == {"vision", "nlp-prod", "climate"}
-    assert teams["nlp-prod"]["labels"]["estategen.io/team"] == "nlp"
-    assert teams["nlp-prod"]["labels"]["estategen.io/estate"] == "campus"
-    assert teams["nlp-prod"]["annotations"]["estategen.io/gid"] == "20002"
-    system = result.one("Namespace", "nvidia-gpu")
-    assert system["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
-
-
-def test_resource_quota_holds_what_the_team_queue_can_admit(out: Path) -> None:
-    serving = run(out, "campus.yaml", "serving")
-
-    def hard(result: Run, namespace: str) -> dict[str, str]:
-        return dict(result.one("ResourceQuota", "gpu", namespace)["spec"]["hard"])
-
-    # l40s time-sliced 4 ways: vision 32 nominal + 16 borrowable GPUs, nlp may borrow all 64
-    assert hard(serving, "vision") == {"requests.nvidia.com/gpu": "192"}
-    assert hard(serving, "nlp-prod") == {"requests.nvidia.com/gpu": "256"}
-    assert hard(serving, "climate") == {"requests.nvidia.com/gpu": "0"}
-    onprem = run(out, MESA, "onprem")
-    vision = hard(onprem, "vision")
-    assert vision["requests.nvidia.com/mig-3g.40gb"] == "20"  # 16 nominal + 4 borrowed
-    assert set(vision) == {
-        "requests.nvidia.com/gpu",
-        "requests.nvidia.com/mig-1g.10gb",
-        "requests.nvidia.com/mig-2g.20gb",
-        "requests.nvidia.com/mig-3g.40gb",
-    }
-
-
-def test_priority_classes_and_workload_priority_classes_match(out: Path) -> None:
-    result = run(out, MESA, "onprem")
-    classes = {r["metadata"]["name"]: r for r in result.all("PriorityClass")}
-    workload = {r["metadata"]["name"]: r for r in result.all("WorkloadPriorityClass")}
-    assert set(classes) == set(workload) == {"training", "serving-critical"}
-    assert classes["training"]["value"] == workload["training"]["value"] == 1000
-    assert classes["training"]["description"] == "Batch training"
-    assert classes["serving-critical"]["globalDefault"] is False
-
-
-# --- nodes ----------------------------------------------------------------------------------
-
-
-def test_every_on_prem_node_gets_its_pool_labels_and_never_its_taints(out: Path) -> None:
-    result = run(out, "campus.yaml", "serving")
-    patches = result.all("NodePatch")
-    assert len(patches) == 16
-    node = result.one("NodePatch", "k8s-l40s-07")
-    labels = node["metadata"]["labels"]
-    assert labels["tier"] == "inference"
-    assert labels["nvidia.com/device-plugin.config"] == "l40s-serve"
-    assert labels["nvidia.com/mig.config"] == "all-disabled"
-    assert labels["estategen.io/gpu-model"] == "l40s-48gb"
-    # spec.taints is an atomic list: applying it would remove taints others set; kubelet
-    # registers the pool's taints (Ansible), and the GPU deploy labels mig-manager flips
-    assert "spec" not in node
-    assert not [k for k in labels if k.startswith("nvidia.com/gpu.deploy.")]
-    assert node["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
-    assert result.one("RuntimeClass", "nvidia")["handler"] == "nvidia"
-
-
-def test_mig_nodes_select_their_layout_and_switch_labels_follow_the_hostlist(out: Path) -> None:
-    result = run(out, MESA, "onprem")
-    mig = result.one("NodePatch", "k8s-a100-03")["metadata"]["labels"]
-    assert mig["nvidia.com/mig.config"] == "a100-mig"
-    assert mig["estategen.io/mig"] == "true"
-    switches = {
-        r["metadata"]["name"]: r["metadata"]["labels"].get("estategen.io/switch")
-        for r in result.all("NodePatch")
-        if r["metadata"]["name"].startswith("k8s-l40s")
-    }
-    assert switches == {f"k8s-l40s-0{i}": "leaf-01" if i <= 3 else "leaf-02" for i in range(1, 7)}
-    cpu = result.one("NodePatch", "k8s-cpu-01")
-    assert cpu["metadata"]["labels"] == {
-        "estategen.io/estate": "mesa",
-        "estategen.io/pool": "cpu-k8s",
-    }
-    assert "spec" not in cpu
-
-
-# --- device plugin, MIG, GFD ----------------------------------------------------------------
-
-
-def plugin_configs(result: Run) -> dict[str, Any]:
-    configmap = result.one("ConfigMap", "nvidia-device-plugin-configs", "nvidia-gpu")
-    return {name: yaml.safe_load(text) for name, text in configmap["data"].items()}
-
-
-def test_device_plugin_config_time_slices_the_serving_pool(out: Path) -> None:
-    configs = plugin_configs(run(out, "campus.yaml", "serving"))
-    assert set(configs) == {"default", "l40s-serve"}
-    # a pool without MIG exposes whole GPUs, whatever the cluster's strategy (R1.15)
-    assert configs["l40s-serve"] == {
-        "version": "v1",
-        "flags": {"migStrategy": "none", "failOnInitError": True},
-        "sharing": {
-            "timeSlicing": {
-                "renameByDefault": False,
-                "failRequestsGreaterThanOne": True,
-                "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
-            }
-        },
-    }
-    assert "sharing" not in configs["default"]
-
-
-def test_device_plugin_config_per_pool_mps_mig_and_none(out: Path) -> None:
-    result = run(out, MESA, "onprem")
-    configs = plugin_configs(result)
-    assert configs["l4-mps"]["sharing"] == {
-        "mps": {"renameByDefault": False, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}
-    }
-    assert configs["a100-mig"] == {
-        "version": "v1",
-        "flags": {"migStrategy": "mixed", "failOnInitError": True},
-    }
-    mig = result.one("ConfigMap", "nvidia-mig-parted-config", "nvidia-gpu")
-    parted = yaml.safe_load(mig["data"]["config.yaml"])
-    assert parted == {
-        "version": "v1",
-        "mig-configs": {
-            "all-disabled": [{"devices": "all", "mig-enabled": False}],
-            "a100-mig": [
-                {
-                    "devices": "all",
-                    "mig-enabled": True,
-                    "mig-devices": {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1},
-                }
-            ],
-        },
-    }
-
-
-def test_nvidia_daemonsets_reach_every_gpu_node_and_read_existing_configs(out: Path) -> None:
-    result = run(out, MESA, "onprem")
-    configmaps = {r["metadata"]["name"] for r in result.all("ConfigMap")}
-    accounts = {r["metadata"]["name"] for r in result.all("ServiceAccount")}
-    for ds in result.all("DaemonSet"):
-        spec = ds["spec"]["template"]["spec"]
-        assert ds["spec"]["selector"]["matchLabels"].items() <= (
-            ds["spec"]["template"]["metadata"]["labels"].items()
+# (type, logical name) of every resource besides the Kubernetes objects, per example cluster
+RELEASE = "kubernetes:helm.sh/v3:Release"
+NFD, KUEUE = (RELEASE, "node-feature-discovery"), (RELEASE, "kueue")
+EKS_ROLE = [
+    ("aws:iam/role:Role", "aws-nodes"),
+    *(
+        ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", f"aws-nodes-{policy}")
+        for policy in (
+            "AmazonEKSWorkerNodePolicy",
+            "AmazonEKS_CNI_Policy",
+            "AmazonEC2ContainerRegistryReadOnly",
         )
-        tolerated = {(t["key"], t.get("effect")) for t in spec["tolerations"]}
-        assert {("nvidia.com/gpu", "NoSchedule"), ("dedicated", "NoSchedule")} <= tolerated
-        for volume in spec.get("volumes", []):
-            if "configMap" in volume:
-                assert volume["configMap"]["name"] in configmaps
-        assert spec.get("serviceAccountName", "default") in accounts | {"default"}
-        for container in spec["containers"] + spec.get("initContainers", []):
-            assert container["image"].startswith("nvcr.io/nvidia/")
-            assert ":" in container["image"] and not container["image"].endswith(":latest")
-    plugin = result.one("DaemonSet", "nvidia-device-plugin", "nvidia-gpu")
-    init = plugin["spec"]["template"]["spec"]["initContainers"][0]
-    env = {e["name"]: e.get("value") for e in init["env"]}
-    assert env["NODE_LABEL"] == "nvidia.com/device-plugin.config"
-    assert env["DEFAULT_CONFIG"] in plugin_configs(result)
+    ),
+]
+OTHER_RESOURCES = {
+    "lab-k8s": {NFD, KUEUE},
+    "serving": {NFD, KUEUE},
+    "burst": {KUEUE, ("gcp:container/nodePool:NodePool", "gke-h100")},
+    "onprem": {NFD, KUEUE},
+    "operator": {(RELEASE, "gpu-operator"), KUEUE},
+    "aws": {NFD, KUEUE, ("aws:eks/nodeGroup:NodeGroup", "eks-l40s"), *EKS_ROLE},
+    "gcp": {KUEUE, ("gcp:container/nodePool:NodePool", "gke-mig")},
+}
 
 
-def test_gpu_operator_release_carries_the_same_choices(out: Path) -> None:
-    result = run(out, MESA, "operator")
-    (release,) = [r for r in result.all("Release") if r["name"] == "gpu-operator"]
-    values = release["values"]
-    assert release["version"].startswith("v")
-    assert values["mig"] == {"strategy": "single"}
-    assert values["devicePlugin"]["config"]["name"] in {
-        r["metadata"]["name"] for r in result.all("ConfigMap")
+def registered_as(obj: Obj) -> str:
+    """The kind the program registers a manifest object as: a Node's labels as a NodePatch."""
+    return "NodePatch" if obj["kind"] == "Node" else str(obj["kind"])
+
+
+def object_id(kind: str, obj: Obj) -> tuple[str, str | None, str]:
+    return (kind, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+
+
+@pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
+def test_program_registers_exactly_the_rendered_objects_releases_and_cloud_resources(
+    out: Path, blueprint: str, cluster: str
+) -> None:
+    result = run(out, blueprint, cluster)
+    rendered_objects = {
+        object_id(registered_as(o), o): o for o in manifests(out, blueprint, cluster)
     }
-    assert values["migManager"]["config"]["name"] == "nvidia-mig-parted-config"
-    assert values["dcgmExporter"] == {"enabled": False}
-    label = result.one("NodePatch", "k8s-h100-01")["metadata"]["labels"]
-    parted = result.one("ConfigMap", "nvidia-mig-parted-config", "nvidia-gpu")["data"]
-    layouts = yaml.safe_load(parted["config.yaml"])["mig-configs"]
-    assert layouts[label["nvidia.com/mig.config"]][0]["mig-devices"] == {"3g.40gb": 2}
-
-
-# --- observability --------------------------------------------------------------------------
-
-
-def test_dcgm_exporter_service_and_monitor_carry_the_estate_labels(out: Path) -> None:
-    result = run(out, "campus.yaml", "serving")
-    ds = result.one("DaemonSet", "dcgm-exporter", "nvidia-gpu")
-    container = ds["spec"]["template"]["spec"]["containers"][0]
-    assert container["ports"] == [{"name": "metrics", "containerPort": 9400}]
-    assert {"name": "DCGM_EXPORTER_LISTEN", "value": ":9400"} in container["env"]
-    service = result.one("Service", "dcgm-exporter", "nvidia-gpu")
-    assert (
-        service["spec"]["selector"].items() <= ds["spec"]["template"]["metadata"]["labels"].items()
-    )
-    monitor = result.one("ServiceMonitor", "dcgm-exporter", "nvidia-gpu")
-    assert (
-        monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
-    )
-    relabel = monitor["spec"]["endpoints"][0]["relabelings"]
-    assert {"targetLabel": "site", "replacement": "campus-a", "action": "replace"} in relabel
-
-
-def test_without_prometheus_operator_the_service_is_annotated_for_scraping(out: Path) -> None:
-    result = run(out, MESA, "gcp")
-    assert "ServiceMonitor" not in result.kinds()
-    service = result.one("Service", "dcgm-exporter", "nvidia-gpu")
-    assert service["metadata"]["annotations"] == {
-        "prometheus.io/scrape": "true",
-        "prometheus.io/port": "9500",
+    registered: dict[tuple[str, str | None, str], Obj] = {}
+    for resource in result.kubernetes_objects():
+        inputs = copy.deepcopy(resource.inputs)
+        if resource.kind == "NodePatch":
+            # the one field the program adds: take the labels over from whoever set them
+            assert inputs["metadata"].pop("annotations") == PATCH_FORCE
+        key = object_id(resource.kind, inputs)
+        assert key not in registered, key
+        registered[key] = inputs
+    assert set(registered) == set(rendered_objects)
+    for key, obj in rendered_objects.items():
+        assert registered[key] == obj, key
+    others = {
+        r.key for r in result.resources if r.type == RELEASE or not r.type.startswith("kubernetes:")
     }
-    gke = result.one("DaemonSet", "dcgm-exporter-gke", "nvidia-gpu")
-    assert (
-        service["spec"]["selector"].items() <= gke["spec"]["template"]["metadata"]["labels"].items()
-    )
+    assert others == OTHER_RESOURCES[cluster]
 
 
-# --- Kueue ----------------------------------------------------------------------------------
-
-
-def test_resource_flavor_selects_exactly_its_pools_nodes(out: Path) -> None:
-    result = run(out, "campus.yaml", "serving")
-    flavor = result.one("ResourceFlavor", "l40s-48gb")
-    selected = {
-        r["metadata"]["name"]
-        for r in result.all("NodePatch")
-        if flavor["spec"]["nodeLabels"].items() <= r["metadata"]["labels"].items()
+@pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
+def test_every_object_is_registered_under_its_kind_namespace_and_name(
+    out: Path, blueprint: str, cluster: str
+) -> None:
+    """Pulumi keys state by logical name: one derived from the object alone keeps an upgrade an
+    update, and it is the name ``estategen plan`` writes in the URNs it replaces."""
+    result = run(out, blueprint, cluster)
+    for resource in result.kubernetes_objects():
+        metadata = resource.inputs["metadata"]
+        parts = [resource.inputs["kind"], metadata.get("namespace"), metadata["name"]]
+        assert resource.name == "-".join(p for p in parts if p).lower(), resource.key
+    assert {logical_name(o) for o in manifests(out, blueprint, cluster)} == {
+        r.name for r in result.kubernetes_objects()
     }
-    assert selected == {f"k8s-l40s-{i:02d}" for i in range(1, 17)}
-    assert flavor["spec"]["tolerations"] == [
-        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
-    ]
 
 
-def test_cluster_queue_per_team_in_the_cohort_with_a_local_queue(out: Path) -> None:
-    result = run(out, "campus.yaml", "serving")
-    queue = result.one("ClusterQueue", "vision")["spec"]
-    assert queue["cohortName"] == "serving"
-    assert queue["fairSharing"] == {"weight": 40}
-    assert queue["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "vision"}}
-    assert queue["preemption"]["reclaimWithinCohort"] == "Any"
-    (group,) = queue["resourceGroups"]
-    assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu"]
-    (flavor,) = group["flavors"]
-    gpu = {r["name"]: r for r in flavor["resources"]}["nvidia.com/gpu"]
-    # quota is written in physical GPUs; time-slicing makes each one 4 schedulable devices
-    assert gpu == {"name": "nvidia.com/gpu", "nominalQuota": "128", "borrowingLimit": "64"}
-    local = result.one("LocalQueue", "nlp", "nlp-prod")
-    assert local["spec"] == {"clusterQueue": "nlp"}
-    (nlp,) = result.one("ClusterQueue", "nlp")["spec"]["resourceGroups"][0]["flavors"]
-    assert nlp["resources"][2] == {"name": "nvidia.com/gpu", "nominalQuota": "128"}
+def test_logical_names_of_the_mesa_on_prem_cluster_do_not_change(out: Path) -> None:
+    """Names earlier releases of estategen registered: renaming one replaces the object."""
+    names = {(r.kind, r.name) for r in run(out, MESA, "onprem").resources}
+    assert {
+        ("Namespace", "namespace-nlp-prod"),
+        ("ResourceQuota", "resourcequota-vision-gpu"),
+        ("NodePatch", "node-k8s-a100-01"),
+        ("DaemonSet", "daemonset-nvidia-gpu-nvidia-device-plugin"),
+        ("ConfigMap", "configmap-nvidia-gpu-nvidia-mig-parted-config"),
+        ("ClusterRole", "clusterrole-nvidia-device-plugin"),
+        ("PriorityClass", "priorityclass-training"),
+        ("ResourceFlavor", "resourceflavor-a100-sxm-80gb-1g.10gb"),
+        ("ClusterQueue", "clusterqueue-vision"),
+        ("LocalQueue", "localqueue-nlp-prod-nlp"),
+        ("Topology", "topology-network"),
+        ("Release", "kueue"),
+        ("Release", "node-feature-discovery"),
+    } <= names
 
 
-def test_mig_flavors_topology_and_lending_limits(out: Path) -> None:
+@pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
+def test_objects_of_a_group_a_release_provides_wait_for_that_release(
+    out: Path, blueprint: str, cluster: str
+) -> None:
+    """A ClusterQueue cannot be created before Kueue's chart has installed its CRD."""
+    result = run(out, blueprint, cluster)
+    providers = {
+        group: (RELEASE, release["name"])
+        for release in cluster_data(out, blueprint, cluster)["releases"]
+        for group in release["provides"]
+    }
+    waiting = 0
+    for resource in result.kubernetes_objects():
+        group = resource.inputs["apiVersion"].rpartition("/")[0]
+        if group in providers:
+            assert providers[group] in result.waits_for(resource), resource.key
+            waiting += 1
+    assert waiting > 0  # every example cluster has queues
+
+
+def test_objects_in_a_namespace_of_the_estate_wait_for_it(out: Path) -> None:
     result = run(out, MESA, "onprem")
-    assert result.one("Topology", "network")["spec"]["levels"] == [
-        {"nodeLabel": "estategen.io/switch"},
-        {"nodeLabel": "kubernetes.io/hostname"},
+    namespaces = {r["metadata"]["name"] for r in result.all("Namespace")}
+    for resource in result.kubernetes_objects():
+        namespace = resource.inputs["metadata"].get("namespace")
+        if namespace in namespaces:
+            expected = ("kubernetes:core/v1:Namespace", f"namespace-{namespace}")
+            assert expected in result.waits_for(resource), resource.key
+
+
+# --- Helm releases --------------------------------------------------------------------------
+
+# campus with a storage class on its NFS home: the cluster needs csi-driver-nfs
+CAMPUS_NFS = (
+    (BLUEPRINTS / "campus.yaml")
+    .read_text()
+    .replace(
+        '{name: home, type: nfs, source: "nfs01:/export/home", mount: /home}',
+        '{name: home, type: nfs, source: "nfs01:/export/home", mount: /home, '
+        "kubernetes: {storage_class: home}}",
+    )
+)
+RELEASES = [
+    *((b, c, sorted(n for t, n in OTHER_RESOURCES[c] if t == RELEASE)) for b, c in ALL_PROJECTS),
+    (CAMPUS_NFS, "serving", ["csi-driver-nfs", "kueue", "node-feature-discovery"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("blueprint", "cluster", "names"), RELEASES, ids=[*IDS, "campus-nfs-serving"]
+)
+def test_helm_releases_install_the_pinned_charts_with_the_rendered_values(
+    out: Path, blueprint: str, cluster: str, names: list[str]
+) -> None:
+    result = run(out, blueprint, cluster)
+    folder = manifests(out, blueprint, cluster)
+    pinned = {r["name"]: r for r in cluster_data(out, blueprint, cluster)["releases"]}
+    registered = {r["name"]: r for r in result.all("Release")}
+    assert sorted(registered) == sorted(pinned) == names
+    for name, release in registered.items():
+        wanted = pinned[name]
+        assert release["name"] == name
+        assert release["chart"] == wanted["chart"]
+        assert release["version"] == wanted["version"] and "latest" not in release["version"]
+        assert release["namespace"] == wanted["namespace"]
+        assert release.get("createNamespace", False) == wanted["create_namespace"]
+        assert release.get("repositoryOpts") == (
+            {"repo": wanted["repository"]} if wanted["repository"] else None
+        )
+        assert wanted["values_file"] == f"helm/{name}.values.yaml"
+        assert release["values"] == folder.values(name)
+
+
+def test_gpu_operator_release_takes_its_values_from_the_rendered_file(out: Path) -> None:
+    (release,) = [
+        r for r in run(out, MESA, "operator").all("Release") if r["name"] == "gpu-operator"
     ]
-    assert result.one("ResourceFlavor", "l40s-48gb")["spec"]["topologyName"] == "network"
-    assert "topologyName" not in result.one("ResourceFlavor", "l4-24gb")["spec"]
-    queue = result.one("ClusterQueue", "vision")["spec"]
-    (group,) = queue["resourceGroups"]
-    flavors = {f["name"]: {r["name"]: r for r in f["resources"]} for f in group["flavors"]}
-    assert set(flavors) == {
-        "a100-sxm-80gb-1g.10gb",
-        "a100-sxm-80gb-2g.20gb",
-        "a100-sxm-80gb-3g.40gb",
-        "l4-24gb",
-        "l40s-48gb",
-    }
-    assert flavors["a100-sxm-80gb-3g.40gb"]["nvidia.com/mig-3g.40gb"] == {
-        "name": "nvidia.com/mig-3g.40gb",
-        "nominalQuota": "16",
-        "borrowingLimit": "4",
-        "lendingLimit": "2",
-    }
-    # 4 MIG instances per A100, 128 threads and 1 TiB per 8-GPU node: 4 CPUs, 32 GiB each
-    assert flavors["a100-sxm-80gb-3g.40gb"]["cpu"]["nominalQuota"] == "64000m"
-    assert flavors["a100-sxm-80gb-3g.40gb"]["memory"]["nominalQuota"] == "524288Mi"
-    assert flavors["l40s-48gb"]["nvidia.com/gpu"]["nominalQuota"] == "16"  # 8 x 2 replicas
-
-
-def test_every_flavor_lists_every_covered_resource_in_order(out: Path) -> None:
-    """Kueue's CEL rules, which a JSON Schema check does not evaluate."""
-    for blueprint, cluster in ALL_PROJECTS:
-        result = run(out, blueprint, cluster)
-        flavors = {r["metadata"]["name"] for r in result.all("ResourceFlavor")}
-        for queue in result.all("ClusterQueue"):
-            for group in queue["spec"]["resourceGroups"]:
-                for flavor in group["flavors"]:
-                    assert flavor["name"] in flavors
-                    names = [r["name"] for r in flavor["resources"]]
-                    assert names == group["coveredResources"], (cluster, flavor["name"])
+    values = manifests(out, MESA, "operator").values("gpu-operator")
+    assert release["values"] == values and values["mig"] == {"strategy": "single"}
+    assert release["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia"}
 
 
 # --- managed pools --------------------------------------------------------------------------
@@ -752,194 +494,6 @@ def test_eks_node_group_uses_the_gpu_ami_a_node_role_and_the_cluster_subnets(out
     }
 
 
-# --- API schemas ----------------------------------------------------------------------------
-
-CUSTOM_GROUPS = ("kueue.x-k8s.io/", "monitoring.coreos.com/")
-
-
-@pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
-def test_core_objects_are_valid_for_the_target_kubernetes(
-    out: Path, blueprint: str, cluster: str
-) -> None:
-    result = run(out, blueprint, cluster)
-    checked = 0
-    for obj in result.kubernetes_objects():
-        if obj["apiVersion"].startswith(CUSTOM_GROUPS):
-            continue
-        try:
-            kubernetes_validate.validate(obj, result.version, strict=True)
-        except kubernetes_validate.ValidationError as err:
-            pytest.fail(f"{obj['kind']} {obj['metadata']['name']}: {err.message}")
-        checked += 1
-    assert checked > 0
-
-
-def test_strict_validation_rejects_a_misspelt_field(out: Path) -> None:
-    result = run(out, "lab.yaml", "lab-k8s")
-    ds = copy.deepcopy(result.one("DaemonSet", "nvidia-device-plugin", "nvidia-gpu"))
-    ds["spec"]["template"]["spec"]["tolerationz"] = []
-    with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(ds, result.version, strict=True)
-
-
-def kueue_violations(
-    obj: dict[str, Any], old: dict[str, Any] | None = None, closed: bool = True
-) -> list[str]:
-    """What Kueue's API server (the pinned release's CRDs, CEL rules included) refuses."""
-    if not KUEUE_CRDS.is_dir():
-        pytest.skip(f"Kueue CRDs not found at {KUEUE_CRDS}")
-    return [str(v) for v in crd_set(KUEUE_CRDS).validate(obj, old, closed)]
-
-
-def test_kueue_crds_are_those_of_the_pinned_release(out: Path) -> None:
-    pinned = json.loads((project(out, "lab.yaml", "lab-k8s") / "cluster.json").read_text())
-    (kueue,) = [r for r in pinned["releases"] if r["name"] == "kueue"]
-    assert KUEUE_CRDS.name == f"kueue-v{kueue['version']}"
-
-
-@pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
-def test_kueue_objects_satisfy_the_pinned_crds_and_their_cel_rules(
-    out: Path, blueprint: str, cluster: str
-) -> None:
-    result = run(out, blueprint, cluster)
-    kueue = [
-        o for o in result.kubernetes_objects() if o["apiVersion"].startswith("kueue.x-k8s.io/")
-    ]
-    assert {o["apiVersion"] for o in kueue} == {"kueue.x-k8s.io/v1beta2"}
-    for obj in kueue:
-        assert kueue_violations(obj) == [], (obj["kind"], obj["metadata"]["name"])
-
-
-def test_closed_kueue_schema_rejects_the_v1beta1_field_name(out: Path) -> None:
-    queue = copy.deepcopy(run(out, "lab.yaml", "lab-k8s").one("ClusterQueue", "vision"))
-    queue["spec"]["cohort"] = queue["spec"].pop("cohortName")
-    # the published schema leaves objects open: only the CEL rule notices the queue has no
-    # cohort (v1beta2 calls it cohortName) yet may borrow
-    assert kueue_violations(queue, closed=False) == [
-        "spec: borrowingLimit must be nil when cohort is empty"
-    ]
-    assert any("'cohort' was unexpected" in v for v in kueue_violations(queue))
-
-
-# --- Kueue updates: transition rules against the previous render ----------------------------
-
-PAIRS = ROOT / "tests" / "plan_pairs"
-MESA_RETAINTED = MESA.replace(
-    "taints: [{key: dedicated, value: inference, effect: NoSchedule}]",
-    "taints: [{key: dedicated, value: serving, effect: NoSchedule}]",
-)
-
-
-def _before_of(pair: Path) -> str | None:
-    found = re.search(r"^# before: (\S+)", pair.read_text(), re.M)
-    return str(PAIRS / found.group(1)) if found else None
-
-
-# (id, previous blueprint, next blueprint): every plan pair, a taint change on MESA's switched
-# pool, and lab and campus re-rendered unchanged
-TRANSITIONS = [
-    *((p.stem, before, str(p)) for p in sorted(PAIRS.glob("*.yaml")) if (before := _before_of(p))),
-    ("mesa-retainted", MESA, MESA_RETAINTED),
-    ("lab", str(BLUEPRINTS / "lab.yaml"), str(BLUEPRINTS / "lab.yaml")),
-    ("campus", str(BLUEPRINTS / "campus.yaml"), str(BLUEPRINTS / "campus.yaml")),
-]
-
-
-def _estate(source: str) -> Any:
-    text = Path(source).read_bytes() if source.endswith(".yaml") else source.encode()
-    return pipeline.validate_document(load.parse_blueprint(text, "blueprint.yaml")).estate
-
-
-@cache
-def written(source: str, out: Path) -> Path:
-    """``estategen render`` of a blueprint (text or path), MANIFEST.json included, once."""
-    blueprint = Path(source).read_bytes() if source.endswith(".yaml") else source.encode()
-    estate = _estate(source)
-    folder = out / "written" / hashlib.sha256(blueprint).hexdigest()[:12]
-    if not folder.is_dir():
-        write_tree(with_manifest(render(estate), blueprint, estate.name), folder)
-    return folder
-
-
-@dataclass(frozen=True)
-class Transition:
-    """Kueue objects the API server refuses to update, and the plan's replacements."""
-
-    refused: dict[tuple[str, str], tuple[list[str], str]]  # (cluster, "Kind name") -> why, URN
-    replaced: dict[tuple[str, str], Any]  # (cluster, subject) -> the plan's Change
-
-
-def transition(out: Path, before: str, after: str) -> Transition:
-    old, new = written(before, out), written(after, out)
-    estate = _estate(after)
-    result = plan(estate, render(estate), old)
-    replaced = {
-        (c.file.split("/")[1], c.subject): c
-        for f in result.files
-        for c in f.changes
-        if c.kind == "kubernetes-replace"
-    }
-    refused: dict[tuple[str, str], tuple[list[str], str]] = {}
-    clusters = {p.parent.name for p in old.glob("pulumi/*/Pulumi.yaml")}
-    for cluster in sorted(clusters & {p.parent.name for p in new.glob("pulumi/*/Pulumi.yaml")}):
-        project_name = yaml.safe_load((old / "pulumi" / cluster / "Pulumi.yaml").read_text())
-        was, now = (
-            {
-                (r.kind, r.inputs["metadata"].get("namespace"), r.inputs["metadata"]["name"]): r
-                for r in run_project(folder / "pulumi" / cluster).resources
-                if r.type.startswith("kubernetes:kueue.x-k8s.io/")
-            }
-            for folder in (old, new)
-        )
-        for key in sorted(was.keys() & now.keys(), key=str):
-            violations = kueue_violations(now[key].inputs, was[key].inputs)
-            if violations:
-                resource = was[key]
-                urn = (
-                    f"urn:pulumi:{estate.name}::{project_name['name']}::"
-                    f"{resource.type}::{resource.name}"
-                )
-                refused[(cluster, f"{key[0]} {key[2]}")] = (violations, urn)
-    return Transition(refused, replaced)
-
-
-@pytest.mark.parametrize(
-    ("before", "after"), [t[1:] for t in TRANSITIONS], ids=[t[0] for t in TRANSITIONS]
-)
-def test_kueue_updates_the_api_server_refuses_are_replacements_in_the_plan(
-    out: Path, before: str, after: str
-) -> None:
-    found = transition(out, before, after)
-    assert set(found.refused) == set(found.replaced), found.refused
-    for key, (_, urn) in found.refused.items():
-        assert Action("pulumi-replace", f"{key[0]} {urn}") in found.replaced[key].actions
-
-
-@pytest.mark.parametrize(
-    ("case", "message"),
-    [
-        ("k8s-switched-taints", "tolerations are immutable when topologyName is set"),
-        ("k8s-unswitched", "topologyName is immutable when topologyName is set"),
-        ("mesa-retainted", "tolerations are immutable when topologyName is set"),
-    ],
-)
-def test_a_flavor_with_a_topology_cannot_change_its_tolerations_or_topology(
-    out: Path, case: str, message: str
-) -> None:
-    before, after = next(t[1:] for t in TRANSITIONS if t[0] == case)
-    found = transition(out, before, after)
-    cluster = "onprem" if case.startswith("mesa") else "serving"
-    flavor = (cluster, "ResourceFlavor l40s-48gb")
-    assert list(found.refused) == [flavor]
-    assert found.refused[flavor][0] == [f"spec: {message}"]
-    assert "take it out of the ClusterQueues first" in found.replaced[flavor].meaning
-
-
-def test_gaining_a_topology_is_an_update_kueue_accepts(out: Path) -> None:
-    found = transition(out, str(PAIRS / "base.yaml"), str(PAIRS / "k8s-switched.yaml"))
-    assert found.refused == {} and found.replaced == {}
-
-
 # --- the program itself ---------------------------------------------------------------------
 
 
@@ -965,98 +519,11 @@ def test_two_runs_register_identical_resources(out: Path) -> None:
     first = run(out, MESA, "onprem")
     second = run(out, MESA, "onprem")
 
-    # registrations complete in any order; the set of resources and their inputs may not vary
-    def key(r: Resource) -> tuple[str, str]:
-        return (r.type, r.name)
+    # registrations complete in any order; the resources, their inputs and what each waits
+    # for may not vary
+    def key(r: Resource) -> Key:
+        return r.key
 
     assert sorted(first.resources, key=key) == sorted(second.resources, key=key)
-    assert len({(r.type, r.name) for r in first.resources}) == len(first.resources)
-
-
-# --- upstream requirements schemas cannot see (docs/kubernetes-upstream-requirements.md) ------
-
-
-def pod_specs(result: Run) -> Iterator[tuple[str, dict[str, Any]]]:
-    for kind in ("DaemonSet", "Deployment", "StatefulSet", "Job"):
-        for obj in result.all(kind):
-            yield f"{kind} {obj['metadata']['name']}", obj["spec"]["template"]["spec"]
-
-
-@pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
-def test_no_pod_shares_its_process_namespace_and_the_hosts(
-    out: Path, blueprint: str, cluster: str
-) -> None:
-    """kubernetes/kubernetes pkg/apis/core/validation/validation.go,
-    validatePodSpecSecurityContext: "ShareProcessNamespace and HostPID cannot both be enabled"
-    (R8.1); kubernetes-validate checks the OpenAPI schema only and cannot see it."""
-    for name, spec in pod_specs(run(out, blueprint, cluster)):
-        assert not (spec.get("hostPID") and spec.get("shareProcessNamespace")), name
-
-
-def test_mps_daemon_runs_in_the_hosts_pid_namespace_and_the_plugin_sees_its_shm(
-    out: Path,
-) -> None:
-    """NVIDIA/k8s-device-plugin v0.20.0 deployments/helm/nvidia-device-plugin:
-    daemonset-mps-control-daemon.yml (hostPID, `mps.enableHostPID`, R1.18) and
-    daemonset-device-plugin.yml (host <mps root>/shm mounted at /dev/shm, R1.2)."""
-    result = run(out, MESA, "onprem")
-    mps = result.one("DaemonSet", "nvidia-mps-control-daemon", "nvidia-gpu")
-    assert mps["spec"]["template"]["spec"]["hostPID"] is True
-    plugin = result.one("DaemonSet", "nvidia-device-plugin", "nvidia-gpu")["spec"]["template"]
-    volumes = {v["name"]: v for v in plugin["spec"]["volumes"]}
-    container = next(c for c in plugin["spec"]["containers"] if c["name"] == "nvidia-device-plugin")
-    shm = next(m for m in container["volumeMounts"] if m["mountPath"] == "/dev/shm")
-    assert volumes[shm["name"]]["hostPath"]["path"] == "/run/nvidia/mps/shm"
-
-
-def test_feature_discovery_writes_node_features_in_its_own_namespace(out: Path) -> None:
-    """NVIDIA/k8s-device-plugin v0.20.0 daemonset-gfd.yml: env NAMESPACE and POD_NAME from the
-    pod's fields (the namespace flag defaults to `default`, internal/flags/node.go; R1.22),
-    and templates/role.yml grants `get` on pods for the owner reference (R1.23)."""
-    result = run(out, MESA, "onprem")
-    gfd = result.one("DaemonSet", "gpu-feature-discovery", "nvidia-gpu")["spec"]["template"]
-    container = next(c for c in gfd["spec"]["containers"] if c["name"] == "gpu-feature-discovery")
-    fields = {
-        e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"]
-        for e in container["env"]
-        if "valueFrom" in e
-    }
-    assert fields["NAMESPACE"] == "metadata.namespace"
-    assert fields["POD_NAME"] == "metadata.name"
-    account = gfd["spec"]["serviceAccountName"]
-    role = result.one("ClusterRole", account)
-    assert any("pods" in rule["resources"] and "get" in rule["verbs"] for rule in role["rules"])
-
-
-@pytest.mark.parametrize(
-    ("blueprint", "cluster"), [("campus.yaml", "burst"), (MESA, "gcp")], ids=["burst", "gcp"]
-)
-def test_gke_admits_our_critical_pods_and_counts_gpus_by_device_name(
-    out: Path, blueprint: str, cluster: str
-) -> None:
-    """GKE admits system-node-critical pods only in a namespace with a ResourceQuota scoped to
-    that PriorityClass (its gcp-critical-pods quota in kube-system; Kubernetes "limit priority
-    class consumption", R3.10); Google's DCGM manifest (GoogleCloudPlatform/prometheus-engine
-    examples/nvidia-dcgm/exporter.yaml) sets DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE=device-name,
-    since GKE's device plugin names devices (R3.3, R3.9)."""
-    result = run(out, blueprint, cluster)
-    quotas = [
-        q
-        for q in result.all("ResourceQuota")
-        if any(
-            e["scopeName"] == "PriorityClass" and "system-node-critical" in e["values"]
-            for e in q["spec"].get("scopeSelector", {}).get("matchExpressions", [])
-        )
-    ]
-    for name, spec in pod_specs(result):
-        if spec.get("priorityClassName") == "system-node-critical":
-            namespace = next(
-                obj["metadata"]["namespace"]
-                for kind in ("DaemonSet", "Deployment")
-                for obj in result.all(kind)
-                if f"{kind} {obj['metadata']['name']}" == name
-            )
-            assert any(q["metadata"]["namespace"] == namespace for q in quotas), name
-    exporter = result.one("DaemonSet", "dcgm-exporter-gke", "nvidia-gpu")["spec"]["template"]
-    env = {e["name"]: e.get("value") for e in exporter["spec"]["containers"][0]["env"]}
-    assert env["DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE"] == "device-name"
+    assert first.dependencies == second.dependencies
+    assert len({r.key for r in first.resources}) == len(first.resources)
