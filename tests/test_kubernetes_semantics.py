@@ -361,8 +361,10 @@ def test_kueue_configuration_keeps_the_chart_defaults_and_names_only_its_fields(
     at v0.19.2 names every field we use, commented out where off by default)."""
     config = manager_configuration(source, cluster)
     default, documented = chart_configuration()
-    for key in ("apiVersion", "kind", "health", "metrics", "webhook", "leaderElection"):
+    for key in ("apiVersion", "kind", "health", "webhook", "leaderElection"):
         assert config[key] == default[key], key
+    # the chart's metrics address, and the per-queue metrics the estate's Kueue rules read
+    assert config["metrics"] == {**default["metrics"], "enableClusterQueueResources": True}
     assert config["controller"] == default["controller"]
     assert config["clientConnection"] == default["clientConnection"]
     ours = _keys({k: v for k, v in config.items() if k != "controller"})
@@ -486,3 +488,10 @@ def test_clusters_with_the_prometheus_operator_get_the_estates_rules() -> None:
     (rule,) = [o for o in objects("campus.yaml", "serving") if o["kind"] == "PrometheusRule"]
     assert rule["spec"]["groups"] == observability_rules(estate) == rules["groups"]
     assert not [o for o in objects("lab.yaml", "lab-k8s") if o["kind"] == "PrometheusRule"]
+
+
+def test_kueue_metrics_reach_the_prometheus_operator_where_the_cluster_has_one() -> None:
+    """Issue 16's Kueue alerts read kueue_cluster_queue_* series: the chart's enablePrometheus
+    creates its ServiceMonitor (charts/kueue/values.yaml at v0.19.2, `enablePrometheus`)."""
+    assert values("campus.yaml", "serving", "kueue")["enablePrometheus"] is True
+    assert "enablePrometheus" not in values("lab.yaml", "lab-k8s", "kueue")

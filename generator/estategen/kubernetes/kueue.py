@@ -129,7 +129,8 @@ def manager_configuration(view: ClusterView) -> Obj:
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443"},
+        # quota and usage per ClusterQueue, which the estate's Kueue rules read
+        "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "controller": {
@@ -170,9 +171,12 @@ def manager_configuration(view: ClusterView) -> Obj:
 
 
 def helm_values(view: ClusterView) -> Obj:
-    return {
-        "managerConfig": {"controllerManagerConfigYaml": config_text(manager_configuration(view))}
-    }
+    text = config_text(manager_configuration(view))
+    values: Obj = {"managerConfig": {"controllerManagerConfigYaml": text}}
+    if view.cluster.prometheus_operator:
+        # the chart's ServiceMonitor, so the Prometheus operator scrapes Kueue's metrics
+        values["enablePrometheus"] = True
+    return values
 
 
 def objects(view: ClusterView) -> list[Obj]:
