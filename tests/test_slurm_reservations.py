@@ -37,10 +37,6 @@ pytestmark = [
 
 NODE = "res-node-01"
 ESTATE = "reslab"
-# the lab's reservations start now (to the minute) and tomorrow morning, in local time, the
-# time zone slurmctld reads StartTime in
-NOW = datetime.now().replace(second=0, microsecond=0)
-TOMORROW = (NOW + timedelta(days=1)).replace(hour=8, minute=0)
 
 
 def blueprint(reservations: str) -> str:
@@ -72,7 +68,19 @@ def blueprint(reservations: str) -> str:
     )
 
 
-MAINT = f"""\
+# The lab's reservations start now (to the minute) and tomorrow morning, in local time, the
+# time zone slurmctld reads StartTime in. "Now" is taken when the lab starts, not when the
+# module is collected: slurmctld refuses a StartTime already past.
+NOW = datetime.now().replace(second=0, microsecond=0)
+TOMORROW = NOW
+MAINT = DEMO = FIRST = SECOND = ""
+
+
+def set_window() -> None:
+    global NOW, TOMORROW, MAINT, DEMO, FIRST, SECOND
+    NOW = datetime.now().replace(second=0, microsecond=0)
+    TOMORROW = (NOW + timedelta(days=1)).replace(hour=8, minute=0)
+    MAINT = f"""\
     - name: maint
       start: "{NOW:%Y-%m-%dT%H:%M}"
       duration: "1:00:00"
@@ -80,7 +88,7 @@ MAINT = f"""\
       flags: [maint, ignore_jobs]
       teams: [ops]
 """
-DEMO = f"""\
+    DEMO = f"""\
     - name: demo
       start: "{TOMORROW:%Y-%m-%dT%H:%M}"
       end: "{TOMORROW + timedelta(hours=4):%Y-%m-%dT%H:%M}"
@@ -88,9 +96,9 @@ DEMO = f"""\
       partition: open
       teams: [vision]
 """
-FIRST = "  reservations:\n" + MAINT + DEMO
-# the maint window grows to two hours, demo is dropped
-SECOND = "  reservations:\n" + MAINT.replace('"1:00:00"', '"2:00:00"')
+    FIRST = "  reservations:\n" + MAINT + DEMO
+    # the maint window grows to two hours, demo is dropped
+    SECOND = "  reservations:\n" + MAINT.replace('"1:00:00"', '"2:00:00"')
 
 
 def render(work: Path, name: str, reservations: str) -> Path:
@@ -104,6 +112,7 @@ def render(work: Path, name: str, reservations: str) -> Path:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
     work = tmp_path_factory.mktemp("reslab")
+    set_window()
     out = render(work, "first", FIRST)
     cluster = SlurmLab(out, work / "run", [NODE, "res-ctl"])
     try:
