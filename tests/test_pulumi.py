@@ -177,6 +177,9 @@ class Recorder(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == "aws:iam/role:Role":
             outputs["arn"] = f"arn:aws:iam::123456789012:role/{args.inputs['name']}"
+        if args.typ == "aws:eks/nodeGroup:NodeGroup":
+            # EKS names the node group's Auto Scaling group; the program tags it
+            outputs["resources"] = [{"autoscalingGroups": [{"name": f"eks-{args.name}-asg"}]}]
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
@@ -733,7 +736,7 @@ def test_gke_mig_partitions_shared_by_time_slicing(out: Path) -> None:
 def test_eks_node_group_uses_the_gpu_ami_a_node_role_and_the_cluster_subnets(out: Path) -> None:
     result = run(out, MESA, "aws")
     (group,) = result.all("NodeGroup")
-    (role,) = result.all("Role")
+    (role,) = [r for r in result.all("Role") if r["name"].endswith("-nodes")]
     assert group["amiType"] == "AL2023_x86_64_NVIDIA"
     assert group["instanceTypes"] == ["g6e.12xlarge"]
     assert group["scalingConfig"] == {"minSize": 0, "maxSize": 4, "desiredSize": 0}
