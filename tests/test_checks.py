@@ -92,6 +92,7 @@ TESTED_CHECKS = [
     "storage_pools_resolve",
     "aks_cluster_settings",
     "aks_pools_buildable",
+    "eks_autoscaler_tags_fit",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -2036,3 +2037,38 @@ def test_aks_findings_carry_the_blueprint_line() -> None:
         pipeline.validate_document(load.parse_blueprint(text.encode(), "bp.yaml"))
     (finding,) = [f for f in caught.value.findings if f.path == "node_pools[0].name"]
     assert finding.line == line_of(text, "name: h100-burst")
+
+
+# --- eks_autoscaler_tags_fit --------------------------------------------------------------
+
+EKS_GROWING = """
+node_pools:
+  - name: l40s
+    scheduler: kubernetes
+    cluster: aws
+    provider: eks
+    instance_type: g6e.12xlarge
+    nodes: {{min: {low}, max: 4}}
+    gpus: {{model: l40s-48gb, count: 4}}
+    labels: {{{key}: x}}
+kubernetes:
+  clusters: [{{name: aws, provider: eks, region: eu-west-1}}]
+"""
+LONG_KEY = "example.com/" + "k" * 63  # 121 characters as a tag key
+
+
+def test_eks_growing_group_with_short_label_keys_passes() -> None:
+    assert run(checks.eks_autoscaler_tags_fit, EKS_GROWING.format(low=0, key="tier")) == []
+
+
+def test_eks_label_key_too_long_for_the_autoscalers_tag_is_refused() -> None:
+    key = "research-gpu-team.example.com/" + "k" * 63  # 139 characters as a tag key
+    found = run(checks.eks_autoscaler_tags_fit, EKS_GROWING.format(low=0, key=key))
+    finding = only(found, "node_pools[0].labels", "too long for the Cluster Autoscaler")
+    assert f"{key!r}" in finding.message and "of at most 128 in the key" in finding.message
+    assert run(checks.eks_autoscaler_tags_fit, EKS_GROWING.format(low=0, key=LONG_KEY)) == []
+
+
+def test_a_fixed_size_group_needs_no_autoscaler_tags() -> None:
+    key = "research-gpu-team.example.com/" + "k" * 63  # 139 characters as a tag key
+    assert run(checks.eks_autoscaler_tags_fit, EKS_GROWING.format(low=4, key=key)) == []

@@ -26,6 +26,8 @@ from estategen.facts import (
     kubelet_may_set,
     quota_capacity,
 )
+from estategen.kubernetes import autoscaler
+from estategen.kubernetes.objects import ClusterView
 from estategen.model import (
     STATE_SAVE_LOCATION,
     Estate,
@@ -945,6 +947,35 @@ def aks_pools_buildable(estate: Estate) -> Iterator[Finding]:
                 "AKS partitions every GPU of a pool into as many instances of one size as fit "
                 f"(gpuInstanceProfile); for {model.name} that is one of: {offered}",
             )
+
+
+# --- EKS Cluster Autoscaler (issue 15) ------------------------------------------------------
+
+# An AWS tag key holds at most 128 characters, a value 256 (Auto Scaling CreateOrUpdateTags).
+AWS_TAG_KEY_MAX = 128
+AWS_TAG_VALUE_MAX = 256
+
+
+@check
+def eks_autoscaler_tags_fit(estate: Estate) -> Iterator[Finding]:
+    """The autoscaler learns a growing group's labels and taints from Auto Scaling group tags
+    named after them; a label or taint key too long for a tag key could not be tagged."""
+    for cluster in estate.kubernetes_clusters:
+        view = ClusterView.of(estate, cluster)
+        for pool in autoscaler.scaled_pools(view):
+            tags = autoscaler.node_template_tags(view, pool)
+            for key, value in tags.items():
+                if len(key) <= AWS_TAG_KEY_MAX and len(value) <= AWS_TAG_VALUE_MAX:
+                    continue
+                field = "taints" if "/node-template/taint/" in key else "labels"
+                name = key.split("/node-template/", 1)[1].split("/", 1)[1]
+                yield issue(
+                    f"{pool.path}.{field}",
+                    f"{name!r} is too long for the Cluster Autoscaler's node-template tag "
+                    f"({len(key)} characters of at most {AWS_TAG_KEY_MAX} in the key, "
+                    f"{len(value)} of {AWS_TAG_VALUE_MAX} in the value), which lets this "
+                    "node group grow from zero; use a shorter key",
+                )
 
 
 def _article(word: str) -> str:
