@@ -316,3 +316,12 @@ def test_plan_says_when_the_cluster_autoscaler_comes_and_goes() -> None:
     assert "installs (or removes) the Cluster Autoscaler" in kinds["autoscaler"].meaning
     assert "tags the Cluster Autoscaler reads" in kinds["pool l40s-ts"].meaning
     assert kinds["releases"].kind == "kubernetes-components"
+
+
+def test_the_manifests_readme_says_the_autoscaler_needs_the_pulumi_project() -> None:
+    from estategen.renderers.kubernetes import kubernetes_manifests
+
+    files = kubernetes_manifests(estate())
+    readme = files["kubernetes/aws/README.md"].content.decode()
+    assert "kube-system/cluster-autoscaler through EKS Pod Identity" in readme
+    assert "Cluster Autoscaler" not in files["kubernetes/az/README.md"].content.decode()
