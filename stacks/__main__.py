@@ -4,8 +4,9 @@ estategen copies this file unchanged into every ``pulumi/<cluster>/`` project. T
 has already built every Kubernetes object of the cluster and written them as plain manifests
 under ``kubernetes/<cluster>/``; this program registers exactly those objects, installs the Helm
 releases they need with the values rendered next to them, and creates what only Pulumi can: the
-managed GKE node pools and EKS node groups, and the IAM role EKS nodes run as. ``cluster.json``
-says where the manifests are and carries the releases and node pool arguments.
+managed GKE node pools, EKS node groups and AKS agent pools, the IAM role EKS nodes run as and
+the one the EKS Cluster Autoscaler acts with. ``cluster.json`` says where the manifests are and
+carries the releases and node pool arguments.
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ def check_stack(data: Data, config: pulumi.Config) -> None:
         wanted.update({"gcp:project": cluster.get("project"), "gcp:region": cluster.get("region")})
     elif cluster["provider"] == "eks":
         wanted["aws:region"] = cluster.get("region")
+    elif cluster["provider"] == "aks":
+        wanted["azure-native:location"] = cluster.get("region")
     for key, expected in wanted.items():
         namespace, _, name = key.partition(":")
         setting = pulumi.Config(namespace).get(name)
@@ -209,6 +212,10 @@ def build(data: Data, objects: Sequence[Obj], folder: Path) -> None:
             gcp.container.NodePool(pool["name"], **pool["args"])
     if any(p["provider"] == "eks" for p in pools):
         _eks_node_groups(data, [p for p in pools if p["provider"] == "eks"])
+    if data.get("autoscaler"):
+        _eks_autoscaler_role(data, data["autoscaler"])
+    if any(p["provider"] == "aks" for p in pools):
+        _aks_agent_pools([p for p in pools if p["provider"] == "aks"])
     pulumi.export("namespaces", sorted(namespaces))
     pulumi.export("nodes_patched", sum(1 for o in objects if o["kind"] == "Node"))
     pulumi.export("resources", count)
@@ -245,7 +252,7 @@ def _eks_node_groups(data: Data, pools: Sequence[Data]) -> None:
     ]
     cluster = aws.eks.get_cluster_output(name=name)
     for pool in pools:
-        aws.eks.NodeGroup(
+        group = aws.eks.NodeGroup(
             pool["name"],
             node_role_arn=role.arn,
             subnet_ids=cluster.vpc_config.subnet_ids,
@@ -255,6 +262,98 @@ def _eks_node_groups(data: Data, pools: Sequence[Data]) -> None:
                 # the cluster autoscaler owns the desired size once the group exists
                 ignore_changes=["scalingConfig.desiredSize"],
             ),
+        )
+        # EKS does not copy a node group's tags to its Auto Scaling group, where the
+        # autoscaler reads them: discovery, and what a node would carry when there is none
+        group_name = group.resources.apply(lambda r: r[0].autoscaling_groups[0].name)
+        for key, value in pool.get("scaling_tags", {}).items():
+            aws.autoscaling.Tag(
+                f"{pool['name']}-{key}",
+                autoscaling_group_name=group_name,
+                tag={"key": key, "value": value, "propagate_at_launch": False},
+            )
+
+
+def _eks_autoscaler_role(data: Data, autoscaler: Data) -> None:
+    """The Cluster Autoscaler's IAM role, given to its service account by EKS Pod Identity
+    (the cluster runs the eks-pod-identity-agent add-on): the node role would not do, as with
+    every group at zero there is no node of that role for the autoscaler to run on."""
+    import pulumi_aws as aws
+
+    name = data["name"]
+    role = aws.iam.Role(
+        f"{name}-cluster-autoscaler",
+        name=f"{data['estate']}-{name}-cluster-autoscaler",
+        description=f"Cluster Autoscaler of cluster {name} (estate {data['estate']})",
+        assume_role_policy=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "pods.eks.amazonaws.com"},
+                        "Action": ["sts:AssumeRole", "sts:TagSession"],
+                    }
+                ],
+            },
+            sort_keys=True,
+        ),
+    )
+    # the autoscaler's AWS README, "Full Cluster Autoscaler Features Policy", with scaling
+    # limited to the Auto Scaling groups tagged as this cluster's
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": [
+                    "autoscaling:DescribeAutoScalingGroups",
+                    "autoscaling:DescribeAutoScalingInstances",
+                    "autoscaling:DescribeLaunchConfigurations",
+                    "autoscaling:DescribeScalingActivities",
+                    "autoscaling:DescribeTags",
+                    "ec2:DescribeImages",
+                    "ec2:DescribeInstanceTypes",
+                    "ec2:DescribeLaunchTemplateVersions",
+                    "ec2:GetInstanceTypesFromInstanceRequirements",
+                    "eks:DescribeNodegroup",
+                ],
+                "Resource": "*",
+            },
+            {
+                "Effect": "Allow",
+                "Action": [
+                    "autoscaling:SetDesiredCapacity",
+                    "autoscaling:TerminateInstanceInAutoScalingGroup",
+                ],
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{name}": "owned"}
+                },
+            },
+        ],
+    }
+    aws.iam.RolePolicy(
+        f"{name}-cluster-autoscaler", role=role.id, policy=json.dumps(policy, sort_keys=True)
+    )
+    aws.eks.PodIdentityAssociation(
+        f"{name}-cluster-autoscaler",
+        cluster_name=name,
+        namespace=autoscaler["namespace"],
+        service_account=autoscaler["service_account"],
+        role_arn=role.arn,
+    )
+
+
+def _aks_agent_pools(pools: Sequence[Data]) -> None:
+    """AKS agent pools on the blueprint's cluster; AKS's autoscaler owns their node count."""
+    from pulumi_azure_native import containerservice
+
+    for pool in pools:
+        containerservice.AgentPool(
+            pool["name"],
+            **pool["args"],
+            opts=pulumi.ResourceOptions(ignore_changes=["count"]),
         )
 
 

@@ -67,31 +67,24 @@ def test_gke_and_eks_pools_pass_the_provider_checks() -> None:
     assert findings(checks.pool_fields_for_provider, **eks) == []
 
 
-def test_aks_pools_are_refused_with_a_way_out() -> None:
-    found = findings(
-        checks.pool_fields_for_provider, provider="aks", instance_type="Standard_ND96isr_H100_v5"
-    )
-    assert found == [
-        (
-            "node_pools[0].provider",
-            "estategen does not render AKS node pools (azure-native AgentPool) yet; "
-            "use provider gke or eks, or manage this pool outside estategen",
-        )
-    ]
+def test_aks_pools_pass_the_provider_checks() -> None:
+    aks = {"provider": "aks", "instance_type": "Standard_ND96isr_H100_v5"}
+    assert findings(checks.pool_fields_for_provider, **aks) == []
 
 
-def test_aks_refusal_reaches_the_user_with_its_line() -> None:
+def test_aks_gpu_count_mismatch_reaches_the_user_with_its_line() -> None:
     text = BLUEPRINT.format(
         provider="aks",
         instance_type="Standard_ND96isr_H100_v5",
-        gpus="{model: h100-sxm-80gb, count: 8}",
+        gpus="{model: h100-sxm-80gb, count: 4}",
         install="device-plugin",
         strategy="none",
-    )
+    ).replace("region: europe-west4", "region: westeurope\n      resource_group: rg-gpu")
     with pytest.raises(BlueprintInvalid) as caught:
         pipeline.validate_document(load.parse_blueprint(text.encode(), "bp.yaml"))
-    (aks,) = [f for f in caught.value.findings if "AKS" in f.message]
-    assert (aks.path, aks.line) == ("node_pools[0].provider", 8)
+    (count,) = caught.value.findings
+    assert (count.path, count.line) == ("node_pools[0].gpus.count", 11)
+    assert count.message.startswith("Standard_ND96isr_H100_v5 has 8 h100-sxm-80gb GPUs")
 
 
 @pytest.mark.parametrize(
@@ -206,11 +199,14 @@ def test_shape_disagreement_reaches_the_user_at_the_count_line() -> None:
     assert (count.path, count.line) == ("node_pools[0].gpus.count", 11)
 
 
-def test_aks_pools_get_only_the_aks_refusal_not_a_shape_finding() -> None:
+def test_aks_vm_size_must_carry_the_model() -> None:
     kwargs = {"provider": "aks", "instance_type": "Standard_ND96isr_H100_v5"}
     assert findings(checks.instance_type_carries_gpus, **kwargs) == []
-    kwargs["gpus"] = "{model: h100-sxm-80gb, count: 4}"
-    assert findings(checks.instance_type_carries_gpus, **kwargs) == []
+    kwargs["instance_type"] = "Standard_ND96isr_H200_v5"
+    ((path, message),) = findings(checks.instance_type_carries_gpus, **kwargs)
+    assert path == "node_pools[0].instance_type"
+    assert message.startswith("Standard_ND96isr_H200_v5 carries h200-sxm-141gb, not h100-sxm-80gb")
+    assert "VM sizes with h100-sxm-80gb, by GPU count: Standard_ND96isr_H100_v5 (8)" in message
 
 
 def test_gke_cluster_keeps_gkes_own_device_plugin() -> None:

@@ -77,6 +77,9 @@ class Recorder(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == "aws:iam/role:Role":
             outputs["arn"] = f"arn:aws:iam::123456789012:role/{args.inputs['name']}"
+        if args.typ == "aws:eks/nodeGroup:NodeGroup":
+            # EKS names the node group's Auto Scaling group; the program tags it
+            outputs["resources"] = [{"autoscalingGroups": [{"name": f"eks-{args.name}-asg"}]}]
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
@@ -223,6 +226,8 @@ CORE_ONPREM = {
 }
 QUEUES = {"Namespace", "ResourceQuota", "Release", "ResourceFlavor", "ClusterQueue", "LocalQueue"}
 EKS_NODES = {"NodeGroup", "Role", "RolePolicyAttachment"}
+# a node group that grows from zero: the Cluster Autoscaler's role, its tags on the group
+EKS_AUTOSCALER = {"RolePolicy", "PodIdentityAssociation", "Tag"}
 
 REGISTERED_KINDS = {
     "lab-k8s": CORE_ONPREM,
@@ -243,7 +248,7 @@ REGISTERED_KINDS = {
     # the GPU Operator brings the device plugin, its RuntimeClass and service accounts
     "operator": QUEUES | {"NodePatch", "ConfigMap", "DaemonSet", "Service"},
     # managed node groups are labelled by the cloud: no Node patches
-    "aws": (CORE_ONPREM - {"NodePatch"}) | EKS_NODES,
+    "aws": (CORE_ONPREM - {"NodePatch"}) | EKS_NODES | EKS_AUTOSCALER,
     "gcp": QUEUES | {"DaemonSet", "Service", "ConfigMap", "NodePool"},
 }
 
@@ -279,7 +284,16 @@ OTHER_RESOURCES = {
     "burst": {KUEUE, ("gcp:container/nodePool:NodePool", "gke-h100")},
     "onprem": {NFD, KUEUE},
     "operator": {(RELEASE, "gpu-operator"), KUEUE},
-    "aws": {NFD, KUEUE, ("aws:eks/nodeGroup:NodeGroup", "eks-l40s"), *EKS_ROLE},
+    "aws": {
+        NFD,
+        KUEUE,
+        (RELEASE, "cluster-autoscaler"),
+        ("aws:eks/nodeGroup:NodeGroup", "eks-l40s"),
+        *EKS_ROLE,
+        ("aws:iam/role:Role", "aws-cluster-autoscaler"),
+        ("aws:iam/rolePolicy:RolePolicy", "aws-cluster-autoscaler"),
+        ("aws:eks/podIdentityAssociation:PodIdentityAssociation", "aws-cluster-autoscaler"),
+    },
     "gcp": {KUEUE, ("gcp:container/nodePool:NodePool", "gke-mig")},
 }
 
@@ -316,6 +330,16 @@ def test_program_registers_exactly_the_rendered_objects_releases_and_cloud_resou
     others = {
         r.key for r in result.resources if r.type == RELEASE or not r.type.startswith("kubernetes:")
     }
+    # the autoscaler's node-template tags, one per label and taint, are checked in
+    # tests/test_pulumi_cloud.py; here only that the discovery tags are among them
+    tags = {name for kind, name in others if kind == "aws:autoscaling/tag:Tag"}
+    assert (cluster == "aws") == bool(tags)
+    if tags:
+        assert {
+            "eks-l40s-k8s.io/cluster-autoscaler/enabled",
+            "eks-l40s-k8s.io/cluster-autoscaler/aws",
+        } <= tags
+    others = {(kind, name) for kind, name in others if kind != "aws:autoscaling/tag:Tag"}
     assert others == OTHER_RESOURCES[cluster]
 
 
@@ -477,7 +501,7 @@ def test_gke_mig_partitions_shared_by_time_slicing(out: Path) -> None:
 def test_eks_node_group_uses_the_gpu_ami_a_node_role_and_the_cluster_subnets(out: Path) -> None:
     result = run(out, MESA, "aws")
     (group,) = result.all("NodeGroup")
-    (role,) = result.all("Role")
+    (role,) = [r for r in result.all("Role") if r["name"].endswith("-nodes")]
     assert group["amiType"] == "AL2023_x86_64_NVIDIA"
     assert group["instanceTypes"] == ["g6e.12xlarge"]
     assert group["scalingConfig"] == {"minSize": 0, "maxSize": 4, "desiredSize": 0}

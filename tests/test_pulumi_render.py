@@ -83,6 +83,7 @@ def test_pins_are_the_versions_the_tests_run() -> None:
     assert metadata.version("pulumi-kubernetes") == pulumi_renderer.PULUMI_KUBERNETES
     assert metadata.version("pulumi-gcp") == pulumi_renderer.PULUMI_GCP
     assert metadata.version("pulumi-aws") == pulumi_renderer.PULUMI_AWS
+    assert metadata.version("pulumi-azure-native") == pulumi_renderer.PULUMI_AZURE_NATIVE
 
 
 def test_cluster_data_points_at_the_manifests_and_carries_releases_and_pools() -> None:

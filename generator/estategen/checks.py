@@ -22,9 +22,12 @@ from estategen.catalog import (
 )
 from estategen.errors import Finding, issue, quote
 from estategen.facts import (
+    AKS_POOL_NAME,
     RESERVATION_PERIODS,
     SLURMCTLD_PORT,
     SLURMD_PORT,
+    aks_gpu_instance_profile,
+    aks_mig_profiles,
     kubelet_may_set,
     partition_hosts,
     pool_mounts,
@@ -33,6 +36,8 @@ from estategen.facts import (
     reservation_hosts,
     reservation_start,
 )
+from estategen.kubernetes import autoscaler
+from estategen.kubernetes.objects import ClusterView
 from estategen.model import (
     STATE_SAVE_LOCATION,
     Estate,
@@ -308,12 +313,6 @@ def pool_fields_for_provider(estate: Estate) -> Iterator[Finding]:
                     f"{pool.path}.nodes",
                     f"min {pool.nodes_min} is above max {pool.nodes_max}",
                 )
-            if pool.provider == "aks":
-                yield issue(
-                    f"{pool.path}.provider",
-                    "estategen does not render AKS node pools (azure-native AgentPool) yet; "
-                    "use provider gke or eks, or manage this pool outside estategen",
-                )
             yield from _cloud_pool_shape(estate, pool)
         else:
             if not pool.host_expressions:
@@ -536,8 +535,8 @@ def instance_type_carries_gpus(estate: Estate) -> Iterator[Finding]:
     blueprint, so a wrong count would promise capacity the cloud never delivers."""
     for pool in estate.node_pools:
         gpus, instance = pool.gpus, pool.instance_type
-        if pool.provider not in ("gke", "eks"):
-            continue  # aks is refused by pool_fields_for_provider
+        if not pool.managed:
+            continue  # on-prem pools have no instance type; aks Slurm pools are refused
         if not (gpus and instance and gpus.model in estate.gpu_models):
             continue
         offer = estate.gpu_models[gpus.model].clouds.get(pool.provider)
@@ -581,7 +580,7 @@ def _unknown_shape(estate: Estate, pool: NodePool, offer: CloudOffer) -> str:
         reason = f"{instance} is not a {pool.provider} {offer.noun} that carries {model}"
         reason += f"; did you mean {close[0]}?" if close else "."
     valid = ", ".join(f"{name} ({count})" for name, count in _by_size(offer))
-    return f"{reason} {offer.noun.capitalize()}s with {model}, by GPU count: {valid}"
+    return f"{reason} {offer.noun[:1].upper()}{offer.noun[1:]}s with {model}, by GPU count: {valid}"
 
 
 @check
@@ -1189,6 +1188,110 @@ def storage_pools_resolve(estate: Estate) -> Iterator[Finding]:
                 f"{storage.source!r}: a Lustre source names the MGS NID, like "
                 "'10.0.0.1@o2ib:/scratch'",
             )
+
+
+# --- AKS (issue 15) --------------------------------------------------------------------------
+
+
+@check
+def aks_cluster_settings(estate: Estate) -> Iterator[Finding]:
+    """An AKS cluster is found by resource group and name; Azure names regions in one word."""
+    for cluster in estate.kubernetes_clusters:
+        if cluster.provider == "aks" and cluster.resource_group is None:
+            yield issue(
+                cluster.path,
+                "an aks cluster needs `resource_group`: the Azure resource group that holds "
+                f"the AKS cluster {cluster.name!r}",
+            )
+        if cluster.provider != "aks" and cluster.resource_group is not None:
+            yield issue(
+                f"{cluster.path}.resource_group",
+                "`resource_group` is the Azure resource group of an aks cluster; "
+                f"this cluster is {cluster.provider}: remove it",
+            )
+        region = cluster.region
+        if region is None or cluster.provider == "on-prem":
+            continue
+        if cluster.provider == "aks" and "-" in region:
+            yield issue(
+                f"{cluster.path}.region",
+                f"{region!r} is not an Azure region; Azure names regions in one word, "
+                "like westeurope or eastus2",
+            )
+        elif cluster.provider != "aks" and "-" not in region:
+            example = "us-central1" if cluster.provider == "gke" else "eu-west-1"
+            yield issue(
+                f"{cluster.path}.region",
+                f"{region!r} is not a {cluster.provider} region; it names regions like {example}",
+            )
+
+
+@check
+def aks_pools_buildable(estate: Estate) -> Iterator[Finding]:
+    """What an AKS agent pool accepts: its name, its labels, and MIG as one instance profile."""
+    for pool in estate.node_pools:
+        if pool.provider != "aks" or pool.scheduler != "kubernetes":
+            continue
+        if not re.fullmatch(AKS_POOL_NAME, pool.name):
+            yield issue(
+                f"{pool.path}.name",
+                f"{pool.name!r} cannot name an AKS agent pool: a lowercase letter, then "
+                "lowercase letters and digits, at most 12 (no '-')",
+            )
+        refused = [key for key in pool.labels if not kubelet_may_set(key)]
+        refused += [key for key in pool.labels if key.split("/")[0] == "kubernetes.azure.com"]
+        if refused:
+            yield issue(
+                f"{pool.path}.labels",
+                f"AKS nodes cannot carry {', '.join(sorted(set(refused)))}: kubelet may not set "
+                "labels of the kubernetes.io and k8s.io namespaces and AKS reserves "
+                "kubernetes.azure.com; use a label of your own domain, such as example.com/role",
+            )
+        gpus = pool.gpus
+        if not (gpus and gpus.mig and gpus.model in estate.gpu_models):
+            continue
+        model = estate.gpu_models[gpus.model]
+        if not all(p in model.mig for p in gpus.mig):
+            continue  # mig_layout_fits names the profiles of the model
+        if aks_gpu_instance_profile(estate, pool) is None:
+            offered = ", ".join(
+                f"{model.mig[p].max} x {p} ({aks})"
+                for p, aks in aks_mig_profiles(estate, model.name).items()
+            )
+            yield issue(
+                f"{pool.path}.gpus.mig",
+                "AKS partitions every GPU of a pool into as many instances of one size as fit "
+                f"(gpuInstanceProfile); for {model.name} that is one of: {offered}",
+            )
+
+
+# --- EKS Cluster Autoscaler (issue 15) ------------------------------------------------------
+
+# An AWS tag key holds at most 128 characters, a value 256 (Auto Scaling CreateOrUpdateTags).
+AWS_TAG_KEY_MAX = 128
+AWS_TAG_VALUE_MAX = 256
+
+
+@check
+def eks_autoscaler_tags_fit(estate: Estate) -> Iterator[Finding]:
+    """The autoscaler learns a growing group's labels and taints from Auto Scaling group tags
+    named after them; a label or taint key too long for a tag key could not be tagged."""
+    for cluster in estate.kubernetes_clusters:
+        view = ClusterView.of(estate, cluster)
+        for pool in autoscaler.scaled_pools(view):
+            tags = autoscaler.node_template_tags(view, pool)
+            for key, value in tags.items():
+                if len(key) <= AWS_TAG_KEY_MAX and len(value) <= AWS_TAG_VALUE_MAX:
+                    continue
+                field = "taints" if "/node-template/taint/" in key else "labels"
+                name = key.split("/node-template/", 1)[1].split("/", 1)[1]
+                yield issue(
+                    f"{pool.path}.{field}",
+                    f"{name!r} is too long for the Cluster Autoscaler's node-template tag "
+                    f"({len(key)} characters of at most {AWS_TAG_KEY_MAX} in the key, "
+                    f"{len(value)} of {AWS_TAG_VALUE_MAX} in the value), which lets this "
+                    "node group grow from zero; use a shorter key",
+                )
 
 
 def _article(word: str) -> str:

@@ -385,3 +385,42 @@ def health_checks(estate: Estate, pool: NodePool) -> tuple[str, ...]:
         ("memory", pool.memory_gb is not None),
     )
     return tuple(name for name, present in available if present)
+
+
+# --- AKS (issue 15) --------------------------------------------------------------------------
+
+# AKS agent pool names of Linux pools: a lowercase letter, then lowercase letters and digits,
+# at most 12 (az aks nodepool add; the AgentPool resource's agentPoolName).
+AKS_POOL_NAME = r"[a-z][a-z0-9]{0,11}"
+# AKS partitions every GPU of a pool with one GPU instance profile (agent pool
+# gpuInstanceProfile MIG1g, MIG2g, MIG3g, MIG4g or MIG7g): as many instances of the
+# profile with that many compute slices as fit, each with the fewest memory slices (on
+# Standard_ND96asr_v4: 7 x 1g.5gb, 3 x 2g.10gb, 2 x 3g.20gb, 1 x 4g.20gb, 1 x 7g.40gb).
+AKS_MIG_COMPUTE = (1, 2, 3, 4, 7)
+
+
+def aks_mig_profiles(estate: Estate, model: str) -> dict[str, str]:
+    """MIG profile of a catalog model -> the AKS GPU instance profile that yields it."""
+    gpu = estate.gpu_models.get(model)
+    if gpu is None:
+        return {}
+    out: dict[str, str] = {}
+    for compute in AKS_MIG_COMPUTE:
+        shapes = [p for p in gpu.mig.values() if p.compute == compute]
+        if shapes:
+            smallest = min(shapes, key=lambda p: p.memory)
+            out[smallest.name] = f"MIG{compute}g"
+    return out
+
+
+def aks_gpu_instance_profile(estate: Estate, pool: NodePool) -> str | None:
+    """The pool's gpuInstanceProfile: its MIG layout when AKS can build it, else None."""
+    layout = mig_layout(pool)
+    if not pool.gpus or len(layout) != 1:
+        return None
+    ((profile, count),) = layout.items()
+    gpu = estate.gpu_models.get(pool.gpus.model)
+    aks = aks_mig_profiles(estate, pool.gpus.model).get(profile)
+    if gpu is None or aks is None or count != gpu.mig[profile].max:
+        return None
+    return aks

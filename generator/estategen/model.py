@@ -337,6 +337,7 @@ class KubernetesCluster:
     provider: str
     region: str | None
     project: str | None
+    resource_group: str | None
     device_plugin_install: str
     mig_strategy: str
     queues: Queues | None
@@ -680,6 +681,7 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
         provider=c["provider"],
         region=c.get("region"),
         project=c.get("project"),
+        resource_group=c.get("resource_group"),
         device_plugin_install=c["device_plugin"]["install"],
         mig_strategy=c["device_plugin"]["mig_strategy"],
         queues=Queues(

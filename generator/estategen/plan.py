@@ -1549,13 +1549,13 @@ def _cluster_json(
     now = {p["name"]: p for p in new.get("node_pools") or []}
     for name in sorted(set(was) | set(now)):
         if was.get(name) != now.get(name):
+            provider = str((now.get(name) or was.get(name) or {}).get("provider"))
             changes.append(
                 Change(
                     path,
                     "kubernetes-pool",
                     f"pool {name}",
-                    "the cloud node pool changes with pulumi up (a new machine type or GPU "
-                    "count replaces its nodes; autoscaling bounds change in place)",
+                    _POOL_MEANINGS.get(provider, _POOL_MEANINGS["gke"]),
                     _short(_differing(was.get(name), now.get(name))[0]),
                     _short(_differing(was.get(name), now.get(name))[1]),
                     (up,),
@@ -1567,6 +1567,8 @@ def _cluster_json(
         meaning = (
             "pinned charts change: the Helm releases upgrade with pulumi up"
             if key == "releases"
+            else _AUTOSCALER_MEANING
+            if key == "autoscaler"
             else "cluster settings change with pulumi up"
         )
         kind = "kubernetes-components" if key == "releases" else "kubernetes-cluster-settings"
@@ -1574,6 +1576,24 @@ def _cluster_json(
             Change(path, kind, key, meaning, _short(old.get(key)), _short(new.get(key)), (up,))
         )
     return changes
+
+
+# What a change of a managed pool's arguments does, per provider (issue 15 added aks and the
+# EKS autoscaler's tags).
+_POOL_MEANINGS = {
+    "gke": "the cloud node pool changes with pulumi up (a new machine type or GPU count "
+    "replaces its nodes; autoscaling bounds change in place)",
+    "eks": "the EKS node group changes with pulumi up (a new instance type replaces its nodes; "
+    "autoscaling bounds change in place, and the tags the Cluster Autoscaler reads follow "
+    "the group's labels, taints and devices)",
+    "aks": "the AKS agent pool changes with pulumi up (AKS fixes VM size, taints and GPU "
+    "instance profile at creation, so a change of them replaces the pool and its nodes; "
+    "autoscaling bounds and labels change in place)",
+}
+_AUTOSCALER_MEANING = (
+    "an EKS node group may now grow, or no longer: pulumi up installs (or removes) the Cluster "
+    "Autoscaler with its IAM role and Pod Identity association"
+)
 
 
 def _differing(a: Any, b: Any) -> tuple[Any, Any]:

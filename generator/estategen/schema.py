@@ -47,7 +47,11 @@ MOUNT = r"/([A-Za-z0-9._-]+/?)*"
 NFS_OR_LUSTRE_SOURCE = r"[A-Za-z0-9][A-Za-z0-9._@:,-]*:/[A-Za-z0-9._/-]*"
 LDAP_URI = r"ldaps?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?"
 DN = r"[A-Za-z]+=[A-Za-z0-9._ -]+(,[A-Za-z]+=[A-Za-z0-9._ -]+)*"
-REGION = r"[a-z]{2,}(-[a-z0-9]+){1,3}"
+# GCP and AWS regions are dashed (us-central1, eu-west-1); Azure's are one word (westeurope,
+# eastus2). Which form a cluster takes follows its provider (checks.cluster_region_form).
+REGION = r"[a-z]{2,}[a-z0-9]*(-[a-z0-9]+){0,3}"
+# An Azure resource group name: letters, digits, '_', '(', ')', '-', '.', not ending in '.'
+RESOURCE_GROUP = r"[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]"
 INSTANCE_TYPE = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 PROM_LABEL = r"[a-zA-Z][a-zA-Z0-9_]{0,62}"
 PROM_VALUE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
@@ -86,7 +90,9 @@ _PATTERN_HINTS = {
     NFS_OR_LUSTRE_SOURCE: "source like 'server:/export' or '10.0.0.1@o2ib:/fs'",
     LDAP_URI: "URI like ldaps://ldap.example.org",
     DN: "distinguished name like 'dc=example,dc=org'",
-    REGION: "cloud region like 'us-central1' or 'eu-west-1'",
+    REGION: "cloud region like 'us-central1', 'eu-west-1' or 'westeurope'",
+    RESOURCE_GROUP: "Azure resource group name: letters, digits, '_', '(', ')', '-', '.', "
+    "at most 90, not ending in '.'",
     INSTANCE_TYPE: "instance type like 'a3-highgpu-8g' or 'p5.48xlarge'",
     PROM_LABEL: "metric label name: letter first, then letters, digits or '_'",
     PROM_VALUE: "metric label value: letters, digits, '_', '.', '-'",
@@ -400,6 +406,8 @@ _K8S_CLUSTER = _dict(
         "provider": {"type": "string", "allowed": list(PROVIDERS), "default": "on-prem"},
         "region": _s(REGION),
         "project": _s(r"[a-z][a-z0-9-]{4,28}[a-z0-9]"),
+        # --- AKS (issue 15): the resource group that holds the AKS cluster ---
+        "resource_group": _s(RESOURCE_GROUP),
         "device_plugin": _dict(
             {
                 "install": {

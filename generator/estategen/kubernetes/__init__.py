@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from estategen.kubernetes import cloud, core, kueue, nvidia, storage
+from estategen.kubernetes import autoscaler, cloud, core, kueue, nvidia, storage
 from estategen.kubernetes.objects import (
     KUEUE_NAMESPACE,
     NVIDIA_NAMESPACE,
@@ -90,6 +90,18 @@ def releases(view: ClusterView) -> list[HelmRelease]:
                 storage.NFS_NAMESPACE,
                 {},
                 repository=storage.NFS_REPOSITORY,
+            )
+        )
+    if autoscaler.needed(view):
+        # EKS node groups that may grow, from zero too (issue 15)
+        out.append(
+            HelmRelease(
+                autoscaler.RELEASE,
+                autoscaler.CHART,
+                autoscaler.VERSION,
+                autoscaler.NAMESPACE,
+                autoscaler.helm_values(view),
+                repository=autoscaler.REPOSITORY,
             )
         )
     if view.cluster.queues is not None:

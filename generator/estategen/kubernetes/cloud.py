@@ -1,4 +1,4 @@
-"""Managed node pools: the arguments of GKE node pools and EKS node groups.
+"""Managed node pools: the arguments of GKE node pools, EKS node groups and AKS agent pools.
 
 Only Pulumi creates these (they are cloud resources, not Kubernetes objects); the generator
 computes their arguments from the model, so the program only passes them on.
@@ -6,7 +6,15 @@ computes their arguments from the model, so the program only passes them on.
 
 from __future__ import annotations
 
-from estategen.facts import mig_layout, node_taint, registration_labels, replicas
+from estategen.facts import (
+    aks_gpu_instance_profile,
+    kubelet_taint,
+    mig_layout,
+    node_taint,
+    registration_labels,
+    replicas,
+)
+from estategen.kubernetes import autoscaler
 from estategen.kubernetes.objects import ClusterView, Obj
 from estategen.model import NodePool
 
@@ -79,7 +87,47 @@ def eks_node_group(view: ClusterView, pool: NodePool) -> Obj:
         "update_config": {"max_unavailable": 1},
         "labels": registration_labels(view.estate, pool),
         "taints": [{**node_taint(t), "effect": TAINT_EFFECTS[t.effect]} for t in pool.taints],
+        "tags": autoscaler.discovery_tags(view) if autoscaler.grows(pool) else {},
     }
+
+
+def eks_scaling_tags(view: ClusterView, pool: NodePool) -> dict[str, str]:
+    """Tags the program puts on the node group's Auto Scaling group (EKS does not copy a node
+    group's own tags there): discovery and node templates, for a group the autoscaler grows."""
+    if not autoscaler.grows(pool):
+        return {}
+    return {**autoscaler.discovery_tags(view), **autoscaler.node_template_tags(view, pool)}
+
+
+def aks_agent_pool(view: ClusterView, pool: NodePool) -> Obj:
+    """``azure-native.containerservice.AgentPool`` arguments for an AKS pool.
+
+    AKS installs the NVIDIA driver (gpuProfile.driver Install: the GPU Operator's values leave
+    the driver to the host) but not the device plugin, which the cluster runs as on EKS; AKS's
+    own autoscaler keeps the pool between ``nodes.min`` and ``nodes.max``.
+    """
+    cluster = view.cluster
+    args: Obj = {
+        "resource_group_name": cluster.resource_group,
+        "resource_name_": cluster.name,
+        "agent_pool_name": pool.name,
+        "mode": "User",
+        "os_type": "Linux",
+        "type": "VirtualMachineScaleSets",
+        "vm_size": pool.instance_type,
+        "count": pool.nodes_min or 0,
+        "enable_auto_scaling": True,
+        "min_count": pool.nodes_min or 0,
+        "max_count": pool.nodes_max,
+        "node_labels": registration_labels(view.estate, pool),
+        "node_taints": [kubelet_taint(t) for t in pool.taints],
+    }
+    if pool.gpus:
+        args["gpu_profile"] = {"driver": "Install"}
+        profile = aks_gpu_instance_profile(view.estate, pool)
+        if profile:
+            args["gpu_instance_profile"] = profile
+    return args
 
 
 def node_pools(view: ClusterView) -> list[Obj]:
@@ -89,5 +137,14 @@ def node_pools(view: ClusterView) -> list[Obj]:
         if pool.provider == "gke":
             out.append({"provider": "gke", "name": pool.name, "args": gke_node_pool(view, pool)})
         elif pool.provider == "eks":
-            out.append({"provider": "eks", "name": pool.name, "args": eks_node_group(view, pool)})
+            out.append(
+                {
+                    "provider": "eks",
+                    "name": pool.name,
+                    "args": eks_node_group(view, pool),
+                    "scaling_tags": eks_scaling_tags(view, pool),
+                }
+            )
+        elif pool.provider == "aks":
+            out.append({"provider": "aks", "name": pool.name, "args": aks_agent_pool(view, pool)})
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from estategen.kubernetes import ClusterObjects, HelmRelease, cluster_objects
+from estategen.kubernetes import ClusterObjects, HelmRelease, autoscaler, cluster_objects
 from estategen.model import Estate, KubernetesCluster
 from estategen.render import Files, renderer, text
 from estategen.yamltext import manifest
@@ -96,6 +96,14 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         lines += [
             f"The managed node pools ({names}) are cloud resources: only the Pulumi project",
             "creates them.",
+            "",
+        ]
+    if any(r.name == autoscaler.RELEASE for r in built.releases):
+        lines += [
+            "The Cluster Autoscaler acts with an IAM role the Pulumi project creates and gives",
+            f"its service account {autoscaler.NAMESPACE}/{autoscaler.SERVICE_ACCOUNT} through "
+            "EKS Pod Identity,",
+            "and reads the tags the project puts on each node group's Auto Scaling group.",
             "",
         ]
     return "\n".join(lines)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from estategen.kubernetes import cloud, releases
+from estategen.kubernetes import autoscaler, cloud, releases
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate, KubernetesCluster, NodePool
 from estategen.render import Files, OutputFile, json_file, renderer, text
@@ -28,6 +28,7 @@ PULUMI = "3.272.0"
 PULUMI_KUBERNETES = "4.34.2"
 PULUMI_GCP = "10.2.0"
 PULUMI_AWS = "7.51.1"
+PULUMI_AZURE_NATIVE = "3.29.0"  # large (about 360 MB installed): pinned only where AKS pools are
 
 
 def project_name(estate: Estate, cluster: KubernetesCluster) -> str:
@@ -99,6 +100,8 @@ def project_config(estate: Estate, cluster: KubernetesCluster) -> dict[str, str]
             config["gcp:region"] = cluster.region
     elif cluster.provider == "eks" and cluster.region:
         config["aws:region"] = cluster.region
+    elif cluster.provider == "aks" and cluster.region:
+        config["azure-native:location"] = cluster.region
     return config
 
 
@@ -109,6 +112,8 @@ def _requirements(cluster: KubernetesCluster, pools: Sequence[NodePool]) -> str:
         pins.append(("pulumi-gcp", PULUMI_GCP))
     if "eks" in providers:
         pins.append(("pulumi-aws", PULUMI_AWS))
+    if any(p.provider == "aks" for p in pools):
+        pins.append(("pulumi-azure-native", PULUMI_AZURE_NATIVE))
     return "".join(f"{name}=={version}\n" for name, version in sorted(pins))
 
 
@@ -125,6 +130,7 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
             "provider": cluster.provider,
             "region": cluster.region,
             "project": cluster.project,
+            "resource_group": cluster.resource_group,
         },
         "manifests": f"../../{manifest_folder(cluster)}",
         "releases": [
@@ -141,4 +147,12 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
             for release in releases(view)
         ],
         "node_pools": cloud.node_pools(view),
+        # the Cluster Autoscaler release whose service account the program gives an IAM role
+        "autoscaler": {
+            "release": autoscaler.RELEASE,
+            "namespace": autoscaler.NAMESPACE,
+            "service_account": autoscaler.SERVICE_ACCOUNT,
+        }
+        if autoscaler.needed(view)
+        else None,
     }
