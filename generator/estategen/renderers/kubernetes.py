@@ -16,6 +16,10 @@ from estategen.render import Files, renderer, text
 from estategen.yamltext import manifest
 
 HEADER = "# Rendered by estategen from estate {estate}; edit the blueprint, not this file.\n"
+EXAMPLES_NOTE = (
+    "# Examples, not applied (the kustomization does not list them): copy one, change the\n"
+    "# image and command, and submit it to reach your team's queue.\n"
+)
 
 
 def dump(value: Any) -> str:
@@ -51,6 +55,8 @@ def kubernetes_manifests(estate: Estate) -> Files:
         files[f"{base}/kustomization.yaml"] = text(header + dump(kustomization))
         for release in built.releases:
             files[f"{base}/{values_file(release)}"] = text(header + dump(release.values))
+        for name, objs in built.examples.items():
+            files[f"{base}/{name}"] = text(header + EXAMPLES_NOTE + dump_all(objs))
         files[f"{base}/README.md"] = text(_readme(estate, cluster, built))
     return files
 
