@@ -2,8 +2,8 @@
 
 For each cluster this builds every Kubernetes object (one module per family: ``core`` for
 tenancy and nodes, ``nvidia``, ``kueue`` or ``volcano``, ``storage``, ``frameworks``), the Helm
-releases they rely on and the managed node pools (``cloud``). The ``kubernetes/<cluster>/`` manifests and the Pulumi program
-both apply exactly these objects.
+releases they rely on and the managed node pools (``cloud``). The ``kubernetes/<cluster>/``
+manifests and the Pulumi program both apply exactly these objects.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from estategen.kubernetes import ClusterObjects, HelmRelease, cluster_objects
+from estategen.kubernetes import ClusterObjects, cluster_objects
+from estategen.kubernetes.objects import HelmRelease
 from estategen.model import Estate, KubernetesCluster
 from estategen.render import Files, renderer, text
 from estategen.yamltext import manifest
