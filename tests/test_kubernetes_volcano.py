@@ -290,7 +290,15 @@ def test_team_namespaces_name_their_queue_and_the_webhook_that_reads_it_is_on() 
     )
     assert set(hard.values()) == {"0"}
     admissions = values(ESTATE, "hpc", "volcano")["custom"]["enabled_admissions"].split(",")
-    chart_default = ["/jobs/mutate", "/jobs/validate", "/podgroups/validate", "/queues/mutate", "/queues/validate", "/hypernodes/validate", "/cronjobs/validate"]
+    chart_default = [
+        "/jobs/mutate",
+        "/jobs/validate",
+        "/podgroups/validate",
+        "/queues/mutate",
+        "/queues/validate",
+        "/hypernodes/validate",
+        "/cronjobs/validate",
+    ]
     assert "/podgroups/mutate" in admissions and set(chart_default) <= set(admissions)
     # a Kueue cluster's namespaces carry no Volcano annotation
     for obj in objects(ESTATE, "ml"):
