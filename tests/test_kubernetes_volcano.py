@@ -444,3 +444,42 @@ def test_volcano_examples_name_the_queue_and_the_matching_job_plugins() -> None:
         assert set(by_kind["rayjob-example"]["spec"]["plugins"]) == {"ray", "svc"}
         roles = {t["name"] for t in by_kind["rayjob-example"]["spec"]["tasks"]}
         assert roles == {"head", "worker"}
+
+
+# --- the Pulumi program applies the same ---------------------------------------------------------
+
+
+def test_pulumi_program_registers_the_queues_releases_and_the_mpi_operator(
+    tmp_path: Path,
+) -> None:
+    """The program registers every rendered object, each release, and the MPI Operator's
+    manifest at its pinned tag (it has no chart: README.md 21 at v0.8.0)."""
+    from test_pulumi import rendered as render_to, run_project
+
+    folder = render_to(ESTATE, tmp_path)
+    for cluster in ("hpc", "ml"):
+        run = run_project(folder / "pulumi" / cluster)
+        registered = {
+            (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+            for o in run.kubernetes_objects()
+        }
+        expected = {
+            (o["kind"] if o["kind"] != "Node" else "Node", o["metadata"].get("namespace"),
+             o["metadata"]["name"])
+            for o in objects(ESTATE, cluster)
+        }  # fmt: skip
+        assert registered == expected
+        names = {r.inputs["name"] for r in run.by_kind["Release"]}
+        assert names == set(releases(ESTATE, cluster))
+        (mpi,) = run.by_kind["ConfigFile"]
+        assert mpi.inputs["file"] == (
+            "https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/"
+            "mpi-operator.yaml"
+        )
+    _, files = rendered(ESTATE)
+    assert "kubectl apply --server-side -f https://raw.githubusercontent.com/kubeflow/" in (
+        files["kubernetes/hpc/README.md"].content.decode()
+    )
+    _, job_only = rendered(JOB_ONLY)
+    assert "upstream_manifests" not in json.loads(job_only["pulumi/ml/cluster.json"].content)
+    assert "mpi-operator" not in job_only["kubernetes/ml/README.md"].content.decode()

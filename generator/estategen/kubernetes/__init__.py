@@ -17,6 +17,7 @@ from estategen.kubernetes.objects import (
     ClusterView,
     HelmRelease,
     Obj,
+    UpstreamManifest,
 )
 from estategen.model import Estate, KubernetesCluster
 
@@ -36,6 +37,8 @@ class ClusterObjects:
     node_pools: list[Obj] = field(default_factory=list)
     # examples/<team>.yaml: jobs that show how to reach a queue; written, never applied
     examples: dict[str, list[Obj]] = field(default_factory=dict)
+    # operators published as a manifest, not a chart, applied after the releases
+    upstream: list[UpstreamManifest] = field(default_factory=list)
 
     def objects(self) -> list[Obj]:
         return [obj for objs in self.files.values() for obj in objs]
@@ -130,4 +133,5 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
         releases(view),
         cloud.node_pools(view),
         frameworks.examples(view),
+        frameworks.upstream_manifests(view),
     )

@@ -10,7 +10,7 @@ not in the kustomization, so nothing applies them (section 8, R8.1-R8.8).
 from __future__ import annotations
 
 from estategen.kubernetes import kueue, volcano
-from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, meta
+from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, UpstreamManifest, meta
 from estategen.model import KubernetesCluster, Team
 
 # Kueue 0.19.2's integration names (charts/kueue/values.yaml); `job` keeps what every cluster
@@ -105,6 +105,18 @@ def releases(view: ClusterView) -> list[HelmRelease]:
             )
         )
     return out
+
+
+def upstream_manifests(view: ClusterView) -> list[UpstreamManifest]:
+    """The MPI Operator has no Helm chart (v0.8.0 installs with ``kubectl apply --server-side
+    -f deploy/v2beta1/mpi-operator.yaml``, README.md 21): its manifest at the pinned tag."""
+    if "mpijob" not in view.cluster.frameworks:
+        return []
+    return [
+        UpstreamManifest(
+            "mpi-operator", MPI_OPERATOR_MANIFEST, MPI_OPERATOR_VERSION, ("kubeflow.org",)
+        )
+    ]
 
 
 def examples(view: ClusterView) -> dict[str, list[Obj]]:

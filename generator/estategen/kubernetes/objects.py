@@ -89,6 +89,17 @@ class HelmRelease:
 
 
 @dataclass(frozen=True)
+class UpstreamManifest:
+    """An operator its project publishes as one manifest and no Helm chart (the MPI Operator):
+    applied from its URL at the pinned tag, server-side, as the project's README says."""
+
+    name: str
+    url: str
+    version: str
+    provides: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ClusterView:
     """One Kubernetes cluster of an estate, with the pools that join it."""
 

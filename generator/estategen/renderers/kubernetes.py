@@ -89,6 +89,17 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
             )
         lines += ["   ```", ""]
         step += 1
+    if built.upstream:
+        lines += [
+            f"{step}. Apply the operators published as a manifest rather than a chart, at their",
+            "   pinned tag:",
+            "",
+            "   ```sh",
+            *(f"   kubectl apply --server-side -f {m.url}" for m in built.upstream),
+            "   ```",
+            "",
+        ]
+        step += 1
     lines += [
         f"{step}. Apply the objects with server-side apply, so estategen owns only the fields",
         "   it sets (node labels included; it never sets node taints, which kubelet registers):",
