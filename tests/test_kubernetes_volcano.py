@@ -454,7 +454,8 @@ def test_pulumi_program_registers_the_queues_releases_and_the_mpi_operator(
 ) -> None:
     """The program registers every rendered object, each release, and the MPI Operator's
     manifest at its pinned tag (it has no chart: README.md 21 at v0.8.0)."""
-    from test_pulumi import rendered as render_to, run_project
+    from test_pulumi import rendered as render_to
+    from test_pulumi import run_project
 
     folder = render_to(ESTATE, tmp_path)
     for cluster in ("hpc", "ml"):
