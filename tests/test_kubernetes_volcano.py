@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 import yaml
-from test_kubernetes_semantics import objects, one, rendered, values
+from test_kubernetes_semantics import (
+    objects,
+    one,
+    rendered,
+    test_kubectl_kustomize_builds_exactly_the_rendered_objects,
+    values,
+)
 
 from estategen.kubernetes import frameworks as k8s_frameworks
 from estategen.kubernetes import kueue as k8s_kueue
@@ -106,6 +112,14 @@ def plugins(conf: Obj) -> dict[str, Obj]:
 
 
 # --- one engine per cluster ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cluster", ["hpc", "ml"])
+def test_kubectl_kustomize_builds_the_volcano_and_kueue_clusters(
+    cluster: str, tmp_path: Path
+) -> None:
+    """The examples sit in the folder kubectl builds, yet only the listed manifests build."""
+    test_kubectl_kustomize_builds_exactly_the_rendered_objects(ESTATE, cluster, tmp_path)
 
 
 def test_a_volcano_cluster_gets_volcano_and_no_kueue() -> None:
@@ -484,3 +498,29 @@ def test_pulumi_program_registers_the_queues_releases_and_the_mpi_operator(
     _, job_only = rendered(JOB_ONLY)
     assert "upstream_manifests" not in json.loads(job_only["pulumi/ml/cluster.json"].content)
     assert "mpi-operator" not in job_only["kubernetes/ml/README.md"].content.decode()
+
+
+# --- plan ----------------------------------------------------------------------------------------
+
+
+def test_plan_explains_queue_and_example_changes_and_a_new_operator(tmp_path: Path) -> None:
+    """A team's weight is a live Queue update; examples change nothing on the cluster; a newly
+    named framework adds its operator (a release, or the MPI Operator's pinned manifest)."""
+    from estategen import load, pipeline
+    from estategen.plan import plan
+    from estategen.render import render
+    from estategen.write import with_manifest, write_tree
+
+    def estate_of(text: str) -> Any:
+        return pipeline.validate_document(load.parse_blueprint(text.encode(), "bp.yaml")).estate
+
+    before = JOB_ONLY
+    write_tree(with_manifest(render(estate_of(before)), before.encode(), "delta"), tmp_path)
+    after = ESTATE.replace("fairshare: 60", "fairshare: 70")
+    result = plan(estate_of(after), render(estate_of(after)), tmp_path)
+    by_subject = {c.subject: c for f in result.files for c in f.changes}
+    assert by_subject["Queue vision"].kind == "volcano-quota"
+    assert "Queue nlp" not in by_subject
+    assert by_subject["hpc examples for vision"].kind == "kubernetes-examples"
+    assert by_subject["upstream_manifests"].kind == "kubernetes-components"
+    assert by_subject["Helm release jobset"].kind == "kubernetes-components"
