@@ -1,7 +1,7 @@
 """Volcano as the queue engine, and the training frameworks (issue 15), on rendered manifests.
 
 Each test names the requirement it checks (R7.x for Volcano v1.15.1, R8.x for the frameworks,
-``docs/kubernetes-upstream-requirements.md`` sections 7 and 8) and the upstream source at the
+``docs/kubernetes-upstream-requirements.md`` sections 11 and 12) and the upstream source at the
 tag we pin. Custom resources are validated against the pinned CRDs in
 ``../shared/conformance/`` with closed schemas and their CEL rules (``tests/crd.py``).
 """
@@ -13,14 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_kubernetes_semantics as semantics
 import yaml
-from test_kubernetes_semantics import (
-    objects,
-    one,
-    rendered,
-    test_kubectl_kustomize_builds_exactly_the_rendered_objects,
-    values,
-)
+from test_kubernetes_semantics import objects, one, rendered, values
 
 from estategen.kubernetes import frameworks as k8s_frameworks
 from estategen.kubernetes import kueue as k8s_kueue
@@ -119,7 +114,7 @@ def test_kubectl_kustomize_builds_the_volcano_and_kueue_clusters(
     cluster: str, tmp_path: Path
 ) -> None:
     """The examples sit in the folder kubectl builds, yet only the listed manifests build."""
-    test_kubectl_kustomize_builds_exactly_the_rendered_objects(ESTATE, cluster, tmp_path)
+    semantics.test_kubectl_kustomize_builds_exactly_the_rendered_objects(ESTATE, cluster, tmp_path)
 
 
 def test_a_volcano_cluster_gets_volcano_and_no_kueue() -> None:
@@ -137,7 +132,7 @@ def test_a_volcano_cluster_gets_volcano_and_no_kueue() -> None:
 
 
 def test_volcano_release_is_the_pinned_chart_from_volcanos_repository() -> None:
-    """R7.1: `helm repo add volcano-sh https://volcano-sh.github.io/helm-charts; helm install
+    """R11.1: `helm repo add volcano-sh https://volcano-sh.github.io/helm-charts; helm install
     volcano volcano-sh/volcano -n volcano-system` (README.md at v1.15.1, lines 143-144); the
     chart's version is 1.15.1 (installer/helm/chart/volcano/Chart.yaml)."""
     release = releases(ESTATE, "hpc")["volcano"]
@@ -155,7 +150,7 @@ def queue(name: str, source: str = ESTATE) -> Obj:
 
 
 def test_every_queue_is_valid_against_the_pinned_crd_closed() -> None:
-    """R7.2: scheduling.volcano.sh/v1beta1 Queue as Volcano v1.15.1 serves it (no unknown
+    """R11.2: scheduling.volcano.sh/v1beta1 Queue as Volcano v1.15.1 serves it (no unknown
     fields; weight within 1..65535), on create and as an update of itself."""
     crds = crd_set(VOLCANO_CRDS)
     queues = [o for o in objects(ESTATE, "hpc") if o["kind"] == "Queue"]
@@ -179,7 +174,7 @@ def test_a_weight_above_the_crd_bound_is_what_the_check_refuses() -> None:
 
 
 def test_queue_weight_is_the_teams_fairshare() -> None:
-    """R7.5: proportion divides the cluster by Queue.spec.weight
+    """R11.5: proportion divides the cluster by Queue.spec.weight
     (pkg/scheduler/plugins/proportion/proportion.go 200-230)."""
     assert queue("vision")["spec"]["weight"] == 60
     assert queue("nlp")["spec"]["weight"] == 40
@@ -210,7 +205,7 @@ def test_queue_amounts_are_kueues_units_per_resource() -> None:
 
 
 def test_deserved_never_exceeds_capability() -> None:
-    """R7.3: the queue webhook refuses deserved > capability and guarantee > deserved per
+    """R11.3: the queue webhook refuses deserved > capability and guarantee > deserved per
     resource (pkg/webhooks/admission/queues/validate/validate_queue.go 227-293)."""
     for name in ("vision", "nlp"):
         spec = queue(name)["spec"]
@@ -221,7 +216,7 @@ def test_deserved_never_exceeds_capability() -> None:
 
 
 def test_lending_limit_keeps_the_rest_of_the_quota_guaranteed_and_queues_reclaimable() -> None:
-    """R7.6: proportion takes every queue's guarantee out of the others' real capability
+    """R11.6: proportion takes every queue's guarantee out of the others' real capability
     (proportion.go 96-138), so nominal - lending_limit is what the team never lends; a queue
     is reclaimable so what it borrowed goes back (pkg/scheduler/actions/reclaim/reclaim.go
     197)."""
@@ -240,7 +235,7 @@ def reference_conf() -> Obj:
 
 
 def test_scheduler_configuration_keeps_the_charts_plugins_and_adds_reclaim() -> None:
-    """R7.5: the chart's volcano-scheduler.conf at v1.15.1 is the reference; we keep each of its
+    """R11.5: the chart's volcano-scheduler.conf at v1.15.1 is the reference; we keep each of its
     plugins (gang, priority, drf, proportion, predicates, ...), and add the preempt and reclaim
     actions, without which a reclaimable queue is never reclaimed from."""
     ours, reference = scheduler_conf(), reference_conf()
@@ -258,7 +253,7 @@ def test_scheduler_configuration_keeps_the_charts_plugins_and_adds_reclaim() -> 
 
 
 def test_gpu_pods_are_placed_by_node_affinity_and_taints_not_by_volcanos_gpu_sharing() -> None:
-    """R7.7: predicates' NodeAffinity and TaintToleration keep GPU pods on the pools their
+    """R11.7: predicates' NodeAffinity and TaintToleration keep GPU pods on the pools their
     labels and tolerations admit (pkg/scheduler/plugins/predicates/predicates.go 61-146,
     arguments as booleans: pkg/scheduler/framework/arguments.go 82-98); deviceshare (Volcano's
     own GPU sharing, volcano.sh/gpu-memory) would count the NVIDIA plugin's GPUs twice."""
@@ -270,7 +265,7 @@ def test_gpu_pods_are_placed_by_node_affinity_and_taints_not_by_volcanos_gpu_sha
 
 
 def test_scheduler_configuration_reaches_the_chart_through_its_override_value() -> None:
-    """R7.8: templates/scheduler.yaml writes custom.scheduler_config_override as
+    """R11.8: templates/scheduler.yaml writes custom.scheduler_config_override as
     volcano-scheduler.conf, or else the chart's file (lines 18-23 at v1.15.1)."""
     custom = values(ESTATE, "hpc", "volcano")["custom"]
     assert isinstance(custom["scheduler_config_override"], str)
@@ -285,7 +280,7 @@ def test_scheduler_configuration_reaches_the_chart_through_its_override_value() 
 
 
 def test_team_namespaces_name_their_queue_and_the_webhook_that_reads_it_is_on() -> None:
-    """R7.4: the podgroups mutating webhook sets spec.queue of a PodGroup left in `default` from
+    """R11.4: the podgroups mutating webhook sets spec.queue of a PodGroup left in `default` from
     its namespace's scheduling.volcano.sh/queue-name annotation
     (pkg/webhooks/admission/podgroups/mutate/mutate_podgroup.go 104-124); the chart serves that
     webhook only when custom.enabled_admissions lists /podgroups/mutate, which its default does
@@ -337,7 +332,7 @@ def chart_frameworks() -> list[str]:
 
 
 def test_kueue_integrations_follow_the_frameworks_named() -> None:
-    """R8.1: Kueue 0.19.2 knows these integration names (charts/kueue/values.yaml, the
+    """R12.1: Kueue 0.19.2 knows these integration names (charts/kueue/values.yaml, the
     uncommented list); `job` keeps batch/job with pod, deployment, statefulset."""
     every = kueue_config("ml")["integrations"]["frameworks"]
     assert every == [
@@ -356,7 +351,7 @@ def test_kueue_integrations_follow_the_frameworks_named() -> None:
 
 
 def test_operators_are_installed_pinned_and_only_for_the_frameworks_named() -> None:
-    """R8.2-R8.5: JobSet 0.12.0 (site/content/en/docs/installation/_index.md 57 at v0.12.0),
+    """R12.2-R12.5: JobSet 0.12.0 (site/content/en/docs/installation/_index.md 57 at v0.12.0),
     Kubeflow Trainer 2.3.0 (charts/kubeflow-trainer/README.md), KubeRay 1.7.0
     (helm-chart/kuberay-operator/README.md 30-33 at v1.7.0)."""
     for cluster in ("hpc", "ml"):
@@ -384,7 +379,7 @@ def test_operators_are_installed_pinned_and_only_for_the_frameworks_named() -> N
 
 
 def test_trainer_does_not_install_a_second_jobset_and_ships_the_example_runtime() -> None:
-    """R8.4: charts/kubeflow-trainer/Chart.yaml at v2.3.0 depends on jobset 0.12.0 under
+    """R12.4: charts/kubeflow-trainer/Chart.yaml at v2.3.0 depends on jobset 0.12.0 under
     condition jobset.install (values.yaml: true, 'must be set to false if jobset
     controller/webhook has already been installed'); runtimes.torchDistributed.enabled ships
     ClusterTrainingRuntime torch-distributed (files/runtimes/torch-distributed.yaml)."""
@@ -395,7 +390,7 @@ def test_trainer_does_not_install_a_second_jobset_and_ships_the_example_runtime(
 
 
 def test_kuberay_uses_volcano_for_gang_scheduling_on_a_volcano_cluster() -> None:
-    """R8.6: batchScheduler.name selects the batch scheduler the operator creates PodGroups for
+    """R12.6: batchScheduler.name selects the batch scheduler the operator creates PodGroups for
     (helm-chart/kuberay-operator/values.yaml 96-102 at v1.7.0)."""
     assert values(ESTATE, "hpc", "kuberay-operator") == {"batchScheduler": {"name": "volcano"}}
     assert values(ESTATE, "ml", "kuberay-operator") == {}
@@ -420,7 +415,7 @@ def test_examples_are_written_beside_the_manifests_but_never_applied() -> None:
 def test_kueue_examples_carry_the_queue_label_and_are_valid_with_cel(
     kind: str, folder: str
 ) -> None:
-    """R8.7: Kueue finds a job's LocalQueue by the kueue.x-k8s.io/queue-name label; a job
+    """R12.7: Kueue finds a job's LocalQueue by the kueue.x-k8s.io/queue-name label; a job
     created suspended is started by Kueue on admission. Valid against the pinned CRD, closed,
     with its CEL rules."""
     crds = crd_set(CONFORMANCE / folder)
@@ -433,7 +428,7 @@ def test_kueue_examples_carry_the_queue_label_and_are_valid_with_cel(
 
 
 def test_volcano_examples_name_the_queue_and_the_matching_job_plugins() -> None:
-    """R8.8: Volcano runs TrainJob-, MPIJob- and RayJob-style training as batch.volcano.sh Jobs
+    """R12.8: Volcano runs TrainJob-, MPIJob- and RayJob-style training as batch.volcano.sh Jobs
     with its pytorch, mpi and ray job plugins (pkg/controllers/job/plugins/factory.go at v1.15.1),
     with svc (and ssh for mpi) as the job webhook adds them (mutate_job.go 235-266); a JobSet's
     pods name the scheduler and the queue. Jobs are valid against the pinned Job CRD."""

@@ -4,7 +4,7 @@
 ``integrations.frameworks`` entries (or, under Volcano, the job plugins that run it), the pinned
 operator release that serves its CRD, and per team an example job in
 ``kubernetes/<cluster>/examples/`` that shows how to reach the team's queue; the examples are
-not in the kustomization, so nothing applies them (section 8, R8.1-R8.8).
+not in the kustomization, so nothing applies them (section 12, R12.1-R12.8).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def releases(view: ClusterView) -> list[HelmRelease]:
         )
     if "trainjob" in named:
         # JobSet is its own release above (checks require it listed): the chart must not
-        # install a second copy, and the example runtime comes with the chart (R8.4)
+        # install a second copy, and the example runtime comes with the chart (R12.4)
         out.append(
             HelmRelease(
                 "kubeflow-trainer",

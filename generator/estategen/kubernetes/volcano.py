@@ -3,7 +3,7 @@
 The same ``queues.teams`` that become Kueue ClusterQueues become ``scheduling.volcano.sh/v1beta1``
 Queues, counted in the units Kueue's flavours use (physical GPUs, MIG instances, or replicas of
 shared GPUs), as Volcano v1.15.1 serves and schedules them
-(``docs/kubernetes-upstream-requirements.md`` section 7, R7.1-R7.9).
+(``docs/kubernetes-upstream-requirements.md`` section 11, R11.1-R11.8).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ REPOSITORY = "https://volcano-sh.github.io/helm-charts"
 VERSION = "1.15.1"
 NAMESPACE = "volcano-system"
 SCHEDULER_NAME = "volcano"
-# a PodGroup left in the default queue takes the queue its namespace names here (R7.4)
+# a PodGroup left in the default queue takes the queue its namespace names here (R11.4)
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 # the chart's enabled_admissions (values.yaml at v1.15.1) plus /podgroups/mutate, the webhook
-# that reads the namespace's queue annotation (R7.4)
+# that reads the namespace's queue annotation (R11.4)
 ADMISSIONS = (
     "/jobs/mutate",
     "/jobs/validate",
@@ -41,7 +41,7 @@ def uses_volcano(view: ClusterView) -> bool:
 
 
 def scheduler_configuration(view: ClusterView) -> Obj:
-    """The chart's volcano-scheduler.conf with reclaim and preemption added (R7.5-R7.7).
+    """The chart's volcano-scheduler.conf with reclaim and preemption added (R11.5-R11.7).
 
     ``gang`` admits a job only when all its pods fit, ``priority`` orders jobs by their
     PriorityClass, ``proportion`` divides the cluster among the queues by weight within each
@@ -144,7 +144,7 @@ def queues(view: ClusterView) -> list[Obj]:
 
 
 def namespace_annotations(view: ClusterView, team: Team) -> dict[str, str]:
-    """The team's queue as its namespace's default, for pods that name none (R7.4)."""
+    """The team's queue as its namespace's default, for pods that name none (R11.4)."""
     if uses_volcano(view) and kueue.queue_entry(view, team) is not None:
         return {QUEUE_ANNOTATION: team.name}
     return {}
