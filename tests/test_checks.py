@@ -434,6 +434,16 @@ def test_names_not_reserved_passes_ordinary_names() -> None:
             "team namespace 'kueue-system' is reserved: it is the namespace estategen installs",
         ),
         (
+            "identity: {teams: [{name: vision, gid: 20001, namespace: volcano-system}]}",
+            "identity.teams[0].namespace",
+            "team namespace 'volcano-system' is reserved: it is the namespace estategen installs",
+        ),
+        (
+            "identity: {teams: [{name: vision, gid: 20001, namespace: mpi-operator}]}",
+            "identity.teams[0].namespace",
+            "team namespace 'mpi-operator' is reserved: it is the namespace the MPI Operator",
+        ),
+        (
             "identity: {teams: [{name: default, gid: 20001}]}",
             "identity.teams[0].namespace",
             "team namespace 'default' is reserved: it is a namespace Kubernetes creates",
