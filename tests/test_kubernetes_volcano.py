@@ -315,6 +315,19 @@ def test_team_namespaces_name_their_queue_and_the_webhook_that_reads_it_is_on() 
             assert k8s_volcano.QUEUE_ANNOTATION not in obj["metadata"].get("annotations", {})
 
 
+def test_every_pod_of_a_team_namespace_is_handed_to_volcano() -> None:
+    """R11.9: the pods mutating webhook (/pods/mutate) patches spec.schedulerName for pods in a
+    resource group's namespaces (pkg/webhooks/admission/pods/mutate/mutate_pod.go 107-157,
+    namespace.go 33-41; config from custom.admission_config_override, templates/admission.yaml
+    18-20), so a plain Job or Deployment of the team reaches the queue too."""
+    custom = values(ESTATE, "hpc", "volcano")["custom"]
+    assert "/pods/mutate" in custom["enabled_admissions"].split(",")
+    (group,) = yaml.safe_load(custom["admission_config_override"])["resourceGroups"]
+    assert group["object"] == {"key": "namespace", "value": ["vision", "nlp"]}  # not ops
+    assert group["schedulerName"] == k8s_volcano.SCHEDULER_NAME
+    assert set(group) == {"resourceGroup", "object", "schedulerName"}  # nothing else patched
+
+
 # --- frameworks ----------------------------------------------------------------------------------
 
 

@@ -3,7 +3,7 @@
 The same ``queues.teams`` that become Kueue ClusterQueues become ``scheduling.volcano.sh/v1beta1``
 Queues, counted in the units Kueue's flavours use (physical GPUs, MIG instances, or replicas of
 shared GPUs), as Volcano v1.15.1 serves and schedules them
-(``docs/kubernetes-upstream-requirements.md`` section 11, R11.1-R11.8).
+(``docs/kubernetes-upstream-requirements.md`` section 11, R11.1-R11.9).
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ SCHEDULER_NAME = "volcano"
 # a PodGroup left in the default queue takes the queue its namespace names here (R11.4)
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 # the chart's enabled_admissions (values.yaml at v1.15.1) plus /podgroups/mutate, the webhook
-# that reads the namespace's queue annotation (R11.4)
+# that reads the namespace's queue annotation (R11.4), and /pods/mutate, which hands every pod
+# of a team namespace to Volcano (R11.9)
 ADMISSIONS = (
     "/jobs/mutate",
     "/jobs/validate",
+    "/pods/mutate",
     "/podgroups/mutate",
     "/podgroups/validate",
     "/queues/mutate",
@@ -80,10 +82,34 @@ def scheduler_configuration(view: ClusterView) -> Obj:
     }
 
 
+def admission_configuration(view: ClusterView) -> Obj:
+    """Pods in a team namespace get ``schedulerName: volcano`` from the pods webhook, so a plain
+    Job or Deployment is queued too, not only jobs that name the scheduler (R11.9)."""
+    return {
+        "resourceGroups": [
+            {
+                "resourceGroup": "estategen-teams",
+                "object": {"key": "namespace", "value": queued_namespaces(view)},
+                "schedulerName": SCHEDULER_NAME,
+            }
+        ]
+    }
+
+
+def queued_namespaces(view: ClusterView) -> list[str]:
+    """Namespaces of the teams with a queue on the cluster."""
+    return [
+        team.namespace
+        for team in view.estate.identity.teams
+        if kueue.queue_entry(view, team) is not None
+    ]
+
+
 def helm_values(view: ClusterView) -> Obj:
     return {
         "custom": {
             "scheduler_config_override": config_text(scheduler_configuration(view)),
+            "admission_config_override": config_text(admission_configuration(view)),
             "enabled_admissions": ",".join(ADMISSIONS),
         }
     }
@@ -145,6 +171,6 @@ def queues(view: ClusterView) -> list[Obj]:
 
 def namespace_annotations(view: ClusterView, team: Team) -> dict[str, str]:
     """The team's queue as its namespace's default, for pods that name none (R11.4)."""
-    if uses_volcano(view) and kueue.queue_entry(view, team) is not None:
+    if uses_volcano(view) and team.namespace in queued_namespaces(view):
         return {QUEUE_ANNOTATION: team.name}
     return {}
