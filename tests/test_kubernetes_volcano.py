@@ -363,6 +363,15 @@ def test_kueue_integrations_follow_the_frameworks_named() -> None:
     assert only_jobs == ["batch/job", "pod", "deployment", "statefulset"]
 
 
+@pytest.mark.parametrize("source", [ESTATE, JOB_ONLY], ids=["every-framework", "job-only"])
+def test_kueue_requirements_hold_with_every_framework(source: str) -> None:
+    """R5.1-R5.6 of the Kueue cluster still hold with the framework integrations added."""
+    semantics.test_kueue_configuration_keeps_the_chart_defaults_and_names_only_its_fields(
+        source, "ml"
+    )
+    semantics.test_kueue_fair_sharing_and_all_or_nothing_admission_are_on(source, "ml")
+
+
 def test_operators_are_installed_pinned_and_only_for_the_frameworks_named() -> None:
     """R12.2-R12.5: JobSet 0.12.0 (site/content/en/docs/installation/_index.md 57 at v0.12.0),
     Kubeflow Trainer 2.3.0 (charts/kubeflow-trainer/README.md), KubeRay 1.7.0
