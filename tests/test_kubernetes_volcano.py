@@ -541,3 +541,16 @@ def test_plan_explains_queue_and_example_changes_and_a_new_operator(tmp_path: Pa
     assert by_subject["hpc examples for vision"].kind == "kubernetes-examples"
     assert by_subject["upstream_manifests"].kind == "kubernetes-components"
     assert by_subject["Helm release jobset"].kind == "kubernetes-components"
+
+
+def test_the_estate_picture_names_volcano_queues_not_a_cohort() -> None:
+    """The report's picture shows a Volcano cluster's queues as Volcano Queues, with no cohort."""
+    from estategen import report
+    from estategen.picture import picture
+
+    estate, _ = rendered(ESTATE)
+    drawn = picture(report.build(estate))
+    frames = {f.label for f in drawn.frames if f.label.startswith("cluster")}
+    assert "cluster hpc · volcano queues" in frames and "cluster ml · cohort ml" in frames
+    titles = {b.title.split("\n")[0] for b in drawn.boxes if b.kind == "queue"}
+    assert {"Volcano Queue vision", "ClusterQueue vision in cohort ml"} <= titles
