@@ -475,6 +475,13 @@ def test_volcano_examples_name_the_queue_and_the_matching_job_plugins() -> None:
         assert set(by_kind["rayjob-example"]["spec"]["plugins"]) == {"ray", "svc"}
         roles = {t["name"] for t in by_kind["rayjob-example"]["spec"]["tasks"]}
         assert roles == {"head", "worker"}
+        # no Kueue to add its flavour's tolerations: the pods tolerate the MIG pool's taint
+        training = {"key": "dedicated", "operator": "Equal", "value": "training"}
+        for task in by_kind["mpijob-example"]["spec"]["tasks"]:
+            pod = task["template"]["spec"]
+            (requested,) = pod["containers"][0]["resources"]["limits"]
+            expected = [{**training, "effect": "NoSchedule"}] if "mig" in requested else None
+            assert pod.get("tolerations") == expected, (name, requested)
 
 
 # --- the Pulumi program applies the same ---------------------------------------------------------

@@ -130,16 +130,20 @@ def examples(view: ClusterView) -> dict[str, list[Obj]]:
     for entry in queues.teams:
         team = teams[entry.team]
         keyed = [f for f in all_flavors if entry.quota.get(f.flavor.key, 0) > 0]
-        resource = (keyed or all_flavors)[0].resource if all_flavors else None
+        flavor = (keyed or all_flavors)[0] if all_flavors else None
+        resource = flavor.resource if flavor else None
+        # Kueue adds its flavour's tolerations on admission; under Volcano the pod carries them
+        tolerations = kueue.flavor_tolerations(flavor) if flavor and queues.volcano else []
         found: list[Obj] = []
         if "jobset" in view.cluster.frameworks:
-            found.append(_jobset(view, team, resource))
+            found.append(_jobset(view, team, _pod(resource, tolerations, "Never")))
         if "trainjob" in view.cluster.frameworks and not queues.volcano:
             found.append(_trainjob(team, resource))
         if queues.volcano:
             for kind, plugins in VOLCANO_PLUGINS.items():
                 if kind in view.cluster.frameworks:
-                    found.append(_volcano_job(team, kind, plugins, resource))
+                    pod = _pod(resource, tolerations, "OnFailure")
+                    found.append(_volcano_job(team, kind, plugins, pod))
         if found:
             out[f"examples/{team.name}.yaml"] = found
     return out
@@ -157,6 +161,13 @@ def _container(resource: str | None) -> Obj:
     return out
 
 
+def _pod(resource: str | None, tolerations: list[Obj], restart: str) -> Obj:
+    pod: Obj = {"restartPolicy": restart, "containers": [_container(resource)]}
+    if tolerations:
+        pod["tolerations"] = tolerations
+    return pod
+
+
 def _queue_metadata(view: ClusterView, name: str, team: Team) -> Obj:
     """Kueue reads the queue label on the job; Volcano the annotation on its pods."""
     metadata = meta(name, team.namespace)
@@ -165,8 +176,7 @@ def _queue_metadata(view: ClusterView, name: str, team: Team) -> Obj:
     return metadata
 
 
-def _jobset(view: ClusterView, team: Team, resource: str | None) -> Obj:
-    pod: Obj = {"restartPolicy": "Never", "containers": [_container(resource)]}
+def _jobset(view: ClusterView, team: Team, pod: Obj) -> Obj:
     template: Obj = {"spec": pod}
     if volcano.uses_volcano(view):
         pod["schedulerName"] = volcano.SCHEDULER_NAME
@@ -210,16 +220,10 @@ def _trainjob(team: Team, resource: str | None) -> Obj:
     }
 
 
-def _volcano_job(team: Team, kind: str, plugins: dict[str, list[str]], resource: str | None) -> Obj:
+def _volcano_job(team: Team, kind: str, plugins: dict[str, list[str]], pod: Obj) -> Obj:
     framework = next(p for p in plugins if p in _PLUGIN_TASKS)
     tasks = [
-        {
-            "name": role,
-            "replicas": 1 if index == 0 else 2,
-            "template": {
-                "spec": {"restartPolicy": "OnFailure", "containers": [_container(resource)]}
-            },
-        }
+        {"name": role, "replicas": 1 if index == 0 else 2, "template": {"spec": pod}}
         for index, role in enumerate(_PLUGIN_TASKS[framework])
     ]
     return {
