@@ -260,7 +260,7 @@ def test_gpu_pods_are_placed_by_node_affinity_and_taints_not_by_volcanos_gpu_sha
     found = plugins(scheduler_conf())
     arguments = found["predicates"]["arguments"]
     assert arguments["predicate.NodeAffinityEnable"] is True
-    assert arguments["predicate.TaintToleration" + "Enable"] is True
+    assert arguments["predicate.TaintTolerationEnable"] is True
     assert "deviceshare" not in found
 
 
