@@ -189,6 +189,11 @@ def build(data: Data, objects: Sequence[Obj], folder: Path) -> None:
         )
         for group in release["provides"]:
             providers.setdefault(group, []).append(installed)
+    for upstream in data.get("upstream_manifests", []):
+        # an operator published as one manifest at a pinned tag, no chart (the MPI Operator)
+        applied = k8s.yaml.v2.ConfigFile(upstream["name"], file=upstream["url"])
+        for group in upstream["provides"]:
+            providers.setdefault(group, []).append(applied)
     pod_inputs: list[tuple[str | None, pulumi.Resource]] = []
     count = len(namespaces)
     for obj in objects:

@@ -104,6 +104,8 @@ TESTED_CHECKS = [
     "aks_cluster_settings",
     "aks_pools_buildable",
     "eks_autoscaler_tags_fit",
+    "queue_engine_keys",
+    "frameworks_resolve",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -444,6 +446,16 @@ def test_names_not_reserved_passes_ordinary_names() -> None:
             "identity: {teams: [{name: vision, gid: 20001, namespace: kueue-system}]}",
             "identity.teams[0].namespace",
             "team namespace 'kueue-system' is reserved: it is the namespace estategen installs",
+        ),
+        (
+            "identity: {teams: [{name: vision, gid: 20001, namespace: volcano-system}]}",
+            "identity.teams[0].namespace",
+            "team namespace 'volcano-system' is reserved: it is the namespace estategen installs",
+        ),
+        (
+            "identity: {teams: [{name: vision, gid: 20001, namespace: mpi-operator}]}",
+            "identity.teams[0].namespace",
+            "team namespace 'mpi-operator' is reserved: it is the namespace the MPI Operator",
         ),
         (
             "identity: {teams: [{name: default, gid: 20001}]}",
@@ -2552,3 +2564,133 @@ def test_eks_label_key_too_long_for_the_autoscalers_tag_is_refused() -> None:
 def test_a_fixed_size_group_needs_no_autoscaler_tags() -> None:
     key = "research-gpu-team.example.com/" + "k" * 63  # 139 characters as a tag key
     assert run(checks.eks_autoscaler_tags_fit, EKS_GROWING.format(low=4, key=key)) == []
+
+
+# --- queue_engine_keys (issue 15) ----------------------------------------------------------
+
+VOLCANO = """
+        kubernetes:
+          clusters:
+            - name: lab-k8s
+              queues:
+                engine: volcano
+                teams:
+                  - {team: vision, quota: {l4-24gb: 2}}
+                  - {team: nlp, quota: {l4-24gb: 2}}
+"""
+
+
+def test_queue_engine_keys_pass_kueue_with_a_cohort_and_volcano_without() -> None:
+    assert run(checks.queue_engine_keys) == []
+    assert run(checks.queue_engine_keys, VOLCANO) == []
+
+
+def test_kueue_without_a_cohort_is_refused() -> None:
+    fragment = VOLCANO.replace("engine: volcano", "engine: kueue")
+    only(
+        run(checks.queue_engine_keys, fragment),
+        "kubernetes.clusters[0].queues",
+        "'cohort' is required with engine kueue",
+    )
+
+
+def test_volcano_refuses_a_cohort_it_would_ignore() -> None:
+    fragment = VOLCANO.replace("engine: volcano", "engine: volcano\n                cohort: lab")
+    only(
+        run(checks.queue_engine_keys, fragment),
+        "kubernetes.clusters[0].queues.cohort",
+        "Volcano has no cohorts",
+    )
+
+
+def test_volcano_refuses_a_weight_above_its_queue_crd_bound() -> None:
+    """Queue.spec.weight has maximum 65535 (scheduling.volcano.sh_queues.yaml at v1.15.1)."""
+    fragment = (
+        VOLCANO
+        + """
+        identity:
+          teams:
+            - {name: vision, gid: 20001, members: [alice], fairshare: 65536}
+            - {name: nlp, gid: 20002, members: [bob], fairshare: 65535}
+    """
+    )
+    only(
+        run(checks.queue_engine_keys, fragment),
+        "identity.teams[0].fairshare",
+        "at most 65535",
+    )
+    kueue = fragment.replace("engine: volcano", "engine: kueue\n                cohort: lab")
+    assert run(checks.queue_engine_keys, kueue) == []
+
+
+def test_volcano_refuses_a_team_named_like_its_own_default_queue() -> None:
+    fragment = """
+        identity:
+          teams:
+            - {name: default, gid: 20001, members: [alice], namespace: team-default}
+            - {name: nlp, gid: 20002, members: [bob]}
+        kubernetes:
+          clusters:
+            - name: lab-k8s
+              queues:
+                engine: volcano
+                teams: [{team: default, quota: {l4-24gb: 2}}]
+    """
+    only(
+        run(checks.queue_engine_keys, fragment),
+        "kubernetes.clusters[0].queues.teams[0].team",
+        "Volcano creates its own queue 'default'",
+    )
+
+
+@pytest.mark.parametrize("engine", ["kueue", "volcano"])
+def test_quota_checks_hold_for_either_engine(engine: str) -> None:
+    """Capacity and team resolution do not depend on which engine runs the queues."""
+    head = queues("{team: robotics, quota: {l4-24gb: 5}}", "{team: nlp, quota: {l4-24gb: 3}}")
+    if engine == "volcano":
+        head = head.replace("cohort: lab", "engine: volcano")
+    assert where(run(checks.queues_resolve, head)) == [
+        ("kubernetes.clusters[0].queues.teams[0].team", "error")
+    ]
+    assert where(run(checks.quotas_within_capacity, head)) == [
+        ("kubernetes.clusters[0].queues.teams[0].quota.l4-24gb", "error"),
+        ("kubernetes.clusters[0].queues", "error"),
+    ]
+
+
+# --- frameworks_resolve (issue 15) ---------------------------------------------------------
+
+
+def frameworks(names: str) -> str:
+    return queues(
+        "{team: vision, quota: {l4-24gb: 2}}", "{team: nlp, quota: {l4-24gb: 2}}"
+    ).replace("              queues:", f"              frameworks: {names}\n              queues:")
+
+
+def test_frameworks_resolve_passes_the_default_and_every_framework() -> None:
+    assert estate().kubernetes_clusters[0].frameworks == ("job",)
+    assert (
+        run(checks.frameworks_resolve, frameworks("[job, jobset, trainjob, mpijob, rayjob]")) == []
+    )
+
+
+def test_a_framework_listed_twice_is_refused() -> None:
+    only(
+        run(checks.frameworks_resolve, frameworks("[job, jobset, job]")),
+        "kubernetes.clusters[0].frameworks[2]",
+        "'job' is listed twice",
+    )
+
+
+def test_trainjob_without_jobset_is_refused() -> None:
+    only(
+        run(checks.frameworks_resolve, frameworks("[job, trainjob]")),
+        "kubernetes.clusters[0].frameworks[1]",
+        "trainjob needs jobset",
+    )
+
+
+def test_an_unknown_framework_is_a_schema_error() -> None:
+    document = _parse(blueprint(frameworks("[job, pytorchjob]")))
+    _, problems = schema.normalise(document.data)
+    assert [p.path for p in problems] == ["kubernetes.clusters[0].frameworks[1]"]

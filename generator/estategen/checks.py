@@ -1294,6 +1294,70 @@ def eks_autoscaler_tags_fit(estate: Estate) -> Iterator[Finding]:
                 )
 
 
+# --- queue engines and training frameworks (issue 15) ------------------------------------------
+
+# Volcano's Queue CRD (v1.15.1, scheduling.volcano.sh_queues.yaml) bounds spec.weight
+VOLCANO_MAX_WEIGHT = 65535
+# queues Volcano creates itself (pkg/webhooks/admission/queues/validate/validate_queue.go)
+VOLCANO_OWN_QUEUES = ("default", "root")
+
+
+@check
+def queue_engine_keys(estate: Estate) -> Iterator[Finding]:
+    """Each engine takes the keys it gives an effect to: Kueue a cohort, Volcano none."""
+    teams = estate.teams_by_name
+    for cluster in estate.kubernetes_clusters:
+        queues = cluster.queues
+        if queues is None:
+            continue
+        if not queues.volcano:
+            if not queues.cohort_declared:
+                yield issue(
+                    queues.path,
+                    "'cohort' is required with engine kueue: the teams' ClusterQueues borrow "
+                    "idle quota within it",
+                )
+            continue
+        if queues.cohort_declared:
+            yield issue(
+                f"{queues.path}.cohort",
+                "Volcano has no cohorts: its proportion plugin divides the whole cluster among "
+                "the queues by weight; remove 'cohort' (or use engine: kueue)",
+            )
+        for entry in queues.teams:
+            if entry.team in VOLCANO_OWN_QUEUES:
+                yield issue(
+                    f"{entry.path}.team",
+                    f"Volcano creates its own queue {entry.team!r}; a team queue cannot take "
+                    "that name",
+                )
+            team = teams.get(entry.team)
+            if team is not None and team.fairshare > VOLCANO_MAX_WEIGHT:
+                yield issue(
+                    f"{team.path}.fairshare",
+                    f"fairshare {team.fairshare} becomes the weight of the team's Volcano queue "
+                    f"in cluster {cluster.name!r}, which is at most {VOLCANO_MAX_WEIGHT}",
+                )
+
+
+@check
+def frameworks_resolve(estate: Estate) -> Iterator[Finding]:
+    """A framework is listed once, and TrainJob comes with the JobSet it runs as."""
+    for cluster in estate.kubernetes_clusters:
+        seen: set[str] = set()
+        for i, name in enumerate(cluster.frameworks):
+            if name in seen:
+                yield issue(f"{cluster.path}.frameworks[{i}]", f"{name!r} is listed twice")
+            seen.add(name)
+        if "trainjob" in seen and "jobset" not in seen:
+            index = cluster.frameworks.index("trainjob")
+            yield issue(
+                f"{cluster.path}.frameworks[{index}]",
+                "trainjob needs jobset: Kubeflow Trainer runs each TrainJob as a JobSet "
+                "(its chart depends on JobSet 0.12.0); add jobset to frameworks",
+            )
+
+
 def _article(word: str) -> str:
     """'an' before a vowel sound as these words are read out (an eks, an ldap, a gke)."""
     return "an" if word[:1] in "aeiol" else "a"

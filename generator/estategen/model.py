@@ -318,8 +318,18 @@ class QueueTeam:
 
 @dataclass(frozen=True)
 class Queues:
+    # the group the teams share idle GPUs in: Kueue's cohort; with Volcano, whose proportion
+    # plugin divides the whole cluster among its queues, the cluster itself
     cohort: str
     teams: tuple[QueueTeam, ...]
+    # --- queue engine (issue 15) ---
+    path: str = ""
+    engine: str = "kueue"
+    cohort_declared: bool = True
+
+    @property
+    def volcano(self) -> bool:
+        return self.engine == "volcano"
 
 
 @dataclass(frozen=True)
@@ -343,6 +353,8 @@ class KubernetesCluster:
     queues: Queues | None
     priority_classes: tuple[PriorityClass, ...]
     prometheus_operator: bool
+    # --- training frameworks (issue 15): job, jobset, trainjob, mpijob, rayjob ---
+    frameworks: tuple[str, ...] = ("job",)
 
 
 @dataclass(frozen=True)
@@ -685,7 +697,10 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
         device_plugin_install=c["device_plugin"]["install"],
         mig_strategy=c["device_plugin"]["mig_strategy"],
         queues=Queues(
-            cohort=queues["cohort"],
+            cohort=queues.get("cohort") or c["name"],
+            path=f"{path}.queues",
+            engine=queues["engine"],
+            cohort_declared="cohort" in queues,
             teams=tuple(
                 QueueTeam(
                     path=f"{path}.queues.teams[{i}]",
@@ -706,6 +721,7 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
             for i, pc in enumerate(c["priority_classes"])
         ),
         prometheus_operator=c["prometheus_operator"],
+        frameworks=tuple(c["frameworks"]),
     )
 
 

@@ -282,7 +282,8 @@ def picture(report: Report) -> Picture:
             if cluster.provider != "on-prem":
                 label += f" · {cluster.provider}"
             if queues:
-                label += f" · cohort {queues.cohort}"
+                # Volcano has no cohort: its queues share the whole cluster (issue 15)
+                label += " · volcano queues" if queues.volcano else f" · cohort {queues.cohort}"
             pic.frames.append(Frame("cluster", x, y, width, bottom - y, label))
             boxes = {}
             for pool, px in zip(pools, _row_x(len(pools), x + CLUSTER_PAD, band), strict=True):
@@ -292,6 +293,11 @@ def picture(report: Report) -> Picture:
             entries = queues.teams if queues else ()
             for entry, qx in zip(entries, _row_x(len(entries), x + CLUSTER_PAD, band), strict=True):
                 key = f"queue:{cluster.name}/{entry.team}"
+                heading = (
+                    f"Volcano Queue {entry.team}"
+                    if queues and queues.volcano
+                    else f"ClusterQueue {entry.team} in cohort {queues.cohort if queues else ''}"
+                )
                 quota = ", ".join(f"{n} {k}" for k, n in entry.quota.items())
                 borrow = (
                     "borrows idle quota"
@@ -312,8 +318,7 @@ def picture(report: Report) -> Picture:
                         ("line", clip(quota, LINE_CHARS)),
                         ("line", borrow),
                     ),
-                    title=f"ClusterQueue {entry.team} in cohort {queues.cohort if queues else ''}"
-                    f"\nnominal: {quota}\n{borrow}",
+                    title=f"{heading}\nnominal: {quota}\n{borrow}",
                     links=" ".join(report.links.get(key, ())),
                 )
                 pic.boxes.append(queue_box)

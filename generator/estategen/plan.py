@@ -1569,9 +1569,16 @@ def _cluster_json(
             if key == "releases"
             else _AUTOSCALER_MEANING
             if key == "autoscaler"
+            else "operators applied from their pinned manifest change: pulumi up applies the "
+            "new one (kubectl apply --server-side -f its URL without Pulumi)"
+            if key == "upstream_manifests"
             else "cluster settings change with pulumi up"
         )
-        kind = "kubernetes-components" if key == "releases" else "kubernetes-cluster-settings"
+        kind = (
+            "kubernetes-components"
+            if key in ("releases", "upstream_manifests")
+            else "kubernetes-cluster-settings"
+        )
         changes.append(
             Change(path, kind, key, meaning, _short(old.get(key)), _short(new.get(key)), (up,))
         )
@@ -1647,6 +1654,13 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
     ),
     "PersistentVolume": ("kubernetes-storage", "team volumes over the shared file systems"),
     "PersistentVolumeClaim": ("kubernetes-storage", "team claims on the shared file systems"),
+    # --- Volcano (issue 15) ---
+    "Queue": (
+        "volcano-quota",
+        "Volcano queues update live: weight, deserved, capability and guarantee apply to the "
+        "next scheduling cycle; running pods stay, and what a queue holds above its new "
+        "deserved may be reclaimed",
+    ),
     "Service": ("observability", "the DCGM exporter's Service changes"),
     "ServiceMonitor": ("observability", "the DCGM exporter's scrape configuration changes"),
     "PrometheusRule": (
@@ -1835,6 +1849,21 @@ def _helm_values(
     ]
 
 
+def _examples(
+    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, team: str
+) -> list[Change]:
+    return [
+        Change(
+            path,
+            "kubernetes-examples",
+            f"{cluster} examples for {team}",
+            "example jobs showing the team's queue change; nothing applies them (the "
+            "kustomization does not list examples/), so nothing changes on the cluster",
+            actions=(Action("review", path),),
+        )
+    ]
+
+
 def _kubernetes_other(
     estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
 ) -> list[Change]:
@@ -2003,6 +2032,7 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"ansible/.+", _ansible_other),
     (r"pulumi/([^/]+)/cluster\.json", _cluster_json),
     (r"kubernetes/([^/]+)/helm/([^/]+)\.values\.yaml", _helm_values),
+    (r"kubernetes/([^/]+)/examples/([^/]+)\.yaml", _examples),
     (r"kubernetes/([^/]+)/((?!kustomization)[^/]+\.yaml)", _manifest),
     (r"kubernetes/([^/]+)/(.+)", _kubernetes_other),
     (r"pulumi/([^/]+)/Pulumi\.([^/]+)\.yaml", _stack_settings),

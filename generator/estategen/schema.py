@@ -68,6 +68,10 @@ CLOUD_SUBNET = r"([a-z]([-a-z0-9]{0,61}[a-z0-9])?|subnet-[0-9a-f]{8,17})"
 SLURM_VERSIONS = ("22.05", "23.02", "23.11", "24.05", "24.11", "25.05")
 KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
 PROVIDERS = ("on-prem", "gke", "eks", "aks")
+# queue engines and training frameworks a Kubernetes cluster may run (issue 15)
+QUEUE_ENGINES = ("kueue", "volcano")
+FRAMEWORKS = ("job", "jobset", "trainjob", "mpijob", "rayjob")
+DEFAULT_FRAMEWORKS = ("job",)
 
 # What a pattern means, for error messages and JSON Schema descriptions.
 _PATTERN_HINTS = {
@@ -425,9 +429,16 @@ _K8S_CLUSTER = _dict(
         ),
         "queues": _dict(
             {
-                "cohort": _name(required=True),
+                # --- queue engine (issue 15): Kueue or Volcano from the same teams ---
+                "engine": {"type": "string", "allowed": list(QUEUE_ENGINES), "default": "kueue"},
+                # required with Kueue, refused with Volcano (checks.queue_engine_keys)
+                "cohort": _name(),
                 "teams": _list(_QUEUE_TEAM, required=True, minlength=1),
             }
+        ),
+        # --- training frameworks (issue 15): queued kinds and their operators ---
+        "frameworks": _list(
+            {"type": "string", "allowed": list(FRAMEWORKS)}, default=list(DEFAULT_FRAMEWORKS)
         ),
         "priority_classes": _list(
             _dict(

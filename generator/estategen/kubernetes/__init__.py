@@ -1,21 +1,32 @@
 """The Kubernetes side of an estate, built once from the model.
 
 For each cluster this builds every Kubernetes object (one module per family: ``core`` for
-tenancy and nodes, ``nvidia``, ``kueue``, ``storage``), the Helm releases they rely on and the
-managed node pools (``cloud``). The ``kubernetes/<cluster>/`` manifests and the Pulumi program
-both apply exactly these objects.
+tenancy and nodes, ``nvidia``, ``kueue`` or ``volcano``, ``storage``, ``frameworks``), the Helm
+releases they rely on and the managed node pools (``cloud``). The ``kubernetes/<cluster>/``
+manifests and the Pulumi program both apply exactly these objects.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from estategen.kubernetes import autoscaler, cloud, core, kueue, nvidia, storage
+from estategen.kubernetes import (
+    autoscaler,
+    cloud,
+    core,
+    frameworks,
+    kueue,
+    nvidia,
+    storage,
+    volcano,
+)
 from estategen.kubernetes.objects import (
     KUEUE_NAMESPACE,
     NVIDIA_NAMESPACE,
     ClusterView,
+    HelmRelease,
     Obj,
+    UpstreamManifest,
 )
 from estategen.model import Estate, KubernetesCluster
 
@@ -27,27 +38,16 @@ GPU_OPERATOR_VERSION = "v26.7.0"
 
 
 @dataclass(frozen=True)
-class HelmRelease:
-    """A chart the cluster needs, pinned, with the values the generator computed."""
-
-    name: str
-    chart: str
-    version: str
-    namespace: str
-    values: Obj
-    repository: str | None = None
-    create_namespace: bool = False
-    # API groups of the CRDs the chart installs: objects of these groups wait for it
-    provides: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class ClusterObjects:
     """Everything estategen applies to one cluster, grouped as the manifests are written."""
 
     files: dict[str, list[Obj]]
     releases: list[HelmRelease]
     node_pools: list[Obj] = field(default_factory=list)
+    # examples/<team>.yaml: jobs that show how to reach a queue; written, never applied
+    examples: dict[str, list[Obj]] = field(default_factory=dict)
+    # operators published as a manifest, not a chart, applied after the releases
+    upstream: list[UpstreamManifest] = field(default_factory=list)
 
     def objects(self) -> list[Obj]:
         return [obj for objs in self.files.values() for obj in objs]
@@ -104,7 +104,7 @@ def releases(view: ClusterView) -> list[HelmRelease]:
                 repository=autoscaler.REPOSITORY,
             )
         )
-    if view.cluster.queues is not None:
+    if view.cluster.queues is not None and not view.cluster.queues.volcano:
         out.append(
             HelmRelease(
                 "kueue",
@@ -116,6 +116,20 @@ def releases(view: ClusterView) -> list[HelmRelease]:
                 provides=("kueue.x-k8s.io",),
             )
         )
+    if volcano.uses_volcano(view):
+        out.append(
+            HelmRelease(
+                "volcano",
+                volcano.CHART,
+                volcano.VERSION,
+                volcano.NAMESPACE,
+                volcano.helm_values(view),
+                repository=volcano.REPOSITORY,
+                create_namespace=True,
+                provides=("scheduling.volcano.sh", "batch.volcano.sh"),
+            )
+        )
+    out.extend(frameworks.releases(view))
     return out
 
 
@@ -133,9 +147,12 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
         ],
         "storage.yaml": storage.objects(view),
         "kueue.yaml": kueue.objects(view),
+        "volcano.yaml": volcano.queues(view),
     }
     return ClusterObjects(
         {name: objs for name, objs in files.items() if objs},
         releases(view),
         cloud.node_pools(view),
+        frameworks.examples(view),
+        frameworks.upstream_manifests(view),
     )

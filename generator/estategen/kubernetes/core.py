@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from estategen.facts import ESTATE_LABEL, host_labels, node_labels
-from estategen.kubernetes import kueue
+from estategen.kubernetes import kueue, volcano
 from estategen.kubernetes.objects import NVIDIA_NAMESPACE, TEAM_LABEL, ClusterView, Obj, meta
 
 
@@ -13,7 +13,10 @@ def namespaces(view: ClusterView) -> list[Obj]:
     for team in view.estate.identity.teams:
         metadata = meta(team.namespace, **{ESTATE_LABEL: estate, TEAM_LABEL: team.name})
         # the same GID as the team's Unix group on the Slurm side, for fsGroup on shared mounts
-        metadata["annotations"] = {"estategen.io/gid": str(team.gid)}
+        metadata["annotations"] = {
+            "estategen.io/gid": str(team.gid),
+            **volcano.namespace_annotations(view, team),
+        }
         out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
     if view.gpu_pools:
         metadata = meta(NVIDIA_NAMESPACE, **{ESTATE_LABEL: estate})

@@ -18,6 +18,7 @@ from estategen.facts import (
     cluster_flavors,
     mig_instances_per_gpu,
 )
+from estategen.kubernetes import frameworks
 from estategen.kubernetes.nvidia import config_text, mig_resource
 from estategen.kubernetes.objects import (
     HOSTNAME_LABEL,
@@ -32,8 +33,6 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 VERSION = "0.19.2"
 TOPOLOGY = "network"
-# Kueue's frameworks for the kinds every cluster has; issue-specific operators add theirs
-FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset")
 # all-or-nothing admission: a workload holds its quota only once all its pods run
 PODS_READY_TIMEOUT = "10m"
 
@@ -148,7 +147,7 @@ def manager_configuration(view: ClusterView) -> Obj:
         "managedJobsNamespaceSelector": {
             "matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}]
         },
-        "integrations": {"frameworks": list(FRAMEWORKS)},
+        "integrations": {"frameworks": frameworks.kueue_frameworks(view.cluster)},
         # all-or-nothing: admit the next workload once the last one's pods all run (R5.4)
         "waitForPodsReady": {
             "timeout": PODS_READY_TIMEOUT,
@@ -182,7 +181,7 @@ def helm_values(view: ClusterView) -> Obj:
 def objects(view: ClusterView) -> list[Obj]:
     """ResourceFlavors, a Topology, ClusterQueues, LocalQueues, WorkloadPriorityClasses."""
     queues = view.cluster.queues
-    if queues is None:
+    if queues is None or queues.volcano:
         return []
     all_flavors = flavors(view)
     teams = {t.name: t for t in view.estate.identity.teams}

@@ -74,6 +74,32 @@ def object_key(obj: Obj) -> str:
 
 
 @dataclass(frozen=True)
+class HelmRelease:
+    """A chart the cluster needs, pinned, with the values the generator computed."""
+
+    name: str
+    chart: str
+    version: str
+    namespace: str
+    values: Obj
+    repository: str | None = None
+    create_namespace: bool = False
+    # API groups of the CRDs the chart installs: objects of these groups wait for it
+    provides: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UpstreamManifest:
+    """An operator its project publishes as one manifest and no Helm chart (the MPI Operator):
+    applied from its URL at the pinned tag, server-side, as the project's README says."""
+
+    name: str
+    url: str
+    version: str
+    provides: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ClusterView:
     """One Kubernetes cluster of an estate, with the pools that join it."""
 

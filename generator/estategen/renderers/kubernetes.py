@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from estategen.kubernetes import ClusterObjects, HelmRelease, autoscaler, cluster_objects
+from estategen.kubernetes import ClusterObjects, autoscaler, cluster_objects
+from estategen.kubernetes.objects import HelmRelease
 from estategen.model import Estate, KubernetesCluster
 from estategen.render import Files, renderer, text
 from estategen.yamltext import manifest
 
 HEADER = "# Rendered by estategen from estate {estate}; edit the blueprint, not this file.\n"
+EXAMPLES_NOTE = (
+    "# Examples, not applied (the kustomization does not list them): copy one, change the\n"
+    "# image and command, and submit it to reach your team's queue.\n"
+)
 
 
 def dump(value: Any) -> str:
@@ -51,6 +56,8 @@ def kubernetes_manifests(estate: Estate) -> Files:
         files[f"{base}/kustomization.yaml"] = text(header + dump(kustomization))
         for release in built.releases:
             files[f"{base}/{values_file(release)}"] = text(header + dump(release.values))
+        for name, objs in built.examples.items():
+            files[f"{base}/{name}"] = text(header + EXAMPLES_NOTE + dump_all(objs))
         files[f"{base}/README.md"] = text(_readme(estate, cluster, built))
     return files
 
@@ -81,6 +88,17 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
                 f"--namespace {release.namespace}{create} -f {values_file(release)}"
             )
         lines += ["   ```", ""]
+        step += 1
+    if built.upstream:
+        lines += [
+            f"{step}. Apply the operators published as a manifest rather than a chart, at their",
+            "   pinned tag:",
+            "",
+            "   ```sh",
+            *(f"   kubectl apply --server-side -f {m.url}" for m in built.upstream),
+            "   ```",
+            "",
+        ]
         step += 1
     lines += [
         f"{step}. Apply the objects with server-side apply, so estategen owns only the fields",

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from estategen.kubernetes import autoscaler, cloud, releases
+from estategen.kubernetes import autoscaler, cloud, frameworks, releases
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate, KubernetesCluster, NodePool
 from estategen.render import Files, OutputFile, json_file, renderer, text
@@ -121,7 +121,7 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
     """What the program needs beyond the manifests: where they are, the Helm releases (their
     values are rendered next to the manifests) and the managed node pools' arguments."""
     view = ClusterView.of(estate, cluster)
-    return {
+    data: dict[str, Any] = {
         "schema": DATA_SCHEMA,
         "estate": estate.name,
         "name": cluster.name,
@@ -156,3 +156,11 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
         if autoscaler.needed(view)
         else None,
     }
+    upstream = frameworks.upstream_manifests(view)
+    if upstream:
+        # only where a framework needs one, so other clusters' data stays as it was
+        data["upstream_manifests"] = [
+            {"name": m.name, "url": m.url, "version": m.version, "provides": list(m.provides)}
+            for m in upstream
+        ]
+    return data

@@ -1,0 +1,240 @@
+"""Training frameworks: what each queue engine admits, the operators, and example jobs.
+
+``kubernetes.clusters[].frameworks`` names the kinds a cluster runs. Each becomes Kueue's
+``integrations.frameworks`` entries (or, under Volcano, the job plugins that run it), the pinned
+operator release that serves its CRD, and per team an example job in
+``kubernetes/<cluster>/examples/`` that shows how to reach the team's queue; the examples are
+not in the kustomization, so nothing applies them (section 12, R13.1-R13.8).
+"""
+
+from __future__ import annotations
+
+from estategen.kubernetes import kueue, volcano
+from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, UpstreamManifest, meta
+from estategen.model import KubernetesCluster, Team
+
+# Kueue 0.19.2's integration names (charts/kueue/values.yaml); `job` keeps what every cluster
+# had: batch Jobs plus plain pods, Deployments and StatefulSets in team namespaces
+KUEUE_FRAMEWORKS: dict[str, tuple[str, ...]] = {
+    "job": ("batch/job", "pod", "deployment", "statefulset"),
+    "jobset": ("jobset.x-k8s.io/jobset",),
+    "trainjob": ("trainer.kubeflow.org/trainjob",),
+    "mpijob": ("kubeflow.org/mpijob",),
+    "rayjob": ("ray.io/rayjob",),
+}
+# Volcano v1.15.1's job plugins (pkg/controllers/job/plugins/factory.go) that run a framework
+# as a batch.volcano.sh Job; svc (and ssh for MPI) as the job webhook would add them
+VOLCANO_PLUGINS: dict[str, dict[str, list[str]]] = {
+    "trainjob": {"pytorch": [], "svc": []},
+    "mpijob": {"mpi": [], "ssh": [], "svc": []},
+    "rayjob": {"ray": [], "svc": []},
+}
+# the roles each plugin expects its tasks to be named (their --master/--head/--worker defaults)
+_PLUGIN_TASKS = {
+    "pytorch": ("master", "worker"),
+    "mpi": ("master", "worker"),
+    "ray": ("head", "worker"),
+}
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+EXAMPLE_IMAGE = "nvcr.io/nvidia/pytorch:25.08-py3"
+
+JOBSET_CHART = "oci://registry.k8s.io/jobset/charts/jobset"
+JOBSET_VERSION = "0.12.0"
+TRAINER_CHART = "oci://ghcr.io/kubeflow/charts/kubeflow-trainer"
+TRAINER_VERSION = "2.3.0"
+TRAINER_RUNTIME = "torch-distributed"
+KUBERAY_REPOSITORY = "https://ray-project.github.io/kuberay-helm/"
+KUBERAY_VERSION = "1.7.0"
+MPI_OPERATOR_VERSION = "v0.8.0"
+MPI_OPERATOR_MANIFEST = (
+    "https://raw.githubusercontent.com/kubeflow/mpi-operator/"
+    f"{MPI_OPERATOR_VERSION}/deploy/v2beta1/mpi-operator.yaml"
+)
+
+
+def kueue_frameworks(cluster: KubernetesCluster) -> list[str]:
+    """Kueue's ``integrations.frameworks`` for the kinds the cluster runs, in schema order."""
+    return [name for kind in KUEUE_FRAMEWORKS if kind in cluster.frameworks for name in
+            KUEUE_FRAMEWORKS[kind]]  # fmt: skip
+
+
+def releases(view: ClusterView) -> list[HelmRelease]:
+    """The operators of the frameworks named, pinned; none for ``job`` (built into Kubernetes)."""
+    named = set(view.cluster.frameworks)
+    on_volcano = volcano.uses_volcano(view)
+    out: list[HelmRelease] = []
+    if "jobset" in named:
+        out.append(
+            HelmRelease(
+                "jobset",
+                JOBSET_CHART,
+                JOBSET_VERSION,
+                "jobset-system",
+                {},
+                create_namespace=True,
+                provides=("jobset.x-k8s.io",),
+            )
+        )
+    if "trainjob" in named:
+        # JobSet is its own release above (checks require it listed): the chart must not
+        # install a second copy, and the example runtime comes with the chart (R13.4)
+        out.append(
+            HelmRelease(
+                "kubeflow-trainer",
+                TRAINER_CHART,
+                TRAINER_VERSION,
+                "kubeflow-system",
+                {"jobset": {"install": False}, "runtimes": {"torchDistributed": {"enabled": True}}},
+                create_namespace=True,
+                provides=("trainer.kubeflow.org",),
+            )
+        )
+    if "rayjob" in named:
+        values: Obj = {"batchScheduler": {"name": volcano.SCHEDULER_NAME}} if on_volcano else {}
+        out.append(
+            HelmRelease(
+                "kuberay-operator",
+                "kuberay-operator",
+                KUBERAY_VERSION,
+                "kuberay-system",
+                values,
+                repository=KUBERAY_REPOSITORY,
+                create_namespace=True,
+                provides=("ray.io",),
+            )
+        )
+    return out
+
+
+def upstream_manifests(view: ClusterView) -> list[UpstreamManifest]:
+    """The MPI Operator has no Helm chart (v0.8.0 installs with ``kubectl apply --server-side
+    -f deploy/v2beta1/mpi-operator.yaml``, README.md 21): its manifest at the pinned tag."""
+    if "mpijob" not in view.cluster.frameworks:
+        return []
+    return [
+        UpstreamManifest(
+            "mpi-operator", MPI_OPERATOR_MANIFEST, MPI_OPERATOR_VERSION, ("kubeflow.org",)
+        )
+    ]
+
+
+def examples(view: ClusterView) -> dict[str, list[Obj]]:
+    """Example jobs per team with a queue, by file name under ``examples/``."""
+    queues = view.cluster.queues
+    if queues is None:
+        return {}
+    teams = {t.name: t for t in view.estate.identity.teams}
+    all_flavors = kueue.flavors(view)
+    out: dict[str, list[Obj]] = {}
+    for entry in queues.teams:
+        team = teams[entry.team]
+        keyed = [f for f in all_flavors if entry.quota.get(f.flavor.key, 0) > 0]
+        flavor = (keyed or all_flavors)[0] if all_flavors else None
+        resource = flavor.resource if flavor else None
+        # Kueue adds its flavour's tolerations on admission; under Volcano the pod carries them
+        tolerations = kueue.flavor_tolerations(flavor) if flavor and queues.volcano else []
+        found: list[Obj] = []
+        if "jobset" in view.cluster.frameworks:
+            found.append(_jobset(view, team, _pod(resource, tolerations, "Never")))
+        if "trainjob" in view.cluster.frameworks and not queues.volcano:
+            found.append(_trainjob(team, resource))
+        if queues.volcano:
+            for kind, plugins in VOLCANO_PLUGINS.items():
+                if kind in view.cluster.frameworks:
+                    pod = _pod(resource, tolerations, "OnFailure")
+                    found.append(_volcano_job(team, kind, plugins, pod))
+        if found:
+            out[f"examples/{team.name}.yaml"] = found
+    return out
+
+
+def _limits(resource: str | None) -> Obj:
+    return {"limits": {resource: "1"}} if resource else {}
+
+
+def _container(resource: str | None) -> Obj:
+    out: Obj = {"name": "train", "image": EXAMPLE_IMAGE, "command": ["nvidia-smi"]}
+    limits = _limits(resource)
+    if limits:
+        out["resources"] = limits
+    return out
+
+
+def _pod(resource: str | None, tolerations: list[Obj], restart: str) -> Obj:
+    pod: Obj = {"restartPolicy": restart, "containers": [_container(resource)]}
+    if tolerations:
+        pod["tolerations"] = tolerations
+    return pod
+
+
+def _queue_metadata(view: ClusterView, name: str, team: Team) -> Obj:
+    """Kueue reads the queue label on the job; Volcano the annotation on its pods."""
+    metadata = meta(name, team.namespace)
+    if not volcano.uses_volcano(view):
+        metadata["labels"][QUEUE_LABEL] = team.name
+    return metadata
+
+
+def _jobset(view: ClusterView, team: Team, pod: Obj) -> Obj:
+    template: Obj = {"spec": pod}
+    if volcano.uses_volcano(view):
+        pod["schedulerName"] = volcano.SCHEDULER_NAME
+        template["metadata"] = {"annotations": {volcano.QUEUE_ANNOTATION: team.name}}
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": _queue_metadata(view, f"{team.name}-jobset-example", team),
+        "spec": {
+            "suspend": not volcano.uses_volcano(view),
+            "replicatedJobs": [
+                {
+                    "name": "workers",
+                    "replicas": 1,
+                    "template": {
+                        "spec": {
+                            "parallelism": 2,
+                            "completions": 2,
+                            "backoffLimit": 0,
+                            "template": template,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def _trainjob(team: Team, resource: str | None) -> Obj:
+    metadata = meta(f"{team.name}-trainjob-example", team.namespace)
+    metadata["labels"][QUEUE_LABEL] = team.name
+    trainer: Obj = {"numNodes": 2, "image": EXAMPLE_IMAGE, "command": ["nvidia-smi"]}
+    limits = _limits(resource)
+    if limits:
+        trainer["resourcesPerNode"] = limits
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": metadata,
+        "spec": {"suspend": True, "runtimeRef": {"name": TRAINER_RUNTIME}, "trainer": trainer},
+    }
+
+
+def _volcano_job(team: Team, kind: str, plugins: dict[str, list[str]], pod: Obj) -> Obj:
+    framework = next(p for p in plugins if p in _PLUGIN_TASKS)
+    tasks = [
+        {"name": role, "replicas": 1 if index == 0 else 2, "template": {"spec": pod}}
+        for index, role in enumerate(_PLUGIN_TASKS[framework])
+    ]
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": meta(f"{team.name}-{kind}-example", team.namespace),
+        "spec": {
+            "schedulerName": volcano.SCHEDULER_NAME,
+            "queue": team.name,
+            "minAvailable": 3,
+            "plugins": {name: list(args) for name, args in plugins.items()},
+            "tasks": tasks,
+        },
+    }

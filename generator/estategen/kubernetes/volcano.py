@@ -1,0 +1,176 @@
+"""Volcano as a cluster's queue engine: its release, scheduler configuration and Queues.
+
+The same ``queues.teams`` that become Kueue ClusterQueues become ``scheduling.volcano.sh/v1beta1``
+Queues, counted in the units Kueue's flavours use (physical GPUs, MIG instances, or replicas of
+shared GPUs), as Volcano v1.15.1 serves and schedules them
+(``docs/kubernetes-upstream-requirements.md`` section 11, R12.1-R12.9).
+"""
+
+from __future__ import annotations
+
+from estategen.kubernetes import kueue
+from estategen.kubernetes.nvidia import config_text
+from estategen.kubernetes.objects import TEAM_LABEL, ClusterView, Obj, meta
+from estategen.model import Team
+
+API = "scheduling.volcano.sh/v1beta1"
+CHART = "volcano"
+REPOSITORY = "https://volcano-sh.github.io/helm-charts"
+VERSION = "1.15.1"
+NAMESPACE = "volcano-system"
+SCHEDULER_NAME = "volcano"
+# a PodGroup left in the default queue takes the queue its namespace names here (R12.4)
+QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+# the chart's enabled_admissions (values.yaml at v1.15.1) plus /podgroups/mutate, the webhook
+# that reads the namespace's queue annotation (R12.4), and /pods/mutate, which hands every pod
+# of a team namespace to Volcano (R12.9)
+ADMISSIONS = (
+    "/jobs/mutate",
+    "/jobs/validate",
+    "/pods/mutate",
+    "/podgroups/mutate",
+    "/podgroups/validate",
+    "/queues/mutate",
+    "/queues/validate",
+    "/hypernodes/validate",
+    "/cronjobs/validate",
+)
+
+
+def uses_volcano(view: ClusterView) -> bool:
+    queues = view.cluster.queues
+    return queues is not None and queues.volcano
+
+
+def scheduler_configuration(view: ClusterView) -> Obj:
+    """The chart's volcano-scheduler.conf with reclaim and preemption added (R12.5-R12.7).
+
+    ``gang`` admits a job only when all its pods fit, ``priority`` orders jobs by their
+    PriorityClass, ``proportion`` divides the cluster among the queues by weight within each
+    queue's capability and reclaims what a queue lent once its owner asks, ``drf`` orders jobs
+    by dominant share, and ``predicates`` keeps GPU pods on nodes whose labels and taints admit
+    them. GPUs stay NVIDIA device-plugin resources: ``deviceshare`` (Volcano's own GPU sharing)
+    is not enabled.
+    """
+    return {
+        "actions": "enqueue, allocate, preempt, reclaim, backfill",
+        "tiers": [
+            {
+                "plugins": [
+                    {"name": "priority"},
+                    {"name": "gang", "enablePreemptable": False},
+                    {"name": "conformance"},
+                ]
+            },
+            {
+                "plugins": [
+                    {"name": "overcommit"},
+                    {"name": "drf", "enablePreemptable": False},
+                    {
+                        "name": "predicates",
+                        "arguments": {
+                            "predicate.NodeAffinityEnable": True,
+                            "predicate.TaintTolerationEnable": True,
+                        },
+                    },
+                    {"name": "proportion"},
+                    {"name": "nodeorder"},
+                    {"name": "binpack"},
+                ]
+            },
+        ],
+    }
+
+
+def admission_configuration(view: ClusterView) -> Obj:
+    """Pods in a team namespace get ``schedulerName: volcano`` from the pods webhook, so a plain
+    Job or Deployment is queued too, not only jobs that name the scheduler (R12.9)."""
+    return {
+        "resourceGroups": [
+            {
+                "resourceGroup": "estategen-teams",
+                "object": {"key": "namespace", "value": queued_namespaces(view)},
+                "schedulerName": SCHEDULER_NAME,
+            }
+        ]
+    }
+
+
+def queued_namespaces(view: ClusterView) -> list[str]:
+    """Namespaces of the teams with a queue on the cluster."""
+    return [
+        team.namespace
+        for team in view.estate.identity.teams
+        if kueue.queue_entry(view, team) is not None
+    ]
+
+
+def helm_values(view: ClusterView) -> Obj:
+    return {
+        "custom": {
+            "scheduler_config_override": config_text(scheduler_configuration(view)),
+            "admission_config_override": config_text(admission_configuration(view)),
+            "enabled_admissions": ",".join(ADMISSIONS),
+        }
+    }
+
+
+def _per_resource(amounts: list[tuple[str, int]]) -> dict[str, str]:
+    total: dict[str, int] = {}
+    for resource, amount in amounts:
+        total[resource] = total.get(resource, 0) + amount
+    return {k: str(v) for k, v in sorted(total.items())}
+
+
+def queues(view: ClusterView) -> list[Obj]:
+    """A Queue per team: weight, deserved, capability and guarantee in Kueue's GPU units.
+
+    ``deserved`` is the nominal quota; ``capability`` what the team's namespace may hold
+    (nominal plus borrowing limit, the same number its ResourceQuota caps); ``guarantee`` the
+    part of the nominal quota the team does not lend (nominal minus ``lending_limit``), which
+    proportion keeps out of every other queue's reach; every queue is ``reclaimable``, so what
+    it borrowed goes back when the lender needs it (Kueue's reclaimWithinCohort: Any).
+    """
+    if not uses_volcano(view):
+        return []
+    assert view.cluster.queues is not None
+    all_flavors = kueue.flavors(view)
+    teams = {t.name: t for t in view.estate.identity.teams}
+    out: list[Obj] = []
+    for entry in view.cluster.queues.teams:
+        team = teams[entry.team]
+        deserved: list[tuple[str, int]] = []
+        capability: list[tuple[str, int]] = []
+        guarantee: list[tuple[str, int]] = []
+        for flavor in all_flavors:
+            nominal = entry.quota.get(flavor.flavor.key, 0)
+            factor = flavor.flavor.factor
+            deserved.append((flavor.resource, nominal * factor))
+            capability.append((flavor.resource, kueue.admissible(view, team, flavor)))
+            if entry.lending_limit is not None:
+                kept = nominal - min(entry.lending_limit, nominal)
+                guarantee.append((flavor.resource, kept * factor))
+        spec: Obj = {
+            "weight": team.fairshare,
+            "reclaimable": True,
+            "deserved": _per_resource(deserved),
+            "capability": _per_resource(capability),
+        }
+        if guarantee:
+            spec["guarantee"] = {"resource": _per_resource(guarantee)}
+        out.append(
+            {
+                "apiVersion": API,
+                "kind": "Queue",
+                "metadata": meta(team.name, **{TEAM_LABEL: team.name}),
+                "spec": spec,
+            }
+        )
+    return out
+
+
+def namespace_annotations(view: ClusterView, team: Team) -> dict[str, str]:
+    """The team's queue as its namespace's default, for pods that name none (R12.4)."""
+    if uses_volcano(view) and team.namespace in queued_namespaces(view):
+        return {QUEUE_ANNOTATION: team.name}
+    return {}

@@ -1,0 +1,564 @@
+"""Volcano as the queue engine, and the training frameworks (issue 15), on rendered manifests.
+
+Each test names the requirement it checks (R7.x for Volcano v1.15.1, R8.x for the frameworks,
+``docs/kubernetes-upstream-requirements.md`` sections 11 and 12) and the upstream source at the
+tag we pin. Custom resources are validated against the pinned CRDs in
+``../shared/conformance/`` with closed schemas and their CEL rules (``tests/crd.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import test_kubernetes_semantics as semantics
+import yaml
+from test_kubernetes_semantics import objects, one, rendered, values
+
+from estategen.kubernetes import frameworks as k8s_frameworks
+from estategen.kubernetes import kueue as k8s_kueue
+from estategen.kubernetes import volcano as k8s_volcano
+from estategen.kubernetes.objects import ClusterView
+
+from crd import CONFORMANCE, crd_set
+
+Obj = dict[str, Any]
+VOLCANO_CRDS = CONFORMANCE / "volcano-v1.15.1"
+
+# One estate, two clusters: `hpc` runs Volcano over a MIG pool and a time-sliced pool,
+# `ml` runs Kueue; both name every framework.
+ESTATE = """\
+estate: delta
+versions: {slurm: "24.05", kubernetes: "1.33"}
+identity:
+  users: [{name: ana, uid: 11001}, {name: ben, uid: 11002}, {name: cy, uid: 11003}]
+  teams:
+    - {name: vision, gid: 21001, members: [ana], fairshare: 60}
+    - {name: nlp, gid: 21002, members: [ben], fairshare: 40}
+    - {name: ops, gid: 21003, members: [cy]}
+node_pools:
+  - name: h100-mig
+    scheduler: kubernetes
+    cluster: hpc
+    hosts: hpc-mig-[01-02]
+    cpu: {sockets: 2, cores_per_socket: 32, threads_per_core: 2}
+    memory_gb: 1024
+    gpus: {model: h100-sxm-80gb, count: 8, mig: ["3g.40gb", "3g.40gb"]}
+    taints: [{key: dedicated, value: training, effect: NoSchedule}]
+  - name: l40s
+    scheduler: kubernetes
+    cluster: hpc
+    hosts: hpc-l40s-[01-02]
+    gpus: {model: l40s-48gb, count: 4, sharing: {time_slicing: 2}}
+  - name: l4
+    scheduler: kubernetes
+    cluster: ml
+    hosts: ml-[01-02]
+    gpus: {model: l4-24gb, count: 2}
+kubernetes:
+  clusters:
+    - name: hpc
+      device_plugin: {mig_strategy: mixed}
+      frameworks: [job, jobset, trainjob, mpijob, rayjob]
+      queues:
+        engine: volcano
+        teams:
+          - {team: vision, quota: {h100-sxm-80gb/3g.40gb: 20, l40s-48gb: 4}, borrowing_limit: 4}
+          - {team: nlp, quota: {h100-sxm-80gb/3g.40gb: 12, l40s-48gb: 2}, lending_limit: 1}
+    - name: ml
+      frameworks: [job, jobset, trainjob, mpijob, rayjob]
+      queues:
+        cohort: ml
+        teams:
+          - {team: vision, quota: {l4-24gb: 2}}
+          - {team: nlp, quota: {l4-24gb: 2}, lending_limit: 1}
+"""
+JOB_ONLY = ESTATE.replace(
+    "frameworks: [job, jobset, trainjob, mpijob, rayjob]", "frameworks: [job]"
+)
+
+
+def releases(source: str, cluster: str) -> dict[str, Obj]:
+    _, files = rendered(source)
+    data = json.loads(files[f"pulumi/{cluster}/cluster.json"].content)
+    return {r["name"]: r for r in data["releases"]}
+
+
+def examples(source: str, cluster: str) -> dict[str, list[Obj]]:
+    _, files = rendered(source)
+    prefix = f"kubernetes/{cluster}/examples/"
+    return {
+        path[len(prefix) :]: [o for o in yaml.safe_load_all(f.content) if o]
+        for path, f in files.items()
+        if path.startswith(prefix)
+    }
+
+
+def scheduler_conf(source: str = ESTATE) -> Obj:
+    text = values(source, "hpc", "volcano")["custom"]["scheduler_config_override"]
+    conf: Obj = yaml.safe_load(text)
+    return conf
+
+
+def plugins(conf: Obj) -> dict[str, Obj]:
+    return {p["name"]: p for tier in conf["tiers"] for p in tier["plugins"]}
+
+
+# --- one engine per cluster ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cluster", ["hpc", "ml"])
+def test_kubectl_kustomize_builds_the_volcano_and_kueue_clusters(
+    cluster: str, tmp_path: Path
+) -> None:
+    """The examples sit in the folder kubectl builds, yet only the listed manifests build."""
+    semantics.test_kubectl_kustomize_builds_exactly_the_rendered_objects(ESTATE, cluster, tmp_path)
+
+
+def test_a_volcano_cluster_gets_volcano_and_no_kueue() -> None:
+    """A cluster has one engine: Volcano's release and Queues, no Kueue objects or release."""
+    hpc, ml = objects(ESTATE, "hpc"), objects(ESTATE, "ml")
+    kinds = {o["kind"] for o in hpc}
+    assert "Queue" in kinds
+    assert not kinds & {"ClusterQueue", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass"}
+    assert "volcano" in releases(ESTATE, "hpc") and "kueue" not in releases(ESTATE, "hpc")
+    assert "kueue" in releases(ESTATE, "ml") and "volcano" not in releases(ESTATE, "ml")
+    assert not [o for o in ml if o["apiVersion"].startswith("scheduling.volcano.sh")]
+    _, files = rendered(ESTATE)
+    assert "kubernetes/hpc/kueue.yaml" not in files
+    assert "kubernetes/hpc/helm/kueue.values.yaml" not in files
+
+
+def test_volcano_release_is_the_pinned_chart_from_volcanos_repository() -> None:
+    """R12.1: `helm repo add volcano-sh https://volcano-sh.github.io/helm-charts; helm install
+    volcano volcano-sh/volcano -n volcano-system` (README.md at v1.15.1, lines 143-144); the
+    chart's version is 1.15.1 (installer/helm/chart/volcano/Chart.yaml)."""
+    release = releases(ESTATE, "hpc")["volcano"]
+    assert (release["chart"], release["version"]) == ("volcano", "1.15.1")
+    assert release["repository"] == "https://volcano-sh.github.io/helm-charts"
+    assert release["namespace"] == "volcano-system" and release["create_namespace"]
+    assert {"scheduling.volcano.sh", "batch.volcano.sh"} <= set(release["provides"])
+
+
+# --- Queues ----------------------------------------------------------------------------------
+
+
+def queue(name: str, source: str = ESTATE) -> Obj:
+    return one(objects(source, "hpc"), "Queue", name)
+
+
+def test_every_queue_is_valid_against_the_pinned_crd_closed() -> None:
+    """R12.2: scheduling.volcano.sh/v1beta1 Queue as Volcano v1.15.1 serves it (no unknown
+    fields; weight within 1..65535), on create and as an update of itself."""
+    crds = crd_set(VOLCANO_CRDS)
+    queues = [o for o in objects(ESTATE, "hpc") if o["kind"] == "Queue"]
+    assert {q["metadata"]["name"] for q in queues} == {"vision", "nlp"}
+    for obj in queues:
+        assert crds.validate(obj) == [], obj["metadata"]["name"]
+        assert crds.validate(obj, obj) == []
+
+
+def test_a_weight_above_the_crd_bound_is_what_the_check_refuses() -> None:
+    """The CRD's maximum (65535) is the bound checks.queue_engine_keys enforces."""
+    crds = crd_set(VOLCANO_CRDS)
+    obj = queue("vision")
+    schema = crds.find(obj["apiVersion"], "Queue").schema("v1beta1")
+    weight = schema["properties"]["spec"]["properties"]["weight"]
+    from estategen.checks import VOLCANO_MAX_WEIGHT
+
+    assert weight["maximum"] == VOLCANO_MAX_WEIGHT
+    heavy = {**obj, "spec": {**obj["spec"], "weight": VOLCANO_MAX_WEIGHT + 1}}
+    assert crds.validate(heavy) != []
+
+
+def test_queue_weight_is_the_teams_fairshare() -> None:
+    """R12.5: proportion divides the cluster by Queue.spec.weight
+    (pkg/scheduler/plugins/proportion/proportion.go 200-230)."""
+    assert queue("vision")["spec"]["weight"] == 60
+    assert queue("nlp")["spec"]["weight"] == 40
+
+
+def test_queue_amounts_are_kueues_units_per_resource() -> None:
+    """deserved is the nominal quota and capability nominal + borrowing limit, in the units
+    Kueue counts (MIG instances; time-sliced GPUs times their replicas); without a borrowing
+    limit the capability is the whole cluster's, as for the namespace's ResourceQuota."""
+    mig, l40s = "nvidia.com/mig-3g.40gb", "nvidia.com/gpu"
+    vision, nlp = queue("vision")["spec"], queue("nlp")["spec"]
+    assert vision["deserved"] == {l40s: "8", mig: "20"}  # 4 GPUs x 2 replicas
+    assert vision["capability"] == {l40s: "16", mig: "24"}  # 8 replicas in all; 20 + 4
+    assert nlp["deserved"] == {l40s: "4", mig: "12"}
+    assert nlp["capability"] == {l40s: "16", mig: "32"}  # no borrowing limit: the cluster
+    estate, _ = rendered(ESTATE)
+    view = ClusterView.of(estate, estate.kubernetes_clusters[0])
+    units = {f.resource: 0 for f in k8s_kueue.flavors(view)}
+    for f in k8s_kueue.flavors(view):
+        units[f.resource] += f.flavor.units * f.flavor.factor
+    assert units == {l40s: 16, mig: 32}
+    (quota,) = [
+        o
+        for o in objects(ESTATE, "hpc")
+        if o["kind"] == "ResourceQuota" and o["metadata"]["namespace"] == "vision"
+    ]
+    assert quota["spec"]["hard"] == {f"requests.{k}": v for k, v in vision["capability"].items()}
+
+
+def test_deserved_never_exceeds_capability() -> None:
+    """R12.3: the queue webhook refuses deserved > capability and guarantee > deserved per
+    resource (pkg/webhooks/admission/queues/validate/validate_queue.go 227-293)."""
+    for name in ("vision", "nlp"):
+        spec = queue(name)["spec"]
+        for resource, amount in spec["deserved"].items():
+            assert int(amount) <= int(spec["capability"][resource])
+        for resource, amount in spec.get("guarantee", {}).get("resource", {}).items():
+            assert int(amount) <= int(spec["deserved"][resource])
+
+
+def test_lending_limit_keeps_the_rest_of_the_quota_guaranteed_and_queues_reclaimable() -> None:
+    """R12.6: proportion takes every queue's guarantee out of the others' real capability
+    (proportion.go 96-138), so nominal - lending_limit is what the team never lends; a queue
+    is reclaimable so what it borrowed goes back (pkg/scheduler/actions/reclaim/reclaim.go
+    197)."""
+    nlp, vision = queue("nlp")["spec"], queue("vision")["spec"]
+    assert nlp["guarantee"] == {"resource": {"nvidia.com/gpu": "2", "nvidia.com/mig-3g.40gb": "11"}}
+    assert "guarantee" not in vision  # no lending limit: all of its quota may be lent
+    assert vision["reclaimable"] is True and nlp["reclaimable"] is True
+
+
+# --- scheduler configuration -------------------------------------------------------------------
+
+
+def reference_conf() -> Obj:
+    conf: Obj = yaml.safe_load((VOLCANO_CRDS / "volcano-scheduler.conf").read_text())
+    return conf
+
+
+def test_scheduler_configuration_keeps_the_charts_plugins_and_adds_reclaim() -> None:
+    """R12.5: the chart's volcano-scheduler.conf at v1.15.1 is the reference; we keep each of its
+    plugins (gang, priority, drf, proportion, predicates, ...), and add the preempt and reclaim
+    actions, without which a reclaimable queue is never reclaimed from."""
+    ours, reference = scheduler_conf(), reference_conf()
+    assert set(plugins(reference)) <= set(plugins(ours))
+    assert {"gang", "priority", "proportion", "drf", "predicates"} <= set(plugins(ours))
+    actions = [a.strip() for a in ours["actions"].split(",")]
+    known = {"enqueue", "allocate", "backfill", "preempt", "reclaim", "shuffle",
+             "gangpreempt", "gangreclaim"}  # fmt: skip  # pkg/scheduler/actions/ at v1.15.1
+    assert set(actions) <= known
+    assert actions[0] == "enqueue" and "reclaim" in actions and "preempt" in actions
+    # each plugin once, in the tier the reference puts it
+    for tier, reference_tier in zip(ours["tiers"], reference["tiers"], strict=True):
+        names = [p["name"] for p in reference_tier["plugins"]]
+        assert set(names) <= {p["name"] for p in tier["plugins"]}
+
+
+def test_gpu_pods_are_placed_by_node_affinity_and_taints_not_by_volcanos_gpu_sharing() -> None:
+    """R12.7: predicates' NodeAffinity and TaintToleration keep GPU pods on the pools their
+    labels and tolerations admit (pkg/scheduler/plugins/predicates/predicates.go 61-146,
+    arguments as booleans: pkg/scheduler/framework/arguments.go 82-98); deviceshare (Volcano's
+    own GPU sharing, volcano.sh/gpu-memory) would count the NVIDIA plugin's GPUs twice."""
+    found = plugins(scheduler_conf())
+    arguments = found["predicates"]["arguments"]
+    assert arguments["predicate.NodeAffinityEnable"] is True
+    assert arguments["predicate.TaintTolerationEnable"] is True
+    assert "deviceshare" not in found
+
+
+def test_scheduler_configuration_reaches_the_chart_through_its_override_value() -> None:
+    """R12.8: templates/scheduler.yaml writes custom.scheduler_config_override as
+    volcano-scheduler.conf, or else the chart's file (lines 18-23 at v1.15.1)."""
+    custom = values(ESTATE, "hpc", "volcano")["custom"]
+    assert isinstance(custom["scheduler_config_override"], str)
+    estate, _ = rendered(ESTATE)
+    view = ClusterView.of(estate, estate.kubernetes_clusters[0])
+    assert yaml.safe_load(custom["scheduler_config_override"]) == (
+        k8s_volcano.scheduler_configuration(view)
+    )
+
+
+# --- the namespace's default queue -------------------------------------------------------------
+
+
+def test_team_namespaces_name_their_queue_and_the_webhook_that_reads_it_is_on() -> None:
+    """R12.4: the podgroups mutating webhook sets spec.queue of a PodGroup left in `default` from
+    its namespace's scheduling.volcano.sh/queue-name annotation
+    (pkg/webhooks/admission/podgroups/mutate/mutate_podgroup.go 104-124); the chart serves that
+    webhook only when custom.enabled_admissions lists /podgroups/mutate, which its default does
+    not (values.yaml, templates/admission.yaml 66)."""
+    hpc = objects(ESTATE, "hpc")
+    for team in ("vision", "nlp"):
+        annotations = one(hpc, "Namespace", team)["metadata"]["annotations"]
+        assert annotations[k8s_volcano.QUEUE_ANNOTATION] == team
+    # ops has no queue in hpc: no annotation, and its ResourceQuota admits no GPU
+    ops = one(hpc, "Namespace", "ops")["metadata"]["annotations"]
+    assert k8s_volcano.QUEUE_ANNOTATION not in ops
+    hard = next(
+        o["spec"]["hard"]
+        for o in hpc
+        if o["kind"] == "ResourceQuota" and o["metadata"]["namespace"] == "ops"
+    )
+    assert set(hard.values()) == {"0"}
+    admissions = values(ESTATE, "hpc", "volcano")["custom"]["enabled_admissions"].split(",")
+    chart_default = [
+        "/jobs/mutate",
+        "/jobs/validate",
+        "/podgroups/validate",
+        "/queues/mutate",
+        "/queues/validate",
+        "/hypernodes/validate",
+        "/cronjobs/validate",
+    ]
+    assert "/podgroups/mutate" in admissions and set(chart_default) <= set(admissions)
+    # a Kueue cluster's namespaces carry no Volcano annotation
+    for obj in objects(ESTATE, "ml"):
+        if obj["kind"] == "Namespace":
+            assert k8s_volcano.QUEUE_ANNOTATION not in obj["metadata"].get("annotations", {})
+
+
+def test_every_pod_of_a_team_namespace_is_handed_to_volcano() -> None:
+    """R12.9: the pods mutating webhook (/pods/mutate) patches spec.schedulerName for pods in a
+    resource group's namespaces (pkg/webhooks/admission/pods/mutate/mutate_pod.go 107-157,
+    namespace.go 33-41; config from custom.admission_config_override, templates/admission.yaml
+    18-20), so a plain Job or Deployment of the team reaches the queue too."""
+    custom = values(ESTATE, "hpc", "volcano")["custom"]
+    assert "/pods/mutate" in custom["enabled_admissions"].split(",")
+    (group,) = yaml.safe_load(custom["admission_config_override"])["resourceGroups"]
+    assert group["object"] == {"key": "namespace", "value": ["vision", "nlp"]}  # not ops
+    assert group["schedulerName"] == k8s_volcano.SCHEDULER_NAME
+    assert set(group) == {"resourceGroup", "object", "schedulerName"}  # nothing else patched
+
+
+# --- frameworks ----------------------------------------------------------------------------------
+
+
+def kueue_config(cluster: str, source: str = ESTATE) -> Obj:
+    text = values(source, cluster, "kueue")["managerConfig"]["controllerManagerConfigYaml"]
+    config: Obj = yaml.safe_load(text)
+    return config
+
+
+def chart_frameworks() -> list[str]:
+    chart = yaml.safe_load((CONFORMANCE / "kueue-chart-v0.19.2/values.yaml").read_text())
+    config = yaml.safe_load(chart["managerConfig"]["controllerManagerConfigYaml"])
+    names: list[str] = config["integrations"]["frameworks"]
+    return names
+
+
+def test_kueue_integrations_follow_the_frameworks_named() -> None:
+    """R13.1: Kueue 0.19.2 knows these integration names (charts/kueue/values.yaml, the
+    uncommented list); `job` keeps batch/job with pod, deployment, statefulset."""
+    every = kueue_config("ml")["integrations"]["frameworks"]
+    assert every == [
+        "batch/job",
+        "pod",
+        "deployment",
+        "statefulset",
+        "jobset.x-k8s.io/jobset",
+        "trainer.kubeflow.org/trainjob",
+        "kubeflow.org/mpijob",
+        "ray.io/rayjob",
+    ]
+    assert set(every) <= set(chart_frameworks())
+    only_jobs = kueue_config("ml", JOB_ONLY)["integrations"]["frameworks"]
+    assert only_jobs == ["batch/job", "pod", "deployment", "statefulset"]
+
+
+@pytest.mark.parametrize("source", [ESTATE, JOB_ONLY], ids=["every-framework", "job-only"])
+def test_kueue_requirements_hold_with_every_framework(source: str) -> None:
+    """R5.1-R5.6 of the Kueue cluster still hold with the framework integrations added."""
+    semantics.test_kueue_configuration_keeps_the_chart_defaults_and_names_only_its_fields(
+        source, "ml"
+    )
+    semantics.test_kueue_fair_sharing_and_all_or_nothing_admission_are_on(source, "ml")
+
+
+def test_operators_are_installed_pinned_and_only_for_the_frameworks_named() -> None:
+    """R13.2-R13.5: JobSet 0.12.0 (site/content/en/docs/installation/_index.md 57 at v0.12.0),
+    Kubeflow Trainer 2.3.0 (charts/kubeflow-trainer/README.md), KubeRay 1.7.0
+    (helm-chart/kuberay-operator/README.md 30-33 at v1.7.0)."""
+    for cluster in ("hpc", "ml"):
+        found = releases(ESTATE, cluster)
+        assert (found["jobset"]["chart"], found["jobset"]["version"]) == (
+            "oci://registry.k8s.io/jobset/charts/jobset",
+            "0.12.0",
+        )
+        trainer = found["kubeflow-trainer"]
+        assert (trainer["chart"], trainer["version"]) == (
+            "oci://ghcr.io/kubeflow/charts/kubeflow-trainer",
+            "2.3.0",
+        )
+        ray = found["kuberay-operator"]
+        assert (ray["chart"], ray["version"], ray["repository"]) == (
+            "kuberay-operator",
+            "1.7.0",
+            "https://ray-project.github.io/kuberay-helm/",
+        )
+        assert "jobset.x-k8s.io" in found["jobset"]["provides"]
+    for cluster in ("hpc", "ml"):
+        assert not {"jobset", "kubeflow-trainer", "kuberay-operator"} & set(
+            releases(JOB_ONLY, cluster)
+        )
+
+
+def test_trainer_does_not_install_a_second_jobset_and_ships_the_example_runtime() -> None:
+    """R13.4: charts/kubeflow-trainer/Chart.yaml at v2.3.0 depends on jobset 0.12.0 under
+    condition jobset.install (values.yaml: true, 'must be set to false if jobset
+    controller/webhook has already been installed'); runtimes.torchDistributed.enabled ships
+    ClusterTrainingRuntime torch-distributed (files/runtimes/torch-distributed.yaml)."""
+    trainer = values(ESTATE, "ml", "kubeflow-trainer")
+    assert trainer["jobset"] == {"install": False}
+    assert trainer["runtimes"]["torchDistributed"]["enabled"] is True
+    assert k8s_frameworks.JOBSET_VERSION == "0.12.0"  # the version the trainer chart depends on
+
+
+def test_kuberay_uses_volcano_for_gang_scheduling_on_a_volcano_cluster() -> None:
+    """R13.6: batchScheduler.name selects the batch scheduler the operator creates PodGroups for
+    (helm-chart/kuberay-operator/values.yaml 96-102 at v1.7.0)."""
+    assert values(ESTATE, "hpc", "kuberay-operator") == {"batchScheduler": {"name": "volcano"}}
+    assert values(ESTATE, "ml", "kuberay-operator") == {}
+
+
+# --- examples --------------------------------------------------------------------------------
+
+
+def test_examples_are_written_beside_the_manifests_but_never_applied() -> None:
+    _, files = rendered(ESTATE)
+    for cluster in ("hpc", "ml"):
+        kustomization = yaml.safe_load(files[f"kubernetes/{cluster}/kustomization.yaml"].content)
+        assert not [r for r in kustomization["resources"] if "examples" in r]
+        assert set(examples(ESTATE, cluster)) == {"vision.yaml", "nlp.yaml"}
+    assert examples(JOB_ONLY, "ml") == {}
+
+
+@pytest.mark.parametrize(
+    ("kind", "folder"),
+    [("JobSet", "jobset-v0.12.0"), ("TrainJob", "trainer-v2.3.0")],
+)
+def test_kueue_examples_carry_the_queue_label_and_are_valid_with_cel(
+    kind: str, folder: str
+) -> None:
+    """R13.7: Kueue finds a job's LocalQueue by the kueue.x-k8s.io/queue-name label; a job
+    created suspended is started by Kueue on admission. Valid against the pinned CRD, closed,
+    with its CEL rules."""
+    crds = crd_set(CONFORMANCE / folder)
+    for team, jobs in examples(ESTATE, "ml").items():
+        (job,) = [j for j in jobs if j["kind"] == kind]
+        assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == Path(team).stem
+        assert job["metadata"]["namespace"] == Path(team).stem
+        assert job["spec"]["suspend"] is True
+        assert crds.validate(job) == [], (team, crds.validate(job))
+
+
+def test_volcano_examples_name_the_queue_and_the_matching_job_plugins() -> None:
+    """R13.8: Volcano runs TrainJob-, MPIJob- and RayJob-style training as batch.volcano.sh Jobs
+    with its pytorch, mpi and ray job plugins (pkg/controllers/job/plugins/factory.go at v1.15.1),
+    with svc (and ssh for mpi) as the job webhook adds them (mutate_job.go 235-266); a JobSet's
+    pods name the scheduler and the queue. Jobs are valid against the pinned Job CRD."""
+    crds = crd_set(VOLCANO_CRDS)
+    jobset_crds = crd_set(CONFORMANCE / "jobset-v0.12.0")
+    for team, jobs in examples(ESTATE, "hpc").items():
+        name = Path(team).stem
+        by_kind: dict[str, Obj] = {}
+        for job in jobs:
+            if job["kind"] == "Job":
+                by_kind[job["metadata"]["name"].removeprefix(f"{name}-")] = job
+                assert job["spec"]["queue"] == name and job["spec"]["schedulerName"] == "volcano"
+                assert crds.validate(job) == [], crds.validate(job)
+            else:
+                assert job["kind"] == "JobSet"
+                pod = job["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+                assert pod["spec"]["schedulerName"] == "volcano"
+                assert pod["metadata"]["annotations"][k8s_volcano.QUEUE_ANNOTATION] == name
+                assert jobset_crds.validate(job) == []
+        assert set(by_kind["trainjob-example"]["spec"]["plugins"]) == {"pytorch", "svc"}
+        assert set(by_kind["mpijob-example"]["spec"]["plugins"]) == {"mpi", "ssh", "svc"}
+        assert set(by_kind["rayjob-example"]["spec"]["plugins"]) == {"ray", "svc"}
+        roles = {t["name"] for t in by_kind["rayjob-example"]["spec"]["tasks"]}
+        assert roles == {"head", "worker"}
+        # no Kueue to add its flavour's tolerations: the pods tolerate the MIG pool's taint
+        training = {"key": "dedicated", "operator": "Equal", "value": "training"}
+        for task in by_kind["mpijob-example"]["spec"]["tasks"]:
+            pod = task["template"]["spec"]
+            (requested,) = pod["containers"][0]["resources"]["limits"]
+            expected = [{**training, "effect": "NoSchedule"}] if "mig" in requested else None
+            assert pod.get("tolerations") == expected, (name, requested)
+
+
+# --- the Pulumi program applies the same ---------------------------------------------------------
+
+
+def test_pulumi_program_registers_the_queues_releases_and_the_mpi_operator(
+    tmp_path: Path,
+) -> None:
+    """The program registers every rendered object, each release, and the MPI Operator's
+    manifest at its pinned tag (it has no chart: README.md 21 at v0.8.0)."""
+    from test_pulumi import rendered as render_to
+    from test_pulumi import run_project
+
+    folder = render_to(ESTATE, tmp_path)
+    for cluster in ("hpc", "ml"):
+        run = run_project(folder / "pulumi" / cluster)
+        registered = {
+            (r.kind, r.inputs["metadata"].get("namespace"), r.inputs["metadata"]["name"])
+            for r in run.kubernetes_objects()
+            if "metadata" in r.inputs  # not the MPI Operator's ConfigFile
+        }
+        expected = {
+            ("NodePatch" if o["kind"] == "Node" else o["kind"], o["metadata"].get("namespace"),
+             o["metadata"]["name"])
+            for o in objects(ESTATE, cluster)
+        }  # fmt: skip
+        assert registered == expected
+        names = {r.inputs["name"] for r in run.by_kind["Release"]}
+        assert names == set(releases(ESTATE, cluster))
+        (mpi,) = run.by_kind["ConfigFile"]
+        assert mpi.inputs["file"] == (
+            "https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/"
+            "mpi-operator.yaml"
+        )
+    _, files = rendered(ESTATE)
+    assert "kubectl apply --server-side -f https://raw.githubusercontent.com/kubeflow/" in (
+        files["kubernetes/hpc/README.md"].content.decode()
+    )
+    _, job_only = rendered(JOB_ONLY)
+    assert "upstream_manifests" not in json.loads(job_only["pulumi/ml/cluster.json"].content)
+    assert "mpi-operator" not in job_only["kubernetes/ml/README.md"].content.decode()
+
+
+# --- plan ----------------------------------------------------------------------------------------
+
+
+def test_plan_explains_queue_and_example_changes_and_a_new_operator(tmp_path: Path) -> None:
+    """A team's weight is a live Queue update; examples change nothing on the cluster; a newly
+    named framework adds its operator (a release, or the MPI Operator's pinned manifest)."""
+    from estategen import load, pipeline
+    from estategen.plan import plan
+    from estategen.render import render
+    from estategen.write import with_manifest, write_tree
+
+    def estate_of(text: str) -> Any:
+        return pipeline.validate_document(load.parse_blueprint(text.encode(), "bp.yaml")).estate
+
+    before = JOB_ONLY
+    write_tree(with_manifest(render(estate_of(before)), before.encode(), "delta"), tmp_path)
+    after = ESTATE.replace("fairshare: 60", "fairshare: 70")
+    result = plan(estate_of(after), render(estate_of(after)), tmp_path)
+    by_subject = {c.subject: c for f in result.files for c in f.changes}
+    assert by_subject["Queue vision"].kind == "volcano-quota"
+    assert "Queue nlp" not in by_subject
+    assert by_subject["hpc examples for vision"].kind == "kubernetes-examples"
+    assert by_subject["upstream_manifests"].kind == "kubernetes-components"
+    assert by_subject["Helm release jobset"].kind == "kubernetes-components"
+
+
+def test_the_estate_picture_names_volcano_queues_not_a_cohort() -> None:
+    """The report's picture shows a Volcano cluster's queues as Volcano Queues, with no cohort."""
+    from estategen import report
+    from estategen.picture import picture
+
+    estate, _ = rendered(ESTATE)
+    drawn = picture(report.build(estate))
+    frames = {f.label for f in drawn.frames if f.label.startswith("cluster")}
+    assert "cluster hpc · volcano queues" in frames and "cluster ml · cohort ml" in frames
+    titles = {b.title.split("\n")[0] for b in drawn.boxes if b.kind == "queue"}
+    assert {"Volcano Queue vision", "ClusterQueue vision in cohort ml"} <= titles
