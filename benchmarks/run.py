@@ -29,10 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "blueprints"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from estategen import hostlist  # noqa: E402
+from estategen import hostlist, yamltext  # noqa: E402
 from estategen.pipeline import validate_file  # noqa: E402
 from estategen.render import render  # noqa: E402
-from estategen.renderers import ansible, slurm  # noqa: E402
+from estategen.renderers import slurm  # noqa: E402
 from estategen.write import with_manifest, write_tree  # noqa: E402
 
 import large  # noqa: E402
@@ -46,7 +46,7 @@ def cold() -> None:
     """Forget what an earlier run in this process computed (hostlists, quoted YAML, files)."""
     hostlist._compress.cache_clear()
     hostlist._split_name.cache_clear()
-    ansible._QUOTED.clear()
+    yamltext._QUOTED.clear()
     slurm._last = None
 
 
