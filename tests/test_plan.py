@@ -192,6 +192,33 @@ def test_removed_qos_is_deleted_explicitly(rendered: dict[str, Path]) -> None:
     assert steps["sacctmgr-delete"].commands == ("sacctmgr -i delete qos name=high",)
 
 
+def test_a_gpu_pool_joining_a_cluster_is_no_mig_strategy_change(
+    rendered: dict[str, Path],
+) -> None:
+    """The device plugin's ConfigMap gains the pool's config; the cluster's strategy stays."""
+    text = (
+        (PAIRS / "base.yaml")
+        .read_text()
+        .replace(
+            "slurm:\n  controllers:",
+            "  - name: l4\n    scheduler: kubernetes\n    cluster: serving\n"
+            "    hosts: k8s-l4-[01-02]\n    gpus: {model: l4-24gb, count: 2}\n"
+            "slurm:\n  controllers:",
+            1,
+        )
+    )
+    estate = validate_document(load.parse_blueprint(text.encode(), "pool.yaml")).estate
+    result = plan(estate, render(estate), rendered["base.yaml"])
+    configmap = [
+        c
+        for f in result.files
+        for c in f.changes
+        if c.subject == "ConfigMap nvidia-gpu/nvidia-device-plugin-configs"
+    ]
+    assert [c.kind for c in configmap] == ["gpu-sharing"]
+    assert "kubernetes-cluster-settings" not in result.kinds
+
+
 def test_kueue_quota_is_applied_live_by_pulumi_up(rendered: dict[str, Path]) -> None:
     estate = estate_of(PAIRS / "kueue-quota.yaml")
     result = plan(estate, render(estate), rendered["base.yaml"])

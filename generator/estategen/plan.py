@@ -25,6 +25,7 @@ from typing import Any
 from estategen import hostlist
 from estategen.errors import UsageError
 from estategen.facts import pool_group
+from estategen.kubernetes.nvidia import DEFAULT_CONFIG
 from estategen.model import Estate
 from estategen.readback import OutputFolder, check_content
 from estategen.render import MANIFEST, Files
@@ -1713,10 +1714,7 @@ def _object_change(kind: str, name: str, a: Any, b: Any) -> tuple[str, str]:
                 "node (a drain) before changing the layout",
             )
         if name.endswith("/nvidia-device-plugin-configs"):
-            strategies = [
-                {k: (yaml_flags(v)) for k, v in (x or {}).get("data", {}).items()} for x in (a, b)
-            ]
-            if strategies[0] and strategies[1] and strategies[0] != strategies[1]:
+            if a and b and _cluster_mig_strategy(a) != _cluster_mig_strategy(b):
                 return (
                     "kubernetes-cluster-settings",
                     "the MIG strategy changes the resource names pods request: the device "
@@ -1734,9 +1732,10 @@ def _object_change(kind: str, name: str, a: Any, b: Any) -> tuple[str, str]:
     return _OBJECT_CHANGES.get(kind, _COMPONENTS)
 
 
-def yaml_flags(config: str) -> Any:
-    """The migStrategy of an embedded device plugin config."""
-    body = _yaml(config) or {}
+def _cluster_mig_strategy(configmap: Mapping[str, Any]) -> Any:
+    """The cluster's MIG strategy, as the device plugin's default config carries it (a pool's
+    config carries `none` without MIG, so pools coming and going do not change it)."""
+    body = _yaml((configmap.get("data") or {}).get(DEFAULT_CONFIG, "")) or {}
     return (body.get("flags") or {}).get("migStrategy")
 
 
