@@ -226,6 +226,12 @@ def build(data: Data, objects: Sequence[Obj], folder: Path) -> None:
     pulumi.export("resources", count)
 
 
+def _trust(service: str, action: str | list[str]) -> str:
+    """An IAM role's trust policy: the AWS service that may assume it."""
+    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": action}
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]}, sort_keys=True)
+
+
 def _eks_node_groups(data: Data, pools: Sequence[Data]) -> None:
     """One node role for the cluster's GPU node groups; subnets are the cluster's own."""
     import pulumi_aws as aws
@@ -235,19 +241,7 @@ def _eks_node_groups(data: Data, pools: Sequence[Data]) -> None:
         f"{name}-nodes",
         name=f"{data['estate']}-{name}-nodes",
         description=f"EKS node groups of cluster {name} (estate {data['estate']})",
-        assume_role_policy=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "ec2.amazonaws.com"},
-                        "Action": "sts:AssumeRole",
-                    }
-                ],
-            },
-            sort_keys=True,
-        ),
+        assume_role_policy=_trust("ec2.amazonaws.com", "sts:AssumeRole"),
     )
     attachments = [
         aws.iam.RolePolicyAttachment(
@@ -290,19 +284,7 @@ def _eks_autoscaler_role(data: Data, autoscaler: Data) -> None:
         f"{name}-cluster-autoscaler",
         name=f"{data['estate']}-{name}-cluster-autoscaler",
         description=f"Cluster Autoscaler of cluster {name} (estate {data['estate']})",
-        assume_role_policy=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "pods.eks.amazonaws.com"},
-                        "Action": ["sts:AssumeRole", "sts:TagSession"],
-                    }
-                ],
-            },
-            sort_keys=True,
-        ),
+        assume_role_policy=_trust("pods.eks.amazonaws.com", ["sts:AssumeRole", "sts:TagSession"]),
     )
     # the autoscaler's AWS README, "Full Cluster Autoscaler Features Policy", with scaling
     # limited to the Auto Scaling groups tagged as this cluster's

@@ -49,9 +49,6 @@ class ClusterObjects:
     # operators published as a manifest, not a chart, applied after the releases
     upstream: list[UpstreamManifest] = field(default_factory=list)
 
-    def objects(self) -> list[Obj]:
-        return [obj for objs in self.files.values() for obj in objs]
-
 
 def releases(view: ClusterView) -> list[HelmRelease]:
     out: list[HelmRelease] = []

@@ -23,10 +23,6 @@ EXAMPLES_NOTE = (
 )
 
 
-def dump(value: Any) -> str:
-    return manifest(value)
-
-
 def dump_all(values: list[Any]) -> str:
     return "".join(f"---\n{manifest(value)}" for value in values)
 
@@ -53,9 +49,9 @@ def kubernetes_manifests(estate: Estate) -> Files:
             "kind": "Kustomization",
             "resources": list(built.files),
         }
-        files[f"{base}/kustomization.yaml"] = text(header + dump(kustomization))
+        files[f"{base}/kustomization.yaml"] = text(header + manifest(kustomization))
         for release in built.releases:
-            files[f"{base}/{values_file(release)}"] = text(header + dump(release.values))
+            files[f"{base}/{values_file(release)}"] = text(header + manifest(release.values))
         for name, objs in built.examples.items():
             files[f"{base}/{name}"] = text(header + EXAMPLES_NOTE + dump_all(objs))
         files[f"{base}/README.md"] = text(_readme(estate, cluster, built))
