@@ -1732,6 +1732,12 @@ def _object_change(kind: str, name: str, a: Any, b: Any) -> tuple[str, str]:
     return _OBJECT_CHANGES.get(kind, _COMPONENTS)
 
 
+def explains(kind: str) -> bool:
+    """Whether a change to an object of ``kind`` has its own explanation, rather than the
+    generic one of an installed component."""
+    return kind in _OBJECT_CHANGES
+
+
 def _cluster_mig_strategy(configmap: Mapping[str, Any]) -> Any:
     """The cluster's MIG strategy, as the device plugin's default config carries it (a pool's
     config carries `none` without MIG, so pools coming and going do not change it)."""

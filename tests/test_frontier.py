@@ -1,0 +1,251 @@
+"""The frontier estate, ``blueprints/frontier.yaml``: every seed system in one blueprint.
+
+Issue 15 is done when one example uses all of them, rendered, valid against the upstream CRDs
+with their CEL rules, built by kubectl, applied by the Pulumi program and planned. These tests
+hold the example to that: the first fails when a seed system the schema offers is missing from
+it, the others check each cluster's every object, whatever the blueprint grows into.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections import Counter
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from test_pulumi import registered_as, run_project
+
+from estategen import load, pipeline, plan, schema
+from estategen.model import Estate
+from estategen.render import Files, render
+from estategen.write import with_manifest, write_tree
+
+from conftest import BLUEPRINTS
+from crd import CONFORMANCE, crd_set
+
+Obj = dict[str, Any]
+FRONTIER = BLUEPRINTS / "frontier.yaml"
+
+# API group -> the upstream release whose CRDs the API server would validate it with; each is
+# the release estategen pins for that component (tests of each component check the pin).
+CRD_RELEASES = {
+    "kueue.x-k8s.io": "kueue-v0.19.2",
+    "scheduling.volcano.sh": "volcano-v1.15.1",
+    "batch.volcano.sh": "volcano-v1.15.1",
+    "jobset.x-k8s.io": "jobset-v0.12.0",
+    "trainer.kubeflow.org": "trainer-v2.3.0",
+    "kubeflow.org": "mpi-operator-v0.8.0",
+    "slinky.slurm.net": "slurm-operator-v1.2.1",
+    "nvidia.com": "gpu-operator-v26.7.0",
+}
+# Groups whose CRDs ../shared/conformance does not hold: their objects are checked for shape by
+# their own tests (tests/test_observability.py for the Prometheus Operator's objects).
+UNPINNED_GROUPS = {"monitoring.coreos.com"}
+
+
+@cache
+def frontier() -> tuple[Estate, Files]:
+    text = FRONTIER.read_text()
+    estate = pipeline.validate_document(load.parse_blueprint(text.encode(), str(FRONTIER))).estate
+    return estate, render(estate)
+
+
+def cluster_objects(cluster: str, *, examples: bool = False) -> list[Obj]:
+    """The objects ``kubectl apply -k`` applies (or, with ``examples``, the example jobs)."""
+    _, files = frontier()
+    base = f"kubernetes/{cluster}"
+    if examples:
+        names = sorted(p for p in files if p.startswith(f"{base}/examples/"))
+    else:
+        kustomization = yaml.safe_load(files[f"{base}/kustomization.yaml"].content)
+        names = [f"{base}/{name}" for name in kustomization["resources"]]
+    return [obj for name in names for obj in yaml.safe_load_all(files[name].content) if obj]
+
+
+def clusters() -> list[str]:
+    estate, _ = frontier()
+    return [c.name for c in estate.kubernetes_clusters]
+
+
+def group_of(obj: Obj) -> str:
+    api_version: str = obj["apiVersion"]
+    return api_version.split("/")[0] if "/" in api_version else ""
+
+
+def is_core(obj: Obj) -> bool:
+    """An object of an API the Kubernetes release itself serves (no CRD needed)."""
+    return group_of(obj) not in CRD_RELEASES and group_of(obj) not in UNPINNED_GROUPS
+
+
+# --- the example uses every seed system ------------------------------------------------------
+
+
+def test_frontier_uses_every_seed_system_the_schema_offers() -> None:
+    estate, _ = frontier()
+    k8s = estate.kubernetes_clusters
+    assert {c.queues.engine for c in k8s if c.queues} == set(schema.QUEUE_ENGINES)
+    assert {c.provider for c in k8s} == set(schema.PROVIDERS)
+    assert {f for c in k8s for f in c.frameworks} == set(schema.FRAMEWORKS)
+    assert {c.device_plugin_install for c in k8s} == {"device-plugin", "gpu-operator"}
+    storage_types = schema.BLUEPRINT["storage"]["schema"]["schema"]["type"]["allowed"]
+    assert {s.type for s in estate.storage} == set(storage_types)
+    assert any(s.storage_class for s in estate.storage)
+    pools = estate.node_pools
+    # Slurm on-prem and elastic in a cloud; Kubernetes on-prem and managed on every provider
+    assert {(p.scheduler, p.provider) for p in pools} >= {
+        ("slurm", "on-prem"),
+        ("slurm", "gke"),
+        *(("kubernetes", provider) for provider in schema.PROVIDERS),
+    }
+    assert any(p.provider == "eks" and p.nodes_min == 0 for p in pools), "an EKS pool grows"
+    gpus = [p.gpus for p in pools if p.gpus]
+    assert any(g.mig for g in gpus) and any(g.sharing.time_slicing for g in gpus)
+    slurm = estate.slurm
+    assert slurm.accounting and slurm.reservations and slurm.rest_api and slurm.health_check
+    assert slurm.mpi.default == "pmix" and slurm.power_saving.declared
+    assert all(c.prometheus_operator for c in k8s)
+
+
+# --- every object is what the API server accepts ---------------------------------------------
+
+
+@pytest.mark.parametrize("cluster", clusters())
+def test_every_object_is_valid_for_kubernetes_or_against_its_pinned_crds_with_cel(
+    cluster: str,
+) -> None:
+    estate, _ = frontier()
+    version = estate.versions.kubernetes.text
+    objects = cluster_objects(cluster) + cluster_objects(cluster, examples=True)
+    checked: Counter[str] = Counter()
+    for obj in objects:
+        name = f"{obj['kind']} {obj['metadata']['name']}"
+        group = group_of(obj)
+        if group in CRD_RELEASES:
+            crds = crd_set(CONFORMANCE / CRD_RELEASES[group])
+            assert crds.validate(obj) == [], (name, crds.validate(obj))
+            assert crds.validate(obj, obj) == [], name  # as an update of itself
+            checked["crd"] += 1
+        elif group in UNPINNED_GROUPS:
+            checked["unpinned"] += 1
+        else:
+            try:
+                kubernetes_validate.validate(obj, version, strict=True)
+            except kubernetes_validate.ValidationError as err:
+                pytest.fail(f"{name}: {err.message}")
+            checked["core"] += 1
+    assert checked["core"] and checked["crd"], checked
+
+
+@pytest.mark.parametrize("cluster", clusters())
+def test_kubectl_kustomize_builds_exactly_the_listed_objects(cluster: str, tmp_path: Path) -> None:
+    kubectl = shutil.which("kubectl")
+    assert kubectl, "kubectl (Debian kubernetes-client) is missing: run scripts/test.sh"
+    _, files = frontier()
+    for path, output in files.items():
+        if path.startswith(f"kubernetes/{cluster}/"):
+            target = tmp_path / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(output.content)
+    built = subprocess.run(
+        [kubectl, "kustomize", str(tmp_path / "kubernetes" / cluster)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+    def key(obj: Obj) -> tuple[str, str | None, str]:
+        return (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
+
+    built_objects = [o for o in yaml.safe_load_all(built.stdout) if o]
+    assert Counter(map(key, built_objects)) == Counter(map(key, cluster_objects(cluster)))
+
+
+# --- the Pulumi program applies every object ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    estate, files = frontier()
+    target = tmp_path_factory.mktemp("frontier") / estate.name
+    write_tree(with_manifest(files, FRONTIER.read_bytes(), estate.name), target)
+    return target
+
+
+@pytest.mark.parametrize("cluster", clusters())
+def test_pulumi_program_registers_every_rendered_object_of_the_cluster(
+    cluster: str, rendered: Path
+) -> None:
+    result = run_project(rendered / "pulumi" / cluster)
+    # an operator installed from its upstream release manifest (the MPI Operator) is one
+    # ConfigFile resource, as a Helm chart is one Release; every other object is our own
+    registered = Counter(
+        (r.kind, r.inputs["metadata"].get("namespace"), r.inputs["metadata"]["name"])
+        for r in result.kubernetes_objects()
+        if r.kind != "ConfigFile"
+    )
+    expected = Counter(
+        (registered_as(o), o["metadata"].get("namespace"), o["metadata"]["name"])
+        for o in cluster_objects(cluster)
+    )
+    assert registered == expected
+
+
+# --- plan explains each kind of change ------------------------------------------------------
+
+
+def test_every_kind_of_object_has_its_own_plan_explanation() -> None:
+    """A kind the plan has no sentence for falls back to a generic "component" change; the
+    frontier's custom resources and storage objects each have their own."""
+    kinds = {
+        obj["kind"]
+        for cluster in clusters()
+        for obj in cluster_objects(cluster)
+        if not is_core(obj) or obj["kind"] in {"StorageClass", "PersistentVolume", "Node"}
+    }
+    unexplained = sorted(k for k in kinds if not plan.explains(k))
+    assert unexplained == []
+
+
+def changed(old: str, new: str) -> Estate:
+    text = FRONTIER.read_text()
+    assert old in text, old
+    document = load.parse_blueprint(text.replace(old, new).encode(), str(FRONTIER))
+    return pipeline.validate_document(document).estate
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kinds"),
+    [
+        (
+            "{team: foundation, quota: {h100-sxm-80gb/3g.40gb: 160}, borrowing_limit: 32}",
+            "{team: foundation, quota: {h100-sxm-80gb/3g.40gb: 150}, borrowing_limit: 32}",
+            {"volcano-quota"},
+        ),
+        (
+            "    nodes: {min: 0, max: 4}\n    gpus: {model: h100-sxm-80gb, count: 8, mig: [3g.4",
+            "    nodes: {min: 0, max: 6}\n    gpus: {model: h100-sxm-80gb, count: 8, mig: [3g.4",
+            {"kubernetes-pool"},
+        ),
+        (
+            "{team: science, quota: {l40s-48gb: 32}}",
+            "{team: science, quota: {l40s-48gb: 24}}",
+            {"kueue-quota"},
+        ),
+    ],
+    ids=["volcano-queue", "aks-pool-max", "eks-kueue-quota"],
+)
+def test_plan_explains_frontier_changes(
+    old: str, new: str, kinds: set[str], rendered: Path
+) -> None:
+    estate = changed(old, new)
+    result = plan.plan(estate, render(estate), rendered)
+    assert kinds <= set(result.kinds), plan.text(result)
+    for file in result.files:
+        for change in file.changes:
+            assert change.meaning and change.actions, change
