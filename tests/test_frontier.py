@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections import Counter
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ import kubernetes_validate
 import pytest
 import yaml
 from test_pulumi import registered_as, run_project
+from test_slurm_engine import define_qos, parse_records, start_accounting
+from test_slurm_rest_api import HAS_AUTH_JWT
 
 from estategen import load, pipeline, plan, schema
 from estategen.model import Estate
@@ -27,6 +30,8 @@ from estategen.write import with_manifest, write_tree
 
 from conftest import BLUEPRINTS
 from crd import CONFORMANCE, crd_set
+from mariadb import MariaDB, have_mariadb
+from slurmlab import SlurmLab, have_slurm, set_keys
 
 Obj = dict[str, Any]
 FRONTIER = BLUEPRINTS / "frontier.yaml"
@@ -46,6 +51,7 @@ CRD_RELEASES = {
 # Groups whose CRDs ../shared/conformance does not hold: their objects are checked for shape by
 # their own tests (tests/test_observability.py for the Prometheus Operator's objects).
 UNPINNED_GROUPS = {"monitoring.coreos.com"}
+JWT_KEYS = ["AuthAltTypes", "AuthAltParameters"]
 
 
 @cache
@@ -249,3 +255,67 @@ def test_plan_explains_frontier_changes(
     for file in result.files:
         for change in file.changes:
             assert change.meaning and change.actions, change
+
+
+# --- a real slurmctld runs the frontier's Slurm side -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def frontier_ctld(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
+    """slurmctld, slurmdbd and MariaDB on the rendered files, with what the roles install
+    (the power programs under /etc/slurm/power). The JWT keys are taken out where this Slurm
+    has no auth_jwt.so (Debian 12's 22.05; tests/test_slurm_rest_api.py shows the refusal)."""
+    if not (have_slurm() and have_mariadb()):
+        pytest.skip("needs slurm-wlm, munge, unshare and mariadb-server")
+    estate, _ = frontier()
+    accounting = estate.slurm.accounting
+    assert accounting is not None
+    work = tmp_path_factory.mktemp("frontier-ctld")
+    out = work / "out"
+    write_tree(with_manifest(frontier()[1], FRONTIER.read_bytes(), estate.name), out)
+    hosts = [h for pool in estate.slurm_pools for h in pool.hosts]
+    names = [*hosts, *estate.slurm.controllers, accounting.host, accounting.database.host]
+    cluster = SlurmLab(out, work / "run", names)
+    cluster.binds["/etc/slurm"] = cluster.etc
+    database = MariaDB(work / "db")
+    try:
+        cluster.install_configs()
+        shutil.copytree(out / "slurm" / "power", cluster.etc / "power")
+        if not HAS_AUTH_JWT:
+            for name in ("slurm.conf", "slurmdbd.conf"):
+                conf = cluster.etc / name
+                conf.write_text(set_keys(conf.read_text(), {}, drop=JWT_KEYS))
+        cluster.start_munge()
+        start_accounting(cluster, database, accounting.host)
+        cluster.start_slurmctld(estate.slurm.controllers[0])
+        define_qos(cluster)
+        yield cluster
+    finally:
+        cluster.stop()
+        database.stop()
+
+
+@pytest.mark.slow
+def test_slurmctld_shows_every_partition_and_node_of_the_frontier(
+    frontier_ctld: SlurmLab,
+) -> None:
+    from estategen import hostlist
+
+    estate, _ = frontier()
+    partitions = {
+        p["PartitionName"]: p
+        for p in parse_records(frontier_ctld.run("scontrol", "-o", "show", "partition"))
+    }
+    assert set(partitions) == {p.name for p in estate.slurm.partitions}
+    for part in estate.slurm.partitions:
+        hosts = {h for name in part.pools for h in estate.pools_by_name[name].hosts}
+        assert set(hostlist.expand(partitions[part.name]["Nodes"])) == hosts, part.name
+    nodes = {
+        n["NodeName"]: n for n in parse_records(frontier_ctld.run("scontrol", "-o", "show", "node"))
+    }
+    assert set(nodes) == {h for p in estate.slurm_pools for h in p.hosts}
+    for pool in estate.slurm_pools:
+        for host in pool.hosts:
+            state = nodes[host]["State"]
+            # elastic nodes are powered down until a job needs them; the others are not up here
+            assert ("CLOUD" in state or "POWER" in state) == (pool.cloud is not None), (host, state)
