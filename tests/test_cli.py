@@ -19,7 +19,7 @@ def test_validate_valid_blueprint_exits_zero_with_a_summary(lab: Path) -> None:
 
 def test_validate_json_of_a_valid_blueprint(lab: Path) -> None:
     result = run_cli("validate", lab, "--format", "json")
-    assert json.loads(result.stdout) == {"valid": True, "findings": []}
+    assert json.loads(result.stdout) == {"valid": True, "findings": [], "suppressed": []}
 
 
 def test_validate_prints_file_line_column_and_key_path(tmp_path: Path) -> None:
@@ -97,3 +97,101 @@ def test_help_does_not_import_heavy_modules() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip().splitlines()[-1] == "HEAVY="
+
+
+# --- findings: rule ids, the line they point at, --fail-on and suppression --------------------
+
+SPARE_POOL = (
+    "  - name: spare\n    scheduler: slurm\n    hosts: spare-01\n"
+    "    cpu: {sockets: 1, cores_per_socket: 8}\n    memory_gb: 64\n"
+)
+
+
+def with_a_warning(tmp_path: Path, extra: str = "") -> Path:
+    """lab.yaml with a Slurm pool in no partition: one warning, check/partitions-resolve."""
+    text = (BLUEPRINTS / "lab.yaml").read_text()
+    path = tmp_path / ("suppressing.yaml" if extra else "warned.yaml")
+    path.write_text(
+        text.replace("  - name: l4-serve\n", SPARE_POOL + "  - name: l4-serve\n") + extra
+    )
+    return path
+
+
+def test_a_finding_shows_its_rule_the_blueprint_line_and_a_caret_under_the_column(
+    tmp_path: Path,
+) -> None:
+    blueprint = tmp_path / "bp.yaml"
+    blueprint.write_text("estate: x\nnode_pools:\n  - name: a\n    scheduler: slurmm\n")
+    lines = run_cli("validate", blueprint).stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if "scheduler: 'slurmm'" in line)
+    assert lines[at].endswith("did you mean 'slurm'? [schema/allowed]")
+    assert lines[at + 1] == "     4 |     scheduler: slurmm"
+    assert lines[at + 2] == "       |     ^"
+    assert lines[at + 2].index("^") == lines[at + 1].index("scheduler")
+
+
+def test_a_caret_stays_under_its_column_past_a_tab_and_in_a_long_line(tmp_path: Path) -> None:
+    blueprint = tmp_path / "bp.yaml"
+    blueprint.write_text("estate: x\ndescription: '" + "y" * 300 + "\t'\nnode_pools: 7\n")
+    lines = run_cli("validate", blueprint).stdout.splitlines()
+    for i, line in enumerate(lines):
+        if line.endswith("^"):
+            assert len(lines[i - 1]) <= 200 and "\t" not in lines[i - 1]
+
+
+def test_validate_prints_warnings_and_fail_on_warning_exits_one(tmp_path: Path) -> None:
+    blueprint = with_a_warning(tmp_path)
+    passed = run_cli("validate", blueprint)
+    assert passed.returncode == 0
+    assert "warning: pool 'spare' is in no partition [check/partitions-resolve]" in passed.stdout
+    assert "0 error(s), 1 warning(s)" in passed.stdout
+    gated = run_cli("validate", blueprint, "--fail-on", "warning")
+    assert gated.returncode == 1
+    assert "--fail-on warning" in gated.stdout
+    as_json = run_cli("validate", blueprint, "--fail-on", "warning", "--format", "json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["valid"] is False
+
+
+def test_render_with_fail_on_warning_writes_nothing(tmp_path: Path) -> None:
+    result = run_cli(
+        "render", with_a_warning(tmp_path), "-o", tmp_path / "out", "--fail-on", "warning"
+    )
+    assert result.returncode == 1
+    assert "--fail-on warning" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_suppressed_rule_is_listed_as_suppressed_and_no_longer_gates(tmp_path: Path) -> None:
+    for args, blueprint in [
+        (["--suppress", "check/partitions-resolve"], with_a_warning(tmp_path)),
+        ([], with_a_warning(tmp_path, "suppress: [check/partitions-resolve]\n")),
+    ]:
+        result = run_cli("validate", blueprint, "--fail-on", "warning", *args)
+        assert result.returncode == 0, result.stdout
+        assert "suppressed: 1 finding(s) of check/partitions-resolve" in result.stdout
+        assert "is in no partition" not in result.stdout
+        as_json = json.loads(run_cli("validate", blueprint, "--format", "json", *args).stdout)
+        assert as_json["findings"] == []
+        assert [f["rule"] for f in as_json["suppressed"]] == ["check/partitions-resolve"]
+
+
+def test_suppressing_an_unknown_rule_is_a_usage_error_with_a_suggestion(tmp_path: Path) -> None:
+    result = run_cli("validate", with_a_warning(tmp_path), "--suppress", "check/partition-resolve")
+    assert result.returncode == 2
+    assert "did you mean 'check/partitions-resolve'?" in result.stderr
+
+
+def test_sarif_carries_the_rule_ids_json_carries_and_marks_suppressions(tmp_path: Path) -> None:
+    blueprint = with_a_warning(tmp_path)
+    as_json = json.loads(run_cli("validate", blueprint, "--format", "json").stdout)
+    sarif = json.loads(run_cli("validate", blueprint, "--format", "sarif").stdout)
+    results = sarif["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == [f["rule"] for f in as_json["findings"]]
+    assert "suppressions" not in results[0]
+    for args, source, kind in [
+        (["--suppress", "check/partitions-resolve"], blueprint, "external"),
+        ([], with_a_warning(tmp_path, "suppress: [check/partitions-resolve]\n"), "inSource"),
+    ]:
+        log = json.loads(run_cli("validate", source, "--format", "sarif", *args).stdout)
+        (result,) = log["runs"][0]["results"]
+        assert result["suppressions"] == [{"kind": kind}]

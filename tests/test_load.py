@@ -3,23 +3,48 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
 from estategen import limits, load, pipeline, schema
-from estategen.errors import BlueprintInvalid
+from estategen.errors import BlueprintInvalid, Finding
 from estategen.load import MAX_DEPTH, parse_blueprint
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def refusal(raw: bytes) -> str:
+def refused(raw: bytes) -> Finding:
     with pytest.raises(BlueprintInvalid) as caught:
         parse_blueprint(raw, "bp.yaml")
     (finding,) = caught.value.findings
-    return finding.format()
+    return finding
+
+
+def refusal(raw: bytes) -> str:
+    """The refusal's line, without its rule id (test_each_refusal_names_its_rule checks it)."""
+    return replace(refused(raw), rule="").format()
+
+
+@pytest.mark.parametrize(
+    ("raw", "rule"),
+    [
+        (b"estate: a\nestate: b\n", "load/duplicate-key"),
+        (b"estate: [a\n", "load/yaml-syntax"),
+        (b"\xff\xfe", "load/encoding"),
+        (b"estate: a\x00\n", "load/encoding"),
+        (b"", "load/empty"),
+        (b"- a\n", "load/top-level"),
+        (b"estate: !!python/object:os.system a\n", "load/tag"),
+        (b"a: &x {b: 1}\nc: {<<: *x}\n", "load/alias"),
+        (b"? [a]\n: b\n", "load/key-type"),
+        (b"estate: !!int x\n", "load/value"),
+    ],
+)
+def test_each_refusal_names_its_rule(raw: bytes, rule: str) -> None:
+    assert refused(raw).rule == rule
 
 
 def test_positions_are_recorded_for_keys_and_list_items() -> None:
@@ -162,7 +187,7 @@ def test_findings_beyond_the_limit_are_counted_in_one_closing_finding() -> None:
     ]
     assert findings[-1].format() == (
         f"bp.yaml:{3 + limits.MAX_FINDINGS - 1}:22: 501 more findings (501 errors) not listed; "
-        f"at most {limits.MAX_FINDINGS} are"
+        f"at most {limits.MAX_FINDINGS} are [estategen/more-findings]"
     )
 
 

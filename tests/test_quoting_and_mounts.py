@@ -100,12 +100,15 @@ def _validate(*options: str, tmp_path: Path) -> str:
 
 def test_a_long_key_is_quoted_to_the_limit_in_text(tmp_path: Path) -> None:
     shown = "k" * limits.MAX_QUOTED
-    (line, _) = _validate(tmp_path=tmp_path).splitlines()
+    (line, source, caret, _) = _validate(tmp_path=tmp_path).splitlines()
     assert line.endswith(
         f"observability.{shown}... (5000 characters): unknown key '{shown}'... (5000 characters). "
-        "Valid keys here: alerts, dcgm_exporter, labels, node_exporter, slurm_exporter."
+        "Valid keys here: alerts, dcgm_exporter, labels, node_exporter, slurm_exporter. "
+        "[schema/unknown-key]"
     )
     assert LONG_KEY[: limits.MAX_QUOTED + 1] not in line
+    # the blueprint line it points at is cut around the column, the caret under it
+    assert len(source) < 200 and caret.endswith("^")
 
 
 def test_a_long_key_is_quoted_to_the_limit_in_json(tmp_path: Path) -> None:

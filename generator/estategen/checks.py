@@ -10,6 +10,7 @@ import difflib
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
@@ -79,8 +80,18 @@ def check(function: Check) -> Check:
     return function
 
 
+def rule_id(function: Check) -> str:
+    """A check's rule id: ``check/`` and its name in kebab case (``check/host-in-one-pool``)."""
+    return "check/" + function.__name__.replace("_", "-")
+
+
 def run_checks(estate: Estate) -> list[Finding]:
-    return [finding for function in CHECKS for finding in function(estate)]
+    """Every check's findings, each carrying its check's rule id unless it names its own."""
+    return [
+        finding if finding.rule else replace(finding, rule=rule_id(function))
+        for function in CHECKS
+        for finding in function(estate)
+    ]
 
 
 def _duplicates(items: Iterable[T], key: Callable[[T], object]) -> Iterator[tuple[T, object]]:
@@ -154,7 +165,7 @@ def team_members_known(estate: Estate) -> Iterator[Finding]:
             if member not in users:
                 yield issue(
                     f"{team.path}.members[{i}]",
-                    f"{member!r} is not a user in identity.users{_choices(users)}",
+                    f"{member!r} is not a user in identity.users{_choices(users, member)}",
                 )
 
 
@@ -227,7 +238,13 @@ def directory_complete(estate: Estate) -> Iterator[Finding]:
 def host_budget(total: int) -> list[Finding]:
     """The estate's host limit, for hosts counted in the model or in hostlists not expanded."""
     if total > MAX_ESTATE_HOSTS:
-        return [issue("node_pools", f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}")]
+        return [
+            issue(
+                "node_pools",
+                f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}",
+                rule=rule_id(hosts_within_bounds),
+            )
+        ]
     return []
 
 
@@ -451,7 +468,7 @@ def pool_cluster_resolves(estate: Estate) -> Iterator[Finding]:
         elif pool.cluster not in clusters:
             yield issue(
                 f"{pool.path}.cluster",
-                f"{pool.cluster!r} is not in kubernetes.clusters{_choices(clusters)}",
+                f"{pool.cluster!r} is not in kubernetes.clusters{_choices(clusters, pool.cluster)}",
             )
         elif clusters[pool.cluster].provider != pool.provider and pool.managed:
             yield issue(
@@ -507,7 +524,8 @@ def gpu_models_resolve(estate: Estate) -> Iterator[Finding]:
             yield issue(
                 f"{pool.path}.gpus.model",
                 f"unknown GPU model {pool.gpus.model!r}; add it under gpu_models or choose "
-                f"one of: {', '.join(sorted(estate.gpu_models))}",
+                f"one of: {', '.join(sorted(estate.gpu_models))}"
+                f"{did_you_mean(pool.gpus.model, estate.gpu_models)}",
             )
 
 
@@ -599,7 +617,7 @@ def mig_layout_fits(estate: Estate) -> Iterator[Finding]:
             yield issue(
                 f"{path}[{index}]",
                 f"{profile!r} is not a MIG profile of {model.name}; "
-                f"choose from: {', '.join(model.mig)}",
+                f"choose from: {', '.join(model.mig)}{did_you_mean(profile, model.mig)}",
             )
         if unknown:
             continue
@@ -707,7 +725,8 @@ def partitions_resolve(estate: Estate) -> Iterator[Finding]:
             if name not in pools:
                 yield issue(
                     f"{part.path}.pools[{i}]",
-                    f"{name!r} is not a node pool{_choices(p.name for p in estate.slurm_pools)}",
+                    f"{name!r} is not a node pool"
+                    f"{_choices((p.name for p in estate.slurm_pools), name)}",
                 )
             elif pools[name].scheduler != "slurm":
                 yield issue(
@@ -716,9 +735,11 @@ def partitions_resolve(estate: Estate) -> Iterator[Finding]:
                 )
         for i, name in enumerate(part.teams):
             if name not in teams:
-                yield issue(f"{part.path}.teams[{i}]", f"{name!r} is not a team{_choices(teams)}")
+                yield issue(
+                    f"{part.path}.teams[{i}]", f"{name!r} is not a team{_choices(teams, name)}"
+                )
         if part.qos and part.qos not in qos:
-            yield issue(f"{part.path}.qos", f"{part.qos!r} is not a QoS{_choices(qos)}")
+            yield issue(f"{part.path}.qos", f"{part.qos!r} is not a QoS{_choices(qos, part.qos)}")
     defaults = [p for p in estate.slurm.partitions if p.default]
     for extra in defaults[1:]:
         yield issue(
@@ -737,7 +758,9 @@ def qos_resolves(estate: Estate) -> Iterator[Finding]:
     for qos in estate.slurm.qos:
         for i, other in enumerate(qos.preempt):
             if other not in names:
-                yield issue(f"{qos.path}.preempt[{i}]", f"{other!r} is not a QoS{_choices(names)}")
+                yield issue(
+                    f"{qos.path}.preempt[{i}]", f"{other!r} is not a QoS{_choices(names, other)}"
+                )
             elif other == qos.name:
                 yield issue(f"{qos.path}.preempt[{i}]", "a QoS cannot preempt itself")
         if qos.preempt and estate.slurm.scheduling.preemption.type != "qos":
@@ -829,7 +852,8 @@ def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
         if pool is None:
             yield issue(
                 f"{res.path}.pools[{i}]",
-                f"{name!r} is not a node pool{_choices(p.name for p in estate.slurm_pools)}",
+                f"{name!r} is not a node pool"
+                f"{_choices((p.name for p in estate.slurm_pools), name)}",
             )
         elif pool.scheduler != "slurm":
             yield issue(
@@ -846,7 +870,8 @@ def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
         names = {p.name for p in estate.slurm.partitions}
         if res.partition not in names:
             yield issue(
-                f"{res.path}.partition", f"{res.partition!r} is not a partition{_choices(names)}"
+                f"{res.path}.partition",
+                f"{res.partition!r} is not a partition{_choices(names, res.partition)}",
             )
             return
         allowed = set(partition_hosts(estate, res.partition))
@@ -872,11 +897,11 @@ def _reservation_people(estate: Estate, res: Reservation) -> Iterator[Finding]:
     teams = estate.teams_by_name
     for i, name in enumerate(res.teams):
         if name not in teams:
-            yield issue(f"{res.path}.teams[{i}]", f"{name!r} is not a team{_choices(teams)}")
+            yield issue(f"{res.path}.teams[{i}]", f"{name!r} is not a team{_choices(teams, name)}")
     users = {u.name for u in estate.identity.users}
     for i, name in enumerate(res.users):
         if name not in users:
-            yield issue(f"{res.path}.users[{i}]", f"{name!r} is not a user{_choices(users)}")
+            yield issue(f"{res.path}.users[{i}]", f"{name!r} is not a user{_choices(users, name)}")
 
 
 def _reservation_time(res: Reservation) -> Iterator[Finding]:
@@ -1114,12 +1139,16 @@ def queues_resolve(estate: Estate) -> Iterator[Finding]:
         models = quota_capacity(estate, cluster.name)
         for queue in cluster.queues.teams:
             if queue.team not in teams:
-                yield issue(f"{queue.path}.team", f"{queue.team!r} is not a team{_choices(teams)}")
+                yield issue(
+                    f"{queue.path}.team",
+                    f"{queue.team!r} is not a team{_choices(teams, queue.team)}",
+                )
             for key in queue.quota:
                 if key not in models:
                     yield issue(
                         f"{queue.path}.quota.{key}",
-                        f"no pool in cluster {cluster.name!r} provides {key!r}{_choices(models)}",
+                        f"no pool in cluster {cluster.name!r} provides {key!r}"
+                        f"{_choices(models, key)}",
                     )
 
 
@@ -1159,7 +1188,8 @@ def storage_pools_resolve(estate: Estate) -> Iterator[Finding]:
         for i, name in enumerate(storage.pools or ()):
             if name not in pools:
                 yield issue(
-                    f"{storage.path}.pools[{i}]", f"{name!r} is not a node pool{_choices(pools)}"
+                    f"{storage.path}.pools[{i}]",
+                    f"{name!r} is not a node pool{_choices(pools, name)}",
                 )
             elif pools[name].managed:
                 yield issue(
@@ -1363,12 +1393,21 @@ def _article(word: str) -> str:
     return "an" if word[:1] in "aeiol" else "a"
 
 
-def _choices(names: Iterable[str]) -> str:
+def _choices(names: Iterable[str], typed: str | None = None) -> str:
+    """The names a reference may take, led by the closest to what was ``typed``."""
     listed = sorted(names)
     if not listed:
         return ""
     shown = ", ".join(listed[:12]) + (", ..." if len(listed) > 12 else "")
-    return f"; known: {shown}"
+    return f"; known: {shown}{did_you_mean(typed, listed)}"
+
+
+def did_you_mean(typed: str | None, names: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for the name closest to ``typed``, or nothing."""
+    if typed is None:
+        return ""
+    close = difflib.get_close_matches(typed, list(names), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 @check
@@ -1473,3 +1512,18 @@ def health_check_node_state_valid(estate: Estate) -> Iterator[Finding]:
         )
     if not estate.slurm_pools:
         yield issue("slurm.health_check", "the estate has no Slurm pools to check")
+
+
+@check
+def suppressed_rules_exist(estate: Estate) -> Iterator[Finding]:
+    """A suppression names a rule some check raises: a mistyped one would silence nothing."""
+    for i, rule in enumerate(estate.suppress):
+        if rule not in RULE_IDS:
+            yield issue(
+                f"suppress[{i}]",
+                f"no check has the rule id {rule!r}{did_you_mean(rule, RULE_IDS)}",
+            )
+
+
+# every check's rule id, for `suppress` and --suppress (checks register at import, above)
+RULE_IDS = frozenset(rule_id(function) for function in CHECKS)

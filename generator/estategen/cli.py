@@ -12,9 +12,22 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from estategen import __version__
-from estategen.errors import BlueprintInvalid, EstategenError, Finding, UsageError, findings_json
+from estategen.errors import (
+    BlueprintInvalid,
+    EstategenError,
+    Finding,
+    FindingsGate,
+    UsageError,
+    fails,
+    findings_json,
+    text_report,
+)
+
+if TYPE_CHECKING:
+    from estategen.pipeline import Validated
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,8 +37,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"estategen {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # what every command that validates a blueprint takes
+    findings = argparse.ArgumentParser(add_help=False)
+    findings.add_argument(
+        "--suppress",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="silence a check's warnings and notes for this run (its rule id, as shown in "
+        "brackets; repeatable); the blueprint's `suppress:` lists the standing ones",
+    )
+    gate = argparse.ArgumentParser(add_help=False)
+    gate.add_argument(
+        "--fail-on",
+        choices=["error", "warning", "info"],
+        default="error",
+        help="exit 1 (and write nothing) on a finding at or above this level (default: error)",
+    )
 
-    validate = commands.add_parser("validate", help="check a blueprint and print every finding")
+    validate = commands.add_parser(
+        "validate", parents=[findings, gate], help="check a blueprint and print every finding"
+    )
     validate.add_argument("blueprint", metavar="FILE")
     validate.add_argument(
         "--format",
@@ -34,7 +66,9 @@ def _parser() -> argparse.ArgumentParser:
         help="sarif: SARIF 2.1.0 for code scanning (findings inline on the blueprint)",
     )
 
-    render = commands.add_parser("render", help="validate, then write the output atomically")
+    render = commands.add_parser(
+        "render", parents=[findings, gate], help="validate, then write the output atomically"
+    )
     render.add_argument("blueprint", metavar="FILE")
     render.add_argument(
         "-o", "--output", metavar="DIR", help="output folder (default: build/<estate>)"
@@ -46,7 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     report = commands.add_parser(
-        "report", help="capacity and ownership report (Markdown, or Markdown and HTML with -o)"
+        "report",
+        parents=[findings],
+        help="capacity and ownership report (Markdown, or Markdown and HTML with -o)",
     )
     report.add_argument("blueprint", metavar="FILE")
     report.add_argument(
@@ -54,7 +90,9 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     plan = commands.add_parser(
-        "plan", help="what a render would change in DIR and what each change needs"
+        "plan",
+        parents=[findings],
+        help="what a render would change in DIR and what each change needs",
     )
     plan.add_argument("blueprint", metavar="FILE")
     plan.add_argument(
@@ -70,16 +108,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "validate":
-            return _validate(args.blueprint, args.format)
+            return _validate(args.blueprint, args.format, args.suppress, args.fail_on)
         if args.command == "render":
-            return _render(args.blueprint, args.output, args.check)
+            return _render(args.blueprint, args.output, args.check, args.suppress, args.fail_on)
         if args.command == "report":
-            return _report(args.blueprint, args.output)
+            return _report(args.blueprint, args.output, args.suppress)
         if args.command == "plan":
-            return _plan(args.blueprint, args.output, args.format)
+            return _plan(args.blueprint, args.output, args.format, args.suppress)
         return _schema()
     except BlueprintInvalid as err:
-        _print_findings(err.findings, sys.stderr)
+        sys.stderr.write(text_report(err.findings, err.source))
         return err.exit_code
     except EstategenError as err:
         print(f"estategen: {err}", file=sys.stderr)
@@ -95,43 +133,56 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
 
 
-def _print_findings(findings: Sequence[Finding], stream: object) -> None:
-    for finding in findings:
-        print(finding.format(), file=stream)  # type: ignore[call-overload]
-    errors = sum(f.level == "error" for f in findings)
-    warnings = len(findings) - errors
-    if findings:
-        print(f"{errors} error(s), {warnings} warning(s)", file=stream)  # type: ignore[call-overload]
-
-
-def _print_json_report(valid: bool, findings: Sequence[Finding]) -> None:
-    report = {"valid": valid, "findings": json.loads(findings_json(findings))}
+def _print_json_report(
+    valid: bool, findings: Sequence[Finding], suppressed: Sequence[Finding] = ()
+) -> None:
+    report = {
+        "valid": valid,
+        "findings": json.loads(findings_json(findings)),
+        "suppressed": json.loads(findings_json(suppressed)),
+    }
     print(json.dumps(report, indent=2, sort_keys=True))
 
 
-def _validate(path: str, output_format: str) -> int:
+def _validated(path: str, suppress: Sequence[str], fail_on: str = "error") -> Validated:
+    """The validated blueprint, its findings printed to stderr; a finding at or above
+    ``fail_on`` stops the command as an error does."""
+    from estategen.pipeline import validate_file
+
+    result = validate_file(path, suppress)
+    sys.stderr.write(text_report(result.findings, result.document.raw, result.suppressed))
+    if fails(result.findings, fail_on):
+        raise FindingsGate(fail_on)
+    return result
+
+
+def _validate(path: str, output_format: str, suppress: Sequence[str], fail_on: str) -> int:
     from estategen.pipeline import validate_file
 
     if output_format == "sarif":
         from estategen.sarif import validate_sarif
 
-        log, valid = validate_sarif(path)
+        log, found = validate_sarif(path, suppress)
         print(json.dumps(log, indent=2, sort_keys=True))
-        return 0 if valid else 1
+        return 1 if fails(found, fail_on) else 0
 
     try:
-        result = validate_file(path)
+        result = validate_file(path, suppress)
     except BlueprintInvalid as err:
         if output_format == "json":
             _print_json_report(valid=False, findings=err.findings)
         else:
-            _print_findings(err.findings, sys.stdout)
+            sys.stdout.write(text_report(err.findings, err.source))
         return 1
     estate = result.estate
+    gated = fails(result.findings, fail_on)
     if output_format == "json":
-        _print_json_report(valid=True, findings=result.findings)
-        return 0
-    _print_findings(result.findings, sys.stdout)
+        _print_json_report(not gated, result.findings, result.suppressed)
+        return 1 if gated else 0
+    sys.stdout.write(text_report(result.findings, result.document.raw, result.suppressed))
+    if gated:
+        print(f"{path}: findings at or above {fail_on} level (--fail-on {fail_on})")
+        return 1
     hosts = sum(len(p.hosts) for p in estate.node_pools)
     gpus = sum(p.gpu_count for p in estate.node_pools)
     print(
@@ -141,13 +192,13 @@ def _validate(path: str, output_format: str) -> int:
     return 0
 
 
-def _render(path: str, output: str | None, check: bool) -> int:
-    from estategen.pipeline import validate_file
+def _render(
+    path: str, output: str | None, check: bool, suppress: Sequence[str], fail_on: str
+) -> int:
     from estategen.render import render
     from estategen.write import compare_tree, with_manifest, write_tree
 
-    result = validate_file(path)
-    _print_findings(result.findings, sys.stderr)
+    result = _validated(path, suppress, fail_on)
     estate = result.estate
     files = with_manifest(render(estate), result.document.raw, estate.name)
     target = Path(output) if output else Path("build") / estate.name
@@ -164,12 +215,10 @@ def _render(path: str, output: str | None, check: bool) -> int:
     return 0
 
 
-def _report(path: str, output: str | None) -> int:
-    from estategen.pipeline import validate_file
+def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
     from estategen.report import report_files
 
-    result = validate_file(path)
-    _print_findings(result.findings, sys.stderr)
+    result = _validated(path, suppress)
     files = report_files(result.estate)
     if output is None:
         sys.stdout.write(files["report.md"])
@@ -189,19 +238,17 @@ def _report(path: str, output: str | None) -> int:
     return 0
 
 
-def _plan(path: str, output: str | None, output_format: str) -> int:
+def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[str]) -> int:
     """Exit 0 without changes, 1 with changes (a CI gate), 2 when there is nothing to plan."""
-    from estategen.pipeline import validate_file
     from estategen.plan import plan, text
     from estategen.render import render
 
     try:
-        result = validate_file(path)
+        result = _validated(path, suppress)
     except BlueprintInvalid as err:
-        _print_findings(err.findings, sys.stderr)
+        sys.stderr.write(text_report(err.findings, err.source))
         print(f"estategen: {path}: invalid blueprint; nothing to plan", file=sys.stderr)
         return 2
-    _print_findings(result.findings, sys.stderr)
     estate = result.estate
     target = Path(output) if output else Path("build") / estate.name
     changes = plan(estate, render(estate), target)

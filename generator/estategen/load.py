@@ -193,17 +193,20 @@ def read_at_most(fd: int, limit: int) -> bytes:
 def parse_blueprint(raw: bytes, file: str) -> Document:
     """Parse blueprint bytes; every problem becomes a :class:`BlueprintInvalid`."""
 
-    def fail(message: str, line: int = 1, column: int = 1) -> BlueprintInvalid:
-        return BlueprintInvalid([Finding(file, line, column, "", message)])
+    def fail(rule: str, message: str, line: int = 1, column: int = 1) -> BlueprintInvalid:
+        return BlueprintInvalid([Finding(file, line, column, "", message, rule=f"load/{rule}")])
 
     if len(raw) > MAX_FILE_BYTES:
-        raise fail(f"blueprint is {len(raw)} bytes, above the limit of {MAX_FILE_BYTES} bytes")
+        raise fail(
+            "file-size", f"blueprint is {len(raw)} bytes, above the limit of {MAX_FILE_BYTES} bytes"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
         column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
         raise fail(
+            "encoding",
             f"not valid UTF-8 (byte 0x{raw[err.start]:02x} at offset {err.start}); "
             "save the blueprint as UTF-8",
             line,
@@ -211,7 +214,7 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
         ) from None
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
-        raise fail("contains a NUL character; a blueprint is a text file", line)
+        raise fail("encoding", "contains a NUL character; a blueprint is a text file", line)
     if _visible_characters(text) > MAX_NODES:
         _count_values(text, file)
     loader = _Loader(text)
@@ -228,19 +231,22 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         if mark and _char_at(text, mark.line, mark.column) == "\t":
             problem += " (a tab; YAML indents with spaces only)"
-        raise fail(f"YAML syntax: {problem}", line, column) from None
+        raise fail("yaml-syntax", f"YAML syntax: {problem}", line, column) from None
     except yaml.YAMLError as err:
-        raise fail(f"YAML syntax: {err}") from None
+        raise fail("yaml-syntax", f"YAML syntax: {err}") from None
     except RecursionError:
-        raise fail(f"nested deeper than the limit of {MAX_DEPTH} levels") from None
+        raise fail("nesting", f"nested deeper than the limit of {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
     if node is None:
-        raise fail("the blueprint is empty; it needs at least `estate: NAME`")
+        raise fail("empty", "the blueprint is empty; it needs at least `estate: NAME`")
     if node.tag not in (_MAP, _SEQ, *_PLAIN_SCALAR_TAGS):
-        raise fail(_tag_message(node.tag), node.start_mark.line + 1, node.start_mark.column + 1)
+        raise fail(
+            "tag", _tag_message(node.tag), node.start_mark.line + 1, node.start_mark.column + 1
+        )
     if not isinstance(node, yaml.MappingNode):
         raise fail(
+            "top-level",
             "the top level must be a mapping of keys (estate:, node_pools:, ...), "
             f"not a {_kind(node)}",
             node.start_mark.line + 1,
@@ -311,6 +317,7 @@ def _count_values(text: str, file: str) -> None:
                                 column,
                                 "",
                                 _TOO_MANY_VALUES,
+                                rule="load/size",
                             )
                         ]
                     )
@@ -345,6 +352,7 @@ def _check_expanded_size(node: yaml.MappingNode, file: str, aliased: bool = True
                 f"a blueprint is limited to {MAX_NODES} values (an alias bomb?)"
                 if aliased
                 else _TOO_MANY_VALUES,
+                rule="load/alias" if size == _CYCLE or aliased else "load/size",
             )
         ]
     )
@@ -446,50 +454,56 @@ class _Builder:
             if tag in _PLAIN_SCALAR_TAGS
         }
 
-    def fail(self, node: yaml.Node, path: str, message: str) -> BlueprintInvalid:
+    def fail(self, rule: str, node: yaml.Node, path: str, message: str) -> BlueprintInvalid:
         mark = node.start_mark
-        return BlueprintInvalid([Finding(self.file, mark.line + 1, mark.column + 1, path, message)])
+        return BlueprintInvalid(
+            [Finding(self.file, mark.line + 1, mark.column + 1, path, message, rule=f"load/{rule}")]
+        )
 
     def build(self, node: yaml.Node, path: str, depth: int) -> Any:
         self.visited += 1
         self.nodes += 1
         if self.visited > MAX_NODES:
             raise self.fail(
+                "size",
                 node,
                 path,
                 f"expands to more than {MAX_NODES} values (aliases that multiply?); "
                 "a blueprint is limited to that many",
             )
         if depth > MAX_DEPTH:
-            raise self.fail(node, path, f"nested deeper than the limit of {MAX_DEPTH} levels")
+            raise self.fail(
+                "nesting", node, path, f"nested deeper than the limit of {MAX_DEPTH} levels"
+            )
         tag = node.tag
         if type(node) is yaml.ScalarNode:
             if tag == _STR:
                 return node.value
             constructor = self.scalars.get(tag)
             if constructor is None:
-                raise self.fail(node, path, _tag_message(tag))
+                raise self.fail("tag", node, path, _tag_message(tag))
             try:
                 return constructor(self.loader, node)
             except (yaml.YAMLError, ValueError, OverflowError) as err:
                 raise self.fail(
-                    node, path, f"cannot read value {_short(node.value)}: {err}"
+                    "value", node, path, f"cannot read value {_short(node.value)}: {err}"
                 ) from None
             except LookupError:  # `!!bool maybe`, `!!int ""`: PyYAML indexes without checking
                 shown = tag.replace("tag:yaml.org,2002:", "!!")
                 raise self.fail(
-                    node, path, f"cannot read value {node.value!r} as {shown}"
+                    "value", node, path, f"cannot read value {node.value!r} as {shown}"
                 ) from None
         if isinstance(node, yaml.MappingNode):
             if tag != _MAP:
-                raise self.fail(node, path, _tag_message(tag))
+                raise self.fail("tag", node, path, _tag_message(tag))
             return self.build_mapping(node, path, depth)
         if isinstance(node, yaml.SequenceNode):
             if tag != _SEQ:
-                raise self.fail(node, path, _tag_message(tag))
+                raise self.fail("tag", node, path, _tag_message(tag))
             limit = MAX_LIST_ITEMS.get(path)
             if limit and len(node.value) > limit[0]:
                 raise self.fail(
+                    "size",
                     node,
                     path,
                     f"{len(node.value)} {limit[1]}, above the limit of {limit[0]}",
@@ -503,7 +517,7 @@ class _Builder:
                     positions[child] = (mark.line + 1, mark.column + 1)
                 items.append(self.build(item, child, depth + 1))
             return items
-        raise self.fail(node, path, _tag_message(tag))  # pragma: no cover - no other nodes
+        raise self.fail("tag", node, path, _tag_message(tag))  # pragma: no cover - no other nodes
 
     def build_mapping(self, node: yaml.MappingNode, path: str, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -511,10 +525,13 @@ class _Builder:
         for key_node, value_node in node.value:
             self.nodes += 1
             if key_node.tag == "tag:yaml.org,2002:merge" or key_node.value == "<<":
-                raise self.fail(key_node, path, "merge keys (<<) are not supported; write keys out")
+                raise self.fail(
+                    "alias", key_node, path, "merge keys (<<) are not supported; write keys out"
+                )
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
                 shown = key_node.value if isinstance(key_node, yaml.ScalarNode) else _kind(key_node)
                 raise self.fail(
+                    "key-type",
                     key_node,
                     path,
                     f"key {quote(shown)} is not a string; quote it if it is meant as a name",
@@ -524,6 +541,7 @@ class _Builder:
             if key in result:
                 first = positions.get(where, (0, 0))
                 raise self.fail(
+                    "duplicate-key",
                     key_node,
                     where,
                     f"duplicate key {quote(key)} (first written at line {first[0]}); "

@@ -412,6 +412,8 @@ class Estate:
     kubernetes_clusters: tuple[KubernetesCluster, ...]
     storage: tuple[Storage, ...]
     observability: Observability
+    # rule ids whose warnings and notes the estate's owners have silenced on purpose
+    suppress: tuple[str, ...] = ()
 
     @cached_property
     def pools_by_name(self) -> Mapping[str, NodePool]:
@@ -444,6 +446,7 @@ def build(doc: Mapping[str, Any]) -> Estate:
     for spec in doc["gpu_models"]:
         gpu_models[spec["name"]] = model_from_data(spec["name"], spec, builtin=False)
     return Estate(
+        suppress=tuple(doc["suppress"]),
         name=doc["estate"],
         description=doc["description"],
         versions=Versions(Version.parse(versions["slurm"]), Version.parse(versions["kubernetes"])),

@@ -2,43 +2,59 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from estategen import hostlist, load, schema
-from estategen.checks import host_budget, run_checks
-from estategen.errors import BlueprintInvalid, Finding, place
+from estategen.checks import RULE_IDS, did_you_mean, host_budget, run_checks
+from estategen.errors import BlueprintInvalid, Finding, UsageError, place
 from estategen.limits import MAX_FINDINGS
 from estategen.model import Estate, build
 
 
 @dataclass(frozen=True)
 class Validated:
-    """A valid estate, the findings that did not stop it (warnings), and its source."""
+    """A valid estate, the findings that did not stop it (warnings and notes), those silenced
+    on purpose (the blueprint's ``suppress`` or ``--suppress``), and its source."""
 
     estate: Estate
     findings: list[Finding]
     document: load.Document
+    suppressed: list[Finding] = field(default_factory=list)
 
 
-def validate_file(path: str | Path) -> Validated:
+def validate_file(path: str | Path, suppress: Iterable[str] = ()) -> Validated:
     """Validate a blueprint file; raises BlueprintInvalid with every finding on errors."""
-    return validate_document(load.read_blueprint(path))
+    return validate_document(load.read_blueprint(path), suppress)
 
 
-def validate_document(document: load.Document) -> Validated:
+def validate_document(document: load.Document, suppress: Iterable[str] = ()) -> Validated:
+    """The one validation path. ``suppress`` adds rule ids (``--suppress``) to the blueprint's
+    own list; an error is never suppressed."""
+    silenced = set(suppress)
+    unknown = sorted(silenced - RULE_IDS)
+    if unknown:
+        raise UsageError(
+            f"--suppress {unknown[0]}: no check has this rule id"
+            f"{did_you_mean(unknown[0], RULE_IDS)}"
+        )
     normalised, problems = schema.normalise(document.data)
     if not problems:
         problems = host_budget(hosts_before_expansion(normalised))
     if problems:
-        raise BlueprintInvalid(_at_most(place(problems, document.file, document.positions)))
+        placed = place(problems, document.file, document.positions)
+        raise BlueprintInvalid(_at_most(placed), document.raw)
     estate = build(normalised)
-    findings = _at_most(place(run_checks(estate), document.file, document.positions))
+    silenced |= set(estate.suppress)
+    found = place(run_checks(estate), document.file, document.positions)
+    findings = [f for f in found if f.level == "error" or f.rule not in silenced]
+    suppressed = [f for f in found if f.level != "error" and f.rule in silenced]
+    findings = _at_most(findings)
     if any(f.level == "error" for f in findings):
-        raise BlueprintInvalid(findings)
-    return Validated(estate, findings, document)
+        raise BlueprintInvalid(findings, document.raw)
+    return Validated(estate, findings, document, suppressed)
 
 
 def hosts_before_expansion(doc: Mapping[str, Any]) -> int:
@@ -70,5 +86,6 @@ def _at_most(findings: list[Finding]) -> list[Finding]:
         "",
         f"{len(hidden)} more findings ({errors} errors) not listed; at most {MAX_FINDINGS} are",
         "error" if errors else "warning",
+        "estategen/more-findings",
     )
     return [*shown, summary]

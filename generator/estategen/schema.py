@@ -33,6 +33,8 @@ QUOTA_KEY = rf"{NAME}(/{MIG_PROFILE})?"
 # slurm.conf(5) times; like Slurm, a field may have any number of digits (``0:90``, ``2:75:00``).
 SLURM_TIME = r"(UNLIMITED|INFINITE|([0-9]{1,12}-)?[0-9]{1,12}(:[0-9]{1,12}){0,2})"
 SLURM_OPTION_KEY = r"[A-Z][A-Za-z0-9]{1,63}"
+# suppress[]: a semantic check's rule id, as findings carry it
+CHECK_RULE = r"check/[a-z][a-z0-9-]{0,62}"
 SLURM_OPTION_VALUE = r"[A-Za-z0-9_.,:/=+@%-]{1,256}"
 # slurm.reservations[].start/end (issue 14): an ISO 8601 local date and time, as slurmctld
 # reads StartTime/EndTime, in the controller's time zone, without an offset.
@@ -86,6 +88,7 @@ _PATTERN_HINTS = {
     MIG_PROFILE: "MIG profile like '3g.40gb'",
     SLURM_TIME: "Slurm time: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, UNLIMITED or INFINITE",
     SLURM_OPTION_KEY: "slurm.conf parameter name like 'MaxJobCount'",
+    CHECK_RULE: "check's rule id like 'check/pool-without-storage'",
     SLURM_OPTION_VALUE: "slurm.conf value: one word of [A-Za-z0-9_.,:/=+@%-], no spaces",
     LOCAL_DATETIME: "local date and time like '2027-01-10T08:00' or '2027-01-10T08:00:00'",
     PORT_RANGE: "port range like '12000-12999'",
@@ -494,6 +497,7 @@ _GPU_MODEL = _dict(
 
 BLUEPRINT: dict[str, Any] = {
     "estate": _name(required=True, meta={"description": "the estate's name"}),
+    "suppress": _list(_s(CHECK_RULE), default=[]),
     "description": _s(FREE_TEXT, default=""),
     "versions": _dict(
         {
@@ -827,8 +831,30 @@ def cerberus_normalise(document: Mapping[str, Any]) -> tuple[dict[str, Any], lis
     findings: list[Finding] = []
     for error in _leaves(validator._errors):
         path = key_path(error.document_path)
-        findings.append(issue(path, _message(error)))
+        findings.append(issue(path, _message(error), rule=f"schema/{_rule_id(error)}"))
     return {}, findings
+
+
+def _rule_id(error: Any) -> str:
+    """Which rule of the shape an error breaks: cerberus' rule, or for a custom check the
+    `check_with` name, for unknown keys ``unknown-key`` and for plaintext secrets ``secret``."""
+    from cerberus import errors as cerberus_errors
+
+    if error.code == cerberus_errors.UNKNOWN_FIELD.code:
+        return "unknown-key"
+    if error.code == cerberus_errors.CUSTOM.code:
+        # Cerberus records the schema path of the mapping (or of the `valuesrules`) the value
+        # sits in, not of the rule: look the rule up under the value's key there.
+        node = _rule_at(tuple(error.schema_path))
+        key = error.document_path[-1] if error.document_path else None
+        for candidate in (node.get(key) if isinstance(node, dict) else None, node):
+            if isinstance(candidate, dict) and isinstance(candidate.get("check_with"), str):
+                return str(candidate["check_with"])
+        return "custom"
+    rules = error.schema_path and _rule_at(error.schema_path[:-1])
+    if error.rule == "type" and isinstance(rules, dict) and rules.get("meta", {}).get("secret"):
+        return "secret"
+    return str(error.rule)
 
 
 # The compiled acceptor ---------------------------------------------------------------------
@@ -1039,8 +1065,10 @@ def _message(error: Any) -> str:
     if rule == "nullable":
         return "has no value; give one or remove the key"
     if rule == "allowed":
-        allowed = ", ".join(str(a) for a in error.constraint)
-        return f"{_shown(value)} is not allowed; choose one of: {allowed}"
+        choices = [str(a) for a in error.constraint]
+        close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"{_shown(value)} is not allowed; choose one of: {', '.join(choices)}{hint}"
     if rule == "regex":
         hint = _PATTERN_HINTS.get(error.constraint, f"value matching {error.constraint}")
         return f"{_shown(value)} is not a valid {hint}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import resource
 import subprocess
 import sys
@@ -43,15 +44,23 @@ def run_capped(*args: str | Path, cwd: Path | None = None, shell: bool = False) 
     return Run(result.returncode, result.stdout, result.stderr, time.monotonic() - start)
 
 
+# the blueprint line a finding points at, and the caret under its column
+EXCERPT = re.compile(r" +([0-9]+ )?\| ")
+
+
 def assert_one_line_exit_2(run: Run, message: str) -> None:
     """Exit 2 with one ``estategen:`` line holding ``message``, within :data:`SECONDS`.
 
-    The blueprint's own warnings may come first; nothing else may.
+    The blueprint's own warnings (each with the line it points at) may come first; nothing
+    else may.
     """
     assert run.returncode == 2, (run.returncode, run.stdout[-2000:], run.stderr[-2000:])
     *before, last = run.stderr.splitlines() or [""]
     assert last.startswith("estategen: "), run.stderr[-2000:]
     assert message in last, last
-    assert all(": warning: " in line or line.endswith("warning(s)") for line in before), before
+    assert all(
+        ": warning: " in line or line.endswith("warning(s)") or EXCERPT.match(line)
+        for line in before
+    ), before
     assert "internal error" not in run.stderr
     assert run.seconds < SECONDS, run.seconds
