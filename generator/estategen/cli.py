@@ -100,7 +100,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     plan.add_argument("--format", choices=["text", "json"], default="text")
 
-    commands.add_parser("schema", help="print the blueprint's JSON Schema (draft 2020-12)")
+    schema = commands.add_parser(
+        "schema", help="print the blueprint's JSON Schema (draft 2020-12), or its reference"
+    )
+    schema.add_argument(
+        "--format",
+        choices=["json", "markdown"],
+        default="json",
+        help="markdown: the reference of every key and what a change to it needs",
+    )
     return parser
 
 
@@ -115,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(args.blueprint, args.output, args.suppress)
         if args.command == "plan":
             return _plan(args.blueprint, args.output, args.format, args.suppress)
-        return _schema()
+        return _schema(args.format)
     except BlueprintInvalid as err:
         sys.stderr.write(text_report(err.findings, err.source))
         return err.exit_code
@@ -259,7 +267,12 @@ def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[
     return 1 if changes.changed else 0
 
 
-def _schema() -> int:
+def _schema(output_format: str) -> int:
+    if output_format == "markdown":
+        from estategen.reference import markdown
+
+        sys.stdout.write(markdown())
+        return 0
     from estategen.schema import json_schema
 
     print(json.dumps(json_schema(), indent=2, sort_keys=True))

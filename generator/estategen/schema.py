@@ -33,6 +33,28 @@ QUOTA_KEY = rf"{NAME}(/{MIG_PROFILE})?"
 # slurm.conf(5) times; like Slurm, a field may have any number of digits (``0:90``, ``2:75:00``).
 SLURM_TIME = r"(UNLIMITED|INFINITE|([0-9]{1,12}-)?[0-9]{1,12}(:[0-9]{1,12}){0,2})"
 SLURM_OPTION_KEY = r"[A-Z][A-Za-z0-9]{1,63}"
+# What applying a change to a key means on a running estate: each key's documentation names
+# one or more of these (data/schema-docs.yaml `change:`), and the JSON Schema carries them as
+# the annotation CHANGE_KEYWORD.
+CHANGE_POLICIES = {
+    "per-key": "a mapping or list: each key in it says what a change to it needs",
+    "definition": "a definition other keys use: a change to it is a change to each key using it",
+    "review": "renames or retargets many outputs at once: read the whole plan before applying",
+    "validation": "changes only what validate reports",
+    "report": "changes only the capacity report",
+    "ansible-playbook": "applied by running the playbook on the hosts it concerns",
+    "ansible-build": "new hosts are built by the playbook",
+    "scontrol-reconfigure": "slurmctld and every slurmd reread their files on scontrol reconfigure",
+    "restart-slurmctld": "slurmctld must restart",
+    "restart-slurm-daemons": "slurmctld and every slurmd must restart",
+    "restart-slurmdbd": "slurmdbd must restart",
+    "drain-and-rebuild": "the pool's nodes are drained, reconfigured and resumed",
+    "sacctmgr": "new sacctmgr lines are loaded into the accounting database",
+    "pulumi-up": "applied live by pulumi up (or kubectl apply of the manifests)",
+    "kubernetes-replace": "a Kubernetes object or a cloud node pool is replaced, not updated",
+    "prometheus-reload": "Prometheus reloads its configuration and rules",
+}
+CHANGE_KEYWORD = "x-estategen-change"
 # suppress[]: a semantic check's rule id, as findings carry it
 CHECK_RULE = r"check/[a-z][a-z0-9-]{0,62}"
 SLURM_OPTION_VALUE = r"[A-Za-z0-9_.,:/=+@%-]{1,256}"
@@ -1202,6 +1224,7 @@ def _with_docs(root: dict[str, Any]) -> dict[str, Any]:
             )
             node["description"] = doc["description"] + extra
             node["examples"] = doc["examples"]
+            node[CHANGE_KEYWORD] = doc.get("change", [])
         for name, sub in node.get("properties", {}).items():
             walk(sub, f"{path}.{name}" if path else name)
         if isinstance(node.get("items"), dict):

@@ -1,0 +1,46 @@
+"""The blueprint reference is generated from the schema, and every key says what a change to
+it needs on a running estate (issue 12: the schema is the one declaration of a key)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from estategen import reference
+from estategen.schema import CHANGE_KEYWORD, CHANGE_POLICIES, json_schema
+
+from conftest import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "generator" / "estategen" / "data" / "schema-docs.yaml"
+REFERENCE = ROOT / "docs" / "blueprint-reference.md"
+
+
+def test_every_documented_key_names_what_a_change_to_it_needs() -> None:
+    docs = yaml.safe_load(DOCS.read_text())
+    missing = sorted(key for key, doc in docs.items() if not doc.get("change"))
+    assert missing == [], "keys without `change:` in data/schema-docs.yaml"
+    unknown = {c for doc in docs.values() for c in doc["change"]} - set(CHANGE_POLICIES)
+    assert unknown == set()
+
+
+def test_every_change_policy_is_one_some_key_has() -> None:
+    used = {c for _, node in reference.rows(json_schema()) for c in node[CHANGE_KEYWORD]}
+    assert used == set(CHANGE_POLICIES)
+
+
+def test_every_key_of_the_schema_is_in_the_reference() -> None:
+    """Every key of the schema is documented (tests/test_schema_parity.py), so every key has
+    a row: the number of rows is the number of documented keys."""
+    docs = yaml.safe_load(DOCS.read_text())
+    assert sorted(path for path, _ in reference.rows(json_schema())) == sorted(docs)
+
+
+def test_the_committed_reference_is_what_the_schema_generates() -> None:
+    generated = run_cli("schema", "--format", "markdown").stdout
+    assert generated == reference.markdown()
+    assert REFERENCE.read_text() == generated, (
+        "docs/blueprint-reference.md is stale: estategen schema --format markdown > "
+        "docs/blueprint-reference.md"
+    )
