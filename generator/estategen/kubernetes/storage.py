@@ -47,7 +47,7 @@ S3_DRIVER = "s3.csi.aws.com"
 S3_CHART = "aws-mountpoint-s3-csi-driver"
 S3_REPOSITORY = "https://awslabs.github.io/mountpoint-s3-csi-driver"
 S3_VERSION = "2.7.0"
-# README.md at v2.7.0: "compatible with Kubernetes versions v1.30+"
+# README.md at v2.7.0: "compatible with Kubernetes versions v1.30+" (R6.13)
 S3_MIN_KUBERNETES = (1, 30)
 # the chart's awsAccessSecret defaults: the driver reads static credentials from this Secret
 S3_SECRET = "aws-secret"
@@ -120,7 +120,7 @@ def nfs_server_and_share(storage: Storage) -> tuple[str, str]:
 
 def fsx_file_system(storage: Storage) -> tuple[str, str, str]:
     """An FSx for Lustre mount source ``fs-ID.fsx.REGION.amazonaws.com@tcp:/MOUNTNAME`` as the
-    driver's volume handle (the file system id), ``dnsname`` and ``mountname`` (R6.10)."""
+    driver's volume handle (the file system id), ``dnsname`` and ``mountname`` (R6.6)."""
     nid, _, fs_name = storage.source.partition(":/")
     dns_name = nid.partition("@")[0]
     return dns_name.partition(".")[0], dns_name, fs_name
@@ -162,7 +162,7 @@ def releases(view: ClusterView) -> list[HelmRelease]:
                 S3_VERSION,
                 DRIVER_NAMESPACE,
                 # driver-level static credentials (docs/CONFIGURATION.md, "Driver-Level
-                # Credentials with Kubernetes Secrets"): the node reads them at start (R6.13)
+                # Credentials with Kubernetes Secrets"): the node reads them at start (R6.12)
                 {"awsAccessSecret": {"name": S3_SECRET, "keyId": key_id, "accessKey": access_key}},
                 repository=S3_REPOSITORY,
                 secrets=(
@@ -209,7 +209,7 @@ def storage_class(storage: Storage, provider: str) -> Obj:
         if storage.options:
             obj["mountOptions"] = list(storage.options)
     else:
-        # the class names static volumes over an existing file system (R6.9, R6.11, R6.14)
+        # the class names static volumes over an existing file system (R6.8, R6.9, R6.11, R6.14)
         obj["provisioner"] = NO_PROVISIONER
         obj["volumeBindingMode"] = "WaitForFirstConsumer"
     return obj
@@ -231,7 +231,7 @@ def _source(storage: Storage, provider: str, namespace: str) -> Obj:
             spec["mountOptions"] = list(storage.options)
     elif driver == FSX_DRIVER:
         file_system, dns_name, mount_name = fsx_file_system(storage)
-        # volumeHandle is the file system id, dnsname and mountname its attributes (R6.10)
+        # volumeHandle is the file system id, dnsname and mountname its attributes (R6.6)
         spec["csi"] = {
             "driver": FSX_DRIVER,
             "volumeHandle": file_system,
@@ -241,7 +241,7 @@ def _source(storage: Storage, provider: str, namespace: str) -> Obj:
             spec["mountOptions"] = list(storage.options)
     elif driver == GKE_LUSTRE_DRIVER:
         assert storage.instance is not None
-        # PROJECT/ZONE/NAME, and the instance's mount point IP@tcp:/FSNAME (R6.11)
+        # PROJECT/ZONE/NAME, and the instance's mount point IP@tcp:/FSNAME (R6.8)
         spec["csi"] = {
             "driver": GKE_LUSTRE_DRIVER,
             "volumeHandle": storage.instance,
@@ -252,7 +252,7 @@ def _source(storage: Storage, provider: str, namespace: str) -> Obj:
     elif driver == S3_DRIVER:
         bucket, prefix = storage.bucket_and_prefix
         # bucketName in the attributes, Mountpoint's own options as mountOptions, a volume
-        # handle unique in the cluster (R6.12)
+        # handle unique in the cluster (R6.11)
         options = [*storage.options, f"region {storage.region}"]
         if prefix:
             options.append(f"prefix {prefix}")
