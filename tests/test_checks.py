@@ -2730,7 +2730,8 @@ def test_each_new_type_with_its_own_source_passes() -> None:
             '{name: fast, type: weka, source: "weka01,weka02/default", mount: /weka, '
             "options: [net=udp], pools: [l4-serve], kubernetes: {storage_class: fast}}",
             '{name: datasets, type: s3, source: "s3://lab-datasets/train", mount: /datasets, '
-            f"options: [allow-delete], {S3}, kubernetes: {{storage_class: datasets, clusters: [eks]}}}}",
+            f"options: [allow-delete], {S3}, "
+            "kubernetes: {storage_class: datasets, clusters: [eks]}}",
             f'{{name: fsx, type: lustre, source: "{FSX_SOURCE}", mount: /fsx, pools: [], '
             "kubernetes: {storage_class: fsx, clusters: [eks]}}",
             '{name: lustre, type: lustre, source: "10.90.1.4@tcp:/scratch", mount: /lustre, '
