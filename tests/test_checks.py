@@ -459,6 +459,11 @@ def test_names_not_reserved_passes_ordinary_names() -> None:
             "team namespace 'mpi-operator' is reserved: it is the namespace the MPI Operator",
         ),
         (
+            "identity: {teams: [{name: vision, gid: 20001, namespace: mount-s3}]}",
+            "identity.teams[0].namespace",
+            "team namespace 'mount-s3' is reserved: it is where Mountpoint for Amazon S3",
+        ),
+        (
             "identity: {teams: [{name: default, gid: 20001}]}",
             "identity.teams[0].namespace",
             "team namespace 'default' is reserved: it is a namespace Kubernetes creates",
