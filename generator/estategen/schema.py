@@ -56,8 +56,9 @@ GPFS_SOURCE = r"[A-Za-z][A-Za-z0-9_]{0,31}"
 # WEKA: a backend host (or several, comma-separated) and the file system name
 WEKA_SOURCE = rf"{STORAGE_HOST}(,{STORAGE_HOST})*/[A-Za-z0-9_-]{{1,32}}"
 # S3: a bucket (S3's naming rules: 3-63 of [a-z0-9.-], letter or digit at both ends) and an
-# optional key prefix of plain path segments
-S3_SOURCE = r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[A-Za-z0-9!_.*'()-]+)*/?"
+# optional key prefix of plain path segments: no quotes, spaces or globs, as it reaches a
+# systemd ExecStart line and the PV's mount options unquoted
+S3_SOURCE = r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[A-Za-z0-9_.=-]+)*/?"
 STORAGE_SOURCE = (
     rf"({NFS_OR_LUSTRE_SOURCE}|{BEEGFS_SOURCE}|{GPFS_SOURCE}|{WEKA_SOURCE}|{S3_SOURCE})"
 )
