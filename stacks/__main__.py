@@ -176,6 +176,9 @@ def build(data: Data, objects: Sequence[Obj], folder: Path) -> None:
     for release in data["releases"]:
         values = yaml.safe_load((folder / release["values_file"]).read_text(encoding="utf-8"))
         waits = [namespaces[release["namespace"]]] if release["namespace"] in namespaces else []
+        # Secrets the chart reads at start (S3 credentials), from the stack's secret config:
+        # made before the release, never written to the manifests
+        waits.extend(_release_secret(release, secret) for secret in release.get("secrets", []))
         installed = k8s.helm.v3.Release(
             release["name"],
             name=release["name"],
@@ -224,6 +227,17 @@ def build(data: Data, objects: Sequence[Obj], folder: Path) -> None:
     pulumi.export("namespaces", sorted(namespaces))
     pulumi.export("nodes_patched", sum(1 for o in objects if o["kind"] == "Node"))
     pulumi.export("resources", count)
+
+
+def _release_secret(release: Data, secret: Data) -> pulumi.Resource:
+    """A Secret in the release's namespace; each key's value is the stack's secret config of
+    the name the blueprint's reference gives (``pulumi config set --secret NAME``)."""
+    config = pulumi.Config()
+    return k8s.core.v1.Secret(
+        f"secret-{release['namespace']}-{secret['name']}",
+        metadata={"name": secret["name"], "namespace": release["namespace"]},
+        string_data={key: config.require_secret(name) for key, name in secret["config"].items()},
+    )
 
 
 def _trust(service: str, action: str | list[str]) -> str:

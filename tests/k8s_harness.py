@@ -134,6 +134,46 @@ observability:
   labels: {site: mesa, region: west}
 """
 
+# MESA with one file system of each type (issue 15), offered on on-prem (onprem), EKS (aws)
+# and GKE (gcp) clusters through each provider's CSI driver
+STORAGE_ESTATE = (
+    MESA
+    + """storage:
+  - {name: home, type: nfs, source: "nfs01:/export/home", mount: /home,
+     kubernetes: {storage_class: home, clusters: [aws, gcp]}}
+  - name: fsx
+    type: lustre
+    source: "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com@tcp:/abcdefgh"
+    mount: /fsx
+    pools: []
+    options: [flock]
+    kubernetes: {storage_class: fsx, clusters: [aws]}
+  - name: lustre
+    type: lustre
+    source: "10.90.1.4@tcp:/scratch"
+    mount: /lustre
+    pools: []
+    kubernetes: {storage_class: lustre, clusters: [gcp],
+                 instance: mesa-gpu-prod/europe-west4-a/scratch}
+  - {name: projects, type: beegfs, source: "beegfs://mgmtd01:8008", mount: /projects,
+     pools: [a100-mig, l40s-ts], beegfs: {conn_auth: {secret: beegfs_conn_auth}},
+     kubernetes: {storage_class: projects}}
+  - {name: archive, type: gpfs, source: gpfs0, mount: /gpfs/archive, pools: [l40s-ts],
+     kubernetes: {storage_class: archive}}
+  - {name: fast, type: weka, source: "weka01,weka02/default", mount: /weka, pools: [l40s-ts],
+     options: [net=udp], kubernetes: {storage_class: fast}}
+  - name: datasets
+    type: s3
+    source: s3://mesa-datasets/train
+    mount: /datasets
+    pools: [l40s-ts]
+    options: [allow-delete, uid=1000]
+    s3: {region: us-east-1, access_key_id: {secret: s3_key_id},
+         secret_access_key: {secret: s3_secret_key}}
+    kubernetes: {storage_class: datasets, clusters: [aws]}
+"""
+)
+
 # (blueprint file under blueprints/ or blueprint text, cluster): every example cluster
 ALL_PROJECTS = [
     ("lab.yaml", "lab-k8s"),

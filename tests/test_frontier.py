@@ -8,6 +8,7 @@ it, the others check each cluster's every object, whatever the blueprint grows i
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections import Counter
@@ -187,13 +188,25 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_pulumi_program_registers_every_rendered_object_of_the_cluster(
     cluster: str, rendered: Path
 ) -> None:
-    result = run_project(rendered / "pulumi" / cluster)
-    # an operator installed from its upstream release manifest (the MPI Operator) is one
-    # ConfigFile resource, as a Helm chart is one Release; every other object is our own
+    project = rendered / "pulumi" / cluster
+    # the secret config a release's Secret is made from (pulumi config set --secret ...)
+    data = json.loads((project / "cluster.json").read_text())
+    secrets = {
+        f"{data['estate']}-{cluster}:{key}": "test-only-value"
+        for release in data["releases"]
+        for secret in release.get("secrets", [])
+        for key in secret["config"].values()
+    }
+    result = run_project(project, secrets)
+    # An operator installed from its upstream release manifest (the MPI Operator) is one
+    # ConfigFile resource, as a Helm chart is one Release; a release's Secret is made from
+    # the stack's secret config, never written in a manifest. Every other object is ours.
+    release_secrets = {s["name"] for r in data["releases"] for s in r.get("secrets", [])}
     registered = Counter(
         (r.kind, r.inputs["metadata"].get("namespace"), r.inputs["metadata"]["name"])
         for r in result.kubernetes_objects()
         if r.kind != "ConfigFile"
+        and not (r.kind == "Secret" and r.inputs["metadata"]["name"] in release_secrets)
     )
     expected = Counter(
         (registered_as(o), o["metadata"].get("namespace"), o["metadata"]["name"])

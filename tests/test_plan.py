@@ -88,6 +88,25 @@ def test_every_change_has_a_meaning_and_an_action(rendered: dict[str, Path]) -> 
                 assert change.meaning and change.actions, (after.name, change)
 
 
+def test_an_s3_driver_asks_for_its_secret_config_before_pulumi_up(
+    rendered: dict[str, Path],
+) -> None:
+    """R6.12: the Mountpoint driver's Secret is made from stack secret config, which must be
+    set first; the driver reads it only at start."""
+    estate = estate_of(PAIRS / "storage-s3-class-added.yaml")
+    result = plan(estate, render(estate), rendered["base.yaml"])
+    (releases,) = [
+        c
+        for f in result.files
+        for c in f.changes
+        if (c.kind, c.subject) == ("kubernetes-components", "releases")
+    ]
+    assert "pulumi config set --secret s3_key_id, pulumi config set --secret s3_secret_key" in (
+        releases.meaning
+    )
+    assert "reads its Secret only at start" in releases.meaning
+
+
 def test_partition_max_time_needs_only_scontrol_reconfigure(rendered: dict[str, Path]) -> None:
     estate = estate_of(PAIRS / "partition-max-time.yaml")
     result = plan(estate, render(estate), rendered["base.yaml"])

@@ -21,6 +21,7 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
+from pulumi.runtime import rpc
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime import stack as pulumi_stack
 from pulumi.runtime.mocks import MockMonitor
@@ -31,6 +32,7 @@ from k8s_harness import (
     BLUEPRINTS,
     IDS,
     MESA,
+    STORAGE_ESTATE,
     Obj,
     estate_folder,
     logical_name,
@@ -450,6 +452,60 @@ def test_helm_releases_install_the_pinned_charts_with_the_rendered_values(
         )
         assert wanted["values_file"] == f"helm/{name}.values.yaml"
         assert release["values"] == folder.values(name)
+
+
+@pytest.mark.parametrize(
+    ("cluster", "drivers"),
+    [
+        ("aws", ["aws-fsx-csi-driver", "aws-mountpoint-s3-csi-driver", "csi-driver-nfs"]),
+        ("gcp", ["csi-driver-nfs"]),
+        ("onprem", ["aws-mountpoint-s3-csi-driver", "csi-driver-nfs"]),
+    ],
+)
+def test_storage_drivers_are_installed_where_a_class_needs_them(
+    out: Path, cluster: str, drivers: list[str]
+) -> None:
+    """Issue 15: each cluster installs the CSI drivers its storage classes use, pinned, with
+    the rendered values; GKE's Managed Lustre driver is an add-on, not a release."""
+    result = run_project(
+        project(out, STORAGE_ESTATE, cluster),
+        {
+            f"mesa-{cluster}:s3_key_id": "AKIDEXAMPLE",
+            f"mesa-{cluster}:s3_secret_key": "wJalrEXAMPLE",
+        },
+    )
+    registered = {r["name"]: r for r in result.all("Release")}
+    assert sorted(n for n in registered if "csi" in n) == drivers
+    folder = manifests(out, STORAGE_ESTATE, cluster)
+    for name in drivers:
+        assert registered[name]["values"] == folder.values(name)
+
+
+def test_s3_credentials_secret_is_made_from_secret_config_before_the_driver(out: Path) -> None:
+    """R6.12 (mountpoint-s3-csi-driver v2.7.0 docs/CONFIGURATION.md 283-284: the secret must
+    exist before installation): the program makes aws-secret in kube-system from the stack's
+    secret config named by the blueprint's references, and the release waits for it."""
+    result = run_project(
+        project(out, STORAGE_ESTATE, "aws"),
+        {"mesa-aws:s3_key_id": "AKIDEXAMPLE", "mesa-aws:s3_secret_key": "wJalrEXAMPLE"},
+    )
+    (secret,) = [r for r in result.resources if r.kind == "Secret"]
+    assert secret.inputs["metadata"] == {"name": "aws-secret", "namespace": "kube-system"}
+    # sent to the engine as a secret: Pulumi encrypts it in the state and masks it in output
+    data = secret.inputs["stringData"]
+    assert data[rpc._special_sig_key] == rpc._special_secret_sig
+    assert data["value"] == {"key_id": "AKIDEXAMPLE", "access_key": "wJalrEXAMPLE"}
+    (driver,) = [
+        r
+        for r in result.resources
+        if r.kind == "Release" and r.inputs["name"] == "aws-mountpoint-s3-csi-driver"
+    ]
+    assert secret.key in result.waits_for(driver)
+
+
+def test_s3_credentials_missing_from_the_stack_config_stop_the_program(out: Path) -> None:
+    with pytest.raises(Exception, match=r"Missing required configuration variable 'mesa-aws:s3_"):
+        run_project(project(out, STORAGE_ESTATE, "aws"))
 
 
 def test_gpu_operator_release_takes_its_values_from_the_rendered_file(out: Path) -> None:

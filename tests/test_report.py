@@ -269,6 +269,36 @@ def test_slurm_pool_without_any_shared_file_system() -> None:
     assert warning.kind == "pool-without-storage" and warning.pools == ("a100",)
 
 
+def test_storage_class_offered_through_the_clusters_csi_driver_reaches_every_pool() -> None:
+    """Issue 15: a class listed for a cluster none of whose pools mounts the file system is
+    served by its CSI driver on every node, so no pool lacks it."""
+    doc = variant()
+    doc["storage"].append(
+        {
+            "name": "scratch",
+            "type": "nfs",
+            "source": "nfs:/scratch",
+            "mount": "/scratch",
+            "pools": [],
+            "kubernetes": {"storage_class": "scratch", "clusters": ["k8s"]},
+        }
+    )
+    assert warnings(doc) == []
+    doc["storage"][-1]["pools"] = ["l4"]
+    doc["node_pools"].append(
+        {
+            "name": "l4-b",
+            "scheduler": "kubernetes",
+            "cluster": "k8s",
+            "hosts": "k8s-b-01",
+            "gpus": {"model": "l4-24gb", "count": 2},
+        }
+    )
+    doc["kubernetes"]["clusters"][0]["queues"]["teams"][1]["quota"] = {"l4-24gb": 4}
+    (warning,) = warnings(doc)  # once a pool mounts it, the volumes keep to the mounting pools
+    assert warning.kind == "pool-without-storage" and warning.pools == ("l4-b",)
+
+
 def test_storage_class_not_mounted_on_a_pool_of_its_cluster() -> None:
     doc = variant()
     doc["storage"].append(

@@ -344,13 +344,15 @@ def pool_mounts(estate: Estate, pool: NodePool) -> list[Storage]:
 def storage_classes(estate: Estate, cluster: str) -> list[tuple[Storage, list[NodePool]]]:
     """Storage a cluster offers through a storage class, with the cluster's pools that mount it.
 
-    Only hosts Ansible builds mount file systems, so only on-prem pools count.
+    Only hosts Ansible builds mount file systems, so only on-prem pools count. A cluster named
+    in ``kubernetes.clusters`` offers the class too, through its CSI driver: with no pool
+    that mounts it, every node of the cluster may use it (the list of pools is empty).
     """
     pools = [p for p in estate.pools_in_cluster(cluster) if not p.managed]
     out = []
     for storage in estate.storage:
         mounting = [p for p in pools if storage.mounted_on(p.name)]
-        if storage.storage_class and mounting:
+        if storage.storage_class and (mounting or cluster in storage.class_clusters):
             out.append((storage, mounting))
     return out
 

@@ -367,6 +367,25 @@ class Storage:
     options: tuple[str, ...]
     pools: tuple[str, ...] | None
     storage_class: str | None
+    # --- more file systems (issue 15) ---
+    # clusters that offer the class through their CSI driver, beyond those whose on-prem
+    # pools mount the file system
+    class_clusters: tuple[str, ...] = ()
+    # a GKE Managed Lustre instance as PROJECT/ZONE/NAME (its CSI driver's volume handle)
+    instance: str | None = None
+    # s3: the bucket's region and the credentials, as secret references
+    region: str | None = None
+    access_key_id: SecretRef | None = None
+    secret_access_key: SecretRef | None = None
+    # beegfs: the shared secret of BeeGFS connection authentication (connAuthFile)
+    conn_auth: SecretRef | None = None
+
+    @property
+    def bucket_and_prefix(self) -> tuple[str, str]:
+        """``s3://bucket/a/b`` as ``("bucket", "a/b/")``; the prefix is empty or ends in '/'."""
+        bucket, _, prefix = self.source.removeprefix("s3://").partition("/")
+        prefix = prefix.strip("/")
+        return bucket, f"{prefix}/" if prefix else ""
 
     def mounted_on(self, pool: str) -> bool:
         """A file system without `pools` is mounted on every pool; otherwise on those listed."""
@@ -493,6 +512,12 @@ def build(doc: Mapping[str, Any]) -> Estate:
                 options=tuple(s["options"]),
                 pools=tuple(s["pools"]) if "pools" in s else None,
                 storage_class=s.get("kubernetes", {}).get("storage_class"),
+                class_clusters=tuple(s.get("kubernetes", {}).get("clusters", ())),
+                instance=s.get("kubernetes", {}).get("instance"),
+                region=s.get("s3", {}).get("region"),
+                access_key_id=_secret(s.get("s3", {}).get("access_key_id")),
+                secret_access_key=_secret(s.get("s3", {}).get("secret_access_key")),
+                conn_auth=_secret(s.get("beegfs", {}).get("conn_auth")),
             )
             for i, s in enumerate(doc["storage"])
         ),

@@ -1567,6 +1567,7 @@ def _cluster_json(
             continue
         meaning = (
             "pinned charts change: the Helm releases upgrade with pulumi up"
+            + _release_secrets_note(old.get(key), new.get(key))
             if key == "releases"
             else _AUTOSCALER_MEANING
             if key == "autoscaler"
@@ -1584,6 +1585,29 @@ def _cluster_json(
             Change(path, kind, key, meaning, _short(old.get(key)), _short(new.get(key)), (up,))
         )
     return changes
+
+
+def _release_secrets_note(old: Any, new: Any) -> str:
+    """Secrets a chart reads (issue 15: Mountpoint for S3's credentials) come from the stack's
+    secret config, which the user sets before pulumi up; the driver reads them only at start."""
+
+    def names(releases: Any) -> set[str]:
+        return {
+            name
+            for release in releases or []
+            for secret in release.get("secrets", [])
+            for name in secret["config"].values()
+        }
+
+    needed = sorted(names(new) - names(old))
+    if not needed:
+        return ""
+    return (
+        "; first set the secret config the charts' Secrets are made from ("
+        + ", ".join(f"pulumi config set --secret {name}" for name in needed)
+        + "); a CSI driver reads its Secret only at start, so a changed one needs its pods "
+        "restarted"
+    )
 
 
 # What a change of a managed pool's arguments does, per provider (issue 15 added aks and the
@@ -1653,7 +1677,12 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
         "kubernetes-storage",
         "storage classes change; existing volumes keep theirs (a changed class is replaced)",
     ),
-    "PersistentVolume": ("kubernetes-storage", "team volumes over the shared file systems"),
+    "PersistentVolume": (
+        "kubernetes-storage",
+        "team volumes over the shared file systems; a volume's source (server, bucket, file "
+        "system, host path) is immutable, so a changed one is replaced, which waits until no "
+        "pod uses its claim",
+    ),
     "PersistentVolumeClaim": ("kubernetes-storage", "team claims on the shared file systems"),
     # --- Volcano (issue 15) ---
     "Queue": (

@@ -527,7 +527,9 @@ def _storage(estate: Estate) -> Iterable[ReportWarning]:
                 pools=(pool.name,),
             )
     for cluster in estate.kubernetes_clusters:
-        for storage, _ in storage_classes(estate, cluster.name):
+        for storage, mounting in storage_classes(estate, cluster.name):
+            if not mounting:
+                continue  # offered through the cluster's CSI driver on every node (issue 15)
             for pool in estate.pools_in_cluster(cluster.name):
                 if storage not in pool_mounts(estate, pool):
                     why = (

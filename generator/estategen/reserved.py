@@ -176,6 +176,8 @@ KUBERNETES_NAMESPACES: Mapping[str, str] = {
     "kubeflow-system": "it is the namespace estategen installs Kubeflow Trainer into",
     "kuberay-system": "it is the namespace estategen installs the KubeRay operator into",
     "mpi-operator": "it is the namespace the MPI Operator's manifest installs it into",
+    # --- storage drivers (issue 15) ---
+    "mount-s3": "it is where Mountpoint for Amazon S3's CSI driver runs its mount pods",
 }
 # Kubernetes reserves every namespace that starts with this for its system namespaces.
 KUBERNETES_RESERVED_PREFIX = "kube-"

@@ -69,6 +69,36 @@ PORT_RANGE = r"[0-9]{1,5}-[0-9]{1,5}"
 FREE_TEXT = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{0,200}"
 MOUNT = r"/([A-Za-z0-9._-]+/?)*"
 NFS_OR_LUSTRE_SOURCE = r"[A-Za-z0-9][A-Za-z0-9._@:,-]*:/[A-Za-z0-9._/-]*"
+# --- more file systems (issue 15): each type's own source form, checked per type by
+# checks.storage_source_form; the schema accepts any of them ---
+STORAGE_TYPES = ("nfs", "lustre", "beegfs", "gpfs", "weka", "s3")
+STORAGE_HOST = r"[a-z0-9]([a-z0-9.-]{0,252}[a-z0-9])?"
+# BeeGFS: the management service's host (sysMgmtdHost), optionally with its port
+BEEGFS_SOURCE = rf"beegfs://{STORAGE_HOST}(:[0-9]{{1,5}})?/?"
+# GPFS / IBM Storage Scale: the file system's device name (mmlsfs all -d), like 'gpfs0'
+GPFS_SOURCE = r"[A-Za-z][A-Za-z0-9_]{0,31}"
+# WEKA: a backend host (or several, comma-separated) and the file system name
+WEKA_SOURCE = rf"{STORAGE_HOST}(,{STORAGE_HOST})*/[A-Za-z0-9_-]{{1,32}}"
+# S3: a bucket (S3's naming rules: 3-63 of [a-z0-9.-], letter or digit at both ends) and an
+# optional key prefix of plain path segments: no quotes, spaces or globs, as it reaches a
+# systemd ExecStart line and the PV's mount options unquoted
+S3_SOURCE = r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[A-Za-z0-9_.=-]+)*/?"
+STORAGE_SOURCE = (
+    rf"({NFS_OR_LUSTRE_SOURCE}|{BEEGFS_SOURCE}|{GPFS_SOURCE}|{WEKA_SOURCE}|{S3_SOURCE})"
+)
+# each type's own source form, and what it must look like (checks.storage_types_and_drivers)
+STORAGE_SOURCES = {
+    "nfs": (NFS_OR_LUSTRE_SOURCE, "an NFS export like 'nfs01:/export/home'"),
+    "lustre": (NFS_OR_LUSTRE_SOURCE, "a Lustre MGS NID and file system like '10.0.0.1@o2ib:/fs'"),
+    "beegfs": (BEEGFS_SOURCE, "the BeeGFS management host (sysMgmtdHost) like 'beegfs://mgmtd01'"),
+    "gpfs": (GPFS_SOURCE, "the GPFS (IBM Storage Scale) device name like 'gpfs0' (mmlsfs all -d)"),
+    "weka": (WEKA_SOURCE, "WEKA backend host(s) and file system like 'weka01,weka02/default'"),
+    "s3": (S3_SOURCE, "an S3 bucket and optional prefix like 's3://aurora-datasets/train'"),
+}
+# A Managed Lustre instance on GKE as its CSI driver's volume handle: PROJECT/ZONE/NAME
+GKE_LUSTRE_INSTANCE = (
+    r"[a-z][a-z0-9-]{4,28}[a-z0-9]/[a-z]+-[a-z]+[0-9]{1,2}-[a-z]/[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
+)
 LDAP_URI = r"ldaps?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?"
 DN = r"[A-Za-z]+=[A-Za-z0-9._ -]+(,[A-Za-z]+=[A-Za-z0-9._ -]+)*"
 # GCP and AWS regions are dashed (us-central1, eu-west-1); Azure's are one word (westeurope,
@@ -117,6 +147,11 @@ _PATTERN_HINTS = {
     FREE_TEXT: "one line of text without control characters or line breaks, at most 200 characters",
     MOUNT: "absolute path like /scratch",
     NFS_OR_LUSTRE_SOURCE: "source like 'server:/export' or '10.0.0.1@o2ib:/fs'",
+    STORAGE_SOURCE: "source like 'server:/export' (nfs), '10.0.0.1@o2ib:/fs' (lustre), "
+    "'beegfs://mgmtd-host' (beegfs), 'gpfs0' (gpfs), 'backend-host/fsname' (weka) or "
+    "'s3://bucket/prefix' (s3)",
+    GKE_LUSTRE_INSTANCE: "Managed Lustre instance as 'PROJECT/ZONE/NAME', like "
+    "'aurora-hpc/us-central1-a/scratch'",
     LDAP_URI: "URI like ldaps://ldap.example.org",
     DN: "distinguished name like 'dc=example,dc=org'",
     REGION: "cloud region like 'us-central1', 'eu-west-1' or 'westeurope'",
@@ -580,12 +615,26 @@ BLUEPRINT: dict[str, Any] = {
         _dict(
             {
                 "name": _name(required=True),
-                "type": {"type": "string", "allowed": ["nfs", "lustre"], "required": True},
-                "source": _s(NFS_OR_LUSTRE_SOURCE, required=True),
+                "type": {"type": "string", "allowed": list(STORAGE_TYPES), "required": True},
+                "source": _s(STORAGE_SOURCE, required=True),
                 "mount": _s(MOUNT, required=True, check_with="mount_point"),
-                "options": _list(_s(r"[a-z0-9_]+(=[A-Za-z0-9_.:/-]+)?"), default=[]),
+                "options": _list(_s(r"[a-z0-9_][a-z0-9_-]*(=[A-Za-z0-9_.:/-]+)?"), default=[]),
                 "pools": _list(_name()),
-                "kubernetes": _dict({"storage_class": _s(DNS_LABEL, required=True)}),
+                "kubernetes": _dict(
+                    {
+                        "storage_class": _s(DNS_LABEL, required=True),
+                        "clusters": _list(_name()),
+                        "instance": _s(GKE_LUSTRE_INSTANCE),
+                    }
+                ),
+                "s3": _dict(
+                    {
+                        "region": _s(REGION, required=True),
+                        "access_key_id": _secret(required=True),
+                        "secret_access_key": _secret(required=True),
+                    }
+                ),
+                "beegfs": _dict({"conn_auth": _secret(required=True)}),
             }
         ),
         default=[],

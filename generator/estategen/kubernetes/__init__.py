@@ -78,17 +78,8 @@ def releases(view: ClusterView) -> list[HelmRelease]:
                 provides=("nvidia.com", "nfd.k8s-sigs.io"),
             )
         )
-    if storage.uses_nfs_driver(view):
-        out.append(
-            HelmRelease(
-                "csi-driver-nfs",
-                storage.NFS_CHART,
-                storage.NFS_VERSION,
-                storage.NFS_NAMESPACE,
-                {},
-                repository=storage.NFS_REPOSITORY,
-            )
-        )
+    # the CSI drivers of the cluster's storage classes (csi-driver-nfs, FSx, Mountpoint for S3)
+    out.extend(storage.releases(view))
     if autoscaler.needed(view):
         # EKS node groups that may grow, from zero too (issue 15)
         out.append(

@@ -86,6 +86,18 @@ class HelmRelease:
     create_namespace: bool = False
     # API groups of the CRDs the chart installs: objects of these groups wait for it
     provides: tuple[str, ...] = ()
+    # Secrets the chart reads and does not create, made by the Pulumi program from its secret
+    # config before the release (never written to the manifests: values are references)
+    secrets: tuple[ReleaseSecret, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReleaseSecret:
+    """A Secret in the release's namespace: each key's value is the Pulumi secret config of
+    that name (``pulumi config set --secret NAME``), the blueprint's secret reference."""
+
+    name: str
+    keys: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from estategen.facts import (
     pool_mounts,
     registration_labels,
 )
-from estategen.model import Estate, NodePool
+from estategen.model import Estate, NodePool, Storage
 from estategen.prometheus_rules import slurm_exporter_host
 from estategen.render import Files, OutputFile, renderer, templates, text
 from estategen.renderers.slurm import slurm_files
@@ -104,6 +104,44 @@ def inventory(estate: Estate) -> dict[str, Any]:
     return {"all": {"children": children}}
 
 
+def _storage_vars(storage: Storage) -> dict[str, Any]:
+    """One file system as the storage_client role reads it; each type's own fields beside the
+    common ones, secrets by the name of their Vault variable."""
+    out: dict[str, Any] = {
+        "name": storage.name,
+        "type": storage.type,
+        "source": storage.source,
+        "mount": storage.mount,
+        "options": ",".join(storage.options) or "defaults",
+        "everywhere": storage.pools is None,
+    }
+    if storage.type == "s3":
+        assert storage.access_key_id and storage.secret_access_key
+        bucket, prefix = storage.bucket_and_prefix
+        out["s3"] = {
+            "bucket": bucket,
+            "prefix": prefix,
+            "region": storage.region,
+            # Mountpoint's command-line flags: `allow-delete` -> `--allow-delete`
+            "flags": [f"--{option}" for option in storage.options],
+            "access_key_id_secret": storage.access_key_id.name,
+            "secret_access_key_secret": storage.secret_access_key.name,
+        }
+    elif storage.type == "beegfs":
+        assert storage.conn_auth
+        host, _, port = storage.source.removeprefix("beegfs://").rstrip("/").partition(":")
+        out["beegfs"] = {
+            "mgmtd_host": host,
+            "mgmtd_port": int(port) if port else None,
+            "conn_auth_secret": storage.conn_auth.name,
+        }
+    elif storage.type == "weka":
+        backends, _, file_system = storage.source.partition("/")
+        # the agent and its installer come from a backend (WEKA's stateless clients)
+        out["weka"] = {"backend": backends.split(",")[0], "file_system": file_system}
+    return out
+
+
 def _built(estate: Estate) -> list[NodePool]:
     """Pools whose machines Ansible builds: on-prem hosts, and the images of Slurm cloud pools."""
     return [p for p in estate.node_pools if not p.managed or p.elastic]
@@ -173,17 +211,7 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
             }
             for u in identity.users
         ],
-        "estate_storage": [
-            {
-                "name": s.name,
-                "type": s.type,
-                "source": s.source,
-                "mount": s.mount,
-                "options": ",".join(s.options) or "defaults",
-                "everywhere": s.pools is None,
-            }
-            for s in estate.storage
-        ],
+        "estate_storage": [_storage_vars(s) for s in estate.storage],
         "estate_dcgm_exporter_port": estate.observability.dcgm_exporter_port,
         "estate_node_exporter_port": estate.observability.node_exporter_port,
         "estate_slurm_exporter_port": estate.observability.slurm_exporter_port,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from estategen.kubernetes import ClusterObjects, autoscaler, cluster_objects
-from estategen.kubernetes.objects import HelmRelease
+from estategen.kubernetes import ClusterObjects, autoscaler, cluster_objects, storage
+from estategen.kubernetes.objects import ClusterView, HelmRelease
 from estategen.model import Estate, KubernetesCluster
 from estategen.render import Files, renderer, text
 from estategen.yamltext import manifest
@@ -67,6 +67,25 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         "",
     ]
     step = 1
+    secrets = [(r, secret) for r in built.releases for secret in r.secrets]
+    if secrets:
+        lines += [
+            f"{step}. Create the Secrets the charts read at start, with the values of the",
+            "   blueprint's secret references (the Pulumi project makes them from its secret",
+            "   config, `pulumi config set --secret NAME`):",
+            "",
+            "   ```sh",
+        ]
+        for release, secret in secrets:
+            literals = " ".join(
+                f'--from-literal={key}="${name.upper()}"' for key, name in secret.keys
+            )
+            lines.append(
+                f"   kubectl create secret generic {secret.name} --namespace {release.namespace} "
+                + literals
+            )
+        lines += ["   ```", ""]
+        step += 1
     if built.releases:
         lines += [
             f"{step}. Install the Helm releases, in this order (the objects of step {step + 1}",
@@ -110,6 +129,14 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         lines += [
             f"The managed node pools ({names}) are cloud resources: only the Pulumi project",
             "creates them.",
+            "",
+        ]
+    if storage.uses_gke_lustre(ClusterView.of(estate, cluster)):
+        lines += [
+            "The Managed Lustre volumes need GKE's Lustre CSI driver, a cluster add-on estategen",
+            "does not manage: enable it once with",
+            f"`gcloud container clusters update {cluster.name} --location={cluster.region} "
+            "--update-addons=LustreCsiDriver=ENABLED`.",
             "",
         ]
     if any(r.name == autoscaler.RELEASE for r in built.releases):

@@ -143,6 +143,17 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
                 "create_namespace": release.create_namespace,
                 "values_file": values_file(release),
                 "provides": list(release.provides),
+                # only where a chart reads a Secret, so other releases' data stays as it was
+                **(
+                    {
+                        "secrets": [
+                            {"name": secret.name, "config": dict(secret.keys)}
+                            for secret in release.secrets
+                        ]
+                    }
+                    if release.secrets
+                    else {}
+                ),
             }
             for release in releases(view)
         ],
