@@ -63,6 +63,16 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--format", choices=["text", "json"], default="text")
 
     commands.add_parser("schema", help="print the blueprint's JSON Schema (draft 2020-12)")
+
+    adopt = commands.add_parser(
+        "import", help="write a blueprint from a site's slurm.conf (gres.conf, topology.conf)"
+    )
+    adopt.add_argument("slurm_conf", metavar="SLURM_CONF")
+    adopt.add_argument("--gres", metavar="FILE", help="the site's gres.conf")
+    adopt.add_argument("--topology", metavar="FILE", help="the site's topology.conf")
+    adopt.add_argument("--sacct", metavar="FILE", help="`sacctmgr dump` output: accounts")
+    adopt.add_argument("--slurm-version", metavar="X.Y", help="versions.slurm to write")
+    adopt.add_argument("-o", "--output", metavar="FILE", required=True, help="blueprint to write")
     return parser
 
 
@@ -77,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(args.blueprint, args.output)
         if args.command == "plan":
             return _plan(args.blueprint, args.output, args.format)
+        if args.command == "import":
+            return _import(args)
         return _schema()
     except BlueprintInvalid as err:
         _print_findings(err.findings, sys.stderr)
@@ -210,6 +222,18 @@ def _plan(path: str, output: str | None, output_format: str) -> int:
     else:
         sys.stdout.write(text(changes))
     return 1 if changes.changed else 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from estategen.importer import import_site, summary, write
+
+    imported = import_site(
+        args.slurm_conf, args.gres, args.topology, args.sacct, args.slurm_version
+    )
+    sys.stdout.write(summary(imported))
+    write(imported, Path(args.output))
+    print(f"{args.output}: wrote the blueprint")
+    return 0
 
 
 def _schema() -> int:
