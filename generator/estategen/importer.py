@@ -389,7 +389,7 @@ def _leaf_switches(topo: ConfFile, run: _Run) -> dict[str, str]:
             run.mapped(head, "the spine estategen renders above the leaf switches")
             continue
         try:
-            name = _host(record.name)
+            name = _host(record.name.lower())  # switch names appear in no scontrol fact
         except Unsayable as why:
             run.refused(head, f"node_pools[].network.switch: {why}", "topology.conf")
             continue
