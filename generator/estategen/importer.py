@@ -194,6 +194,16 @@ PARAMETERS: dict[str, Row] = {
 # accounting): their site value is checked against the render, like the keys estategen owns.
 _DERIVED = {"grestypes", "topologyplugin", "accountingstoragetype"}
 
+# Options slurm.options may hold in general, but whose value contradicts what estategen
+# renders: slurmctld would refuse the rendered slurm.conf.
+_CONFLICTS: dict[str, tuple[Callable[[str], bool], str]] = {
+    "jobacctgatherparams": (
+        lambda value: "overmemorykill" in value.lower(),
+        "OverMemoryKill with the TaskPlugin=task/cgroup estategen renders: slurmctld refuses "
+        "two memory enforcement mechanisms",
+    ),
+}
+
 # Node record keys -> handled by the grouping (the rest are refused per record line).
 _NODE_KEYS = {
     "cpus",
@@ -315,6 +325,10 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
         if setting.name in refused_in_options or setting.name in _DERIVED:
             continue  # decided by _compare_rendered
         key = setting.key[0].upper() + setting.key[1:]
+        conflict = _CONFLICTS.get(setting.name)
+        if conflict is not None and conflict[0](setting.value):
+            run.refused(setting, conflict[1])
+            continue
         if not _OPTION_KEY.fullmatch(key) or not _OPTION_VALUE.fullmatch(setting.value):
             run.refused(setting, "slurm.options cannot hold this key or value as written")
             continue
@@ -465,12 +479,12 @@ def _node_shape(
     threads = number("ThreadsPerCore", 1)
     cpus = number("CPUs", 0)
     if not sockets:
-        if cpus:
-            # Only CPUs: slurmctld makes each CPU a socket; a blueprint pool has at most 16
-            # sockets, so the CPUs become cores of one socket.
-            sockets, cores, threads = 1, cpus // max(1, threads), threads
-            if cpus % max(1, threads) or not cores:
-                sockets, cores, threads = 1, cpus, 1
+        if cpus and record.get("CoresPerSocket") is None and record.get("ThreadsPerCore") is None:
+            # Only CPUs: slurmctld makes each CPU a socket of one core (slurm.conf(5)
+            # Sockets: "by default ... the value of CPUs"); a pool has at most 16 sockets.
+            sockets, cores, threads = (cpus, 1, 1) if cpus <= 16 else (1, cpus, 1)
+        elif cpus:
+            sockets = max(1, cpus // max(1, cores * threads))
         else:
             sockets = 1
     for key in ("Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "Boards"):
@@ -731,6 +745,8 @@ def _partition(
         "defaulttime": ("default_time", _time),
         "qos": ("qos", _name),
         "prioritytier": ("priority_tier", _int(0, 65_533)),
+        # the old Priority sets PriorityJobFactor and PriorityTier (slurm.conf(5))
+        "priority": ("priority_tier", _int(0, 65_533)),
         "preemptmode": (
             "preempt_mode",
             _choice({m: m for m in ("off", "cancel", "requeue", "suspend")}),
