@@ -118,7 +118,9 @@ def config_facts(text: str) -> dict[str, str]:
 
 
 def read_facts(lab: SlurmLab, files: Path) -> Facts:
-    partitions = {p["PartitionName"]: p for p in records(lab.run("scontrol", "-a", "-o", "show", "part"))}
+    partitions = {
+        p["PartitionName"]: p for p in records(lab.run("scontrol", "-a", "-o", "show", "part"))
+    }
     nodes = {n["NodeName"]: n for n in records(lab.run("scontrol", "-a", "-o", "show", "node"))}
     config = config_facts(lab.run("scontrol", "show", "config"))
     config.update(file_facts(files))
@@ -366,5 +368,3 @@ def test_corpus_share_of_equal_facts() -> None:
     print(f"corpus: {equal}/{total} facts equal ({share:.1f}%)")
     floor = float(yaml.safe_load(EXPECTED.read_text())["floor_percent"])
     assert share >= floor, f"{share:.1f}% of facts equal, below the recorded {floor}%"
-
-

@@ -12,7 +12,6 @@ silently: every setting read ends up in :attr:`Imported.outcomes`.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -384,7 +383,7 @@ def _memory_gb(real_mib: int) -> int:
     from estategen.renderers.slurm import real_memory_mib
 
     best = 1
-    for gb in range(1, max(2, math.ceil(real_mib / _GIB) + 2)):
+    for gb in range(1, real_mib // (_GIB // 2) + 2):  # the reserve is at most half
         if real_memory_mib(gb) <= real_mib:
             best = gb
     return best
@@ -592,7 +591,9 @@ def _catalog_has(model: str) -> bool:
     return model in builtin_models()
 
 
-def _nodeset_hosts(conf: ConfFile, all_nodes: Mapping[str, Record], run: _Run) -> dict[str, list[str]]:
+def _nodeset_hosts(
+    conf: ConfFile, all_nodes: Mapping[str, Record], run: _Run
+) -> dict[str, list[str]]:
     sets: dict[str, list[str]] = {}
     for record in conf.of_kind("NodeSet"):
         head = Setting("NodeSet", record.name, record.where)
@@ -620,7 +621,9 @@ def _hosts_of(
     if setting.value.upper() == "ALL":
         return list(all_nodes)
     hosts: list[str] = []
-    for item in hostlist.split_items(setting.value) if "[" in setting.value else setting.value.split(","):
+    for item in (
+        hostlist.split_items(setting.value) if "[" in setting.value else setting.value.split(",")
+    ):
         if item in sets:
             hosts += sets[item]
             continue
@@ -811,9 +814,7 @@ def _sacct(path: Path, run: _Run) -> dict[str, int]:
         if not match:
             raise ConfSyntaxError(where, "expected `Kind - 'name':Key=Value...`")
         kind, name, rest = match.groups()
-        fields = dict(
-            f.split("=", 1) for f in rest.split(":") if "=" in f
-        )
+        fields = dict(f.split("=", 1) for f in rest.split(":") if "=" in f)
         setting = Setting(kind, name, where)
         if kind == "Parent":
             parents.add(name)
@@ -829,9 +830,7 @@ def _sacct(path: Path, run: _Run) -> dict[str, int]:
     return {name: share for name, share in shares.items() if name not in parents}
 
 
-def _teams(
-    referenced: set[str], accounts: Mapping[str, int], run: _Run
-) -> list[dict[str, Any]]:
+def _teams(referenced: set[str], accounts: Mapping[str, int], run: _Run) -> list[dict[str, Any]]:
     names = sorted(set(referenced) | {a for a in accounts if _NAME.fullmatch(a)})
     teams = []
     for index, name in enumerate(names):
@@ -919,10 +918,12 @@ def _one_line(text: str) -> str:
 def summary(imported: Imported) -> str:
     """The report ``estategen import`` prints: each setting's fate with its source line."""
     lines = [o.format() for o in sorted(imported.outcomes, key=lambda o: (o.where, o.key))]
-    counts = {kind: sum(o.kind == kind for o in imported.outcomes) for kind in ("mapped", "passed", "refused")}
+    counts = {
+        kind: sum(o.kind == kind for o in imported.outcomes)
+        for kind in ("mapped", "passed", "refused")
+    }
     lines.append(
-        f"{counts['mapped']} mapped, {counts['passed']} passed through, "
-        f"{counts['refused']} refused"
+        f"{counts['mapped']} mapped, {counts['passed']} passed through, {counts['refused']} refused"
     )
     lines += [f"review: {note}" for note in imported.reviews]
     return "\n".join(lines) + "\n"
