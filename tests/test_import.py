@@ -228,3 +228,19 @@ def test_a_syntax_error_exits_1_with_its_place_and_writes_nothing(tmp_path: Path
     assert result.returncode == 1
     assert result.stderr == f"estategen: {source}:3:13: expected Key=Value, found 'CPUs'\n"
     assert not (tmp_path / "out.yaml").exists()
+
+
+def test_an_output_in_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
+    source = conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1\n")
+    result = run_cli("import", source, "-o", tmp_path / "nowhere" / "out.yaml")
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_unreadable_sacct_file_is_an_error_with_its_name(tmp_path: Path) -> None:
+    source = conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1\n")
+    result = run_cli(
+        "import", source, "--sacct", tmp_path / "absent.cfg", "-o", tmp_path / "o.yaml"
+    )
+    assert result.returncode == 1
+    assert f"{tmp_path / 'absent.cfg'}:0:0: cannot read" in result.stderr

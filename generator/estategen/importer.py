@@ -800,9 +800,7 @@ _SACCT_LINE = re.compile(r"(Cluster|Parent|Account|User|QOS)\s*-\s*'([^']*)'(.*)
 def _sacct(path: Path, run: _Run) -> dict[str, int]:
     """Accounts of a ``sacctmgr dump`` file (as our sacct.cfg writes it) with their
     Fairshare: leaf accounts (those no other account sits under) become teams."""
-    text = path.read_text(encoding="utf-8") if path.exists() else None
-    if text is None:
-        raise ConfSyntaxError(Where(str(path), 0, 0), "cannot read")
+    text = slurmconf.read_text(path)
     shares: dict[str, int] = {}
     parents: set[str] = set()
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -930,10 +928,17 @@ def summary(imported: Imported) -> str:
 
 
 def write(imported: Imported, output: Path) -> None:
+    """Write the blueprint atomically (a fresh temporary name beside it, then a rename)."""
     import os
     import tempfile
 
-    folder = output.parent if str(output.parent) else Path(".")
+    from estategen.errors import UsageError
+
+    folder = output.parent
+    if not folder.is_dir():
+        raise UsageError(f"{output}: folder {str(folder)!r} does not exist")
+    if output.is_dir():
+        raise UsageError(f"{output}: is a folder")
     fd, staged = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=folder)
     with os.fdopen(fd, "w", encoding="utf-8") as stream:
         stream.write(imported.text)

@@ -222,6 +222,11 @@ def _read(path: Path, where: Where | None) -> str:
         raise ConfSyntaxError(Where(str(path), line), "not UTF-8 text") from None
 
 
+def read_text(path: Path) -> str:
+    """A configuration file's text; unreadable or non-UTF-8 files are a ConfSyntaxError."""
+    return _read(path, None)
+
+
 def parse_file(path: str | Path, records: Iterable[str] = SLURM_RECORDS) -> ConfFile:
     """Parse ``path`` and everything it includes; ``records`` are the keys that open records
     in this kind of file (slurm.conf: :data:`SLURM_RECORDS`; gres.conf: none;
