@@ -241,17 +241,28 @@ class _Run:
     outcomes: list[Outcome] = field(default_factory=list)
     reviews: list[str] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)
+    _seen: set[Outcome] = field(default_factory=set)
+
+    def _add(self, outcome: Outcome) -> bool:
+        """Record ``outcome`` once (NodeName=DEFAULT values reach every line after them)."""
+        if outcome in self._seen:
+            return False
+        self._seen.add(outcome)
+        self.outcomes.append(outcome)
+        return True
 
     def mapped(self, setting: Setting, target: str) -> None:
-        self.outcomes.append(Outcome("mapped", setting.where, setting.key, setting.value, target))
+        self._add(Outcome("mapped", setting.where, setting.key, setting.value, target))
 
     def passed(self, setting: Setting, target: str) -> None:
-        self.outcomes.append(Outcome("passed", setting.where, setting.key, setting.value, target))
+        self._add(Outcome("passed", setting.where, setting.key, setting.value, target))
 
     def refused(self, setting: Setting, reason: str, context: str = "") -> None:
-        self.outcomes.append(Outcome("refused", setting.where, setting.key, setting.value, reason))
-        what = f"{context} " if context else ""
-        self.comments.append(f"{setting.where}: {what}{setting.key}={setting.value}  # {reason}")
+        if self._add(Outcome("refused", setting.where, setting.key, setting.value, reason)):
+            what = f"{context} " if context else ""
+            self.comments.append(
+                f"{setting.where}: {what}{setting.key}={setting.value}  # {reason}"
+            )
 
 
 def import_site(
@@ -427,9 +438,10 @@ def _gres_types(gres_conf: ConfFile | None, run: _Run) -> dict[str, str]:
         kind = record.get("Type")
         scope = record.get("NodeName")
         if name is None or name.value.lower() != "gpu":
+            why = "only gpu GRES are imported" if name else "estategen writes gres.conf"
             for setting in record.settings:
                 if setting.name != "nodename":
-                    run.refused(setting, "only gpu GRES are imported", "gres.conf")
+                    run.refused(setting, why, "gres.conf")
             continue
         for setting in record.settings:
             if setting.name in ("name", "type", "nodename", "file", "count"):
