@@ -463,6 +463,7 @@ def _node_shape(
     models: dict[str, dict[str, Any]],
     run: _Run,
     seen: set[Where],
+    label: str,
 ) -> _Shape:
     first = record.where not in seen
     seen.add(record.where)
@@ -473,7 +474,7 @@ def _node_shape(
 
     def note_refused(setting: Setting, reason: str) -> None:
         if first:
-            run.refused(setting, reason, f"NodeName={record.name}")
+            run.refused(setting, reason, f"NodeName={label}")
 
     def number(key: str, default: int) -> int:
         setting = record.get(key)
@@ -678,9 +679,18 @@ def _nodes_and_partitions(
         for host in dict.fromkeys(hosts):
             membership[host].append(record.name)
     seen: set[Where] = set()
+    line_names = {r.where: r.name for r in conf.of_kind("NodeName")}
     groups: dict[tuple[_Shape, tuple[str, ...]], list[str]] = {}
     for host, record in all_nodes.items():
-        shape = _node_shape(record, gres_types.get(host), leaves.get(host), models, run, seen)
+        shape = _node_shape(
+            record,
+            gres_types.get(host),
+            leaves.get(host),
+            models,
+            run,
+            seen,
+            line_names.get(record.where, host),
+        )
         groups.setdefault((shape, tuple(membership[host])), []).append(host)
     pools: list[dict[str, Any]] = []
     pool_of: dict[str, str] = {}
@@ -887,7 +897,11 @@ def _compare_rendered(conf: ConfFile, doc: dict[str, Any], run: _Run) -> None:
         if value is not None and value.lower() == setting.value.lower():
             run.mapped(setting, "the same value estategen renders")
         elif value is None:
-            run.refused(setting, "estategen does not write this key and may not pass it through")
+            run.refused(
+                setting,
+                "estategen writes this key only for features this blueprint does not use "
+                "(or never), and slurm.options may not set it",
+            )
         else:
             run.refused(setting, f"estategen renders {setting.key}={value}")
 
