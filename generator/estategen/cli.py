@@ -230,8 +230,8 @@ def _import(args: argparse.Namespace) -> int:
     imported = import_site(
         args.slurm_conf, args.gres, args.topology, args.sacct, args.slurm_version
     )
-    sys.stdout.write(summary(imported))
     write(imported, Path(args.output))
+    sys.stdout.write(summary(imported))
     print(f"{args.output}: wrote the blueprint")
     return 0
 
