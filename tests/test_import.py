@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from estategen.importer import PARAMETERS, import_site
+from estategen.importer import PARAMETERS, PARTITION_KEYS, import_site
 
 from conftest import run_cli
 
@@ -170,6 +170,45 @@ def test_the_mapping_table_names_blueprint_keys() -> None:
         for part in row.path.split("."):
             node = node["schema"][part]
         assert node, name
+
+
+def test_the_partition_table_names_partition_keys() -> None:
+    from estategen.schema import BLUEPRINT
+
+    partition = BLUEPRINT["slurm"]["schema"]["partitions"]["schema"]["schema"]
+    assert {row.path for row in PARTITION_KEYS.values()} <= set(partition)
+
+
+def test_partition_settings_map_to_their_keys(tmp_path: Path) -> None:
+    data = blueprint(
+        tmp_path,
+        "AccountingStorageType=accounting_storage/slurmdbd\n"
+        "NodeName=n1\nPartitionName=p Nodes=n1 Default=YES MaxTime=2-0 DefaultTime=60 "
+        "AllowAccounts=ALL QOS=gold PriorityTier=5 PreemptMode=REQUEUE Hidden=YES\n",
+    )
+    assert data["slurm"]["partitions"] == [
+        {
+            "name": "p",
+            "pools": ["n"],
+            "default": True,
+            "max_time": "2-0",
+            "default_time": "60",
+            "qos": "gold",
+            "priority_tier": 5,
+            "preempt_mode": "requeue",
+            "hidden": True,
+        }
+    ]
+    assert data["slurm"]["qos"] == [{"name": "gold"}]
+
+
+def test_a_partition_qos_without_accounting_is_refused(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1 QOS=gold\n")
+    )
+    (outcome,) = [o for o in imported.outcomes if o.key == "QOS"]
+    assert outcome.kind == "refused" and "slurmdbd" in outcome.target
+    assert "qos" not in yaml.safe_load(imported.text)["slurm"]["partitions"][0]
 
 
 def test_partitions_with_names_estategen_refuses_are_renamed_or_refused(tmp_path: Path) -> None:

@@ -218,20 +218,6 @@ _NODE_KEYS = {
     "weight",
     "state",
 }
-# Partition record keys with a blueprint key.
-_PARTITION_KEYS = {
-    "nodes",
-    "default",
-    "maxtime",
-    "defaulttime",
-    "allowaccounts",
-    "qos",
-    "prioritytier",
-    "preemptmode",
-    "hidden",
-    "state",
-}
-
 
 # --- the import ----------------------------------------------------------------------------
 
@@ -288,7 +274,9 @@ def import_site(
         doc["versions"] = {"slurm": slurm_version}
     leaves = _leaf_switches(topo, run) if topo else {}
     models: dict[str, dict[str, Any]] = {}
-    pools, partitions, teams, qos = _nodes_and_partitions(conf, gres_conf, leaves, models, run)
+    pools, partitions, teams, qos = _nodes_and_partitions(
+        conf, gres_conf, leaves, models, run, "accounting" in slurm
+    )
     if models:
         doc["gpu_models"] = list(models.values())
     accounts = _sacct(Path(sacct), run) if sacct else {}
@@ -653,6 +641,7 @@ def _nodes_and_partitions(
     leaves: Mapping[str, str],
     models: dict[str, dict[str, Any]],
     run: _Run,
+    accounting: bool,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str], set[str]]:
     all_nodes = slurmconf.nodes(conf)
     for record in conf.of_kind("NodeName"):
@@ -722,7 +711,7 @@ def _nodes_and_partitions(
     teams: set[str] = set()
     qos: set[str] = set()
     for record in part_records:
-        part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run)
+        part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run, accounting)
         if part is not None:
             partitions.append(part)
     return pools, partitions, teams, qos
@@ -742,6 +731,37 @@ def _pool_name(hosts: list[str], used: set[str]) -> str:
     return name
 
 
+def _yes_no(value: str) -> bool:
+    if value.upper() not in ("YES", "NO"):
+        raise Unsayable(f"{value!r} is not YES or NO")
+    return value.upper() == "YES"
+
+
+def _accounts(value: str) -> list[str] | None:
+    """AllowAccounts: ALL (every account, no `teams`) or team names."""
+    if value.upper() == "ALL":
+        return None
+    return [_name(account) for account in value.split(",") if account]
+
+
+# Partition record key (lower case) -> key of the blueprint partition. The site override keys
+# (OverSubscribe, DefMemPerCPU, GraceTime, MaxNodes, AllowQos, ...) add their rows here.
+PARTITION_KEYS: dict[str, Row] = {
+    "default": Row("default", _yes_no),
+    "maxtime": Row("max_time", _time),
+    "defaulttime": Row("default_time", _time),
+    "allowaccounts": Row("teams", _accounts),
+    "qos": Row("qos", _name),
+    "prioritytier": Row("priority_tier", _int(0, 65_533)),
+    # the old Priority sets PriorityJobFactor and PriorityTier (slurm.conf(5))
+    "priority": Row("priority_tier", _int(0, 65_533)),
+    "preemptmode": Row(
+        "preempt_mode", _choice({m: m for m in ("off", "cancel", "requeue", "suspend")})
+    ),
+    "hidden": Row("hidden", _yes_no),
+}
+
+
 def _partition(
     record: Record,
     hosts: list[str],
@@ -749,6 +769,7 @@ def _partition(
     teams: set[str],
     qos: set[str],
     run: _Run,
+    accounting: bool,
 ) -> dict[str, Any] | None:
     head = Setting("PartitionName", record.name, record.where)
     try:
@@ -764,22 +785,9 @@ def _partition(
         "pools": list(dict.fromkeys(pool_of[h] for h in hosts)),
     }
     run.mapped(head, f"slurm.partitions[{name}]")
-    convert: dict[str, tuple[str, Callable[[str], Any]]] = {
-        "default": ("default", _choice({"yes": True, "no": False})),  # type: ignore[dict-item]
-        "maxtime": ("max_time", _time),
-        "defaulttime": ("default_time", _time),
-        "qos": ("qos", _name),
-        "prioritytier": ("priority_tier", _int(0, 65_533)),
-        # the old Priority sets PriorityJobFactor and PriorityTier (slurm.conf(5))
-        "priority": ("priority_tier", _int(0, 65_533)),
-        "preemptmode": (
-            "preempt_mode",
-            _choice({m: m for m in ("off", "cancel", "requeue", "suspend")}),
-        ),
-        "hidden": ("hidden", _choice({"yes": True, "no": False})),  # type: ignore[dict-item]
-    }
     where = f"PartitionName={record.name}"
     for setting in record.settings:
+        row = PARTITION_KEYS.get(setting.name)
         if setting.name == "nodes":
             run.mapped(setting, f"slurm.partitions[{name}].pools")
         elif setting.name == "state":
@@ -787,28 +795,25 @@ def _partition(
                 run.mapped(setting, "State=UP, as estategen renders partitions")
             else:
                 run.refused(setting, "partition State other than UP is not a blueprint key", where)
-        elif setting.name == "allowaccounts":
-            if setting.value.upper() == "ALL":
-                run.mapped(setting, "no teams: every account")
-                continue
+        elif row is not None:
             try:
-                accounts = [_name(a) for a in setting.value.split(",") if a]
+                value = row.convert(setting.value)
             except Unsayable as why:
-                run.refused(setting, f"teams: {why}", where)
+                run.refused(setting, f"{row.path}: {why}", where)
                 continue
-            part["teams"] = accounts
-            teams.update(accounts)
-            run.mapped(setting, f"slurm.partitions[{name}].teams")
-        elif setting.name in convert:
-            key, function = convert[setting.name]
-            try:
-                part[key] = function(setting.value)
-            except Unsayable as why:
-                run.refused(setting, f"{key}: {why}", where)
+            if value is None:
+                part.pop(row.path, None)
+            else:
+                part[row.path] = value
+            if row.path == "qos" and not accounting:
+                part.pop("qos")
+                run.refused(setting, "QoS live in slurmdbd, and this site has no accounting", where)
                 continue
-            if key == "qos":
-                qos.add(part[key])
-            run.mapped(setting, f"slurm.partitions[{name}].{key}")
+            if row.path == "qos":
+                qos.add(value)
+            elif row.path == "teams" and value:
+                teams.update(value)
+            run.mapped(setting, f"slurm.partitions[{name}].{row.path}")
         else:
             run.refused(setting, "not a blueprint key", where)
     return part
@@ -972,4 +977,13 @@ def write(imported: Imported, output: Path) -> None:
     os.replace(staged, output)
 
 
-__all__ = ["PARAMETERS", "Imported", "Outcome", "Row", "import_site", "summary", "write"]
+__all__ = [
+    "PARAMETERS",
+    "PARTITION_KEYS",
+    "Imported",
+    "Outcome",
+    "Row",
+    "import_site",
+    "summary",
+    "write",
+]
