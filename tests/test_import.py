@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from estategen.importer import PARAMETERS, PARTITION_KEYS, import_site
@@ -283,3 +284,22 @@ def test_an_unreadable_sacct_file_is_an_error_with_its_name(tmp_path: Path) -> N
     )
     assert result.returncode == 1
     assert f"{tmp_path / 'absent.cfg'}:0:0: cannot read" in result.stderr
+
+
+REALWORLD = Path(__file__).parent / "realworld"
+
+
+@pytest.mark.parametrize(
+    "entry", sorted(p.name for p in REALWORLD.iterdir() if (p / "slurm.conf").is_file())
+)
+def test_every_corpus_config_imports_to_a_valid_blueprint(entry: str, tmp_path: Path) -> None:
+    """The slow test compares what slurmctld shows; this one only that each imports cleanly
+    (tests/realworld/*/SOURCE.md name the sources)."""
+    source = REALWORLD / entry
+    args: list[str | Path] = ["import", source / "slurm.conf", "-o", tmp_path / "b.yaml"]
+    for option, name in (("--gres", "gres.conf"), ("--topology", "topology.conf")):
+        if (source / name).exists():
+            args += [option, source / name]
+    result = run_cli(*args)
+    assert result.returncode == 0, result.stderr
+    assert run_cli("validate", tmp_path / "b.yaml").returncode == 0
