@@ -9,7 +9,8 @@ start times) is set alike on both sides by the lab harness and left out of the c
 Every fact that differs is listed by name in tests/realworld/expected-differences.yaml with
 its reason: the test fails on a difference the file does not list, and on a listed one that no
 longer differs (the override keys that remove it have landed: delete its line). It prints the
-share of equal facts over the corpus.
+share of equal facts over the corpus (pytest -s). To list every difference with both values
+when updating the file, set ESTATEGEN_DUMP_DIFFERENCES=FILE (tab-separated lines appended).
 """
 
 from __future__ import annotations
