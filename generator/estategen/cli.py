@@ -109,6 +109,16 @@ def _parser() -> argparse.ArgumentParser:
         default="json",
         help="markdown: the reference of every key and what a change to it needs",
     )
+
+    adopt = commands.add_parser(
+        "import", help="write a blueprint from a site's slurm.conf (gres.conf, topology.conf)"
+    )
+    adopt.add_argument("slurm_conf", metavar="SLURM_CONF")
+    adopt.add_argument("--gres", metavar="FILE", help="the site's gres.conf")
+    adopt.add_argument("--topology", metavar="FILE", help="the site's topology.conf")
+    adopt.add_argument("--sacct", metavar="FILE", help="`sacctmgr dump` output: accounts")
+    adopt.add_argument("--slurm-version", metavar="X.Y", help="versions.slurm to write")
+    adopt.add_argument("-o", "--output", metavar="FILE", required=True, help="blueprint to write")
     return parser
 
 
@@ -123,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(args.blueprint, args.output, args.suppress)
         if args.command == "plan":
             return _plan(args.blueprint, args.output, args.format, args.suppress)
+        if args.command == "import":
+            return _import(args)
         return _schema(args.format)
     except BlueprintInvalid as err:
         sys.stderr.write(text_report(err.findings, err.source))
@@ -265,6 +277,18 @@ def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[
     else:
         sys.stdout.write(text(changes))
     return 1 if changes.changed else 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from estategen.importer import import_site, summary, write
+
+    imported = import_site(
+        args.slurm_conf, args.gres, args.topology, args.sacct, args.slurm_version
+    )
+    write(imported, Path(args.output))
+    sys.stdout.write(summary(imported))
+    print(f"{args.output}: wrote the blueprint")
+    return 0
 
 
 def _schema(output_format: str) -> int:

@@ -1,0 +1,989 @@
+"""``estategen import``: a site's slurm.conf (with gres.conf, topology.conf and a
+``sacctmgr dump``) as a blueprint.
+
+Nodes with the same shape (CPUs, memory, GRES, features, weight, leaf switch) and the same
+partitions become one pool; a partition is the union of its pools. Global parameters follow
+one table, :data:`PARAMETERS` (slurm.conf key -> blueprint key path + converter); a key the
+table lacks goes to ``slurm.options`` when the blueprint may pass it through, and otherwise
+into a comment block naming the key, its value and its source line. A key estategen renders
+whose site value is what estategen renders anyway counts as mapped. Nothing is dropped
+silently: every setting read ends up in :attr:`Imported.outcomes`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from estategen import hostlist, slurmconf
+from estategen.errors import clip
+from estategen.slurm_keys import REFUSED_IN_OPTIONS
+from estategen.slurmconf import (
+    GRES_RECORDS,
+    TOPOLOGY_RECORDS,
+    ConfFile,
+    ConfSyntaxError,
+    Record,
+    Setting,
+    Where,
+)
+
+Kind = Literal["mapped", "passed", "refused"]
+
+_NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")
+_HOST = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
+_FEATURE = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}")
+_TIME = re.compile(r"(UNLIMITED|INFINITE|([0-9]{1,12}-)?[0-9]{1,12}(:[0-9]{1,12}){0,2})")
+_OPTION_KEY = re.compile(r"[A-Z][A-Za-z0-9]{1,63}")
+_OPTION_VALUE = re.compile(r"[A-Za-z0-9_.,:/=+@%-]{1,256}")
+_GIB = 1024
+
+# Placeholder memory of GPU models the catalog does not know, by GRES Type; a review note
+# says it was guessed. It sets the model's billing weight only: pools keep the site's Weight.
+_GPU_MEMORY_GUESS = {
+    "k80": 12,
+    "p100": 16,
+    "t4": 16,
+    "v100": 32,
+    "a10": 24,
+    "a40": 48,
+    "a100": 80,
+    "h100": 80,
+    "h200": 141,
+    "l4": 24,
+    "l40": 48,
+    "l40s": 48,
+    "rtx-3090": 24,
+    "rtx-2080ti": 11,
+}
+_GPU_MEMORY_DEFAULT = 16
+
+
+class Unsayable(ValueError):
+    """A value the blueprint key cannot hold; the message says why."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one setting: mapped to ``target``, passed through, or refused."""
+
+    kind: Kind
+    where: Where
+    key: str
+    value: str
+    target: str
+
+    def format(self) -> str:
+        return f"{self.where}: {self.kind}: {self.key}={clip(self.value)} -> {self.target}"
+
+
+@dataclass(frozen=True)
+class Imported:
+    text: str
+    outcomes: tuple[Outcome, ...]
+    reviews: tuple[str, ...]
+
+
+# --- converters ----------------------------------------------------------------------------
+
+
+def _name(value: str) -> str:
+    name = value.lower().replace("_", "-")
+    if not _NAME.fullmatch(name):
+        raise Unsayable(f"{value!r} is not a name estategen can carry ({_NAME.pattern})")
+    return name
+
+
+def _host(value: str) -> str:
+    host = value.split("(", 1)[0].strip()
+    if not _HOST.fullmatch(host):
+        raise Unsayable(f"{value!r} is not a lowercase host name")
+    return host
+
+
+def _int(low: int, high: int) -> Callable[[str], int]:
+    def convert(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise Unsayable(f"{value!r} is not a whole number") from None
+        if not low <= number <= high:
+            raise Unsayable(f"{number} is outside {low}..{high}")
+        return number
+
+    return convert
+
+
+def _time(value: str) -> str:
+    if not _TIME.fullmatch(value.upper()):
+        raise Unsayable(f"{value!r} is not a Slurm time")
+    return value.upper() if value.upper() in ("UNLIMITED", "INFINITE") else value
+
+
+def _choice(table: Mapping[str, str]) -> Callable[[str], str]:
+    def convert(value: str) -> str:
+        found = table.get(value.lower())
+        if found is None:
+            raise Unsayable(f"{value!r} is not one of {', '.join(sorted(table))}")
+        return found
+
+    return convert
+
+
+def _mpi_ports(value: str) -> str:
+    match = re.fullmatch(r"ports=([0-9]{1,5}-[0-9]{1,5})", value)
+    if not match:
+        raise Unsayable(f"{value!r}: only MpiParams=ports=LOW-HIGH is a blueprint key")
+    return match[1]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One slurm.conf parameter the blueprint can say: where it goes and how."""
+
+    path: str  # blueprint key path, dotted
+    convert: Callable[[str], Any]
+    append: bool = False  # the key may repeat; each value is appended to a list
+
+
+# slurm.conf parameter (lower case) -> blueprint key. The site override keys (daemon paths,
+# ReturnToService, SelectTypeParameters, ...) add their rows here.
+PARAMETERS: dict[str, Row] = {
+    "clustername": Row("slurm.cluster_name", _name),
+    "slurmctldhost": Row("slurm.controllers", _host, append=True),
+    "controlmachine": Row("slurm.controllers", _host, append=True),
+    "backupcontroller": Row("slurm.controllers", _host, append=True),
+    "accountingstoragehost": Row("slurm.accounting.host", _host),
+    "accountingstorageport": Row("slurm.accounting.port", _int(1, 65_535)),
+    "prioritydecayhalflife": Row("slurm.scheduling.fairshare_half_life", _time),
+    "priorityweightfairshare": Row(
+        "slurm.scheduling.priority_weights.fairshare", _int(0, 4_294_967_295)
+    ),
+    "priorityweightage": Row("slurm.scheduling.priority_weights.age", _int(0, 4_294_967_295)),
+    "priorityweightqos": Row("slurm.scheduling.priority_weights.qos", _int(0, 4_294_967_295)),
+    "priorityweightjobsize": Row(
+        "slurm.scheduling.priority_weights.job_size", _int(0, 4_294_967_295)
+    ),
+    "priorityweightpartition": Row(
+        "slurm.scheduling.priority_weights.partition", _int(0, 4_294_967_295)
+    ),
+    "priorityweightassoc": Row("slurm.scheduling.priority_weights.assoc", _int(0, 4_294_967_295)),
+    "preempttype": Row(
+        "slurm.scheduling.preemption.type",
+        _choice(
+            {
+                "preempt/none": "none",
+                "preempt/qos": "qos",
+                "preempt/partition_prio": "partition_prio",
+            }
+        ),
+    ),
+    "preemptmode": Row(
+        "slurm.scheduling.preemption.mode",
+        _choice({m: m for m in ("off", "cancel", "requeue", "suspend")}),
+    ),
+    "mpidefault": Row("slurm.mpi.default", _choice({m: m for m in ("none", "pmi2", "pmix")})),
+    "mpiparams": Row("slurm.mpi.ports", _mpi_ports),
+}
+
+# Parameters the blueprint derives from what import maps elsewhere (nodes, GRES, topology,
+# accounting): their site value is checked against the render, like the keys estategen owns.
+_DERIVED = {"grestypes", "topologyplugin", "accountingstoragetype"}
+
+# Options slurm.options may hold in general, but whose value contradicts what estategen
+# renders: slurmctld would refuse the rendered slurm.conf.
+_CONFLICTS: dict[str, tuple[Callable[[str], bool], str]] = {
+    "jobacctgatherparams": (
+        lambda value: "overmemorykill" in value.lower(),
+        "OverMemoryKill with the TaskPlugin=task/cgroup estategen renders: slurmctld refuses "
+        "two memory enforcement mechanisms",
+    ),
+}
+
+# Node record keys -> handled by the grouping (the rest are refused per record line).
+_NODE_KEYS = {
+    "cpus",
+    "boards",
+    "sockets",
+    "socketsperboard",
+    "corespersocket",
+    "threadspercore",
+    "realmemory",
+    "gres",
+    "feature",
+    "features",
+    "weight",
+    "state",
+}
+
+# --- the import ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    outcomes: list[Outcome] = field(default_factory=list)
+    reviews: list[str] = field(default_factory=list)
+    comments: list[str] = field(default_factory=list)
+    _seen: set[Outcome] = field(default_factory=set)
+
+    def _add(self, outcome: Outcome) -> bool:
+        """Record ``outcome`` once (NodeName=DEFAULT values reach every line after them)."""
+        if outcome in self._seen:
+            return False
+        self._seen.add(outcome)
+        self.outcomes.append(outcome)
+        return True
+
+    def mapped(self, setting: Setting, target: str) -> None:
+        self._add(Outcome("mapped", setting.where, setting.key, setting.value, target))
+
+    def passed(self, setting: Setting, target: str) -> None:
+        self._add(Outcome("passed", setting.where, setting.key, setting.value, target))
+
+    def refused(self, setting: Setting, reason: str, context: str = "") -> None:
+        if self._add(Outcome("refused", setting.where, setting.key, setting.value, reason)):
+            what = f"{context} " if context else ""
+            self.comments.append(
+                f"{setting.where}: {what}{setting.key}={setting.value}  # {reason}"
+            )
+
+
+def import_site(
+    slurm_conf: str | Path,
+    gres: str | Path | None = None,
+    topology: str | Path | None = None,
+    sacct: str | Path | None = None,
+    slurm_version: str | None = None,
+) -> Imported:
+    """Read the site's files and build the blueprint text; raises ConfSyntaxError on files
+    it cannot read, and BlueprintInvalid if the blueprint it built does not validate."""
+    conf = slurmconf.parse_file(slurm_conf)
+    gres_conf = slurmconf.parse_file(gres, GRES_RECORDS) if gres else None
+    topo = slurmconf.parse_file(topology, TOPOLOGY_RECORDS) if topology else None
+    run = _Run()
+    doc: dict[str, Any] = {}
+    slurm: dict[str, Any] = {}
+    _parameters(conf, slurm, run)
+    cluster = slurm.get("cluster_name") or "imported"
+    doc["estate"] = cluster
+    doc["description"] = f"imported from {Path(slurm_conf).name} by estategen import"
+    if slurm_version:
+        doc["versions"] = {"slurm": slurm_version}
+    leaves = _leaf_switches(topo, run) if topo else {}
+    models: dict[str, dict[str, Any]] = {}
+    pools, partitions, teams, qos = _nodes_and_partitions(
+        conf, gres_conf, leaves, models, run, "accounting" in slurm
+    )
+    if models:
+        doc["gpu_models"] = list(models.values())
+    accounts = _sacct(Path(sacct), run) if sacct else {}
+    team_list = _teams(teams, accounts, run)
+    if team_list:
+        doc["identity"] = {"teams": team_list}
+    doc["node_pools"] = pools
+    if qos:
+        slurm["qos"] = [{"name": name} for name in sorted(qos)]
+    slurm["partitions"] = partitions
+    doc["slurm"] = _ordered_slurm(slurm)
+    _compare_rendered(conf, doc, run)
+    return Imported(_blueprint_text(doc, run), tuple(run.outcomes), tuple(run.reviews))
+
+
+def _set(doc: dict[str, Any], path: str, value: Any, append: bool = False) -> None:
+    *parents, last = path.split(".")
+    for part in parents:
+        doc = doc.setdefault(part, {})
+    if append:
+        doc.setdefault(last, [])
+        if value not in doc[last]:
+            doc[last].append(value)
+    else:
+        doc[last] = value
+
+
+def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
+    """Global parameters: by the table, into slurm.options, or refused (after rendering,
+    :func:`_compare_rendered` decides for the keys estategen renders)."""
+    root: dict[str, Any] = {"slurm": slurm}
+    refused_in_options = {k.lower() for k in REFUSED_IN_OPTIONS}
+    options: dict[str, str] = {}
+    for setting in conf.parameters:
+        row = PARAMETERS.get(setting.name)
+        if row is not None:
+            try:
+                _set(root, row.path, row.convert(setting.value), row.append)
+            except Unsayable as why:
+                run.refused(setting, f"{row.path}: {why}")
+            else:
+                run.mapped(setting, row.path)
+            continue
+        if setting.name in refused_in_options or setting.name in _DERIVED:
+            continue  # decided by _compare_rendered
+        key = setting.key[0].upper() + setting.key[1:]
+        conflict = _CONFLICTS.get(setting.name)
+        if conflict is not None and conflict[0](setting.value):
+            run.refused(setting, conflict[1])
+            continue
+        if not _OPTION_KEY.fullmatch(key) or not _OPTION_VALUE.fullmatch(setting.value):
+            run.refused(setting, "slurm.options cannot hold this key or value as written")
+            continue
+        options[key] = setting.value
+        run.passed(setting, f"slurm.options.{key}")
+    accounting = slurm.get("accounting")
+    storage = conf.parameter("AccountingStorageType")
+    if storage is not None and storage.value.lower() == "accounting_storage/slurmdbd":
+        accounting = slurm.setdefault("accounting", {})
+        if "host" not in accounting:
+            controllers = slurm.get("controllers") or []
+            if not controllers:
+                run.refused(storage, "slurmdbd without AccountingStorageHost or SlurmctldHost")
+                slurm.pop("accounting")
+                accounting = None
+            else:
+                accounting["host"] = controllers[0]
+        if accounting is not None:
+            accounting["database"] = {
+                "host": accounting["host"],
+                "password": {"secret": "slurmdbd_db"},
+            }
+            run.reviews.append(
+                "slurm.accounting.database: slurm.conf does not name slurmdbd's database; "
+                f"import assumed it runs on {accounting['host']} with the password in "
+                "secret slurmdbd_db"
+            )
+    elif accounting is not None:
+        slurm.pop("accounting")  # a host without slurmdbd storage: nothing to account to
+    if options:
+        slurm["options"] = dict(sorted(options.items()))
+
+
+# --- nodes ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Shape:
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+    memory_gb: int
+    gpu_model: str | None
+    gpu_count: int
+    features: tuple[str, ...]
+    weight: int
+    switch: str | None
+
+
+def _memory_gb(real_mib: int) -> int:
+    """The largest memory_gb whose RealMemory (after estategen's reserve) is at most the
+    site's: a node never registers with less memory than its line claims."""
+    from estategen.renderers.slurm import real_memory_mib
+
+    best = 1
+    for gb in range(1, real_mib // (_GIB // 2) + 2):  # the reserve is at most half
+        if real_memory_mib(gb) <= real_mib:
+            best = gb
+    return best
+
+
+def _leaf_switches(topo: ConfFile, run: _Run) -> dict[str, str]:
+    """host -> the leaf switch (a SwitchName with Nodes=) it hangs from."""
+    out: dict[str, str] = {}
+    for record in topo.records:
+        head = Setting(record.kind, record.name, record.where)
+        if record.kind != "SwitchName":
+            run.refused(head, "topology/block records are not imported", "topology.conf")
+            continue
+        nodes = record.get("Nodes")
+        if nodes is None:
+            run.mapped(head, "the spine estategen renders above the leaf switches")
+            continue
+        try:
+            name = _host(record.name.lower())  # switch names appear in no scontrol fact
+        except Unsayable as why:
+            run.refused(head, f"node_pools[].network.switch: {why}", "topology.conf")
+            continue
+        for host in slurmconf.expand_hosts(nodes.value, nodes.where):
+            out[host] = name
+        run.mapped(head, "node_pools[].network.switch")
+        for setting in record.settings:
+            if setting.name != "nodes":
+                run.refused(setting, "not a blueprint key", f"topology.conf SwitchName={name}")
+    for setting in topo.parameters:
+        run.refused(setting, "not a blueprint key", "topology.conf")
+    return out
+
+
+def _gres_types(gres_conf: ConfFile | None, run: _Run) -> dict[str, str]:
+    """host -> the GPU Type gres.conf gives it (for slurm.conf lines with untyped gpu GRES)."""
+    out: dict[str, str] = {}
+    if gres_conf is None:
+        return out
+    for record in gres_conf.records:
+        name = record.get("Name")
+        kind = record.get("Type")
+        scope = record.get("NodeName")
+        if name is None or name.value.lower() != "gpu":
+            why = "only gpu GRES are imported" if name else "estategen writes gres.conf"
+            for setting in record.settings:
+                if setting.name != "nodename":
+                    run.refused(setting, why, "gres.conf")
+            continue
+        for setting in record.settings:
+            if setting.name in ("name", "type", "nodename", "file", "count"):
+                run.mapped(setting, "node_pools[].gpus (estategen writes gres.conf from pools)")
+            else:
+                run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
+        if kind is not None and scope is not None:
+            for host in slurmconf.expand_hosts(scope.value, scope.where):
+                out.setdefault(host, kind.value)
+    for setting in gres_conf.parameters:
+        run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
+    return out
+
+
+def _node_shape(
+    record: Record,
+    gres_type: str | None,
+    switch: str | None,
+    models: dict[str, dict[str, Any]],
+    run: _Run,
+    seen: set[Where],
+    label: str,
+) -> _Shape:
+    first = record.where not in seen
+    seen.add(record.where)
+
+    def note_mapped(setting: Setting | None, target: str) -> None:
+        if setting is not None and first:
+            run.mapped(setting, target)
+
+    def note_refused(setting: Setting, reason: str) -> None:
+        if first:
+            run.refused(setting, reason, f"NodeName={label}")
+
+    def number(key: str, default: int) -> int:
+        setting = record.get(key)
+        if setting is None:
+            return default
+        try:
+            return int(setting.value)
+        except ValueError:
+            raise ConfSyntaxError(setting.where, f"{setting.key} must be a number") from None
+
+    boards = number("Boards", 1)
+    sockets = number("Sockets", 0) or number("SocketsPerBoard", 0) * boards
+    cores = number("CoresPerSocket", 1)
+    threads = number("ThreadsPerCore", 1)
+    cpus = number("CPUs", 0)
+    if not sockets:
+        if cpus and record.get("CoresPerSocket") is None and record.get("ThreadsPerCore") is None:
+            # Only CPUs: slurmctld makes each CPU a socket of one core (slurm.conf(5)
+            # Sockets: "by default ... the value of CPUs"); a pool has at most 16 sockets.
+            sockets, cores, threads = (cpus, 1, 1) if cpus <= 16 else (1, cpus, 1)
+        elif cpus:
+            sockets = max(1, cpus // max(1, cores * threads))
+        else:
+            sockets = 1
+    for key in ("Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "Boards"):
+        note_mapped(record.get(key), "node_pools[].cpu")
+    cpus_setting = record.get("CPUs")
+    if cpus_setting is not None:
+        if cpus and cpus != sockets * cores * threads:
+            note_refused(cpus_setting, "CPUs below the thread count is not a blueprint key")
+        else:
+            note_mapped(cpus_setting, "node_pools[].cpu")
+    if sockets > 16:
+        sockets, cores = 1, sockets * cores
+    real = number("RealMemory", 1)
+    memory_gb = _memory_gb(real)
+    note_mapped(record.get("RealMemory"), "node_pools[].memory_gb (less estategen's reserve)")
+    model, count = None, 0
+    gres = record.get("Gres")
+    if gres is not None:
+        model, count = _node_gres(gres, gres_type, models, note_mapped, note_refused, run)
+    features: list[str] = []
+    for key in ("Feature", "Features"):
+        setting = record.get(key)
+        if setting is None:
+            continue
+        kept = []
+        for item in filter(None, setting.value.split(",")):
+            if _FEATURE.fullmatch(item):
+                kept.append(item)
+            else:
+                note_refused(Setting(setting.key, item, setting.where), "not a feature name")
+        features += kept
+        note_mapped(setting, "node_pools[].features")
+    weight = number("Weight", 1)
+    if not 1 <= weight <= 65_533:
+        note_refused(record.get("Weight") or record.settings[0], "Weight above 65533")
+        weight = 65_533
+    else:
+        note_mapped(record.get("Weight"), "node_pools[].weight")
+    state = record.get("State")
+    if state is not None:
+        if state.value.upper() in ("UNKNOWN", "IDLE"):
+            note_mapped(state, "State=UNKNOWN, as estategen renders nodes")
+        else:
+            note_refused(state, "node State other than UNKNOWN is not a blueprint key")
+    for setting in record.settings:
+        if setting.name not in _NODE_KEYS:
+            note_refused(setting, "not a blueprint key")
+    return _Shape(
+        sockets,
+        cores,
+        threads,
+        memory_gb,
+        model,
+        count,
+        tuple(dict.fromkeys(features)),
+        weight,
+        switch,
+    )
+
+
+def _node_gres(
+    gres: Setting,
+    gres_type: str | None,
+    models: dict[str, dict[str, Any]],
+    note_mapped: Callable[[Setting | None, str], None],
+    note_refused: Callable[[Setting, str], None],
+    run: _Run,
+) -> tuple[str | None, int]:
+    model, count = None, 0
+    for item in filter(None, gres.value.split(",")):
+        parts = item.split(":")
+        part = Setting(gres.key, item, gres.where)
+        if parts[0].lower() != "gpu" or model is not None or len(parts) > 3:
+            note_refused(part, "only one gpu GRES per node is a blueprint key")
+            continue
+        kind = parts[1] if len(parts) == 3 else gres_type or "gpu"
+        try:
+            count = int(parts[-1].split("(")[0])
+        except ValueError:
+            note_refused(part, "GRES count is not a number")
+            continue
+        if not 1 <= count <= 16:
+            note_refused(part, "a pool has 1 to 16 GPUs a node")
+            count = 0
+            continue
+        try:
+            model = _name(kind)
+        except Unsayable as why:
+            note_refused(part, f"GPU type: {why}")
+            continue
+        if model not in models and not _catalog_has(model):
+            guess = _GPU_MEMORY_GUESS.get(model, _GPU_MEMORY_DEFAULT)
+            models[model] = {"name": model, "memory_gb": guess}
+            run.reviews.append(
+                f"gpu_models.{model}.memory_gb: {guess} is a guess from the GRES type name; "
+                "set the model's memory (it sets its billing weight)"
+            )
+        note_mapped(part, "node_pools[].gpus")
+    return (model, count) if model and count else (None, 0)
+
+
+def _catalog_has(model: str) -> bool:
+    from estategen.catalog import builtin_models
+
+    return model in builtin_models()
+
+
+def _nodeset_hosts(
+    conf: ConfFile, all_nodes: Mapping[str, Record], run: _Run
+) -> dict[str, list[str]]:
+    sets: dict[str, list[str]] = {}
+    for record in conf.of_kind("NodeSet"):
+        head = Setting("NodeSet", record.name, record.where)
+        nodes = record.get("Nodes")
+        feature = record.get("Feature")
+        if nodes is not None:
+            sets[record.name] = _hosts_of(nodes, all_nodes, sets)
+        elif feature is not None:
+            sets[record.name] = [
+                host
+                for host, node in all_nodes.items()
+                if any(
+                    feature.value in (s.value.split(","))
+                    for s in node.settings
+                    if s.name in ("feature", "features")
+                )
+            ]
+        run.mapped(head, "expanded into the partitions that name it")
+    return sets
+
+
+def _hosts_of(
+    setting: Setting, all_nodes: Mapping[str, Record], sets: Mapping[str, list[str]]
+) -> list[str]:
+    if setting.value.upper() == "ALL":
+        return list(all_nodes)
+    hosts: list[str] = []
+    for item in (
+        hostlist.split_items(setting.value) if "[" in setting.value else setting.value.split(",")
+    ):
+        if item in sets:
+            hosts += sets[item]
+            continue
+        for host in slurmconf.expand_hosts(item, setting.where):
+            if host not in all_nodes:
+                raise ConfSyntaxError(setting.where, f"node {host!r} has no NodeName line")
+            hosts.append(host)
+    return hosts
+
+
+def _nodes_and_partitions(
+    conf: ConfFile,
+    gres_conf: ConfFile | None,
+    leaves: Mapping[str, str],
+    models: dict[str, dict[str, Any]],
+    run: _Run,
+    accounting: bool,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str], set[str]]:
+    all_nodes = slurmconf.nodes(conf)
+    for record in conf.of_kind("NodeName"):
+        head = Setting("NodeName", record.name, record.where)
+        if record.name.upper() == "DEFAULT":
+            run.mapped(head, "folded into the NodeName lines that follow")
+        else:
+            run.mapped(head, "node_pools[].hosts (pools group nodes by shape and partitions)")
+    for kind in ("DownNodes", "FrontendName"):
+        for record in conf.of_kind(kind):
+            run.refused(Setting(kind, record.name, record.where), "not a blueprint key")
+    sets = _nodeset_hosts(conf, all_nodes, run)
+    gres_types = _gres_types(gres_conf, run)
+    part_records = slurmconf.with_defaults(conf.records, "PartitionName")
+    for record in conf.of_kind("PartitionName"):
+        if record.name.upper() == "DEFAULT":
+            run.mapped(Setting("PartitionName", "DEFAULT", record.where), "folded into partitions")
+    membership: dict[str, list[str]] = {host: [] for host in all_nodes}
+    part_hosts: dict[str, list[str]] = {}
+    for record in part_records:
+        nodes = record.get("Nodes")
+        hosts = _hosts_of(nodes, all_nodes, sets) if nodes is not None else []
+        part_hosts[record.name] = hosts
+        for host in dict.fromkeys(hosts):
+            membership[host].append(record.name)
+    seen: set[Where] = set()
+    line_names = {r.where: r.name for r in conf.of_kind("NodeName")}
+    groups: dict[tuple[_Shape, tuple[str, ...]], list[str]] = {}
+    for host, record in all_nodes.items():
+        shape = _node_shape(
+            record,
+            gres_types.get(host),
+            leaves.get(host),
+            models,
+            run,
+            seen,
+            line_names.get(record.where, host),
+        )
+        groups.setdefault((shape, tuple(membership[host])), []).append(host)
+    pools: list[dict[str, Any]] = []
+    pool_of: dict[str, str] = {}
+    used: set[str] = set()
+    for (shape, _), hosts in groups.items():
+        name = _pool_name(hosts, used)
+        pool: dict[str, Any] = {
+            "name": name,
+            "scheduler": "slurm",
+            "hosts": hostlist.compress(hosts),
+            "cpu": {
+                "sockets": shape.sockets,
+                "cores_per_socket": shape.cores_per_socket,
+                "threads_per_core": shape.threads_per_core,
+            },
+            "memory_gb": shape.memory_gb,
+        }
+        if shape.gpu_model:
+            pool["gpus"] = {"model": shape.gpu_model, "count": shape.gpu_count}
+        if shape.switch:
+            pool["network"] = {"switch": shape.switch}
+        if shape.features:
+            pool["features"] = list(shape.features)
+        pool["weight"] = shape.weight
+        pools.append(pool)
+        for host in hosts:
+            pool_of[host] = name
+    partitions: list[dict[str, Any]] = []
+    teams: set[str] = set()
+    qos: set[str] = set()
+    for record in part_records:
+        part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run, accounting)
+        if part is not None:
+            partitions.append(part)
+    return pools, partitions, teams, qos
+
+
+def _pool_name(hosts: list[str], used: set[str]) -> str:
+    stem = re.sub(r"[0-9-]+$", "", hosts[0]) or "nodes"
+    stem = re.sub(r"[^a-z0-9-]", "-", stem)
+    if not stem[0].isalpha():
+        stem = f"n{stem}"
+    stem = stem[:34].rstrip("-")
+    name, number = stem, 1
+    while name in used:
+        number += 1
+        name = f"{stem}-{number}"
+    used.add(name)
+    return name
+
+
+def _yes_no(value: str) -> bool:
+    if value.upper() not in ("YES", "NO"):
+        raise Unsayable(f"{value!r} is not YES or NO")
+    return value.upper() == "YES"
+
+
+def _accounts(value: str) -> list[str] | None:
+    """AllowAccounts: ALL (every account, no `teams`) or team names."""
+    if value.upper() == "ALL":
+        return None
+    return [_name(account) for account in value.split(",") if account]
+
+
+# Partition record key (lower case) -> key of the blueprint partition. The site override keys
+# (OverSubscribe, DefMemPerCPU, GraceTime, MaxNodes, AllowQos, ...) add their rows here.
+PARTITION_KEYS: dict[str, Row] = {
+    "default": Row("default", _yes_no),
+    "maxtime": Row("max_time", _time),
+    "defaulttime": Row("default_time", _time),
+    "allowaccounts": Row("teams", _accounts),
+    "qos": Row("qos", _name),
+    "prioritytier": Row("priority_tier", _int(0, 65_533)),
+    # the old Priority sets PriorityJobFactor and PriorityTier (slurm.conf(5))
+    "priority": Row("priority_tier", _int(0, 65_533)),
+    "preemptmode": Row(
+        "preempt_mode", _choice({m: m for m in ("off", "cancel", "requeue", "suspend")})
+    ),
+    "hidden": Row("hidden", _yes_no),
+}
+
+
+def _partition(
+    record: Record,
+    hosts: list[str],
+    pool_of: Mapping[str, str],
+    teams: set[str],
+    qos: set[str],
+    run: _Run,
+    accounting: bool,
+) -> dict[str, Any] | None:
+    head = Setting("PartitionName", record.name, record.where)
+    try:
+        name = _name(record.name)
+    except Unsayable as why:
+        run.refused(head, f"slurm.partitions[].name: {why}")
+        return None
+    if not hosts:
+        run.refused(head, "a partition without nodes is not a blueprint partition")
+        return None
+    part: dict[str, Any] = {
+        "name": name,
+        "pools": list(dict.fromkeys(pool_of[h] for h in hosts)),
+    }
+    run.mapped(head, f"slurm.partitions[{name}]")
+    where = f"PartitionName={record.name}"
+    for setting in record.settings:
+        row = PARTITION_KEYS.get(setting.name)
+        if setting.name == "nodes":
+            run.mapped(setting, f"slurm.partitions[{name}].pools")
+        elif setting.name == "state":
+            if setting.value.upper() == "UP":
+                run.mapped(setting, "State=UP, as estategen renders partitions")
+            else:
+                run.refused(setting, "partition State other than UP is not a blueprint key", where)
+        elif row is not None:
+            try:
+                value = row.convert(setting.value)
+            except Unsayable as why:
+                run.refused(setting, f"{row.path}: {why}", where)
+                continue
+            if value is None:
+                part.pop(row.path, None)
+            else:
+                part[row.path] = value
+            if row.path == "qos" and not accounting:
+                part.pop("qos")
+                run.refused(setting, "QoS live in slurmdbd, and this site has no accounting", where)
+                continue
+            if row.path == "qos":
+                qos.add(value)
+            elif row.path == "teams" and value:
+                teams.update(value)
+            run.mapped(setting, f"slurm.partitions[{name}].{row.path}")
+        else:
+            run.refused(setting, "not a blueprint key", where)
+    return part
+
+
+# --- accounts ------------------------------------------------------------------------------
+
+_SACCT_LINE = re.compile(r"(Cluster|Parent|Account|User|QOS)\s*-\s*'([^']*)'(.*)")
+
+
+def _sacct(path: Path, run: _Run) -> dict[str, int]:
+    """Accounts of a ``sacctmgr dump`` file (as our sacct.cfg writes it) with their
+    Fairshare: leaf accounts (those no other account sits under) become teams."""
+    text = slurmconf.read_text(path)
+    shares: dict[str, int] = {}
+    parents: set[str] = set()
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        match = _SACCT_LINE.fullmatch(line)
+        where = Where(str(path), number)
+        if not match:
+            raise ConfSyntaxError(where, "expected `Kind - 'name':Key=Value...`")
+        kind, name, rest = match.groups()
+        fields = dict(f.split("=", 1) for f in rest.split(":") if "=" in f)
+        setting = Setting(kind, name, where)
+        if kind == "Parent":
+            parents.add(name)
+            run.mapped(setting, "the account tree estategen renders")
+        elif kind == "Account":
+            share = fields.get("Fairshare", "1").strip("'")
+            shares[name] = int(share) if share.isdigit() and int(share) > 0 else 1
+            run.mapped(setting, "identity.teams")
+        elif kind == "Cluster":
+            run.mapped(setting, "slurm.cluster_name")
+        else:
+            run.refused(setting, "users need a UID; add them to identity.users", "sacct")
+    return {name: share for name, share in shares.items() if name not in parents}
+
+
+def _teams(referenced: set[str], accounts: Mapping[str, int], run: _Run) -> list[dict[str, Any]]:
+    names = sorted(set(referenced) | {a for a in accounts if _NAME.fullmatch(a)})
+    teams = []
+    for index, name in enumerate(names):
+        team: dict[str, Any] = {"name": name, "gid": 60_000 + index}
+        if accounts.get(name, 1) != 1:
+            team["fairshare"] = accounts[name]
+        teams.append(team)
+    if teams:
+        run.reviews.append(
+            "identity.teams[].gid: Slurm accounts have no group ID; import numbered them from "
+            "60000: set each team's real GID before rendering Ansible"
+        )
+    return teams
+
+
+# --- output --------------------------------------------------------------------------------
+
+_SLURM_ORDER = (
+    "cluster_name",
+    "controllers",
+    "accounting",
+    "scheduling",
+    "mpi",
+    "qos",
+    "partitions",
+    "options",
+)
+
+
+def _ordered_slurm(slurm: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: slurm[key] for key in _SLURM_ORDER if key in slurm}
+
+
+def _compare_rendered(conf: ConfFile, doc: dict[str, Any], run: _Run) -> None:
+    """Keys estategen renders (or derives) that the table does not map: the site's value
+    counts as mapped when the render writes the same, and is refused otherwise."""
+    rendered = _render_slurm_conf(doc)
+    ours = {s.name: s.value for s in rendered.parameters}
+    owned = {k.lower() for k in REFUSED_IN_OPTIONS} | {k.lower() for k in _DERIVED}
+    for setting in conf.parameters:
+        if setting.name in PARAMETERS or setting.name not in owned:
+            continue
+        value = ours.get(setting.name)
+        if value is not None and value.lower() == setting.value.lower():
+            run.mapped(setting, "the same value estategen renders")
+        elif value is None:
+            run.refused(
+                setting,
+                "estategen writes this key only for features this blueprint does not use "
+                "(or never), and slurm.options may not set it",
+            )
+        else:
+            run.refused(setting, f"estategen renders {setting.key}={value}")
+
+
+def _render_slurm_conf(doc: dict[str, Any]) -> ConfFile:
+    from estategen import load
+    from estategen.pipeline import validate_document
+    from estategen.renderers.slurm import slurm_conf
+
+    text = _blueprint_text(doc, _Run())
+    validated = validate_document(load.parse_blueprint(text.encode(), "<imported>"))
+    return slurmconf.parse_text(slurm_conf(validated.estate), "<rendered>")
+
+
+def _blueprint_text(doc: Mapping[str, Any], run: _Run) -> str:
+    from estategen.yamltext import manifest
+
+    out = [
+        "# Written by `estategen import`. Review the notes below, then validate and render.",
+    ]
+    if run.reviews:
+        out.append("#")
+        out.append("# Review:")
+        out += [f"#   - {note}" for note in run.reviews]
+    out.append("")
+    out.append(manifest(dict(doc)).rstrip("\n"))
+    if run.comments:
+        out.append("")
+        out.append("# Settings the blueprint cannot say yet (file:line: key=value  # why):")
+        out += [f"#   {_one_line(c)}" for c in run.comments]
+    return "\n".join(out) + "\n"
+
+
+def _one_line(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def summary(imported: Imported) -> str:
+    """The report ``estategen import`` prints: each setting's fate with its source line."""
+    lines = [o.format() for o in sorted(imported.outcomes, key=lambda o: (o.where, o.key))]
+    counts = {
+        kind: sum(o.kind == kind for o in imported.outcomes)
+        for kind in ("mapped", "passed", "refused")
+    }
+    lines.append(
+        f"{counts['mapped']} mapped, {counts['passed']} passed through, {counts['refused']} refused"
+    )
+    lines += [f"review: {note}" for note in imported.reviews]
+    return "\n".join(lines) + "\n"
+
+
+def write(imported: Imported, output: Path) -> None:
+    """Write the blueprint atomically (a fresh temporary name beside it, then a rename)."""
+    import os
+    import tempfile
+
+    from estategen.errors import UsageError
+
+    folder = output.parent
+    if not folder.is_dir():
+        raise UsageError(f"{output}: folder {str(folder)!r} does not exist")
+    if output.is_dir():
+        raise UsageError(f"{output}: is a folder")
+    fd, staged = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=folder)
+    with os.fdopen(fd, "w", encoding="utf-8") as stream:
+        stream.write(imported.text)
+    os.chmod(staged, 0o644)
+    os.replace(staged, output)
+
+
+__all__ = [
+    "PARAMETERS",
+    "PARTITION_KEYS",
+    "Imported",
+    "Outcome",
+    "Row",
+    "import_site",
+    "summary",
+    "write",
+]

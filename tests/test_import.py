@@ -1,0 +1,305 @@
+"""`estategen import`: a site's slurm.conf in, a blueprint that validates out.
+
+Pools are groups of identical nodes with the same partitions; partitions are unions of
+pools; every setting is mapped, passed through into slurm.options, or refused in a comment
+naming its source line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from estategen.importer import PARAMETERS, PARTITION_KEYS, import_site
+
+from conftest import run_cli
+
+BASE = "ClusterName=lab\nSlurmctldHost=ctl\n"
+
+
+def conf(tmp_path: Path, text: str, name: str = "slurm.conf") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def blueprint(tmp_path: Path, text: str, **files: str) -> dict[str, Any]:
+    paths = {k: conf(tmp_path, v, f"{k}.conf") for k, v in files.items()}
+    imported = import_site(conf(tmp_path, BASE + text), **paths)  # type: ignore[arg-type]
+    data: dict[str, Any] = yaml.safe_load(imported.text)
+    return data
+
+
+def pools(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in data["node_pools"]}
+
+
+def test_identical_nodes_on_several_lines_are_one_pool(tmp_path: Path) -> None:
+    data = blueprint(
+        tmp_path,
+        "NodeName=cn[01-02] Sockets=2 CoresPerSocket=8 RealMemory=64000\n"
+        "NodeName=cn03 Sockets=2 CoresPerSocket=8 RealMemory=64000\n"
+        "PartitionName=batch Nodes=cn[01-03] Default=YES\n",
+    )
+    assert [(p["hosts"], p["cpu"]["sockets"]) for p in data["node_pools"]] == [("cn[01-03]", 2)]
+    assert data["slurm"]["partitions"] == [{"name": "batch", "pools": ["cn"], "default": True}]
+
+
+def test_nodes_differing_in_shape_are_separate_pools(tmp_path: Path) -> None:
+    data = blueprint(
+        tmp_path,
+        "NodeName=cn01 CPUs=8 RealMemory=32000\nNodeName=cn02 CPUs=8 RealMemory=64000\n"
+        "PartitionName=all Nodes=ALL\n",
+    )
+    assert [p["hosts"] for p in data["node_pools"]] == ["cn01", "cn02"]
+    assert data["slurm"]["partitions"][0]["pools"] == ["cn", "cn-2"]
+
+
+def test_pools_split_by_partition_membership(tmp_path: Path) -> None:
+    data = blueprint(
+        tmp_path,
+        "NodeName=cn[1-4] CPUs=4 RealMemory=8000\n"
+        "PartitionName=all Nodes=cn[1-4]\nPartitionName=short Nodes=cn[1-2]\n",
+    )
+    by_hosts = {p["hosts"]: p["name"] for p in data["node_pools"]}
+    assert set(by_hosts) == {"cn[1-2]", "cn[3-4]"}
+    parts = {p["name"]: p["pools"] for p in data["slurm"]["partitions"]}
+    assert parts == {
+        "all": [by_hosts["cn[1-2]"], by_hosts["cn[3-4]"]],
+        "short": [by_hosts["cn[1-2]"]],
+    }
+
+
+def test_nodesets_expand_into_the_partitions_that_name_them(tmp_path: Path) -> None:
+    data = blueprint(
+        tmp_path,
+        "NodeName=a[1-2] CPUs=4 Feature=fast\nNodeName=b1 CPUs=4\n"
+        "NodeSet=quick Feature=fast\nPartitionName=q Nodes=quick\n",
+    )
+    (part,) = data["slurm"]["partitions"]
+    assert [pools(data)[name]["hosts"] for name in part["pools"]] == ["a[1-2]"]
+
+
+def test_gres_types_become_gpu_models_with_a_review_note(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            BASE + "GresTypes=gpu\nNodeName=g[1-2] CPUs=32 RealMemory=500000 Gres=gpu:4\n"
+            "PartitionName=gpu Nodes=g[1-2]\n",
+        ),
+        gres=conf(tmp_path, "NodeName=g[1-2] Name=gpu Type=a100 File=/dev/nvidia[0-3]\n", "gres"),
+    )
+    data = yaml.safe_load(imported.text)
+    assert data["node_pools"][0]["gpus"] == {"model": "a100", "count": 4}
+    assert data["gpu_models"] == [{"name": "a100", "memory_gb": 80}]
+    assert any("gpu_models.a100.memory_gb" in note for note in imported.reviews)
+    assert "#   - gpu_models.a100.memory_gb" in imported.text
+
+
+def test_memory_keeps_below_the_sites_realmemory(tmp_path: Path) -> None:
+    from estategen.renderers.slurm import real_memory_mib
+
+    data = blueprint(tmp_path, "NodeName=n1 CPUs=4 RealMemory=250000\nPartitionName=p Nodes=n1\n")
+    gb = data["node_pools"][0]["memory_gb"]
+    assert real_memory_mib(gb) <= 250000 < real_memory_mib(gb + 1)
+
+
+def test_unknown_parameters_pass_through_slurm_options(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(tmp_path, BASE + "KillWait=45\nNodeName=n1\nPartitionName=p Nodes=n1\n")
+    )
+    data = yaml.safe_load(imported.text)
+    assert data["slurm"]["options"] == {"KillWait": "45"}
+    (outcome,) = [o for o in imported.outcomes if o.key == "KillWait"]
+    assert (outcome.kind, outcome.where.line, outcome.target) == (
+        "passed",
+        3,
+        "slurm.options.KillWait",
+    )
+
+
+def test_keys_estategen_owns_are_refused_in_a_comment_with_their_line(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            BASE + "ReturnToService=1\nSlurmdUser=root\nNodeName=n1\nPartitionName=p Nodes=n1\n",
+        )
+    )
+    refused = {o.key: o for o in imported.outcomes if o.kind == "refused"}
+    assert set(refused) == {"ReturnToService", "SlurmdUser"}
+    assert refused["ReturnToService"].target == "estategen renders ReturnToService=2"
+    assert f"#   {tmp_path / 'slurm.conf'}:3:1: ReturnToService=1  #" in imported.text
+    assert "SlurmdUser" not in yaml.safe_load(imported.text)["slurm"].get("options", {})
+
+
+def test_a_site_value_equal_to_the_render_counts_as_mapped(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(
+            tmp_path, BASE + "SelectType=select/cons_tres\nNodeName=n1\nPartitionName=p Nodes=n1\n"
+        )
+    )
+    (outcome,) = [o for o in imported.outcomes if o.key == "SelectType"]
+    assert (outcome.kind, outcome.target) == ("mapped", "the same value estategen renders")
+
+
+def test_every_setting_read_has_an_outcome(tmp_path: Path) -> None:
+    text = (
+        BASE + "KillWait=45\nPriorityWeightAge=100\nProctrackType=proctrack/linuxproc\n"
+        "NodeName=n[1-2] CPUs=4 NodeAddr=10.0.0.1 Weight=5\n"
+        "PartitionName=p Nodes=n[1-2] MaxTime=1:00:00 OverSubscribe=YES\n"
+    )
+    imported = import_site(conf(tmp_path, text))
+    seen = {(o.where.line, o.where.column) for o in imported.outcomes}
+    from estategen import slurmconf
+
+    parsed = slurmconf.parse_file(tmp_path / "slurm.conf")
+    settings = list(parsed.parameters)
+    for record in parsed.records:
+        settings += record.settings
+        assert (record.where.line, record.where.column) in seen
+    assert all((s.where.line, s.where.column) in seen for s in settings)
+
+
+def test_the_mapping_table_names_blueprint_keys() -> None:
+    from estategen.schema import BLUEPRINT
+
+    for name, row in PARAMETERS.items():
+        node: Any = {"schema": BLUEPRINT}
+        for part in row.path.split("."):
+            node = node["schema"][part]
+        assert node, name
+
+
+def test_the_partition_table_names_partition_keys() -> None:
+    from estategen.schema import BLUEPRINT
+
+    partition = BLUEPRINT["slurm"]["schema"]["partitions"]["schema"]["schema"]
+    assert {row.path for row in PARTITION_KEYS.values()} <= set(partition)
+
+
+def test_partition_settings_map_to_their_keys(tmp_path: Path) -> None:
+    data = blueprint(
+        tmp_path,
+        "AccountingStorageType=accounting_storage/slurmdbd\n"
+        "NodeName=n1\nPartitionName=p Nodes=n1 Default=YES MaxTime=2-0 DefaultTime=60 "
+        "AllowAccounts=ALL QOS=gold PriorityTier=5 PreemptMode=REQUEUE Hidden=YES\n",
+    )
+    assert data["slurm"]["partitions"] == [
+        {
+            "name": "p",
+            "pools": ["n"],
+            "default": True,
+            "max_time": "2-0",
+            "default_time": "60",
+            "qos": "gold",
+            "priority_tier": 5,
+            "preempt_mode": "requeue",
+            "hidden": True,
+        }
+    ]
+    assert data["slurm"]["qos"] == [{"name": "gold"}]
+
+
+def test_a_partition_qos_without_accounting_is_refused(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1 QOS=gold\n")
+    )
+    (outcome,) = [o for o in imported.outcomes if o.key == "QOS"]
+    assert outcome.kind == "refused" and "slurmdbd" in outcome.target
+    assert "qos" not in yaml.safe_load(imported.text)["slurm"]["partitions"][0]
+
+
+def test_partitions_with_names_estategen_refuses_are_renamed_or_refused(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            BASE + "NodeName=n1\nPartitionName=long_jobs Nodes=n1\nPartitionName=GPU! Nodes=n1\n",
+        )
+    )
+    data = yaml.safe_load(imported.text)
+    assert [p["name"] for p in data["slurm"]["partitions"]] == ["long-jobs"]
+    assert any(o.kind == "refused" and o.value == "GPU!" for o in imported.outcomes)
+
+
+def test_sacct_dump_accounts_become_teams(tmp_path: Path) -> None:
+    sacct = conf(
+        tmp_path,
+        "Cluster - 'lab':Fairshare=1\nParent - 'root'\n"
+        "Account - 'physics':Description='physics':Fairshare=30\n"
+        "Account - 'chem':Fairshare=70\n",
+        "sacct.cfg",
+    )
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1 AllowAccounts=physics\n"),
+        sacct=sacct,
+    )
+    data = yaml.safe_load(imported.text)
+    teams = {t["name"]: t.get("fairshare", 1) for t in data["identity"]["teams"]}
+    assert teams == {"chem": 70, "physics": 30}
+    assert data["slurm"]["partitions"][0]["teams"] == ["physics"]
+    assert any("gid" in note for note in imported.reviews)
+
+
+def test_the_written_blueprint_validates_and_is_deterministic(tmp_path: Path) -> None:
+    source = conf(
+        tmp_path,
+        BASE + "Include nodes.conf\nMinJobAge=600\nPartitionName=p Nodes=ALL Default=YES\n",
+    )
+    conf(tmp_path, "NodeName=DEFAULT Sockets=2 CoresPerSocket=4\nNodeName=n[1-3]\n", "nodes.conf")
+    out = tmp_path / "out"
+    out.mkdir()
+    first = run_cli("import", source, "-o", out / "a.yaml")
+    second = run_cli("import", source, "-o", out / "b.yaml")
+    assert second.returncode == 0, second.stderr
+    assert first.returncode == 0, first.stderr
+    assert (out / "a.yaml").read_text() == (out / "b.yaml").read_text()
+    assert "nodes.conf:2:1: mapped: NodeName=n[1-3]" in first.stdout
+    assert "passed: MinJobAge=600 -> slurm.options.MinJobAge" in first.stdout
+    validated = run_cli("validate", out / "a.yaml")
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+def test_a_syntax_error_exits_1_with_its_place_and_writes_nothing(tmp_path: Path) -> None:
+    source = conf(tmp_path, BASE + "NodeName=n1 CPUs\n")
+    result = run_cli("import", source, "-o", tmp_path / "out.yaml")
+    assert result.returncode == 1
+    assert result.stderr == f"estategen: {source}:3:13: expected Key=Value, found 'CPUs'\n"
+    assert not (tmp_path / "out.yaml").exists()
+
+
+def test_an_output_in_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
+    source = conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1\n")
+    result = run_cli("import", source, "-o", tmp_path / "nowhere" / "out.yaml")
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_unreadable_sacct_file_is_an_error_with_its_name(tmp_path: Path) -> None:
+    source = conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1\n")
+    result = run_cli(
+        "import", source, "--sacct", tmp_path / "absent.cfg", "-o", tmp_path / "o.yaml"
+    )
+    assert result.returncode == 1
+    assert f"{tmp_path / 'absent.cfg'}:0:0: cannot read" in result.stderr
+
+
+REALWORLD = Path(__file__).parent / "realworld"
+
+
+@pytest.mark.parametrize(
+    "entry", sorted(p.name for p in REALWORLD.iterdir() if (p / "slurm.conf").is_file())
+)
+def test_every_corpus_config_imports_to_a_valid_blueprint(entry: str, tmp_path: Path) -> None:
+    """The slow test compares what slurmctld shows; this one only that each imports cleanly
+    (tests/realworld/*/SOURCE.md name the sources)."""
+    source = REALWORLD / entry
+    args: list[str | Path] = ["import", source / "slurm.conf", "-o", tmp_path / "b.yaml"]
+    for option, name in (("--gres", "gres.conf"), ("--topology", "topology.conf")):
+        if (source / name).exists():
+            args += [option, source / name]
+    result = run_cli(*args)
+    assert result.returncode == 0, result.stderr
+    assert run_cli("validate", tmp_path / "b.yaml").returncode == 0
