@@ -1489,6 +1489,12 @@ def hosted_slurm_pools(estate: Estate) -> Iterator[Finding]:
     estate's slurmctld; it takes whole GPUs from the cluster's Kubernetes pools."""
     hosted = estate.hosted_pools()
     if not hosted:
+        if estate.slurm.auth_key is not None:
+            yield issue(
+                "slurm.auth_key",
+                "the auth/slurm key is for Slurm pools hosted in Kubernetes (a Slurm pool with "
+                "`cluster`), and there are none: remove slurm.auth_key",
+            )
         return
     version = estate.versions.slurm.text
     if version not in slinky.SLURM_RELEASES:

@@ -1662,6 +1662,26 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
         "next scheduling cycle; running pods stay, and what a queue holds above its new "
         "deserved may be reclaimed",
     ),
+    # --- Slurm hosted in Kubernetes, Slinky (issue 15) ---
+    "NodeSet": (
+        "slurm-hosted",
+        "the slurm-operator rolls the hosted pool's slurmd pods to the new NodeSet: it drains "
+        "each Slurm node and waits for its jobs before replacing the pod (a changed replica "
+        "count adds or removes nodes of the pool's partitions)",
+    ),
+    "Controller": (
+        "slurm-hosted",
+        "the NodeSets' link to the estate's slurmctld (host, port, keys) changes: every hosted "
+        "slurmd pod restarts and registers again",
+    ),
+    "RestApi": (
+        "slurm-hosted",
+        "the operator's own slurmrestd rolls; the operator waits for it to act on Slurm again",
+    ),
+    "Accounting": (
+        "slurm-hosted",
+        "the operator's record of the estate's slurmdbd changes; no slurmd pod restarts",
+    ),
     "Service": ("observability", "the DCGM exporter's Service changes"),
     "ServiceMonitor": ("observability", "the DCGM exporter's scrape configuration changes"),
     "PrometheusRule": (
