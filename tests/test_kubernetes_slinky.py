@@ -268,9 +268,7 @@ def test_a_slurm_without_slinky_images_is_refused_with_the_valid_ones() -> None:
     """Slinky publishes images for 25.11 and 26.05 only (and needs 25.11 at least:
     helm/slurm-operator/Chart.yaml slinky.slurm.net/minimum-slurm-version)."""
     found = findings(ESTATE.replace('slurm: "25.11"', 'slurm: "24.11"'))
-    assert any(
-        "versions.slurm" in f and "24.11" in f and "25.11, 26.05" in f for f in found
-    ), found
+    assert any("versions.slurm" in f and "24.11" in f and "25.11, 26.05" in f for f in found), found
 
 
 # --- the boundary: a GPU on one side only, no slurmd hosts for Ansible -------------------------
