@@ -326,7 +326,7 @@ def test_estates_without_hosted_pools_keep_munge_and_no_slinky() -> None:
 
 def test_plan_explains_a_nodeset_change(tmp_path: Path) -> None:
     """Shrinking a hosted pool changes its NodeSet (replicas) and slurm.conf (MaxNodeCount):
-    `estategen plan` says the operator rolls the pool's slurmd pods, draining each node."""
+    `estategen plan` says the operator drains the nodes it removes."""
     before = load.parse_blueprint(ESTATE.encode(), "blueprint.yaml")
     old = pipeline.validate_document(before).estate
     write_tree(with_manifest(render(old), ESTATE.encode(), old.name), tmp_path / "hybrid")
@@ -337,4 +337,11 @@ def test_plan_explains_a_nodeset_change(tmp_path: Path) -> None:
     assert set(changes) == {"NodeSet slurm/h100-hosted"}
     change = changes["NodeSet slurm/h100-hosted"]
     assert change.file == "kubernetes/k8s/slurm.yaml"
-    assert "drains" in change.meaning
+    # docs/concepts/nodeset-controller.md "Scale-in Lifecycle": drain, then delete the pod
+    assert "drain" in change.meaning
+
+
+@pytest.mark.parametrize("key", ["MaxNodeCount", "slurmctldparameters", "AuthInfo"])
+def test_keys_rendered_for_hosted_pools_are_refused_in_options(key: str) -> None:
+    found = findings(ESTATE.replace("  controllers:", f"  options: {{{key}: x}}\n  controllers:"))
+    assert any(f"slurm.options.{key}" in f for f in found), found

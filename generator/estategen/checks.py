@@ -71,6 +71,8 @@ MAX_ESTATE_HOSTS = 100_000
 # slurm.conf keys estategen renders only for cloud nodes (issue 14 part 5): refused in
 # `slurm.options` when the estate has them
 CLOUD_SLURM_OPTIONS = frozenset({"PrivateData", "SlurmctldParameters", "TreeWidth"})
+# rendered for Slurm pools hosted in Kubernetes (issue 15), passed through otherwise
+HOSTED_SLURM_OPTIONS = frozenset({"MaxNodeCount", "SlurmctldParameters"})
 
 T = TypeVar("T")
 
@@ -1556,3 +1558,18 @@ def hosted_slurm_pools(estate: Estate) -> Iterator[Finding]:
                     f"hosted Slurm pools take {taken} {model} GPUs of cluster {cluster!r}, "
                     f"whose Kubernetes pools offer {backing} whole, unshared ones",
                 )
+
+
+@check
+def hosted_options_not_owned(estate: Estate) -> Iterator[Finding]:
+    if not estate.hosted_pools():
+        return
+    owned = {k.lower(): k for k in HOSTED_SLURM_OPTIONS}
+    for key in estate.slurm.options:
+        if key.lower() in owned:
+            yield issue(
+                f"slurm.options.{key}",
+                f"{owned[key.lower()]} is rendered by estategen for the Slurm pools hosted in "
+                "Kubernetes (enable_configless, room for their dynamic nodes); it cannot be "
+                "passed through",
+            )

@@ -1665,9 +1665,9 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
     # --- Slurm hosted in Kubernetes, Slinky (issue 15) ---
     "NodeSet": (
         "slurm-hosted",
-        "the slurm-operator rolls the hosted pool's slurmd pods to the new NodeSet: it drains "
-        "each Slurm node and waits for its jobs before replacing the pod (a changed replica "
-        "count adds or removes nodes of the pool's partitions)",
+        "the slurm-operator applies the hosted pool's NodeSet: fewer replicas drain Slurm "
+        "nodes and delete each pod once its node is drained, more add nodes to the pool's "
+        "partitions, and a changed pod spec rolls the pods (updateStrategy RollingUpdate)",
     ),
     "Controller": (
         "slurm-hosted",

@@ -152,7 +152,7 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
     directory = identity.directory
     accounting = estate.slurm.accounting
     rest = estate.slurm.rest_api
-    return {
+    out: dict[str, Any] = {
         "estate_name": estate.name,
         "estate_labels": dict(estate.observability.labels),
         "estate_directory": {
@@ -212,6 +212,11 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         if rest
         else None,
     }
+    if estate.slurm.auth_key is not None:
+        # Slurm hosted in Kubernetes (issue 15): slurm.conf says auth/slurm; every Slurm host
+        # gets the key the Slinky pods share (roles/slurm_packages)
+        out["slurm_auth_key_secret"] = estate.slurm.auth_key.name
+    return out
 
 
 def _yaml(data: Any, comment: str) -> str:
