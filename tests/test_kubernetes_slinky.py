@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from test_kubernetes_semantics import objects, one, rendered
+from test_slurm_engine import machine_shape
 
 from estategen import load, pipeline
 from estategen.errors import BlueprintInvalid
@@ -25,6 +26,7 @@ from estategen.render import render
 from estategen.write import with_manifest, write_tree
 
 from crd import CONFORMANCE, crd_set
+from slurmlab import SlurmLab, have_slurm, set_keys
 
 Obj = dict[str, Any]
 SLINKY_CRDS = CONFORMANCE / "slurm-operator-v1.2.1"
@@ -51,12 +53,12 @@ node_pools:
     nodes: {max: 2}
     cpu: {sockets: 1, cores_per_socket: 16, threads_per_core: 2}
     memory_gb: 256
-    gpus: {model: h100-sxm-80gb, count: 4}
+    gpus: {model: h100-sxm-80gb, count: 8}
     features: [hosted]
   - name: k8s-h100
     scheduler: kubernetes
     cluster: k8s
-    hosts: k8s-gpu-[01-02]
+    hosts: k8s-gpu-[01-04]
     gpus: {model: h100-sxm-80gb, count: 8}
     taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
 slurm:
@@ -74,8 +76,15 @@ kubernetes:
       queues:
         cohort: k8s
         teams:
-          - {team: vision, quota: {h100-sxm-80gb: 8}}
+          - {team: vision, quota: {h100-sxm-80gb: 16}}
 """
+
+
+ACCOUNTING = (
+    "  accounting:\n"
+    "    host: dbd-01\n"
+    "    database: {host: db-01, password: {secret: slurmdbd_db}}\n"
+)
 
 
 def findings(source: str) -> list[str]:
@@ -143,10 +152,7 @@ def test_accounting_is_the_estates_slurmdbd_and_absent_without_it() -> None:
     accounting = one(objs, "Accounting", "hybrid")["spec"]
     assert accounting == {"external": True, "externalConfig": {"host": "dbd-01", "port": 6819}}
     assert one(objs, "Controller", "hybrid")["spec"]["accountingRef"] == {"name": "hybrid"}
-    lean = ESTATE.replace(
-        "  accounting:\n    host: dbd-01\n    database: {host: db-01, password: {secret: slurmdbd_db}}\n",
-        "",
-    )
+    lean = ESTATE.replace(ACCOUNTING, "")
     kinds = {o["kind"] for o in slinky_objects(lean)}
     assert "Accounting" not in kinds
     assert "accountingRef" not in one(slinky_objects(lean), "Controller", "hybrid")["spec"]
@@ -196,7 +202,7 @@ def test_the_nodeset_carries_the_pools_slurm_node_line() -> None:
     and memory as slurm.conf gives an on-prem pool of that shape."""
     spec = one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]
     conf = dict(item.split("=", 1) for item in spec["extraConf"].split())
-    assert conf["Gres"] == "gpu:h100-sxm-80gb:4"
+    assert conf["Gres"] == "gpu:h100-sxm-80gb:8"
     assert conf["Features"] == "hosted,h100-sxm-80gb"
     assert conf["RealMemory"] == str(256 * 1024 - int(256 * 1024 * 0.05))
     assert spec["partition"] == {"enabled": False}  # the estate's partitions rule
@@ -210,7 +216,7 @@ def test_the_nodeset_pods_request_the_pools_gpus() -> None:
     spec = one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]
     resources = spec["slurmd"]["resources"]
     assert resources["requests"] == resources["limits"]
-    assert resources["requests"]["nvidia.com/gpu"] == "4"
+    assert resources["requests"]["nvidia.com/gpu"] == "8"
     assert resources["requests"]["cpu"] == "32"
     pod = spec["template"]["spec"]
     assert pod["nodeSelector"] == {"estategen.io/gpu-model": "h100-sxm-80gb"}
@@ -275,15 +281,15 @@ def test_a_slurm_without_slinky_images_is_refused_with_the_valid_ones() -> None:
 
 
 def test_gpus_the_nodeset_takes_are_not_kueue_capacity() -> None:
-    """16 H100 in the Kubernetes pool, 8 taken by slurmd pods: Kueue may promise 8, not 9."""
+    """32 H100 in the Kubernetes pool, 16 taken by slurmd pods: Kueue may promise 16, not 17."""
     assert findings(ESTATE) == []
-    over = findings(ESTATE.replace("{h100-sxm-80gb: 8}", "{h100-sxm-80gb: 9}"))
-    assert any("above the 8 h100-sxm-80gb" in f for f in over), over
+    over = findings(ESTATE.replace("{h100-sxm-80gb: 16}", "{h100-sxm-80gb: 17}"))
+    assert any("above the 16 h100-sxm-80gb" in f for f in over), over
 
 
 def test_a_nodeset_needs_gpus_the_cluster_has() -> None:
     found = findings(ESTATE.replace("nodes: {max: 2}", "nodes: {max: 5}"))
-    assert any("take 20 h100-sxm-80gb GPUs" in f and "offer 16" in f for f in found), found
+    assert any("take 40 h100-sxm-80gb GPUs" in f and "offer 32" in f for f in found), found
 
 
 def test_hosted_pools_get_no_ansible_hosts() -> None:
@@ -293,7 +299,19 @@ def test_hosted_pools_get_no_ansible_hosts() -> None:
     assert list(compute) == ["pool_h100"]
     assert "pool_h100_hosted" not in inventory["all"]["children"]
     assert "ansible/group_vars/pool_h100_hosted.yml" not in files
-    assert "h100-hosted" not in files["slurm/gres.conf"].content.decode()
+
+
+def test_gres_conf_names_the_nodeset_pods_and_all_their_nodes_gpus() -> None:
+    """internal/controller/nodeset/utils/utils.go: StatefulSet-mode pods are named
+    `<NodeSet>-<ordinal>` (ordinalPadding 0) and register as Slurm nodes of that name
+    (GetSlurmNodeName); a pod takes every GPU of its node, so their device files are known."""
+    _, files = rendered(ESTATE)
+    gres = files["slurm/gres.conf"].content.decode().splitlines()
+    assert (
+        "NodeName=h100-hosted-[0-1] AutoDetect=off Name=gpu Type=h100-sxm-80gb "
+        "File=/dev/nvidia[0-7]"
+    ) in gres
+    assert one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]["ordinalPadding"] == 0
 
 
 @pytest.mark.parametrize(
@@ -303,7 +321,9 @@ def test_hosted_pools_get_no_ansible_hosts() -> None:
         (("  rest_api: {host: ctl-01, jwt_key: {secret: slurm_jwt}}\n", ""), "slurm.rest_api"),
         (("    nodes: {max: 2}\n", "    nodes: {max: 2}\n    hosts: pod-[1-2]\n"), "`hosts`"),
         (("cluster: k8s\n    nodes", "cluster: nowhere\n    nodes"), "'nowhere' is not in"),
-        (("count: 4}", "count: 4, mig: ['3g.40gb', '3g.40gb']}"), "whole GPUs"),
+        (("count: 8}\n    features", "count: 8, mig: ['3g.40gb']}\n    features"), "whole GPUs"),
+        (("count: 8}\n    features", "count: 4}\n    features"), "every GPU of its node"),
+        (("hosts: gpu-[01-02]", "hosts: h100-hosted-[0-1]"), "h100-hosted-0 is a host"),
     ],
 )
 def test_hosted_pool_mistakes_are_refused(change: tuple[str, str], message: str) -> None:
@@ -345,3 +365,83 @@ def test_plan_explains_a_nodeset_change(tmp_path: Path) -> None:
 def test_keys_rendered_for_hosted_pools_are_refused_in_options(key: str) -> None:
     found = findings(ESTATE.replace("  controllers:", f"  options: {{{key}: x}}\n  controllers:"))
     assert any(f"slurm.options.{key}" in f for f in found), found
+
+
+# --- a real slurmctld takes the mixed partition and a NodeSet's dynamic slurmd --------------
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm, munge and unshare")
+def test_a_real_slurmctld_puts_a_nodeset_slurmd_in_the_mixed_partition(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """slurmctld reads the NodeSet line and the partition that mixes an on-prem hostlist with
+    it; a slurmd started as Slinky starts it (worker_app.go: `-Z --conf` with the NodeSet's
+    extraConf and its name as a feature) registers as a dynamic node of that partition.
+
+    The installed Slurm (Debian 12: 22.05) predates auth/slurm and has no auth/jwt, so the lab
+    keeps munge for authentication; everything else is the file as rendered for 25.11.
+    """
+    tmp_path = tmp_path_factory.mktemp("hosted")  # short: slurmstepd's sockets live there
+    shape = machine_shape()
+    source = (
+        ESTATE.replace(
+            "cpu: {sockets: 1, cores_per_socket: 16, threads_per_core: 2}\n    memory_gb: 256",
+            f"cpu: {{sockets: {shape['sockets']}, cores_per_socket: "
+            f"{shape['cores_per_socket']}, threads_per_core: {shape['threads_per_core']}}}\n"
+            "    memory_gb: 2",
+        )
+        .replace("nodes: {max: 2}", "nodes: {max: 1}")
+        .replace(ACCOUNTING, "")
+    )
+    estate = pipeline.validate_document(load.parse_blueprint(source.encode(), "b.yaml")).estate
+    out = tmp_path / "out"
+    write_tree(with_manifest(render(estate), source.encode(), estate.name), out)
+    node = "h100-hosted-0"
+    cluster = SlurmLab(out, tmp_path / "run", ["gpu-01", "gpu-02", "ctl-01", "dbd-01", node])
+    try:
+        cluster.install_configs(gpu_files=8)
+        conf_path = cluster.etc / "slurm.conf"
+        conf = conf_path.read_text()
+        assert "NodeSet=h100-hosted Feature=h100-hosted" in conf
+        conf_path.write_text(
+            set_keys(
+                conf,
+                {"AuthType": "auth/munge", "CredType": "cred/munge"},
+                drop=("AuthAltTypes", "AuthAltParameters"),
+            )
+        )
+        cluster.start_munge()
+        cluster.start_slurmctld("ctl-01")
+        nodeset = one(objects(source, "k8s"), "NodeSet", "h100-hosted")["spec"]
+        extra = nodeset["extraConf"].replace("Features=", "Features=h100-hosted,")
+        (cluster.work / "spool" / node).mkdir(exist_ok=True)
+        cluster.start(
+            f"slurmd-{node}",
+            node,
+            "/usr/sbin/slurmd",
+            "-D",
+            "-f",
+            str(conf_path),
+            "-Z",
+            "--conf",
+            extra,
+        )
+        cluster.wait_for(
+            lambda: node in cluster.run("sinfo", "-h", "-p", "gpu", "-N", "-o", "%N"),
+            "the dynamic node in partition gpu",
+        )
+        shown = cluster.run("scontrol", "show", "node", node)
+        assert "ActiveFeatures=h100-hosted,hosted,h100-sxm-80gb" in shown, shown
+        assert "Gres=gpu:h100-sxm-80gb:8" in shown, shown
+        # gres.conf's line for the pod's name gave slurmd its 8 GPUs: the node is not drained
+        cluster.wait_for(
+            lambda: cluster.run("sinfo", "-h", "-n", node, "-o", "%t").strip() == "idle",
+            "the dynamic node idle",
+        )
+        job = ("srun", "-p", "gpu", "-w", node, "--gres=gpu:h100-sxm-80gb:2", "-t", "1")
+        assert cluster.run(*job, "sh", "-c", "echo ok").strip() == "ok"
+        nodes = cluster.run("scontrol", "show", "partition", "gpu")
+        assert "gpu-[01-02]" in nodes and node in nodes, nodes
+    finally:
+        cluster.stop()

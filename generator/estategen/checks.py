@@ -30,6 +30,7 @@ from estategen.facts import (
     aks_mig_profiles,
     hosted_gpu_backing,
     hosted_gpus,
+    hosted_node_names,
     kubelet_may_set,
     partition_hosts,
     pool_mounts,
@@ -1548,6 +1549,29 @@ def hosted_slurm_pools(estate: Estate) -> Iterator[Finding]:
                 f"{pool.path}.gpus",
                 "a hosted Slurm pool's pods take whole GPUs; MIG, time-slicing and MPS are "
                 "not supported there",
+            )
+    hosts = {h: p for p in estate.node_pools for h in p.hosts}
+    for pool in hosted:
+        clash = next((n for n in hosted_node_names(pool) if n in hosts), None)
+        if clash:
+            yield issue(
+                pool.path,
+                f"the pool's slurmd pods register as {pool.name}-0, {pool.name}-1, ...; "
+                f"{clash} is a host of pool {hosts[clash].name!r}: rename one of the pools",
+            )
+        if not pool.gpus or pool.cluster not in clusters:
+            continue
+        shapes = {
+            p.gpus.count
+            for p in estate.pools_in_cluster(pool.cluster)
+            if p.gpus and p.gpus.model == pool.gpus.model
+        }
+        if shapes and shapes != {pool.gpus.count}:
+            yield issue(
+                f"{pool.path}.gpus.count",
+                f"a slurmd pod takes every GPU of its node, so gres.conf can name their device "
+                f"files: the {pool.gpus.model} nodes of cluster {pool.cluster!r} have "
+                f"{', '.join(map(str, sorted(shapes)))}, not {pool.gpus.count}",
             )
     for cluster in sorted({p.cluster for p in hosted if p.cluster in clusters}):
         for model, taken in sorted(hosted_gpus(estate, cluster).items()):

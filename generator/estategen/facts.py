@@ -236,6 +236,13 @@ def quota_capacity(estate: Estate, cluster: str) -> dict[str, int]:
 # --- Slurm hosted in Kubernetes (issue 15) ---------------------------------------------------
 
 
+def hosted_node_names(pool: NodePool) -> list[str]:
+    """The Slurm node names of a hosted pool's slurmd pods: the NodeSet's pod names,
+    ``<pool>-<ordinal>`` (slurm-operator v1.2.1 GetOrdinalPodName with ordinalPadding 0, and
+    GetSlurmNodeName: a pod without a hostname of its own registers by its name)."""
+    return [f"{pool.name}-{i}" for i in range(pool.nodes_max or 0)] if pool.hosted else []
+
+
 def hosted_gpus(estate: Estate, cluster: str) -> dict[str, int]:
     """Whole GPUs of each model the cluster's hosted Slurm pools take, at their `nodes.max`."""
     taken: dict[str, int] = {}

@@ -191,6 +191,8 @@ def nodeset(view: ClusterView, pool: NodePool) -> Obj:
         "controllerRef": {"name": controller_name(estate)},
         "replicas": pool.nodes_max,
         "scalingMode": "StatefulSet",
+        # pods (and so Slurm nodes) are <pool>-0, <pool>-1, ...: gres.conf names them
+        "ordinalPadding": 0,
         "slurmd": {
             "image": image(estate, "slurmd"),
             "resources": resources(estate, pool),

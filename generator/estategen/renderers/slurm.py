@@ -19,6 +19,7 @@ from estategen.facts import (
     gpu_gres,
     gpu_memory_mib_range,
     health_checks,
+    hosted_node_names,
     pool_mounts,
     reservation_hosts,
     reservation_name,
@@ -369,9 +370,10 @@ def slurm_conf(estate: Estate) -> str:
 def gres_conf(estate: Estate) -> str:
     lines = []
     for pool in estate.slurm_pools:
-        if not pool.gpus or pool.hosted:
+        if not pool.gpus:
             continue
-        hosts = slurm_hostlist(pool.hosts)
+        # a hosted pool's slurmd pods take every GPU of their node, so its device files
+        hosts = slurm_hostlist(hosted_node_names(pool) if pool.hosted else pool.hosts)
         last = pool.gpus.count - 1
         files = f"/dev/nvidia[0-{last}]" if last else "/dev/nvidia0"
         lines.append(
