@@ -75,7 +75,6 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("AuthType", _RENDERED, _A),  # "All Slurm daemons ... must be terminated"
     SlurmKey("AuthAltTypes", _RENDERED, _A, _AUTH),
     SlurmKey("AuthAltParameters", _RENDERED, _A, _AUTH),
-    SlurmKey("AuthInfo", _RENDERED, _A, _AUTH),  # use_client_ids, with hosted Slurm pools
     SlurmKey("CredType", _RENDERED, _S),
     SlurmKey("StateSaveLocation", _RENDERED, _S),
     SlurmKey("SlurmdSpoolDir", _RENDERED, _A, _SLURMD_READS_AT_START),
@@ -136,6 +135,7 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("JobCompType", _RENDERED, _S, _SLURMCTLD_PLUGIN),
     # Not written, but they decide whom the daemons trust, where the controller is, or what
     # estategen's priority and topology mean: `slurm.options` may not set them.
+    SlurmKey("AuthInfo", _RESERVED, _A, _AUTH),
     SlurmKey("SlurmdUser", _RESERVED, _A, _SLURMD_READS_AT_START),
     SlurmKey("ControlMachine", _RESERVED, _A, "slurm.conf(5): deprecated, see SlurmctldHost"),
     SlurmKey("Include", _RESERVED, _R),
