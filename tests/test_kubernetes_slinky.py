@@ -25,6 +25,7 @@ from estategen.plan import plan
 from estategen.render import render
 from estategen.write import with_manifest, write_tree
 
+from conftest import run_cli
 from crd import CONFORMANCE, crd_set
 from slurmlab import SlurmLab, have_slurm, set_keys
 
@@ -445,3 +446,13 @@ def test_a_real_slurmctld_puts_a_nodeset_slurmd_in_the_mixed_partition(
         assert "gpu-[01-02]" in nodes and node in nodes, nodes
     finally:
         cluster.stop()
+
+
+def test_validate_counts_each_physical_gpu_once(tmp_path: Path) -> None:
+    """16 on-prem Slurm GPUs and 32 in the Kubernetes pool, 16 of which the NodeSet's pods take:
+    48 GPUs, not 64."""
+    blueprint = tmp_path / "hybrid.yaml"
+    blueprint.write_text(ESTATE)
+    result = run_cli("validate", blueprint)
+    assert result.returncode == 0, result.stderr
+    assert "3 pools, 6 hosts, 48 GPUs" in result.stdout
