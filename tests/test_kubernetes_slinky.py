@@ -456,3 +456,13 @@ def test_validate_counts_each_physical_gpu_once(tmp_path: Path) -> None:
     result = run_cli("validate", blueprint)
     assert result.returncode == 0, result.stderr
     assert "3 pools, 6 hosts, 48 GPUs" in result.stdout
+
+
+def test_the_manifest_readme_creates_the_secrets_before_the_objects() -> None:
+    """With `kubectl apply -k` the Secrets the Controller names must exist first; the README
+    names them and the blueprint secret each holds, never a value."""
+    _, files = rendered(ESTATE)
+    readme = files["kubernetes/k8s/README.md"].content.decode()
+    create = readme.index("create secret generic slurm-auth-slurm --from-file=slurm.key=")
+    assert create < readme.index("kubectl apply --server-side")
+    assert "<file holding slurm_jwt>" in readme

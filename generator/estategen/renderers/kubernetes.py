@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from estategen.kubernetes import ClusterObjects, autoscaler, cluster_objects
-from estategen.kubernetes.objects import HelmRelease
+from estategen.kubernetes import ClusterObjects, autoscaler, cluster_objects, slinky
+from estategen.kubernetes.objects import ClusterView, HelmRelease
 from estategen.model import Estate, KubernetesCluster
 from estategen.render import Files, renderer, text
 from estategen.yamltext import manifest
@@ -67,9 +67,11 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         "",
     ]
     step = 1
+    keys = slinky.secrets(ClusterView.of(estate, cluster))
     if built.releases:
         lines += [
-            f"{step}. Install the Helm releases, in this order (the objects of step {step + 1}",
+            f"{step}. Install the Helm releases, in this order (the objects of step "
+            f"{step + 1 + bool(keys)}",
             "   need their CRDs and controllers):",
             "",
             "   ```sh",
@@ -92,6 +94,23 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
             "",
             "   ```sh",
             *(f"   kubectl apply --server-side -f {m.url}" for m in built.upstream),
+            "   ```",
+            "",
+        ]
+        step += 1
+    if keys:
+        # Slurm hosted in Kubernetes (issue 15): the Secrets the Slinky objects name
+        lines += [
+            f"{step}. Create the Secrets the Slurm objects name, from the same keys as the",
+            "   estate's Slurm hosts (Ansible Vault variables of these names):",
+            "",
+            "   ```sh",
+            f"   kubectl create namespace {slinky.NAMESPACE}",
+            *(
+                f"   kubectl --namespace {slinky.NAMESPACE} create secret generic {name} "
+                f"--from-file={key}=<file holding {secret}>"
+                for name, key, secret in keys
+            ),
             "   ```",
             "",
         ]
