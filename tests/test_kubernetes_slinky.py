@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_kubernetes_semantics as semantics
 import yaml
 from test_kubernetes_semantics import objects, one, rendered
 from test_slurm_engine import machine_shape
@@ -466,3 +467,7 @@ def test_the_manifest_readme_creates_the_secrets_before_the_objects() -> None:
     create = readme.index("create secret generic slurm-auth-slurm --from-file=slurm.key=")
     assert create < readme.index("kubectl apply --server-side")
     assert "<file holding slurm_jwt>" in readme
+
+
+def test_kubectl_kustomize_builds_the_hosted_slurm_cluster(tmp_path: Path) -> None:
+    semantics.test_kubectl_kustomize_builds_exactly_the_rendered_objects(ESTATE, "k8s", tmp_path)
