@@ -199,6 +199,22 @@ def build(data: Data, objects: Sequence[Obj], folder: Path) -> None:
             providers.setdefault(group, []).append(applied)
     pod_inputs: list[tuple[str | None, pulumi.Resource]] = []
     count = len(namespaces)
+    config = pulumi.Config()
+    keys: dict[str, list[pulumi.Resource]] = {}
+    for secret in data.get("secrets", []):
+        # a key the rendered objects reference by Secret name, from the stack's secret config
+        # (`pulumi config set --secret NAME`): never in the manifests or the data file
+        where = secret["namespace"]
+        created = k8s.core.v1.Secret(
+            f"secret-{where}-{secret['name']}",
+            metadata={"name": secret["name"], "namespace": where},
+            string_data={secret["key"]: config.require_secret(secret["config"])},
+            opts=pulumi.ResourceOptions(depends_on=[namespaces[where]])
+            if where in namespaces
+            else None,
+        )
+        keys.setdefault(where, []).append(created)
+        count += 1
     for obj in objects:
         if obj["kind"] == "Namespace":
             continue
@@ -208,6 +224,7 @@ def build(data: Data, objects: Sequence[Obj], folder: Path) -> None:
             waits.append(namespaces[namespace])
         if obj["kind"] == "DaemonSet":
             waits.extend(r for where, r in pod_inputs if where in (namespace, None))
+        waits.extend(keys.get(namespace or "", []))
         resource = register(obj, pulumi.ResourceOptions(depends_on=waits) if waits else None)
         if obj["kind"] in _POD_INPUTS:
             pod_inputs.append((namespace, resource))

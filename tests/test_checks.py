@@ -108,6 +108,9 @@ TESTED_CHECKS = [
     "queue_engine_keys",
     "frameworks_resolve",
     "suppressed_rules_exist",
+    # Slurm hosted in Kubernetes (issue 15)
+    "hosted_slurm_pools",
+    "hosted_options_not_owned",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -842,16 +845,17 @@ def test_pool_cluster_resolves_passes_the_base() -> None:
     assert run(checks.pool_cluster_resolves) == []
 
 
-def test_pool_cluster_resolves_slurm_pool_with_cluster_is_refused() -> None:
+def test_pool_cluster_resolves_slurm_pool_with_an_unknown_cluster_is_refused() -> None:
+    """A Slurm pool with `cluster` is hosted there (issue 15): the cluster must exist."""
     found = run(
         checks.pool_cluster_resolves,
         """
         node_pools:
-          - {name: a100, scheduler: slurm, cluster: lab-k8s, hosts: n1}
+          - {name: a100, scheduler: slurm, cluster: elsewhere, nodes: {max: 1}}
           - {name: l4, scheduler: kubernetes, cluster: lab-k8s, hosts: m1}
         """,
     )
-    only(found, "node_pools[0].cluster", "a Slurm pool belongs to slurm")
+    only(found, "node_pools[0].cluster", "'elsewhere' is not in kubernetes.clusters")
 
 
 def test_pool_cluster_resolves_slurm_pool_with_labels_and_taints_is_refused() -> None:
@@ -3027,3 +3031,77 @@ def test_one_beegfs_file_system_per_pool() -> None:
     )
     assert where(found) == [("node_pools[0]", "error"), ("node_pools[1]", "error")]
     assert "mounts 2 BeeGFS file systems (p1, p2)" in found[0].message
+
+
+# --- hosted_slurm_pools, hosted_options_not_owned (issue 15) ------------------------------
+
+HOSTED = """
+        versions: {slurm: "25.11"}
+        node_pools:
+          - name: a100
+            scheduler: slurm
+            hosts: lab-gpu-[01-02]
+            cpu: {sockets: 2, cores_per_socket: 32}
+            memory_gb: 512
+            gpus: {model: a100-sxm-80gb, count: 4}
+          - name: l4-serve
+            scheduler: kubernetes
+            cluster: lab-k8s
+            hosts: lab-k8s-[01-02]
+            gpus: {model: l4-24gb, count: 2}
+          - name: l4-slurm
+            scheduler: slurm
+            cluster: lab-k8s
+            nodes: {max: 1}
+            cpu: {sockets: 1, cores_per_socket: 8}
+            memory_gb: 64
+            gpus: {model: l4-24gb, count: 2}
+        slurm:
+          auth_key: {secret: slurm_key}
+          rest_api: {host: lab-ctl, jwt_key: {secret: slurm_jwt}}
+"""
+
+
+def test_hosted_slurm_pools_pass_a_complete_hosted_pool() -> None:
+    assert run(checks.hosted_slurm_pools, HOSTED) == []
+    assert run(checks.hosted_options_not_owned, HOSTED) == []
+
+
+def test_a_slurm_release_slinky_publishes_no_image_for_is_refused() -> None:
+    only(
+        run(checks.hosted_slurm_pools, HOSTED.replace('slurm: "25.11"', 'slurm: "24.05"')),
+        "versions.slurm",
+        "need one of 25.11, 26.05",
+    )
+
+
+def test_a_hosted_pool_needs_the_auth_key_and_its_pods_count() -> None:
+    fragment = HOSTED.replace("          auth_key: {secret: slurm_key}\n", "").replace(
+        "            nodes: {max: 1}\n", ""
+    )
+    found = run(checks.hosted_slurm_pools, fragment)
+    assert where(found) == [("slurm", "error"), ("node_pools[2]", "error")], found
+
+
+def test_hosted_pools_take_gpus_the_cluster_has() -> None:
+    only(
+        run(checks.hosted_slurm_pools, HOSTED.replace("nodes: {max: 1}", "nodes: {max: 3}")),
+        "node_pools[2]",
+        "take 6 l4-24gb GPUs of cluster 'lab-k8s', whose Kubernetes pools offer 4",
+    )
+
+
+def test_the_auth_key_without_hosted_pools_is_refused() -> None:
+    only(
+        run(checks.hosted_slurm_pools, "slurm: {auth_key: {secret: k}}"),
+        "slurm.auth_key",
+        "remove slurm.auth_key",
+    )
+
+
+def test_options_rendered_for_hosted_pools_are_refused() -> None:
+    fragment = HOSTED.replace(
+        "          auth_key:", "          options: {MaxNodeCount: 10}\n          auth_key:"
+    )
+    only(run(checks.hosted_options_not_owned, fragment), "slurm.options.MaxNodeCount", "hosted")
+    assert run(checks.hosted_options_not_owned, "slurm: {options: {MaxNodeCount: 10}}") == []

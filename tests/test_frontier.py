@@ -22,7 +22,7 @@ import pytest
 import yaml
 from test_pulumi import registered_as, run_project
 from test_slurm_engine import define_qos, parse_records, start_accounting
-from test_slurm_rest_api import HAS_AUTH_JWT
+from test_slurm_rest_api import HAS_AUTH_JWT, PLUGIN_DIRS
 
 from estategen import load, pipeline, plan, schema
 from estategen.model import Estate
@@ -53,6 +53,7 @@ CRD_RELEASES = {
 # their own tests (tests/test_observability.py for the Prometheus Operator's objects).
 UNPINNED_GROUPS = {"monitoring.coreos.com"}
 JWT_KEYS = ["AuthAltTypes", "AuthAltParameters"]
+HAS_AUTH_SLURM = any((d / "auth_slurm.so").exists() for d in PLUGIN_DIRS)
 
 
 @cache
@@ -110,6 +111,11 @@ def test_frontier_uses_every_seed_system_the_schema_offers() -> None:
         *(("kubernetes", provider) for provider in schema.PROVIDERS),
     }
     assert any(p.provider == "eks" and p.nodes_min == 0 for p in pools), "an EKS pool grows"
+    assert estate.hosted_pools(), "a Slurm pool hosted in Kubernetes (Slinky)"
+    assert any(
+        {estate.pools_by_name[n].hosted for n in part.pools} == {True, False}
+        for part in estate.slurm.partitions
+    ), "a partition mixing on-prem and hosted Slurm pools"
     gpus = [p.gpus for p in pools if p.gpus]
     assert any(g.mig for g in gpus) and any(g.sharing.time_slicing for g in gpus)
     slurm = estate.slurm
@@ -191,17 +197,17 @@ def test_pulumi_program_registers_every_rendered_object_of_the_cluster(
     project = rendered / "pulumi" / cluster
     # the secret config a release's Secret is made from (pulumi config set --secret ...)
     data = json.loads((project / "cluster.json").read_text())
-    secrets = {
-        f"{data['estate']}-{cluster}:{key}": "test-only-value"
-        for release in data["releases"]
-        for secret in release.get("secrets", [])
-        for key in secret["config"].values()
-    }
+    names = [
+        *(k for r in data["releases"] for s in r.get("secrets", []) for k in s["config"].values()),
+        *(s["config"] for s in data.get("secrets", [])),  # the hosted Slurm pools' keys
+    ]
+    secrets = {f"{data['estate']}-{cluster}:{name}": "test-only-value" for name in names}
     result = run_project(project, secrets)
     # An operator installed from its upstream release manifest (the MPI Operator) is one
     # ConfigFile resource, as a Helm chart is one Release; a release's Secret is made from
     # the stack's secret config, never written in a manifest. Every other object is ours.
     release_secrets = {s["name"] for r in data["releases"] for s in r.get("secrets", [])}
+    release_secrets |= {s["name"] for s in data.get("secrets", [])}
     registered = Counter(
         (r.kind, r.inputs["metadata"].get("namespace"), r.inputs["metadata"]["name"])
         for r in result.kubernetes_objects()
@@ -294,10 +300,15 @@ def frontier_ctld(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab
     try:
         cluster.install_configs()
         shutil.copytree(out / "slurm" / "power", cluster.etc / "power")
-        if not HAS_AUTH_JWT:
-            for name in ("slurm.conf", "slurmdbd.conf"):
-                conf = cluster.etc / name
-                conf.write_text(set_keys(conf.read_text(), {}, drop=JWT_KEYS))
+        for name in ("slurm.conf", "slurmdbd.conf"):
+            conf = cluster.etc / name
+            text = conf.read_text()
+            if not HAS_AUTH_JWT:
+                text = set_keys(text, {}, drop=JWT_KEYS)
+            if "AuthType=auth/slurm" in text and not HAS_AUTH_SLURM:
+                # the hosted pools' auth/slurm came with Slurm 23.11: older daemons keep munge
+                text = set_keys(text, {"AuthType": "auth/munge", "CredType": "cred/munge"})
+            conf.write_text(text)
         cluster.start_munge()
         start_accounting(cluster, database, accounting.host)
         cluster.start_slurmctld(estate.slurm.controllers[0])

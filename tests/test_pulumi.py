@@ -607,3 +607,40 @@ def test_two_runs_register_identical_resources(out: Path) -> None:
     assert sorted(first.resources, key=key) == sorted(second.resources, key=key)
     assert first.dependencies == second.dependencies
     assert len({r.key for r in first.resources}) == len(first.resources)
+
+
+# --- Slurm hosted in Kubernetes (issue 15) ------------------------------------------------------
+
+
+def test_hosted_slurm_objects_wait_for_the_operator_and_the_secrets_they_name(
+    tmp_path: Path,
+) -> None:
+    """The Slinky objects are registered as rendered, after the slurm-operator release that
+    installs their CRDs and after the Secrets the Controller names, which the program makes
+    from the stack's secret config (never from a file)."""
+    from test_kubernetes_slinky import ESTATE
+
+    from estategen import load as blueprint_load
+    from estategen.pipeline import validate_document
+    from estategen.render import render
+    from estategen.write import with_manifest, write_tree
+
+    estate = validate_document(blueprint_load.parse_blueprint(ESTATE.encode(), "b.yaml")).estate
+    write_tree(with_manifest(render(estate), ESTATE.encode(), estate.name), tmp_path / "out")
+    folder = tmp_path / "out" / "pulumi" / "k8s"
+    name = yaml.safe_load((folder / "Pulumi.yaml").read_text())["name"]
+    result = run_project(folder, {f"{name}:slurm_key": "k" * 32, f"{name}:slurm_jwt": "j" * 32})
+    secrets = {r.inputs["metadata"]["name"]: r for r in result.by_kind["Secret"]}
+    assert set(secrets) == {"slurm-auth-slurm", "slurm-auth-jwt"}
+    # the key travels as a Pulumi secret (the engine's secret signature), not as plain input
+    data = secrets["slurm-auth-slurm"].inputs["stringData"]
+    assert data["4dabf18193072939515e22adb298388d"] == "1b47061264138c4ac30d75fd1eb44270"
+    assert data["value"] == {"slurm.key": "k" * 32}
+    operator = (RELEASE, "slurm-operator")
+    nodeset = next(r for r in result.kubernetes_objects() if r.kind == "NodeSet")
+    assert nodeset.inputs["spec"]["replicas"] == 2
+    for resource in result.kubernetes_objects():
+        if resource.inputs.get("apiVersion") == "slinky.slurm.net/v1beta1":
+            waits = result.waits_for(resource)
+            assert operator in waits, resource.key
+            assert {r.key for r in secrets.values()} <= waits, resource.key

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from estategen.checks import CLOUD_SLURM_OPTIONS
+from estategen.checks import CLOUD_SLURM_OPTIONS, HOSTED_SLURM_OPTIONS
 from estategen.errors import BlueprintInvalid, Finding
 from estategen.load import parse_blueprint
 from estategen.pipeline import Validated, validate_document
@@ -90,14 +90,17 @@ def blueprints() -> dict[str, str]:
             "    hosts: burst-[01-04]\n", "    hosts: burst-[01-04]\n    nodes: {min: 1, max: 4}\n"
         )
     )
-    return {**texts, "everything": EVERYTHING, "cloud": cloud}
+    # Slurm pools hosted in Kubernetes (issue 15): auth/slurm, NodeSet lines
+    from test_kubernetes_slinky import ESTATE as hosted
+
+    return {**texts, "everything": EVERYTHING, "cloud": cloud, "hosted": hosted}
 
 
 def parameter_keys(text: str) -> list[str]:
     """The key left of `=` on each parameter line of a slurm.conf (not comments, nodes or
     partitions)."""
     keys = [line.split("=", 1)[0] for line in text.splitlines() if line and line[0] != "#"]
-    return [key for key in keys if key not in ("NodeName", "PartitionName")]
+    return [key for key in keys if key not in ("NodeName", "PartitionName", "NodeSet")]
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +119,8 @@ def test_every_key_the_template_writes_is_in_the_table_as_rendered(
     rendered_keys: dict[str, tuple[list[str], set[str]]],
 ) -> None:
     # cloud nodes need keys `slurm.options` may set otherwise (refused only with cloud nodes)
-    allowed = RENDERED_KEYS | CLOUD_SLURM_OPTIONS
+    # and so do Slurm pools hosted in Kubernetes, which also write the reserved AuthInfo
+    allowed = RENDERED_KEYS | CLOUD_SLURM_OPTIONS | HOSTED_SLURM_OPTIONS | {"AuthInfo"}
     for name, (keys, options) in rendered_keys.items():
         written = [key for key in keys if key not in options]
         assert set(written) <= allowed, (name, sorted(set(written) - allowed))

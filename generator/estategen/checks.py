@@ -29,6 +29,9 @@ from estategen.facts import (
     SLURMD_PORT,
     aks_gpu_instance_profile,
     aks_mig_profiles,
+    hosted_gpu_backing,
+    hosted_gpus,
+    hosted_node_names,
     kubelet_may_set,
     partition_hosts,
     pool_mounts,
@@ -38,7 +41,7 @@ from estategen.facts import (
     reservation_start,
     storage_classes,
 )
-from estategen.kubernetes import autoscaler
+from estategen.kubernetes import autoscaler, slinky
 from estategen.kubernetes import storage as k8s_storage
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import (
@@ -74,6 +77,8 @@ MAX_ESTATE_HOSTS = 100_000
 # slurm.conf keys estategen renders only for cloud nodes (issue 14 part 5): refused in
 # `slurm.options` when the estate has them
 CLOUD_SLURM_OPTIONS = frozenset({"PrivateData", "SlurmctldParameters", "TreeWidth"})
+# rendered for Slurm pools hosted in Kubernetes (issue 15), passed through otherwise
+HOSTED_SLURM_OPTIONS = frozenset({"MaxNodeCount", "SlurmctldParameters"})
 
 T = TypeVar("T")
 
@@ -310,6 +315,8 @@ def pool_fields_for_provider(estate: Estate) -> Iterator[Finding]:
         if pool.elastic:
             yield from _elastic_pool_fields(pool)
             continue
+        if pool.hosted:
+            continue  # hosted_slurm_pools (issue 15)
         if pool.managed:
             for key in ("instance_type", "nodes"):
                 if (
@@ -455,10 +462,11 @@ def pool_cluster_resolves(estate: Estate) -> Iterator[Finding]:
     clusters = {c.name: c for c in estate.kubernetes_clusters}
     for pool in estate.node_pools:
         if pool.scheduler == "slurm":
-            if pool.cluster:
+            if pool.cluster and pool.cluster not in clusters:
+                # a Slurm pool with `cluster` runs its slurmd as pods there (issue 15)
                 yield issue(
                     f"{pool.path}.cluster",
-                    "`cluster` names a Kubernetes cluster; a Slurm pool belongs to slurm",
+                    f"{pool.cluster!r} is not in kubernetes.clusters{_choices(clusters)}",
                 )
             for key, present in (("labels", pool.labels), ("taints", pool.taints)):
                 if present:
@@ -480,7 +488,7 @@ def pool_cluster_resolves(estate: Estate) -> Iterator[Finding]:
                 f"pool is {pool.provider} but cluster {pool.cluster!r} is "
                 f"{clusters[pool.cluster].provider}",
             )
-    used = {p.cluster for p in estate.kubernetes_pools}
+    used = {p.cluster for p in estate.kubernetes_pools} | {p.cluster for p in estate.hosted_pools()}
     for cluster in estate.kubernetes_clusters:
         if cluster.name not in used:
             yield issue(
@@ -1683,6 +1691,122 @@ def health_check_node_state_valid(estate: Estate) -> Iterator[Finding]:
         )
     if not estate.slurm_pools:
         yield issue("slurm.health_check", "the estate has no Slurm pools to check")
+
+
+# --- Slurm hosted in Kubernetes (issue 15) ---
+
+
+@check
+def hosted_slurm_pools(estate: Estate) -> Iterator[Finding]:
+    """A Slurm pool with `cluster` is a Slinky NodeSet of `nodes.max` slurmd pods joining the
+    estate's slurmctld; it takes whole GPUs from the cluster's Kubernetes pools."""
+    hosted = estate.hosted_pools()
+    if not hosted:
+        if estate.slurm.auth_key is not None:
+            yield issue(
+                "slurm.auth_key",
+                "the auth/slurm key is for Slurm pools hosted in Kubernetes (a Slurm pool with "
+                "`cluster`), and there are none: remove slurm.auth_key",
+            )
+        return
+    version = estate.versions.slurm.text
+    if version not in slinky.SLURM_RELEASES:
+        yield issue(
+            "versions.slurm",
+            f"Slinky publishes no slurmd image for Slurm {version}; hosted Slurm pools "
+            f"({', '.join(p.name for p in hosted)}) need one of "
+            f"{', '.join(slinky.SLURM_RELEASES)}",
+        )
+    slurm = estate.slurm
+    if slurm.auth_key is None:
+        yield issue(
+            "slurm",
+            "hosted Slurm pools authenticate with auth/slurm: set slurm.auth_key "
+            "{secret: NAME}, the slurm.key slurmctld and the slurmd pods share",
+        )
+    if slurm.rest_api is None:
+        yield issue(
+            "slurm",
+            "hosted Slurm pools need slurm.rest_api: Slinky requires auth/jwt, and its pods "
+            "sign with the same JWT key (slurm.rest_api.jwt_key) as the estate's slurmrestd",
+        )
+    clusters = {c.name for c in estate.kubernetes_clusters}
+    for pool in hosted:
+        for key, present in (
+            ("hosts", bool(pool.host_expressions)),
+            ("provider", pool.provider != "on-prem"),
+            ("instance_type", pool.instance_type is not None),
+            ("network", bool(pool.switches or pool.blocks)),
+        ):
+            if present:
+                yield issue(
+                    f"{pool.path}.{key}",
+                    f"`{key}` does not apply to a hosted Slurm pool: its nodes are slurmd pods "
+                    f"of cluster {pool.cluster!r}, as many as `nodes.max`",
+                )
+        if pool.nodes_max is None:
+            yield issue(pool.path, "a hosted Slurm pool needs `nodes.max`: its slurmd pods")
+        elif pool.nodes_min not in (None, 0, pool.nodes_max):
+            yield issue(
+                f"{pool.path}.nodes.min",
+                "a NodeSet runs a fixed number of slurmd pods (`nodes.max`); leave out `min`",
+            )
+        for key, missing in (("cpu", pool.cpu is None), ("memory_gb", pool.memory_gb is None)):
+            if missing:
+                yield issue(pool.path, f"a hosted Slurm pool needs `{key}`: its pods request it")
+        if pool.gpus and (pool.gpus.mig or pool.gpus.sharing.time_slicing or pool.gpus.sharing.mps):
+            yield issue(
+                f"{pool.path}.gpus",
+                "a hosted Slurm pool's pods take whole GPUs; MIG, time-slicing and MPS are "
+                "not supported there",
+            )
+    hosts = {h: p for p in estate.node_pools for h in p.hosts}
+    for pool in hosted:
+        clash = next((n for n in hosted_node_names(pool) if n in hosts), None)
+        if clash:
+            yield issue(
+                pool.path,
+                f"the pool's slurmd pods register as {pool.name}-0, {pool.name}-1, ...; "
+                f"{clash} is a host of pool {hosts[clash].name!r}: rename one of the pools",
+            )
+        if not pool.gpus or pool.cluster not in clusters:
+            continue
+        shapes = {
+            p.gpus.count
+            for p in estate.pools_in_cluster(pool.cluster)
+            if p.gpus and p.gpus.model == pool.gpus.model
+        }
+        if shapes and shapes != {pool.gpus.count}:
+            yield issue(
+                f"{pool.path}.gpus.count",
+                f"a slurmd pod takes every GPU of its node, so gres.conf can name their device "
+                f"files: the {pool.gpus.model} nodes of cluster {pool.cluster!r} have "
+                f"{', '.join(map(str, sorted(shapes)))}, not {pool.gpus.count}",
+            )
+    for cluster in sorted({p.cluster for p in hosted if p.cluster in clusters}):
+        for model, taken in sorted(hosted_gpus(estate, cluster).items()):
+            backing = hosted_gpu_backing(estate, cluster, model)
+            if taken > backing:
+                yield issue(
+                    next(p.path for p in hosted if p.cluster == cluster and p.gpus),
+                    f"hosted Slurm pools take {taken} {model} GPUs of cluster {cluster!r}, "
+                    f"whose Kubernetes pools offer {backing} whole, unshared ones",
+                )
+
+
+@check
+def hosted_options_not_owned(estate: Estate) -> Iterator[Finding]:
+    if not estate.hosted_pools():
+        return
+    owned = {k.lower(): k for k in HOSTED_SLURM_OPTIONS}
+    for key in estate.slurm.options:
+        if key.lower() in owned:
+            yield issue(
+                f"slurm.options.{key}",
+                f"{owned[key.lower()]} is rendered by estategen for the Slurm pools hosted in "
+                "Kubernetes (enable_configless, room for their dynamic nodes); it cannot be "
+                "passed through",
+            )
 
 
 @check

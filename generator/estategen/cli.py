@@ -204,7 +204,8 @@ def _validate(path: str, output_format: str, suppress: Sequence[str], fail_on: s
         print(f"{path}: findings at or above {fail_on} level (--fail-on {fail_on})")
         return 1
     hosts = sum(len(p.hosts) for p in estate.node_pools)
-    gpus = sum(p.gpu_count for p in estate.node_pools)
+    # a hosted Slurm pool's GPUs are those of Kubernetes pools its pods run on: count once
+    gpus = sum(p.gpu_count for p in estate.node_pools if not p.hosted)
     print(
         f"{path}: valid estate {estate.name!r}: {len(estate.node_pools)} pools, "
         f"{hosts} hosts, {gpus} GPUs"

@@ -218,12 +218,48 @@ def quota_units(pool: NodePool, key: str) -> int:
 
 
 def quota_capacity(estate: Estate, cluster: str) -> dict[str, int]:
-    """Units behind each quota key of a cluster: whole GPUs, or MIG instances of a profile."""
+    """Units behind each quota key of a cluster: whole GPUs, or MIG instances of a profile.
+
+    GPUs the cluster's hosted Slurm pools take (their slurmd pods request them) are Slurm's:
+    they are not Kubernetes capacity, so a GPU is counted on one side only.
+    """
     capacity: dict[str, int] = {}
     for pool in estate.pools_in_cluster(cluster):
         for key in quota_keys(pool):
             capacity[key] = capacity.get(key, 0) + quota_units(pool, key)
+    for model, taken in hosted_gpus(estate, cluster).items():
+        if model in capacity:
+            capacity[model] = max(0, capacity[model] - taken)
     return capacity
+
+
+# --- Slurm hosted in Kubernetes (issue 15) ---------------------------------------------------
+
+
+def hosted_node_names(pool: NodePool) -> list[str]:
+    """The Slurm node names of a hosted pool's slurmd pods: the NodeSet's pod names,
+    ``<pool>-<ordinal>`` (slurm-operator v1.2.1 GetOrdinalPodName with ordinalPadding 0, and
+    GetSlurmNodeName: a pod without a hostname of its own registers by its name)."""
+    return [f"{pool.name}-{i}" for i in range(pool.nodes_max or 0)] if pool.hosted else []
+
+
+def hosted_gpus(estate: Estate, cluster: str) -> dict[str, int]:
+    """Whole GPUs of each model the cluster's hosted Slurm pools take, at their `nodes.max`."""
+    taken: dict[str, int] = {}
+    for pool in estate.hosted_pools(cluster):
+        if pool.gpus:
+            taken[pool.gpus.model] = taken.get(pool.gpus.model, 0) + pool.gpu_count
+    return taken
+
+
+def hosted_gpu_backing(estate: Estate, cluster: str, model: str) -> int:
+    """Whole GPUs of a model the cluster's Kubernetes pools offer unshared and without MIG:
+    what a hosted pool's pods can request."""
+    return sum(
+        p.gpu_count
+        for p in estate.pools_in_cluster(cluster)
+        if p.gpus and p.gpus.model == model and not p.gpus.mig and replicas(p) == 1
+    )
 
 
 @dataclass(frozen=True)

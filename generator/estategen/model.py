@@ -131,6 +131,11 @@ class NodePool:
         return self.provider != "on-prem"
 
     @property
+    def hosted(self) -> bool:
+        """A Slurm pool whose slurmd run as pods of a Kubernetes cluster (Slinky's NodeSet)."""
+        return self.scheduler == "slurm" and self.cluster is not None
+
+    @property
     def elastic(self) -> bool:
         """A Slurm pool of cloud nodes: named by `hosts`, created and deleted by slurmctld's
         power saving (State=CLOUD)."""
@@ -141,6 +146,8 @@ class NodePool:
         """Nodes that back the pool's capacity; an autoscaled pool counts at its maximum."""
         if self.elastic:
             return len(self.hosts)
+        if self.hosted:
+            return self.nodes_max or 0
         return (self.nodes_max or 0) if self.managed else len(self.hosts)
 
     @property
@@ -305,6 +312,8 @@ class Slurm:
     options: Mapping[str, str]
     health_check: HealthCheck | None = None
     power_saving: PowerSaving = PowerSaving(False, **POWER_SAVING_DEFAULTS)
+    # Slurm hosted in Kubernetes (issue 15): the auth/slurm key, by reference
+    auth_key: SecretRef | None = None
 
 
 @dataclass(frozen=True)
@@ -452,6 +461,12 @@ class Estate:
 
     def pools_in_cluster(self, cluster: str) -> Iterator[NodePool]:
         return (p for p in self.kubernetes_pools if p.cluster == cluster)
+
+    def hosted_pools(self, cluster: str | None = None) -> tuple[NodePool, ...]:
+        """Slurm pools whose slurmd run as pods (of one cluster, or of any)."""
+        return tuple(
+            p for p in self.slurm_pools if p.hosted and (cluster is None or p.cluster == cluster)
+        )
 
 
 def build(doc: Mapping[str, Any]) -> Estate:
@@ -672,6 +687,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
         power_saving=PowerSaving(True, **s["power_saving"])
         if "power_saving" in s
         else PowerSaving(False, **POWER_SAVING_DEFAULTS),
+        auth_key=_secret(s.get("auth_key")),
     )
 
 

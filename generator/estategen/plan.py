@@ -1691,6 +1691,26 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
         "next scheduling cycle; running pods stay, and what a queue holds above its new "
         "deserved may be reclaimed",
     ),
+    # --- Slurm hosted in Kubernetes, Slinky (issue 15) ---
+    "NodeSet": (
+        "slurm-hosted",
+        "the slurm-operator applies the hosted pool's NodeSet: fewer replicas drain Slurm "
+        "nodes and delete each pod once its node is drained, more add nodes to the pool's "
+        "partitions, and a changed pod spec rolls the pods (updateStrategy RollingUpdate)",
+    ),
+    "Controller": (
+        "slurm-hosted",
+        "the NodeSets' link to the estate's slurmctld (host, port, keys) changes: every hosted "
+        "slurmd pod restarts and registers again",
+    ),
+    "RestApi": (
+        "slurm-hosted",
+        "the operator's own slurmrestd rolls; the operator waits for it to act on Slurm again",
+    ),
+    "Accounting": (
+        "slurm-hosted",
+        "the operator's record of the estate's slurmdbd changes; no slurmd pod restarts",
+    ),
     "Service": ("observability", "the DCGM exporter's Service changes"),
     "ServiceMonitor": ("observability", "the DCGM exporter's scrape configuration changes"),
     "PrometheusRule": (

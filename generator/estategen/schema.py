@@ -119,7 +119,7 @@ GCE_IMAGE = rf"projects/{GCE_PROJECT}/global/images/[a-z]([-a-z0-9]{{0,61}}[a-z0
 CLOUD_IMAGE = rf"({GCE_IMAGE}|ami-[0-9a-f]{{8,17}})"
 CLOUD_SUBNET = r"([a-z]([-a-z0-9]{0,61}[a-z0-9])?|subnet-[0-9a-f]{8,17})"
 
-SLURM_VERSIONS = ("22.05", "23.02", "23.11", "24.05", "24.11", "25.05")
+SLURM_VERSIONS = ("22.05", "23.02", "23.11", "24.05", "24.11", "25.05", "25.11", "26.05")
 KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
 PROVIDERS = ("on-prem", "gke", "eks", "aks")
 # queue engines and training frameworks a Kubernetes cluster may run (issue 15)
@@ -441,6 +441,9 @@ _SLURM = _dict(
         "reservations": _list(_RESERVATION, default=[]),
         "mpi": _MPI,
         "rest_api": _REST_API,
+        # Slurm hosted in Kubernetes (issue 15): the auth/slurm key (slurm.key) slurmctld and
+        # the Slinky slurmd pods share; needed when a Slurm pool names a `cluster`
+        "auth_key": _secret(),
         "options": {
             "type": "dict",
             "keysrules": _s(SLURM_OPTION_KEY),

@@ -17,6 +17,7 @@ from estategen.kubernetes import (
     frameworks,
     kueue,
     nvidia,
+    slinky,
     storage,
     volcano,
 )
@@ -118,6 +119,9 @@ def releases(view: ClusterView) -> list[HelmRelease]:
             )
         )
     out.extend(frameworks.releases(view))
+    if slinky.uses_slinky(view):
+        # Slurm pools hosted in the cluster (issue 15)
+        out.append(slinky.release(view))
     return out
 
 
@@ -136,6 +140,7 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
         "storage.yaml": storage.objects(view),
         "kueue.yaml": kueue.objects(view),
         "volcano.yaml": volcano.queues(view),
+        "slurm.yaml": slinky.objects(view),
     }
     return ClusterObjects(
         {name: objs for name, objs in files.items() if objs},

@@ -68,7 +68,8 @@ def _hosts(names: Iterable[str]) -> dict[str, None]:
 
 def inventory(estate: Estate) -> dict[str, Any]:
     slurm = estate.slurm
-    on_prem = [p for p in estate.node_pools if not p.managed]
+    # hosted Slurm pools (issue 15) are slurmd pods in Kubernetes: no hosts for Ansible
+    on_prem = [p for p in estate.node_pools if not p.managed and not p.hosted]
     children: dict[str, Any] = {}
     for pool in on_prem:
         children[pool_group(pool.name)] = {"hosts": _hosts(pool.hosts)}
@@ -77,7 +78,7 @@ def inventory(estate: Estate) -> dict[str, Any]:
         # a cloud pool's group (issue 14 part 5) has no hosts: the VM its image is built on is
         # added to it from a second inventory
         children["slurm_compute"] = {
-            "children": {pool_group(p.name): None for p in estate.slurm_pools}
+            "children": {pool_group(p.name): None for p in estate.slurm_pools if not p.hosted}
         }
     if slurm.rest_api and estate.slurm_pools:
         children["slurmrestd"] = {"hosts": _hosts([slurm.rest_api.host])}
@@ -144,7 +145,7 @@ def _storage_vars(storage: Storage) -> dict[str, Any]:
 
 def _built(estate: Estate) -> list[NodePool]:
     """Pools whose machines Ansible builds: on-prem hosts, and the images of Slurm cloud pools."""
-    return [p for p in estate.node_pools if not p.managed or p.elastic]
+    return [p for p in estate.node_pools if (not p.managed or p.elastic) and not p.hosted]
 
 
 def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
@@ -189,7 +190,7 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
     directory = identity.directory
     accounting = estate.slurm.accounting
     rest = estate.slurm.rest_api
-    return {
+    out: dict[str, Any] = {
         "estate_name": estate.name,
         "estate_labels": dict(estate.observability.labels),
         "estate_directory": {
@@ -239,6 +240,11 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         if rest
         else None,
     }
+    if estate.slurm.auth_key is not None:
+        # Slurm hosted in Kubernetes (issue 15): slurm.conf says auth/slurm; every Slurm host
+        # gets the key the Slinky pods share (roles/slurm_packages)
+        out["slurm_auth_key_secret"] = estate.slurm.auth_key.name
+    return out
 
 
 def _yaml(data: Any, comment: str) -> str:

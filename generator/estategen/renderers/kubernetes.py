@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from estategen.kubernetes import ClusterObjects, autoscaler, cluster_objects, storage
+from estategen.kubernetes import ClusterObjects, autoscaler, cluster_objects, slinky, storage
 from estategen.kubernetes.objects import ClusterView, HelmRelease
 from estategen.model import Estate, KubernetesCluster
 from estategen.render import Files, renderer, text
@@ -86,9 +86,11 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
             )
         lines += ["   ```", ""]
         step += 1
+    keys = slinky.secrets(ClusterView.of(estate, cluster))
     if built.releases:
         lines += [
-            f"{step}. Install the Helm releases, in this order (the objects of step {step + 1}",
+            f"{step}. Install the Helm releases, in this order (the objects of step "
+            f"{step + 1 + bool(built.upstream) + bool(keys)}",
             "   need their CRDs and controllers):",
             "",
             "   ```sh",
@@ -111,6 +113,23 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
             "",
             "   ```sh",
             *(f"   kubectl apply --server-side -f {m.url}" for m in built.upstream),
+            "   ```",
+            "",
+        ]
+        step += 1
+    if keys:
+        # Slurm hosted in Kubernetes (issue 15): the Secrets the Slinky objects name
+        lines += [
+            f"{step}. Create the Secrets the Slurm objects name, from the same keys as the",
+            "   estate's Slurm hosts (Ansible Vault variables of these names):",
+            "",
+            "   ```sh",
+            f"   kubectl create namespace {slinky.NAMESPACE}",
+            *(
+                f"   kubectl --namespace {slinky.NAMESPACE} create secret generic {name} "
+                f"--from-file={key}=<file holding {secret}>"
+                for name, key, secret in keys
+            ),
             "   ```",
             "",
         ]

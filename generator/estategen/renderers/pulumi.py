@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from estategen.kubernetes import autoscaler, cloud, frameworks, releases
+from estategen.kubernetes import autoscaler, cloud, frameworks, releases, slinky
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate, KubernetesCluster, NodePool
 from estategen.render import Files, OutputFile, json_file, renderer, text
@@ -167,6 +167,13 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
         if autoscaler.needed(view)
         else None,
     }
+    hosted = slinky.secrets(view)
+    if hosted:
+        # Secrets the Slinky objects reference, from the stack's secret config (issue 15)
+        data["secrets"] = [
+            {"name": name, "namespace": slinky.NAMESPACE, "key": key, "config": config}
+            for name, key, config in hosted
+        ]
     upstream = frameworks.upstream_manifests(view)
     if upstream:
         # only where a framework needs one, so other clusters' data stays as it was

@@ -19,6 +19,7 @@ from estategen.facts import (
     gpu_gres,
     gpu_memory_mib_range,
     health_checks,
+    hosted_node_names,
     pool_mounts,
     reservation_hosts,
     reservation_name,
@@ -115,7 +116,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         weight = 1
     return NodeLine(
         pool=pool.name,
-        hosts=slurm_hostlist(pool.hosts),
+        hosts=slurm_hostlist(pool.hosts) if pool.hosts else "",
         sockets=pool.cpu.sockets,
         cores_per_socket=pool.cpu.cores_per_socket,
         threads_per_core=pool.cpu.threads_per_core,
@@ -127,10 +128,18 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
     )
 
 
+def node_line(estate: Estate, pool: NodePool) -> NodeLine:
+    """A pool's node shape as slurm.conf writes it; hosted pools' slurmd take it as --conf."""
+    return _node_line(estate, pool)
+
+
 def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     pools = [estate.pools_by_name[name] for name in part.pools]
     hosts = [host for pool in pools for host in pool.hosts]
-    fields: list[tuple[str, str]] = [("Nodes", slurm_hostlist(hosts))]
+    # hosted pools' nodes register dynamically: the partition names their NodeSet
+    members = [slurm_hostlist(hosts)] if hosts else []
+    members += [p.name for p in pools if p.hosted]
+    fields: list[tuple[str, str]] = [("Nodes", ",".join(members))]
     fields.append(("Default", "YES" if part.default else "NO"))
     fields.append(("MaxTime", slurm_time(part.max_time)))
     if part.default_time:
@@ -284,6 +293,8 @@ def topology_conf(estate: Estate) -> str | None:
         return None
     members: dict[str, list[str]] = {}
     for pool in estate.slurm_pools:
+        if pool.hosted:
+            continue
         names = pool.blocks if kind == "block" else pool.switches
         if not names:
             names = (f"{pool.name}-{'block' if kind == 'block' else 'leaf'}",)
@@ -343,7 +354,8 @@ def slurm_conf(estate: Estate) -> str:
         mpi_default=slurm.mpi.default,
         mpi_params=mpi_params(estate),
         auth_alt=auth_alt(estate),
-        nodes=[_node_line(estate, p) for p in estate.slurm_pools],
+        nodes=[_node_line(estate, p) for p in estate.slurm_pools if not p.hosted],
+        hosted=hosted_conf(estate),
         partitions=[_partition_line(estate, p) for p in slurm.partitions],
         options=sorted(slurm.options.items()),
         reserve_percent=int(MEMORY_RESERVE_FRACTION * 100),
@@ -360,7 +372,8 @@ def gres_conf(estate: Estate) -> str:
     for pool in estate.slurm_pools:
         if not pool.gpus:
             continue
-        hosts = slurm_hostlist(pool.hosts)
+        # a hosted pool's slurmd pods take every GPU of their node, so its device files
+        hosts = slurm_hostlist(hosted_node_names(pool) if pool.hosted else pool.hosts)
         last = pool.gpus.count - 1
         files = f"/dev/nvidia[0-{last}]" if last else "/dev/nvidia0"
         lines.append(
@@ -466,6 +479,32 @@ def auth_alt(estate: Estate) -> list[tuple[str, str]]:
     if estate.slurm.rest_api is None:
         return []
     return [("AuthAltTypes", "auth/jwt"), ("AuthAltParameters", f"jwt_key={JWT_KEY_PATH}")]
+
+
+# --- Slurm hosted in Kubernetes (issue 15) ---
+# What Slinky's slurm-operator v1.2.1 needs of the slurmctld its slurmd pods join
+# (docs/usage/hybrid.md; internal/builder/common/const.go): auth/slurm with client ids, JWT,
+# and configless slurmd.
+HOSTED_AUTH = (
+    ("AuthType", "auth/slurm"),
+    ("CredType", "cred/slurm"),
+    ("AuthInfo", "use_client_ids"),
+)
+HOSTED_CTLD_PARAMETERS = ("enable_configless",)
+
+
+def hosted_conf(estate: Estate) -> dict[str, Any] | None:
+    """NodeSet lines for hosted pools and the node count slurmctld must make room for."""
+    hosted = estate.hosted_pools()
+    if not hosted:
+        return None
+    static = sum(len(p.hosts) for p in estate.slurm_pools if not p.hosted)
+    return {
+        "nodesets": [(p.name, p.name) for p in hosted],
+        "max_node_count": static + sum(p.node_count for p in hosted),
+        "auth": list(HOSTED_AUTH),
+        "ctld_parameters": list(HOSTED_CTLD_PARAMETERS),
+    }
 
 
 # --- node health checks (issue 14 part 4) ---

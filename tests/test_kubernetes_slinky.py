@@ -1,0 +1,473 @@
+"""Slurm hosted in Kubernetes through Slinky's slurm-operator v1.2.1 (issue 15).
+
+A Slurm pool with ``cluster`` runs its slurmd as the pods of a ``NodeSet`` that joins the
+estate's own slurmctld (an external ``Controller``). Each semantic test cites the upstream
+file at tag v1.2.1 (SlinkyProject/slurm-operator, commit 87313dac) or SlinkyProject/containers
+it checks; custom resources are validated against the pinned CRDs in
+``../shared/conformance/slurm-operator-v1.2.1`` with closed schemas and their CEL rules.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import test_kubernetes_semantics as semantics
+import yaml
+from test_kubernetes_semantics import objects, one, rendered
+from test_slurm_engine import machine_shape
+
+from estategen import load, pipeline
+from estategen.errors import BlueprintInvalid
+from estategen.kubernetes import slinky
+from estategen.plan import plan
+from estategen.render import render
+from estategen.write import with_manifest, write_tree
+
+from conftest import run_cli
+from crd import CONFORMANCE, crd_set
+from slurmlab import SlurmLab, have_slurm, set_keys
+
+Obj = dict[str, Any]
+SLINKY_CRDS = CONFORMANCE / "slurm-operator-v1.2.1"
+
+# An on-prem pool and a hosted pool share partition `gpu`; the hosted pool's pods take H100s
+# from the cluster's Kubernetes pool, whose other GPUs stay Kueue's.
+ESTATE = """\
+estate: hybrid
+versions: {slurm: "25.11", kubernetes: "1.33"}
+identity:
+  users: [{name: ana, uid: 11001}]
+  teams:
+    - {name: vision, gid: 21001, members: [ana]}
+node_pools:
+  - name: h100
+    scheduler: slurm
+    hosts: gpu-[01-02]
+    cpu: {sockets: 2, cores_per_socket: 16, threads_per_core: 2}
+    memory_gb: 512
+    gpus: {model: h100-sxm-80gb, count: 8}
+  - name: h100-hosted
+    scheduler: slurm
+    cluster: k8s
+    nodes: {max: 2}
+    cpu: {sockets: 1, cores_per_socket: 16, threads_per_core: 2}
+    memory_gb: 256
+    gpus: {model: h100-sxm-80gb, count: 8}
+    features: [hosted]
+  - name: k8s-h100
+    scheduler: kubernetes
+    cluster: k8s
+    hosts: k8s-gpu-[01-04]
+    gpus: {model: h100-sxm-80gb, count: 8}
+    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+slurm:
+  controllers: [ctl-01]
+  auth_key: {secret: slurm_key}
+  accounting:
+    host: dbd-01
+    database: {host: db-01, password: {secret: slurmdbd_db}}
+  rest_api: {host: ctl-01, jwt_key: {secret: slurm_jwt}}
+  partitions:
+    - {name: gpu, pools: [h100, h100-hosted], default: true}
+kubernetes:
+  clusters:
+    - name: k8s
+      queues:
+        cohort: k8s
+        teams:
+          - {team: vision, quota: {h100-sxm-80gb: 16}}
+"""
+
+
+ACCOUNTING = (
+    "  accounting:\n"
+    "    host: dbd-01\n"
+    "    database: {host: db-01, password: {secret: slurmdbd_db}}\n"
+)
+
+
+def findings(source: str) -> list[str]:
+    document = load.parse_blueprint(source.encode(), "blueprint.yaml")
+    try:
+        pipeline.validate_document(document)
+    except BlueprintInvalid as error:
+        return [f.format() for f in error.findings]
+    return []
+
+
+def slinky_objects(source: str = ESTATE) -> list[Obj]:
+    return [o for o in objects(source, "k8s") if o["apiVersion"] == slinky.API]
+
+
+def slurm_conf(source: str = ESTATE) -> str:
+    _, files = rendered(source)
+    return files["slurm/slurm.conf"].content.decode()
+
+
+# --- the objects are what the pinned CRDs accept -----------------------------------------
+
+
+def test_every_slinky_object_is_valid_against_the_pinned_crds_with_cel() -> None:
+    crds = crd_set(SLINKY_CRDS)
+    found = slinky_objects()
+    assert sorted(o["kind"] for o in found) == ["Accounting", "Controller", "NodeSet", "RestApi"]
+    for obj in found:
+        assert crds.validate(obj) == [], (obj["kind"], crds.validate(obj))
+        assert crds.validate(obj, obj) == []  # a re-render applies as an update
+
+
+def test_the_crds_cel_rules_are_evaluated_on_the_controller() -> None:
+    """slinky.slurm.net_controllers.yaml: 'externalConfig must be set when external is true'
+    and 'slurmKeyRef must be set when external is false' — the validator enforces them."""
+    crds = crd_set(SLINKY_CRDS)
+    controller = one(slinky_objects(), "Controller", "hybrid")
+    broken = json.loads(json.dumps(controller))
+    del broken["spec"]["externalConfig"]
+    assert any("externalConfig" in v.message for v in crds.validate(broken))
+    internal = json.loads(json.dumps(controller))
+    internal["spec"]["external"] = False
+    del internal["spec"]["slurmKeyRef"]
+    assert any("slurmKeyRef" in v.message for v in crds.validate(internal))
+
+
+# --- one slurmctld per estate ------------------------------------------------------------
+
+
+def test_the_controller_is_the_estates_own_slurmctld() -> None:
+    """docs/usage/hybrid.md "External Slurmctld": `external: true` with externalConfig host
+    and port; the operator then runs no slurmctld and its slurmd use --conf-server there
+    (internal/builder/common/common.go ConfiglessArgs)."""
+    spec = one(slinky_objects(), "Controller", "hybrid")["spec"]
+    assert spec["external"] is True
+    assert spec["externalConfig"] == {"host": "ctl-01", "port": 6817}
+    assert spec["clusterName"] == "hybrid"
+    assert "SlurmctldHost=ctl-01" in slurm_conf()
+
+
+def test_accounting_is_the_estates_slurmdbd_and_absent_without_it() -> None:
+    """hybrid.md "External Slurmdbd": Accounting `external: true` with the slurmdbd's host
+    and port; the Controller refers to it (controllers CRD `accountingRef`)."""
+    objs = slinky_objects()
+    accounting = one(objs, "Accounting", "hybrid")["spec"]
+    assert accounting == {"external": True, "externalConfig": {"host": "dbd-01", "port": 6819}}
+    assert one(objs, "Controller", "hybrid")["spec"]["accountingRef"] == {"name": "hybrid"}
+    lean = ESTATE.replace(ACCOUNTING, "")
+    kinds = {o["kind"] for o in slinky_objects(lean)}
+    assert "Accounting" not in kinds
+    assert "accountingRef" not in one(slinky_objects(lean), "Controller", "hybrid")["spec"]
+
+
+def test_a_restapi_runs_in_the_cluster_for_the_operator() -> None:
+    """hybrid.md "External Slurmrestd": the operator acts on Slurm through a slurmrestd pod
+    of its own, whatever runs outside; restapis CRD requires controllerRef."""
+    spec = one(slinky_objects(), "RestApi", "hybrid")["spec"]
+    assert spec["controllerRef"] == {"name": "hybrid"}
+    assert spec["slurmrestd"]["image"] == "ghcr.io/slinkyproject/slurmrestd:25.11-ubuntu24.04"
+
+
+# --- slurm.conf: what Slinky needs of the slurmctld, and how it names hosted nodes ---------
+
+
+def test_slurm_conf_has_the_auth_slinky_requires() -> None:
+    """hybrid.md "Slurm": Slinky requires configless, auth/slurm, auth/jwt and use_client_ids
+    (internal/builder/common/const.go AuthType, CredType, AuthInfo)."""
+    conf = slurm_conf()
+    for line in (
+        "AuthType=auth/slurm",
+        "CredType=cred/slurm",
+        "AuthInfo=use_client_ids",
+        "AuthAltTypes=auth/jwt",
+        "SlurmctldParameters=enable_configless",
+    ):
+        assert line in conf.splitlines(), line
+    assert "auth/munge" not in conf
+
+
+def test_hosted_nodes_join_partitions_through_their_nodeset_feature() -> None:
+    """internal/builder/workerbuilder/worker_app.go: slurmd runs `-Z --conf 'Features=<NodeSet
+    name> ...'`; controller_config.go buildNodeSetConf writes `NodeSet=<name> Feature=<name>`
+    and a partition `Nodes=<name>`. The estate's partition mixes both kinds of nodes."""
+    lines = slurm_conf().splitlines()
+    assert "NodeSet=h100-hosted Feature=h100-hosted" in lines
+    (partition,) = [x for x in lines if x.startswith("PartitionName=gpu ")]
+    assert " Nodes=gpu-[01-02],h100-hosted " in partition
+    assert not any(x.startswith("NodeName=") and "hosted" in x for x in lines)
+    # dynamic nodes need room: the static nodes plus the NodeSet's pods
+    assert "MaxNodeCount=4" in lines
+
+
+def test_the_nodeset_carries_the_pools_slurm_node_line() -> None:
+    """nodesets CRD `extraConf`: added to the slurmd args as `--conf`; the same GRES, features
+    and memory as slurm.conf gives an on-prem pool of that shape."""
+    spec = one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]
+    conf = dict(item.split("=", 1) for item in spec["extraConf"].split())
+    assert conf["Gres"] == "gpu:h100-sxm-80gb:8"
+    assert conf["Features"] == "hosted,h100-sxm-80gb"
+    assert conf["RealMemory"] == str(256 * 1024 - int(256 * 1024 * 0.05))
+    assert spec["partition"] == {"enabled": False}  # the estate's partitions rule
+    assert spec["replicas"] == 2
+
+
+def test_the_nodeset_pods_request_the_pools_gpus() -> None:
+    """nodesets CRD `slurmd`: a corev1.Container; its resources request the node's whole
+    GPUs (requests equal limits for extended resources), on nodes of that model, tolerating
+    the taints of the pools that have them."""
+    spec = one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]
+    resources = spec["slurmd"]["resources"]
+    assert resources["requests"] == resources["limits"]
+    assert resources["requests"]["nvidia.com/gpu"] == "8"
+    assert resources["requests"]["cpu"] == "32"
+    pod = spec["template"]["spec"]
+    assert pod["nodeSelector"] == {"estategen.io/gpu-model": "h100-sxm-80gb"}
+    assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}.items() <= (
+        pod["tolerations"][0].items()
+    )
+
+
+# --- keys are Secret references --------------------------------------------------------------
+
+
+def test_keys_are_secret_references_shared_with_the_on_prem_slurmrestd() -> None:
+    """hybrid.md "Slurm Configuration": slurmKeyRef and jwtKeyRef name the Secrets holding
+    the estate's slurm.key and JWT key; the Pulumi program creates them from secret config,
+    and no key appears in any rendered file."""
+    spec = one(slinky_objects(), "Controller", "hybrid")["spec"]
+    assert spec["slurmKeyRef"] == {"name": "slurm-auth-slurm", "key": "slurm.key"}
+    assert spec["jwtKeyRef"] == {"name": "slurm-auth-jwt", "key": "jwt.key"}
+    _, files = rendered(ESTATE)
+    data = json.loads(files["pulumi/k8s/cluster.json"].content)
+    assert {s["name"]: s["config"] for s in data["secrets"]} == {
+        "slurm-auth-slurm": "slurm_key",
+        "slurm-auth-jwt": "slurm_jwt",  # the same secret slurm.rest_api.jwt_key names
+    }
+    assert "AuthAltParameters=jwt_key=/etc/slurm/jwt_hs256.key" in slurm_conf()
+
+
+# --- the release and images are pinned --------------------------------------------------------
+
+
+def test_the_operator_release_is_pinned_with_its_crds() -> None:
+    """helm/slurm-operator/Chart.yaml v1.2.1: CRDs come from the `slurm-operator-crds`
+    subchart when `crds.enabled`; docs/installation.md: without cert-manager, set
+    `certManager.enabled=false`."""
+    _, files = rendered(ESTATE)
+    data = json.loads(files["pulumi/k8s/cluster.json"].content)
+    (release,) = [r for r in data["releases"] if r["name"] == "slurm-operator"]
+    assert release["chart"] == "oci://ghcr.io/slinkyproject/charts/slurm-operator"
+    assert release["version"] == "1.2.1"
+    assert release["provides"] == ["slinky.slurm.net"]
+    values = yaml.safe_load(files["kubernetes/k8s/helm/slurm-operator.values.yaml"].content)
+    assert values == {"crds": {"enabled": True}, "certManager": {"enabled": False}}
+
+
+@pytest.mark.parametrize("version", ["25.11", "26.05"])
+def test_images_follow_versions_slurm(version: str) -> None:
+    """SlinkyProject/containers schedmd/slurm/<x.y>/ubuntu24.04 (docker-bake.hcl format_tag:
+    `<registry>/<daemon>:<version>-<flavor>`)."""
+    source = ESTATE.replace('slurm: "25.11"', f'slurm: "{version}"')
+    spec = one(slinky_objects(source), "NodeSet", "h100-hosted")["spec"]
+    assert spec["slurmd"]["image"] == f"ghcr.io/slinkyproject/slurmd:{version}-ubuntu24.04"
+
+
+def test_a_slurm_without_slinky_images_is_refused_with_the_valid_ones() -> None:
+    """Slinky publishes images for 25.11 and 26.05 only (and needs 25.11 at least:
+    helm/slurm-operator/Chart.yaml slinky.slurm.net/minimum-slurm-version)."""
+    found = findings(ESTATE.replace('slurm: "25.11"', 'slurm: "24.11"'))
+    assert any("versions.slurm" in f and "24.11" in f and "25.11, 26.05" in f for f in found), found
+
+
+# --- the boundary: a GPU on one side only, no slurmd hosts for Ansible -------------------------
+
+
+def test_gpus_the_nodeset_takes_are_not_kueue_capacity() -> None:
+    """32 H100 in the Kubernetes pool, 16 taken by slurmd pods: Kueue may promise 16, not 17."""
+    assert findings(ESTATE) == []
+    over = findings(ESTATE.replace("{h100-sxm-80gb: 16}", "{h100-sxm-80gb: 17}"))
+    assert any("above the 16 h100-sxm-80gb" in f for f in over), over
+
+
+def test_a_nodeset_needs_gpus_the_cluster_has() -> None:
+    found = findings(ESTATE.replace("nodes: {max: 2}", "nodes: {max: 5}"))
+    assert any("take 40 h100-sxm-80gb GPUs" in f and "offer 32" in f for f in found), found
+
+
+def test_hosted_pools_get_no_ansible_hosts() -> None:
+    _, files = rendered(ESTATE)
+    inventory = yaml.safe_load(files["ansible/inventory.yml"].content)
+    compute = inventory["all"]["children"]["slurm_compute"]["children"]
+    assert list(compute) == ["pool_h100"]
+    assert "pool_h100_hosted" not in inventory["all"]["children"]
+    assert "ansible/group_vars/pool_h100_hosted.yml" not in files
+
+
+def test_gres_conf_names_the_nodeset_pods_and_all_their_nodes_gpus() -> None:
+    """internal/controller/nodeset/utils/utils.go: StatefulSet-mode pods are named
+    `<NodeSet>-<ordinal>` (ordinalPadding 0) and register as Slurm nodes of that name
+    (GetSlurmNodeName); a pod takes every GPU of its node, so their device files are known."""
+    _, files = rendered(ESTATE)
+    gres = files["slurm/gres.conf"].content.decode().splitlines()
+    assert (
+        "NodeName=h100-hosted-[0-1] AutoDetect=off Name=gpu Type=h100-sxm-80gb "
+        "File=/dev/nvidia[0-7]"
+    ) in gres
+    assert one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]["ordinalPadding"] == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("  auth_key: {secret: slurm_key}\n", ""), "slurm.auth_key"),
+        (("  rest_api: {host: ctl-01, jwt_key: {secret: slurm_jwt}}\n", ""), "slurm.rest_api"),
+        (("    nodes: {max: 2}\n", "    nodes: {max: 2}\n    hosts: pod-[1-2]\n"), "`hosts`"),
+        (("cluster: k8s\n    nodes", "cluster: nowhere\n    nodes"), "'nowhere' is not in"),
+        (("count: 8}\n    features", "count: 8, mig: ['3g.40gb']}\n    features"), "whole GPUs"),
+        (("count: 8}\n    features", "count: 4}\n    features"), "every GPU of its node"),
+        (("hosts: gpu-[01-02]", "hosts: h100-hosted-[0-1]"), "h100-hosted-0 is a host"),
+    ],
+)
+def test_hosted_pool_mistakes_are_refused(change: tuple[str, str], message: str) -> None:
+    found = findings(ESTATE.replace(*change))
+    assert any(message in f for f in found), found
+
+
+def test_estates_without_hosted_pools_keep_munge_and_no_slinky() -> None:
+    source = (
+        ESTATE.replace("h100-hosted", "unused")
+        .replace("    cluster: k8s\n    nodes: {max: 2}\n", "    hosts: gpu-[03-04]\n")
+        .replace("  auth_key: {secret: slurm_key}\n", "")
+    )
+    assert "AuthType=auth/munge" in slurm_conf(source)
+    assert slinky_objects(source) == []
+
+
+# --- plan ---------------------------------------------------------------------------------------
+
+
+def test_plan_explains_a_nodeset_change(tmp_path: Path) -> None:
+    """Shrinking a hosted pool changes its NodeSet (replicas) and slurm.conf (MaxNodeCount):
+    `estategen plan` says the operator drains the nodes it removes."""
+    before = load.parse_blueprint(ESTATE.encode(), "blueprint.yaml")
+    old = pipeline.validate_document(before).estate
+    write_tree(with_manifest(render(old), ESTATE.encode(), old.name), tmp_path / "hybrid")
+    grown = ESTATE.replace("nodes: {max: 2}", "nodes: {max: 1}")
+    estate = pipeline.validate_document(load.parse_blueprint(grown.encode(), "b.yaml")).estate
+    result = plan(estate, render(estate), tmp_path / "hybrid")
+    changes = {c.subject: c for f in result.files for c in f.changes if c.kind == "slurm-hosted"}
+    assert set(changes) == {"NodeSet slurm/h100-hosted"}
+    change = changes["NodeSet slurm/h100-hosted"]
+    assert change.file == "kubernetes/k8s/slurm.yaml"
+    # docs/concepts/nodeset-controller.md "Scale-in Lifecycle": drain, then delete the pod
+    assert "drain" in change.meaning
+
+
+@pytest.mark.parametrize("key", ["MaxNodeCount", "slurmctldparameters", "AuthInfo"])
+def test_keys_rendered_for_hosted_pools_are_refused_in_options(key: str) -> None:
+    found = findings(ESTATE.replace("  controllers:", f"  options: {{{key}: x}}\n  controllers:"))
+    assert any(f"slurm.options.{key}" in f for f in found), found
+
+
+# --- a real slurmctld takes the mixed partition and a NodeSet's dynamic slurmd --------------
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm, munge and unshare")
+def test_a_real_slurmctld_puts_a_nodeset_slurmd_in_the_mixed_partition(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """slurmctld reads the NodeSet line and the partition that mixes an on-prem hostlist with
+    it; a slurmd started as Slinky starts it (worker_app.go: `-Z --conf` with the NodeSet's
+    extraConf and its name as a feature) registers as a dynamic node of that partition.
+
+    The installed Slurm (Debian 12: 22.05) predates auth/slurm and has no auth/jwt, so the lab
+    keeps munge for authentication; everything else is the file as rendered for 25.11.
+    """
+    tmp_path = tmp_path_factory.mktemp("hosted")  # short: slurmstepd's sockets live there
+    shape = machine_shape()
+    source = (
+        ESTATE.replace(
+            "cpu: {sockets: 1, cores_per_socket: 16, threads_per_core: 2}\n    memory_gb: 256",
+            f"cpu: {{sockets: {shape['sockets']}, cores_per_socket: "
+            f"{shape['cores_per_socket']}, threads_per_core: {shape['threads_per_core']}}}\n"
+            "    memory_gb: 2",
+        )
+        .replace("nodes: {max: 2}", "nodes: {max: 1}")
+        .replace(ACCOUNTING, "")
+    )
+    estate = pipeline.validate_document(load.parse_blueprint(source.encode(), "b.yaml")).estate
+    out = tmp_path / "out"
+    write_tree(with_manifest(render(estate), source.encode(), estate.name), out)
+    node = "h100-hosted-0"
+    cluster = SlurmLab(out, tmp_path / "run", ["gpu-01", "gpu-02", "ctl-01", "dbd-01", node])
+    try:
+        cluster.install_configs(gpu_files=8)
+        conf_path = cluster.etc / "slurm.conf"
+        conf = conf_path.read_text()
+        assert "NodeSet=h100-hosted Feature=h100-hosted" in conf
+        conf_path.write_text(
+            set_keys(
+                conf,
+                {"AuthType": "auth/munge", "CredType": "cred/munge"},
+                drop=("AuthAltTypes", "AuthAltParameters"),
+            )
+        )
+        cluster.start_munge()
+        cluster.start_slurmctld("ctl-01")
+        nodeset = one(objects(source, "k8s"), "NodeSet", "h100-hosted")["spec"]
+        extra = nodeset["extraConf"].replace("Features=", "Features=h100-hosted,")
+        (cluster.work / "spool" / node).mkdir(exist_ok=True)
+        cluster.start(
+            f"slurmd-{node}",
+            node,
+            "/usr/sbin/slurmd",
+            "-D",
+            "-f",
+            str(conf_path),
+            "-Z",
+            "--conf",
+            extra,
+        )
+        cluster.wait_for(
+            lambda: node in cluster.run("sinfo", "-h", "-p", "gpu", "-N", "-o", "%N"),
+            "the dynamic node in partition gpu",
+        )
+        shown = cluster.run("scontrol", "show", "node", node)
+        assert "ActiveFeatures=h100-hosted,hosted,h100-sxm-80gb" in shown, shown
+        assert "Gres=gpu:h100-sxm-80gb:8" in shown, shown
+        # gres.conf's line for the pod's name gave slurmd its 8 GPUs: the node is not drained
+        cluster.wait_for(
+            lambda: cluster.run("sinfo", "-h", "-n", node, "-o", "%t").strip() == "idle",
+            "the dynamic node idle",
+        )
+        job = ("srun", "-p", "gpu", "-w", node, "--gres=gpu:h100-sxm-80gb:2", "-t", "1")
+        assert cluster.run(*job, "sh", "-c", "echo ok").strip() == "ok"
+        nodes = cluster.run("scontrol", "show", "partition", "gpu")
+        assert "gpu-[01-02]" in nodes and node in nodes, nodes
+    finally:
+        cluster.stop()
+
+
+def test_validate_counts_each_physical_gpu_once(tmp_path: Path) -> None:
+    """16 on-prem Slurm GPUs and 32 in the Kubernetes pool, 16 of which the NodeSet's pods take:
+    48 GPUs, not 64."""
+    blueprint = tmp_path / "hybrid.yaml"
+    blueprint.write_text(ESTATE)
+    result = run_cli("validate", blueprint)
+    assert result.returncode == 0, result.stderr
+    assert "3 pools, 6 hosts, 48 GPUs" in result.stdout
+
+
+def test_the_manifest_readme_creates_the_secrets_before_the_objects() -> None:
+    """With `kubectl apply -k` the Secrets the Controller names must exist first; the README
+    names them and the blueprint secret each holds, never a value."""
+    _, files = rendered(ESTATE)
+    readme = files["kubernetes/k8s/README.md"].content.decode()
+    create = readme.index("create secret generic slurm-auth-slurm --from-file=slurm.key=")
+    assert create < readme.index("kubectl apply --server-side")
+    assert "<file holding slurm_jwt>" in readme
+
+
+def test_kubectl_kustomize_builds_the_hosted_slurm_cluster(tmp_path: Path) -> None:
+    semantics.test_kubectl_kustomize_builds_exactly_the_rendered_objects(ESTATE, "k8s", tmp_path)
