@@ -7,7 +7,7 @@ defaults to its name and the Slurm cluster name to the estate's name.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from types import MappingProxyType
@@ -78,6 +78,9 @@ class Gpus:
     count: int
     mig: tuple[str, ...]
     sharing: Sharing
+    # issue 13: the site's GRES type name (None: the model name); the model as a node feature
+    gres_type: str | None = None
+    feature: bool = True
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,8 @@ class NodePool:
     health_checks: tuple[str, ...] | None = None
     # issue 14 part 5
     cloud: CloudNodes | None = None
+    # issue 13: the site's exact RealMemory (MiB); None keeps estategen's reserve
+    real_memory_mib: int | None = None
 
     @property
     def managed(self) -> bool:
@@ -194,6 +199,26 @@ class Qos:
 
 
 @dataclass(frozen=True)
+class PartitionOverrides:
+    """Partition settings of a site (issue 13); None keeps what estategen derives."""
+
+    state: str | None = None
+    oversubscribe: str | None = None
+    priority_job_factor: int | None = None
+    allow_qos: tuple[str, ...] = ()
+    allow_groups: tuple[str, ...] = ()
+    deny_accounts: tuple[str, ...] = ()
+    grace_time: int | None = None
+    max_nodes: int | None = None
+    max_cpus_per_node: int | None = None
+    max_mem_per_cpu: int | None = None
+    max_mem_per_node: int | None = None
+    def_mem_per_cpu: int | None = None
+    def_cpu_per_gpu: int | None = None
+    def_mem_per_gpu: int | None = None
+
+
+@dataclass(frozen=True)
 class Partition:
     path: str
     name: str
@@ -206,6 +231,8 @@ class Partition:
     priority_tier: int
     preempt_mode: str | None
     hidden: bool
+    # issue 13: site overrides; None (or empty) keeps what estategen renders
+    overrides: PartitionOverrides = field(default_factory=lambda: PartitionOverrides())
 
 
 @dataclass(frozen=True)
@@ -222,6 +249,9 @@ class Accounting:
     host: str
     port: int
     database: Database
+    # issue 13: AccountingStorageTRES of the site (None: estategen's); AccountingStorageEnforce
+    tres: tuple[str, ...] | None = None
+    enforce: tuple[str, ...] = ("associations", "limits", "qos", "safe")
 
 
 @dataclass(frozen=True)
@@ -290,6 +320,48 @@ class PowerSaving:
     suspend_timeout: int
 
 
+# --- site overrides of what estategen renders (issue 13) ---
+# slurm.paths defaults, also the schema's: Debian's slurm-wlm paths.
+SLURM_PATH_DEFAULTS = {
+    "state_save_location": "/var/spool/slurmctld",
+    "slurmd_spool_dir": "/var/spool/slurmd",
+    "slurmctld_pid_file": "/run/slurmctld.pid",
+    "slurmd_pid_file": "/run/slurmd.pid",
+    "slurmctld_log_file": "/var/log/slurm/slurmctld.log",
+    "slurmd_log_file": "/var/log/slurm/slurmd.log",
+}
+
+
+@dataclass(frozen=True)
+class SlurmPaths:
+    """Where slurmctld and slurmd keep state, spool, pid and log files (slurm.paths)."""
+
+    state_save_location: str = SLURM_PATH_DEFAULTS["state_save_location"]
+    slurmd_spool_dir: str = SLURM_PATH_DEFAULTS["slurmd_spool_dir"]
+    slurmctld_pid_file: str = SLURM_PATH_DEFAULTS["slurmctld_pid_file"]
+    slurmd_pid_file: str = SLURM_PATH_DEFAULTS["slurmd_pid_file"]
+    slurmctld_log_file: str = SLURM_PATH_DEFAULTS["slurmctld_log_file"]
+    slurmd_log_file: str = SLURM_PATH_DEFAULTS["slurmd_log_file"]
+
+
+@dataclass(frozen=True)
+class SlurmSite:
+    """Daemon and plugin settings a site may set instead of estategen's (issue 13)."""
+
+    paths: SlurmPaths = SlurmPaths()
+    # None: the ports facts.py names (facts.slurmctld_ports and facts.slurmd_port read these)
+    slurmctld_ports: tuple[int, int] | None = None  # low and high port
+    slurmd_port: int | None = None
+    slurmd_user: str | None = None  # None: not written (slurmd runs as root)
+    return_to_service: int = 2
+    select_type: str = "cons_tres"
+    select_parameters: tuple[str, ...] = ("CR_Core_Memory",)
+    task_plugins: tuple[str, ...] = ("cgroup", "affinity")
+    job_acct_gather: str = "cgroup"
+    prolog_flags: tuple[str, ...] = ("Contain",)
+    scheduler_parameters: tuple[str, ...] | None = None  # None: estategen's backfill tuning
+
+
 @dataclass(frozen=True)
 class Slurm:
     declared: bool
@@ -305,6 +377,7 @@ class Slurm:
     options: Mapping[str, str]
     health_check: HealthCheck | None = None
     power_saving: PowerSaving = PowerSaving(False, **POWER_SAVING_DEFAULTS)
+    site: SlurmSite = SlurmSite()
 
 
 @dataclass(frozen=True)
@@ -547,6 +620,8 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
                 mps=gpus.get("sharing", {}).get("mps"),
                 shard=gpus.get("sharing", {}).get("shard"),
             ),
+            gres_type=gpus.get("gres_type"),
+            feature=gpus.get("feature", True),
         )
         if gpus
         else None,
@@ -558,6 +633,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         weight=p.get("weight"),
         health_checks=tuple(p["health_check"]["checks"]) if "health_check" in p else None,
         cloud=_cloud(p.get("cloud")),
+        real_memory_mib=p.get("real_memory_mib"),
     )
 
 
@@ -594,6 +670,8 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
                 user=accounting["database"]["user"],
                 password=SecretRef(accounting["database"]["password"]["secret"]),
             ),
+            tres=tuple(accounting["tres"]) if "tres" in accounting else None,
+            enforce=tuple(dict.fromkeys(accounting.get("enforce", Accounting.enforce))),
         )
         if accounting
         else None,
@@ -629,6 +707,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
                 priority_tier=p["priority_tier"],
                 preempt_mode=p.get("preempt_mode"),
                 hidden=p["hidden"],
+                overrides=_partition_overrides(p),
             )
             for i, p in enumerate(s.get("partitions", ()))
         ),
@@ -644,6 +723,56 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
         power_saving=PowerSaving(True, **s["power_saving"])
         if "power_saving" in s
         else PowerSaving(False, **POWER_SAVING_DEFAULTS),
+        site=_slurm_site(s),
+    )
+
+
+def _slurm_site(s: Mapping[str, Any]) -> SlurmSite:
+    """The site's daemon and plugin settings; the schema's defaults are estategen's."""
+    default = SlurmSite()
+    ports = s.get("ports") or {}
+    ctld = str(ports["slurmctld"]) if "slurmctld" in ports else None
+    low, _, high = ctld.partition("-") if ctld else ("", "", "")
+    select = s.get("select") or {}
+    return SlurmSite(
+        paths=SlurmPaths(**{**SLURM_PATH_DEFAULTS, **(s.get("paths") or {})}),
+        slurmctld_ports=(int(low), int(high or low)) if ctld else None,
+        slurmd_port=ports.get("slurmd"),
+        slurmd_user=s.get("slurmd_user"),
+        return_to_service=s.get("return_to_service", default.return_to_service),
+        select_type=select.get("type", default.select_type),
+        select_parameters=tuple(dict.fromkeys(select["parameters"]))
+        if "parameters" in select
+        else default.select_parameters,
+        task_plugins=tuple(dict.fromkeys(s["task_plugins"]))
+        if "task_plugins" in s
+        else default.task_plugins,
+        job_acct_gather=s.get("job_acct_gather", default.job_acct_gather),
+        prolog_flags=tuple(dict.fromkeys(s["prolog_flags"]))
+        if "prolog_flags" in s
+        else default.prolog_flags,
+        scheduler_parameters=tuple(s["scheduler_parameters"])
+        if "scheduler_parameters" in s
+        else None,
+    )
+
+
+def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
+    return PartitionOverrides(
+        state=p.get("state"),
+        oversubscribe=p.get("oversubscribe"),
+        priority_job_factor=p.get("priority_job_factor"),
+        allow_qos=tuple(p.get("allow_qos", ())),
+        allow_groups=tuple(p.get("allow_groups", ())),
+        deny_accounts=tuple(p.get("deny_accounts", ())),
+        grace_time=p.get("grace_time"),
+        max_nodes=p.get("max_nodes"),
+        max_cpus_per_node=p.get("max_cpus_per_node"),
+        max_mem_per_cpu=p.get("max_mem_per_cpu"),
+        max_mem_per_node=p.get("max_mem_per_node"),
+        def_mem_per_cpu=p.get("def_mem_per_cpu"),
+        def_cpu_per_gpu=p.get("def_cpu_per_gpu"),
+        def_mem_per_gpu=p.get("def_mem_per_gpu"),
     )
 
 
