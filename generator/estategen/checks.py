@@ -24,10 +24,9 @@ from estategen.errors import Finding, issue, quote
 from estategen.facts import (
     AKS_POOL_NAME,
     RESERVATION_PERIODS,
-    SLURMCTLD_PORT,
-    SLURMD_PORT,
     aks_gpu_instance_profile,
     aks_mig_profiles,
+    gres_type,
     kubelet_may_set,
     partition_hosts,
     pool_mounts,
@@ -35,11 +34,13 @@ from estategen.facts import (
     reservation_end,
     reservation_hosts,
     reservation_start,
+    slurmctld_port_text,
+    slurmctld_ports,
+    slurmd_port,
 )
 from estategen.kubernetes import autoscaler
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import (
-    STATE_SAVE_LOCATION,
     Estate,
     NodePool,
     Reservation,
@@ -47,7 +48,7 @@ from estategen.model import (
     slurm_minutes,
 )
 from estategen.prometheus_rules import slurm_exporter_host
-from estategen.renderers.slurm import SLURM_USER, parent_account
+from estategen.renderers.slurm import SLURM_USER, parent_account, required_tres
 from estategen.reserved import (
     POOL_NAMES,
     PROMETHEUS_LABELS,
@@ -774,19 +775,20 @@ def controllers_share_state(estate: Estate) -> Iterator[Finding]:
     controllers = estate.slurm.controllers
     if len(controllers) < 2 or not estate.slurm_pools:
         return
+    state = estate.slurm.site.paths.state_save_location
     for storage in estate.storage:
         # the folders above it are system folders, which the schema refuses as mount points
-        if storage.mount != STATE_SAVE_LOCATION:
+        if storage.mount != state:
             continue
         hosts = {h for p in estate.node_pools if storage.mounted_on(p.name) for h in p.hosts}
         if storage.pools is None or hosts.issuperset(controllers):
             return
     yield issue(
         "slurm.controllers",
-        f"{len(controllers)} controllers, but StateSaveLocation={STATE_SAVE_LOCATION} is local "
+        f"{len(controllers)} controllers, but StateSaveLocation={state} is local "
         "disk: a backup controller takes over from the state the primary saved there, so it "
         "must be shared storage. Mount it on every controller (a storage entry with mount "
-        f"{STATE_SAVE_LOCATION} and no pools), or list one controller",
+        f"{state} and no pools), or list one controller",
         level="warning",
     )
 
@@ -952,10 +954,11 @@ def mpi_ports_valid(estate: Estate) -> Iterator[Finding]:
             "slurm.mpi.ports",
             f"{low}-{high} is not a range of unprivileged ports: 1024 <= first < last <= 65535",
         )
-    elif any(low <= port <= high for port in (SLURMCTLD_PORT, SLURMD_PORT)):
+    elif any(low <= port <= high for port in _slurm_daemon_ports(estate)):
         yield issue(
             "slurm.mpi.ports",
-            f"{low}-{high} includes the slurmctld or slurmd port ({SLURMCTLD_PORT}, {SLURMD_PORT})",
+            f"{low}-{high} includes the slurmctld or slurmd port "
+            f"({slurmctld_port_text(estate)}, {slurmd_port(estate)})",
         )
 
 
@@ -977,7 +980,8 @@ def rest_api_valid(estate: Estate) -> Iterator[Finding]:
             "slurm.rest_api.user",
             f"{rest.user!r} is a person of identity.users; slurmrestd runs as a service user",
         )
-    taken = {SLURMCTLD_PORT: "slurmctld", SLURMD_PORT: "slurmd"}
+    taken = {port: "slurmctld" for port in _slurmctld_port_list(estate)}
+    taken[slurmd_port(estate)] = "slurmd"
     accounting = estate.slurm.accounting
     if accounting and accounting.host == rest.host:
         taken[accounting.port] = "slurmdbd"
@@ -1380,13 +1384,14 @@ def slurm_exporter_port_free(estate: Estate) -> Iterator[Finding]:
     if host is None:
         return
     obs = estate.observability
-    holders = [(obs.node_exporter_port, "the node exporter"), (SLURMCTLD_PORT, "slurmctld")]
+    holders = [(obs.node_exporter_port, "the node exporter")]
+    holders += [(port, "slurmctld") for port in _slurmctld_port_list(estate)]
     accounting = estate.slurm.accounting
     if accounting and accounting.host == host:
         holders.append((accounting.port, "slurmdbd"))
     for pool in estate.slurm_pools:
         if host in pool.hosts:
-            holders.append((SLURMD_PORT, "slurmd"))
+            holders.append((slurmd_port(estate), "slurmd"))
             if pool.gpus:
                 holders.append((obs.dcgm_exporter_port, "the DCGM exporter"))
     for port, holder in holders:
@@ -1473,3 +1478,186 @@ def health_check_node_state_valid(estate: Estate) -> Iterator[Finding]:
         )
     if not estate.slurm_pools:
         yield issue("slurm.health_check", "the estate has no Slurm pools to check")
+
+
+# --- a site's own Slurm settings (issue 13) ---
+
+
+def _slurmctld_port_list(estate: Estate) -> list[int]:
+    low, high = slurmctld_ports(estate)
+    return list(range(low, high + 1))
+
+
+def _slurm_daemon_ports(estate: Estate) -> list[int]:
+    return [*_slurmctld_port_list(estate), slurmd_port(estate)]
+
+
+@check
+def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    """Site settings that slurmctld or slurmd refuse together, or that would break what the
+    other outputs rely on."""
+    site = estate.slurm.site
+    if slurmd_port(estate) in _slurmctld_port_list(estate):
+        yield issue(
+            "slurm.ports.slurmd",
+            f"port {slurmd_port(estate)} is slurmctld's ({slurmctld_port_text(estate)}); "
+            "slurmd needs a port of its own",
+        )
+    paths = site.paths
+    seen: dict[str, str] = {}
+    for key, value in vars(paths).items():
+        if value in seen:
+            yield issue(
+                f"slurm.paths.{key}",
+                f"{value} is also slurm.paths.{seen[value]}; each daemon file or folder needs "
+                "its own path",
+            )
+        seen.setdefault(value, key)
+    folders = {"state_save_location": paths.state_save_location}
+    folders["slurmd_spool_dir"] = paths.slurmd_spool_dir
+    for key, folder in folders.items():
+        for other, value in vars(paths).items():
+            if other != key and value.startswith(folder + "/"):
+                yield issue(
+                    f"slurm.paths.{other}",
+                    f"{value} lies inside slurm.paths.{key} ({folder}), which the daemon "
+                    "fills and owns; choose a path outside it",
+                )
+    yield from _select_problems(estate)
+    if "none" in site.task_plugins and len(site.task_plugins) > 1:
+        yield issue(
+            "slurm.task_plugins",
+            "none means no task plugin and cannot go with "
+            f"{', '.join(p for p in site.task_plugins if p != 'none')}; give [none] alone",
+        )
+    if "NoHold" in site.prolog_flags and "Alloc" not in site.prolog_flags:
+        yield issue(
+            "slurm.prolog_flags",
+            "NoHold needs Alloc (slurm.conf(5), PrologFlags); add Alloc",
+        )
+    if "X11" in site.prolog_flags and "Contain" not in site.prolog_flags:
+        yield issue(
+            "slurm.prolog_flags",
+            "X11 forwarding runs inside the job's extern step, which Contain creates; add Contain",
+        )
+
+
+def _select_problems(estate: Estate) -> Iterator[Finding]:
+    from estategen.schema import SELECT_RESOURCES
+
+    site = estate.slurm.site
+    resources = [p for p in site.select_parameters if p in SELECT_RESOURCES]
+    if len(resources) > 1:
+        yield issue(
+            "slurm.select.parameters",
+            f"{' and '.join(resources)} both name the consumable resource; give one of "
+            f"{', '.join(SELECT_RESOURCES)}",
+        )
+    if site.select_type == "linear":
+        allowed = {"CR_Memory", "CR_ONE_TASK_PER_CORE"}
+        extra = [p for p in site.select_parameters if p not in allowed]
+        if extra:
+            yield issue(
+                "slurm.select.parameters",
+                f"select type linear takes only CR_Memory and CR_ONE_TASK_PER_CORE "
+                f"(slurm.conf(5), SelectTypeParameters), not {', '.join(extra)}",
+            )
+    elif not resources:
+        yield issue(
+            "slurm.select.parameters",
+            f"select type {site.select_type} needs a consumable resource: one of "
+            f"{', '.join(r for r in SELECT_RESOURCES if r != 'CR_Memory')}",
+        )
+    if site.select_type != "cons_tres":
+        for pool in estate.slurm_pools:
+            if pool.gpus:
+                yield issue(
+                    f"{pool.path}.gpus",
+                    f"select type {site.select_type} does not schedule GPUs: only cons_tres "
+                    "allocates GPU GRES (--gpus, --gpus-per-task, per-GPU defaults); use "
+                    "select type cons_tres for pools with GPUs",
+                )
+        for part in estate.slurm.partitions:
+            for key in ("def_cpu_per_gpu", "def_mem_per_gpu"):
+                if getattr(part.overrides, key) is not None:
+                    yield issue(
+                        f"{part.path}.{key}",
+                        f"per-GPU defaults need select type cons_tres, not {site.select_type}",
+                    )
+
+
+@check
+def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    types: dict[str, tuple[str, str]] = {}
+    for pool in estate.slurm_pools:
+        if pool.real_memory_mib is not None:
+            if pool.memory_gb is None:
+                yield issue(
+                    f"{pool.path}.real_memory_mib",
+                    "real_memory_mib refines memory_gb; give memory_gb too",
+                )
+            elif pool.real_memory_mib > pool.memory_gb * 1024:
+                yield issue(
+                    f"{pool.path}.real_memory_mib",
+                    f"{pool.real_memory_mib} MiB is more than the node's memory_gb "
+                    f"({pool.memory_gb * 1024} MiB); slurmd would register the node with "
+                    "less and slurmctld would drain it",
+                )
+        if pool.gpus and not pool.gpus.mig:
+            kind = gres_type(pool)
+            first = types.setdefault(kind, (pool.gpus.model, pool.path))
+            if first[0] != pool.gpus.model:
+                yield issue(
+                    f"{pool.path}.gpus.gres_type",
+                    f"GRES type {kind!r} is {first[0]} in {first[1]}; one type names one GPU "
+                    "model (billing weights and accounting count it per type)",
+                )
+
+
+@check
+def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    qos_names = {q.name for q in estate.slurm.qos}
+    teams = {t.name for t in estate.identity.teams}
+    for part in estate.slurm.partitions:
+        site = part.overrides
+        for name in site.allow_qos:
+            if name not in qos_names:
+                yield issue(
+                    f"{part.path}.allow_qos",
+                    f"unknown QoS {name!r}; slurm.qos has {', '.join(sorted(qos_names)) or 'none'}",
+                )
+        for name in site.deny_accounts:
+            if name not in teams:
+                yield issue(f"{part.path}.deny_accounts", f"unknown team {name!r}")
+        if site.deny_accounts and part.teams:
+            yield issue(
+                f"{part.path}.deny_accounts",
+                "give teams (AllowAccounts) or deny_accounts, not both: slurmctld uses "
+                "AllowAccounts and ignores DenyAccounts",
+            )
+        if (site.allow_qos or site.deny_accounts) and estate.slurm.accounting is None:
+            yield issue(
+                f"{part.path}",
+                "allow_qos and deny_accounts need slurm.accounting: slurmctld knows QoS and "
+                "accounts from slurmdbd",
+            )
+        if site.max_mem_per_cpu is not None and site.max_mem_per_node is not None:
+            yield issue(
+                f"{part.path}.max_mem_per_node",
+                "give max_mem_per_cpu or max_mem_per_node, not both (slurm.conf(5): they "
+                "exclude each other)",
+            )
+
+
+@check
+def accounting_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    accounting = estate.slurm.accounting
+    if accounting is None or accounting.tres is None:
+        return
+    missing = [t for t in required_tres(estate) if t not in accounting.tres]
+    if missing:
+        yield issue(
+            "slurm.accounting.tres",
+            f"missing {', '.join(missing)}: the partitions' billing weights and the QoS GPU "
+            "limits name them, and slurmctld refuses a TRES it does not track; add them",
+        )

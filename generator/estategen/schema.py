@@ -47,7 +47,10 @@ DAEMON_PATH = r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,62}){1,16}"
 # A GRES type name as slurm.conf and gres.conf write it (Type=): no ':' ',' or '='.
 GRES_TYPE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
 # A TRES as AccountingStorageTRES names it: cpu, mem, gres/gpu, gres/gpu:a100, license/x...
-TRES = r"(billing|cpu|energy|mem|node|pages|vmem|fs/disk|fs/lustre|ic/ofed|(gres|license|bb)/[A-Za-z0-9_.-]{1,63}(:[A-Za-z0-9_.-]{1,63})?)"
+TRES = (
+    r"(billing|cpu|energy|mem|node|pages|vmem|fs/disk|fs/lustre|ic/ofed"
+    r"|(gres|license|bb)/[A-Za-z0-9_.-]{1,63}(:[A-Za-z0-9_.-]{1,63})?)"
+)
 # One SchedulerParameters option: a word, or word=value.
 SCHEDULER_PARAMETER = r"[a-z][a-z0-9_]{0,63}(=[A-Za-z0-9_.:-]{1,64})?"
 # A partition's OverSubscribe, as slurm.conf(5) spells it in lower case.
@@ -104,10 +107,10 @@ _PATTERN_HINTS = {
     LOCAL_DATETIME: "local date and time like '2027-01-10T08:00' or '2027-01-10T08:00:00'",
     PORT_RANGE: "port range like '12000-12999'",
     DAEMON_PATH: "absolute path like /var/spool/slurmctld (no '.', '..', '//' or trailing '/')",
-    GRES_TYPE: "GRES type name like 'a100', 'GV100GL' or 'rtx_3090' (letters, digits, '_', '.', '-')",
+    GRES_TYPE: "GRES type name like 'a100', 'GV100GL' or 'rtx_3090' (letters, digits, '_.-')",
     TRES: "TRES like 'cpu', 'mem', 'gres/gpu' or 'gres/gpu:a100'",
     SCHEDULER_PARAMETER: "SchedulerParameters option like 'bf_continue' or 'bf_window=4320'",
-    OVERSUBSCRIBE: "'no', 'exclusive', 'yes', 'force', or 'yes:N' / 'force:N' with N jobs per resource",
+    OVERSUBSCRIBE: "'no', 'exclusive', 'yes', 'force', or 'yes:N' / 'force:N' (N jobs each)",
     GROUP: "Unix group name: lowercase letter or '_' first, then [a-z0-9_-], at most 32",
     FREE_TEXT: "one line of text without control characters or line breaks, at most 200 characters",
     MOUNT: "absolute path like /scratch",

@@ -72,6 +72,8 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("SlurmUser", _RENDERED, _A, _SLURMD_READS_AT_START),
     SlurmKey("SlurmctldPort", _RENDERED, _A, _LISTENS),
     SlurmKey("SlurmdPort", _RENDERED, _A, _LISTENS),
+    # written only when slurm.slurmd_user sets it
+    SlurmKey("SlurmdUser", _RENDERED, _A, _SLURMD_READS_AT_START),
     SlurmKey("AuthType", _RENDERED, _A),  # "All Slurm daemons ... must be terminated"
     SlurmKey("AuthAltTypes", _RENDERED, _A, _AUTH),
     SlurmKey("AuthAltParameters", _RENDERED, _A, _AUTH),
@@ -136,7 +138,6 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     # Not written, but they decide whom the daemons trust, where the controller is, or what
     # estategen's priority and topology mean: `slurm.options` may not set them.
     SlurmKey("AuthInfo", _RESERVED, _A, _AUTH),
-    SlurmKey("SlurmdUser", _RESERVED, _A, _SLURMD_READS_AT_START),
     SlurmKey("ControlMachine", _RESERVED, _A, "slurm.conf(5): deprecated, see SlurmctldHost"),
     SlurmKey("Include", _RESERVED, _R),
     SlurmKey("PriorityWeightTRES", _RESERVED, _R),

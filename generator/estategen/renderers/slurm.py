@@ -15,8 +15,8 @@ from estategen import __version__, hostlist
 from estategen.facts import (
     JWT_KEY_PATH,
     gpu_gres,
-    gres_type,
     gpu_memory_mib_range,
+    gres_type,
     health_checks,
     pool_mounts,
     reservation_hosts,
@@ -102,7 +102,6 @@ class NodeLine:
     features: str
     weight: int
     state: str = "UNKNOWN"
-    exact_memory: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,7 +137,6 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         features=",".join(dict.fromkeys(features)),
         weight=weight,
         state="CLOUD" if pool.elastic else "UNKNOWN",
-        exact_memory=pool.real_memory_mib is not None,
     )
 
 
@@ -182,11 +180,11 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     shaped = [p for p in pools if p.cpu and p.memory_gb]
     # Every job gets memory by default, not the whole node: a job without GPUs by its CPUs,
     # a GPU job by its GPUs (slurmctld applies DefMemPerGPU when a job asks for GPUs, and
-    # DefMemPerCPU otherwise). A site's values replace them; DefMemPerCPU and MaxMemPerNode
-    # exclude each other, and only select/cons_tres knows per-GPU defaults.
+    # DefMemPerCPU otherwise). A site's values replace them; only select/cons_tres knows
+    # per-GPU defaults.
     if site.def_mem_per_cpu is not None:
         fields.append(("DefMemPerCPU", str(site.def_mem_per_cpu)))
-    elif shaped and site.max_mem_per_node is None:
+    elif shaped:
         fields.append(("DefMemPerCPU", str(min(_memory_per_cpu(p) for p in shaped))))
     if gpu_pools and estate.slurm.site.select_type == "cons_tres":
         per_gpu = site.def_cpu_per_gpu or min(_cpus_per_gpu(p) for p in gpu_pools)
