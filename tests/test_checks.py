@@ -106,6 +106,11 @@ TESTED_CHECKS = [
     "eks_autoscaler_tags_fit",
     "queue_engine_keys",
     "frameworks_resolve",
+    # a site's own Slurm settings (issue 13)
+    "slurm_site_settings_valid",
+    "pool_site_settings_valid",
+    "partition_site_settings_valid",
+    "accounting_site_settings_valid",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -2694,3 +2699,207 @@ def test_an_unknown_framework_is_a_schema_error() -> None:
     document = _parse(blueprint(frameworks("[job, pytorchjob]")))
     _, problems = schema.normalise(document.data)
     assert [p.path for p in problems] == ["kubernetes.clusters[0].frameworks[1]"]
+
+
+# --- a site's own Slurm settings (issue 13) ----------------------------------------------
+
+
+def test_base_estate_keeps_estategens_slurm_settings() -> None:
+    for check in (
+        checks.slurm_site_settings_valid,
+        checks.pool_site_settings_valid,
+        checks.partition_site_settings_valid,
+        checks.accounting_site_settings_valid,
+    ):
+        assert run(check) == []
+
+
+def test_slurmd_port_inside_the_slurmctld_range_is_an_error() -> None:
+    found = run(
+        checks.slurm_site_settings_valid, 'slurm: {ports: {slurmctld: "6817-6820", slurmd: 6819}}'
+    )
+    only(found, "slurm.ports.slurmd", "port 6819 is slurmctld's (6817-6820)")
+
+
+def test_slurmctld_port_range_moves_the_mpi_and_rest_api_checks() -> None:
+    moved = "slurm: {ports: {slurmctld: 7001-7002, slurmd: 7003}, mpi: {ports: 7000-7010}}"
+    only(run(checks.mpi_ports_valid, moved), "slurm.mpi.ports", "(7001-7002, 7003)")
+    assert (
+        run(checks.mpi_ports_valid, "slurm: {ports: {slurmd: 7003}, mpi: {ports: 6818-6900}}") == []
+    )
+    rest = (
+        "slurm: {ports: {slurmd: 7003}, "
+        "rest_api: {host: lab-ctl, port: 7003, jwt_key: {secret: k}}}"
+    )
+    only(run(checks.rest_api_valid, rest), "slurm.rest_api.port", "slurmd's")
+
+
+def test_two_daemon_paths_may_not_be_one_file() -> None:
+    found = run(
+        checks.slurm_site_settings_valid,
+        "slurm: {paths: {slurmd_log_file: /var/log/slurm/slurmctld.log}}",
+    )
+    only(found, "slurm.paths.slurmd_log_file", "also slurm.paths.slurmctld_log_file")
+
+
+def test_a_log_file_inside_the_state_folder_is_an_error() -> None:
+    found = run(
+        checks.slurm_site_settings_valid,
+        "slurm: {paths: {state_save_location: /srv/slurm, "
+        "slurmctld_log_file: /srv/slurm/ctld.log}}",
+    )
+    only(found, "slurm.paths.slurmctld_log_file", "inside slurm.paths.state_save_location")
+
+
+def test_a_daemon_path_under_etc_is_an_error() -> None:
+    found = run(
+        checks.slurm_site_settings_valid, "slurm: {paths: {slurmd_pid_file: /etc/slurm/d.pid}}"
+    )
+    only(found, "slurm.paths.slurmd_pid_file", "lies under /etc")
+
+
+@pytest.mark.parametrize(
+    ("select", "text"),
+    [
+        ("{type: cons_tres, parameters: [CR_CPU, CR_Core_Memory]}", "CR_CPU and CR_Core_Memory"),
+        ("{type: cons_tres, parameters: [CR_ONE_TASK_PER_CORE]}", "needs a consumable resource"),
+        ("{type: cons_tres, parameters: []}", "needs a consumable resource"),
+    ],
+)
+def test_select_parameters_name_one_resource(select: str, text: str) -> None:
+    only(
+        run(checks.slurm_site_settings_valid, f"slurm: {{select: {select}}}"),
+        "slurm.select.parameters",
+        text,
+    )
+
+
+def test_linear_select_takes_only_memory_and_one_task_per_core() -> None:
+    cpu_only = (
+        "node_pools: [{name: cpu, scheduler: slurm, hosts: 'c-[1-2]', "
+        "cpu: {sockets: 1, cores_per_socket: 4}, memory_gb: 16}]\n"
+        "slurm: {partitions: [{name: cpu, pools: [cpu]}], select: %s}"
+    )
+    linear = cpu_only % "{type: linear, parameters: [CR_Memory, CR_ONE_TASK_PER_CORE]}"
+    assert run(checks.slurm_site_settings_valid, linear) == []
+    wrong = cpu_only % "{type: linear, parameters: [CR_Core_Memory]}"
+    only(
+        run(checks.slurm_site_settings_valid, wrong),
+        "slurm.select.parameters",
+        "not CR_Core_Memory",
+    )
+
+
+@pytest.mark.parametrize("kind", ["cons_res", "linear"])
+def test_gpu_pools_need_cons_tres(kind: str) -> None:
+    parameters = "[CR_Memory]" if kind == "linear" else "[CR_Core_Memory]"
+    found = run(
+        checks.slurm_site_settings_valid,
+        f"slurm: {{select: {{type: {kind}, parameters: {parameters}}}}}",
+    )
+    only(found, "node_pools[0].gpus", f"select type {kind} does not schedule GPUs")
+
+
+def test_task_plugin_none_goes_alone() -> None:
+    found = run(checks.slurm_site_settings_valid, "slurm: {task_plugins: [none, affinity]}")
+    only(found, "slurm.task_plugins", "cannot go with affinity")
+    assert run(checks.slurm_site_settings_valid, "slurm: {task_plugins: [none]}") == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "text"), [("[NoHold]", "NoHold needs Alloc"), ("[X11]", "add Contain")]
+)
+def test_prolog_flags_that_need_another(flags: str, text: str) -> None:
+    only(
+        run(checks.slurm_site_settings_valid, f"slurm: {{prolog_flags: {flags}}}"),
+        "slurm.prolog_flags",
+        text,
+    )
+
+
+def test_real_memory_above_physical_memory_is_an_error() -> None:
+    pool = (
+        "node_pools: [{name: a100, scheduler: slurm, hosts: lab-gpu-01, "
+        "cpu: {sockets: 2, cores_per_socket: 32}, memory_gb: 512, real_memory_mib: %d}]"
+    )
+    assert run(checks.pool_site_settings_valid, pool % (512 * 1024)) == []
+    found = run(checks.pool_site_settings_valid, pool % (512 * 1024 + 1))
+    only(found, "node_pools[0].real_memory_mib", "more than the node's memory_gb (524288 MiB)")
+
+
+def test_one_gres_type_names_one_gpu_model() -> None:
+    pools = """
+node_pools:
+  - {name: a, scheduler: slurm, hosts: a-1, cpu: {sockets: 1, cores_per_socket: 8}, memory_gb: 64,
+     gpus: {model: a100-sxm-80gb, count: 1, gres_type: GA100}}
+  - {name: b, scheduler: slurm, hosts: b-1, cpu: {sockets: 1, cores_per_socket: 8}, memory_gb: 64,
+     gpus: {model: l4-24gb, count: 1, gres_type: GA100}}
+"""
+    only(
+        run(checks.pool_site_settings_valid, pools),
+        "node_pools[1].gpus.gres_type",
+        "'GA100' is a100-sxm-80gb",
+    )
+
+
+def test_partition_allow_qos_and_deny_accounts_must_resolve() -> None:
+    fragment = """
+slurm:
+  accounting: {host: lab-dbd, database: {host: db, password: {secret: db}}}
+  qos: [{name: normal}]
+  partitions: [{name: gpu, pools: [a100], allow_qos: [normal, high], deny_accounts: [nobody]}]
+"""
+    found = run(checks.partition_site_settings_valid, fragment)
+    assert where(found) == [
+        ("slurm.partitions[0].allow_qos", "error"),
+        ("slurm.partitions[0].deny_accounts", "error"),
+    ]
+    assert "unknown QoS 'high'; slurm.qos has normal" in found[0].message
+
+
+def test_deny_accounts_with_teams_is_an_error() -> None:
+    fragment = """
+slurm:
+  accounting: {host: lab-dbd, database: {host: db, password: {secret: db}}}
+  partitions: [{name: gpu, pools: [a100], teams: [vision], deny_accounts: [nlp]}]
+"""
+    only(
+        run(checks.partition_site_settings_valid, fragment),
+        "slurm.partitions[0].deny_accounts",
+        "not both",
+    )
+
+
+def test_allow_qos_without_accounting_is_an_error() -> None:
+    fragment = (
+        "slurm: {qos: [{name: normal}], "
+        "partitions: [{name: gpu, pools: [a100], allow_qos: [normal]}]}"
+    )
+    only(
+        run(checks.partition_site_settings_valid, fragment),
+        "slurm.partitions[0]",
+        "need slurm.accounting",
+    )
+
+
+def test_max_mem_per_cpu_and_per_node_exclude_each_other() -> None:
+    fragment = (
+        "slurm: {partitions: [{name: gpu, pools: [a100], "
+        "max_mem_per_cpu: 100, max_mem_per_node: 1000}]}"
+    )
+    only(
+        run(checks.partition_site_settings_valid, fragment),
+        "slurm.partitions[0].max_mem_per_node",
+        "not both",
+    )
+
+
+def test_accounting_tres_must_keep_the_gpu_tres_estategen_bills() -> None:
+    fragment = """
+slurm:
+  accounting: {host: lab-dbd, database: {host: db, password: {secret: db}}, tres: [%s]}
+"""
+    found = run(checks.accounting_site_settings_valid, fragment % "gres/gpu, license/matlab")
+    only(found, "slurm.accounting.tres", "missing gres/gpu:a100-sxm-80gb")
+    kept = fragment % "gres/gpu, gres/gpu:a100-sxm-80gb, license/matlab"
+    assert run(checks.accounting_site_settings_valid, kept) == []

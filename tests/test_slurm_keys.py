@@ -30,7 +30,8 @@ from estategen.write import with_manifest, write_tree
 from conftest import BLUEPRINTS
 
 # Every optional slurm.conf line on: GPUs (GresTypes), accounting (AccountingStorageHost, Port,
-# Enforce and TRES), a switch (TopologyPlugin), all six priority weights, preemption.
+# Enforce and TRES), a switch (TopologyPlugin), all six priority weights, preemption, the
+# user slurmd runs as (SlurmdUser).
 EVERYTHING = """\
 estate: t
 versions: {slurm: "23.11"}
@@ -50,6 +51,7 @@ slurm:
   mpi: {default: pmix, ports: "12000-12999"}
   rest_api: {host: ctl-01, jwt_key: {secret: slurm_jwt}}
   health_check: {interval: 120, node_state: [idle, mixed]}
+  slurmd_user: root
 node_pools:
   - name: h100
     scheduler: slurm

@@ -1483,6 +1483,24 @@ def health_check_node_state_valid(estate: Estate) -> Iterator[Finding]:
 # --- a site's own Slurm settings (issue 13) ---
 
 
+# Folders of programs, configuration and the kernel: no daemon file of slurm.paths lies there.
+_NOT_DAEMON_TREES = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/root",
+    "/sbin",
+    "/sys",
+    "/usr",
+)
+
+
 def _slurmctld_port_list(estate: Estate) -> list[int]:
     low, high = slurmctld_ports(estate)
     return list(range(low, high + 1))
@@ -1513,6 +1531,15 @@ def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "its own path",
             )
         seen.setdefault(value, key)
+    for key, value in vars(paths).items():
+        tree = next((t for t in _NOT_DAEMON_TREES if value.startswith(t + "/")), None)
+        if tree:
+            yield issue(
+                f"slurm.paths.{key}",
+                f"{value} lies under {tree}, which holds programs and configuration, not "
+                "daemon state or logs (the roles would make its folder the daemon's); "
+                "choose a path under /var, /run, /srv or a site folder",
+            )
     folders = {"state_save_location": paths.state_save_location}
     folders["slurmd_spool_dir"] = paths.slurmd_spool_dir
     for key, folder in folders.items():
