@@ -45,7 +45,7 @@ PORT_RANGE = r"[0-9]{1,5}-[0-9]{1,5}"
 # An absolute path of a daemon's file or folder: no '.', '..', '//' or trailing '/'.
 DAEMON_PATH = r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,62}){1,16}"
 # A GRES type name as slurm.conf and gres.conf write it (Type=): no ':' ',' or '='.
-GRES_TYPE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
+GRES_TYPE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 # A TRES as AccountingStorageTRES names it: cpu, mem, gres/gpu, gres/gpu:a100, license/x...
 TRES = (
     r"(billing|cpu|energy|mem|node|pages|vmem|fs/disk|fs/lustre|ic/ofed"
@@ -56,7 +56,7 @@ SCHEDULER_PARAMETER = r"[a-z][a-z0-9_]{0,63}(=[A-Za-z0-9_.:-]{1,64})?"
 # A partition's OverSubscribe, as slurm.conf(5) spells it in lower case.
 OVERSUBSCRIBE = r"(no|exclusive|(yes|force)(:[1-9][0-9]{0,3})?)"
 # A Unix group name as AllowGroups names it.
-GROUP = r"[a-z_][a-z0-9_-]{0,31}"
+GROUP = r"[a-z_][a-z0-9_.-]{0,31}"
 # No control characters (C0, DEL, C1 with NEL U+0085) and no Unicode line or paragraph
 # separators (U+2028, U+2029): each starts a new line somewhere downstream.
 FREE_TEXT = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{0,200}"
@@ -111,7 +111,7 @@ _PATTERN_HINTS = {
     TRES: "TRES like 'cpu', 'mem', 'gres/gpu' or 'gres/gpu:a100'",
     SCHEDULER_PARAMETER: "SchedulerParameters option like 'bf_continue' or 'bf_window=4320'",
     OVERSUBSCRIBE: "'no', 'exclusive', 'yes', 'force', or 'yes:N' / 'force:N' (N jobs each)",
-    GROUP: "Unix group name: lowercase letter or '_' first, then [a-z0-9_-], at most 32",
+    GROUP: "Unix group name: lowercase letter or '_' first, then [a-z0-9_.-], at most 32",
     FREE_TEXT: "one line of text without control characters or line breaks, at most 200 characters",
     MOUNT: "absolute path like /scratch",
     NFS_OR_LUSTRE_SOURCE: "source like 'server:/export' or '10.0.0.1@o2ib:/fs'",

@@ -81,7 +81,7 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("StateSaveLocation", _RENDERED, _S),
     SlurmKey("SlurmdSpoolDir", _RENDERED, _A, _SLURMD_READS_AT_START),
     SlurmKey("SlurmctldPidFile", _RENDERED, _S, _SLURMCTLD_READS_AT_START),
-    SlurmKey("SlurmdPidFile", _RENDERED, _R),
+    SlurmKey("SlurmdPidFile", _RENDERED, _A, "slurmd writes its pid file only when it starts"),
     SlurmKey("SlurmctldLogFile", _RENDERED, _R),
     SlurmKey("SlurmdLogFile", _RENDERED, _R),
     SlurmKey("ReturnToService", _RENDERED, _R),
