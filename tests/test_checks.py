@@ -2774,6 +2774,18 @@ def test_select_parameters_name_one_resource(select: str, text: str) -> None:
     )
 
 
+def test_one_task_per_core_with_cpus_as_the_resource_is_an_error() -> None:
+    # found by the real slurmctld (tests/test_slurm_site.py): it refuses the pair and exits
+    fragment = "slurm: {select: {parameters: [CR_CPU_Memory, CR_ONE_TASK_PER_CORE]}}"
+    only(
+        run(checks.slurm_site_settings_valid, fragment),
+        "slurm.select.parameters",
+        "CR_ONE_TASK_PER_CORE does not go with CR_CPU_Memory",
+    )
+    fine = "slurm: {select: {parameters: [CR_Core_Memory, CR_ONE_TASK_PER_CORE]}}"
+    assert run(checks.slurm_site_settings_valid, fine) == []
+
+
 def test_linear_select_takes_only_memory_and_one_task_per_core() -> None:
     cpu_only = (
         "node_pools: [{name: cpu, scheduler: slurm, hosts: 'c-[1-2]', "
@@ -2790,14 +2802,28 @@ def test_linear_select_takes_only_memory_and_one_task_per_core() -> None:
     )
 
 
+def test_gpu_pools_with_linear_select_are_an_error() -> None:
+    # the real slurmd refuses a step asking for a GPU under select/linear
+    found = run(checks.slurm_site_settings_valid, "slurm: {select: {type: linear, parameters: []}}")
+    only(found, "node_pools[0].gpus", "select type linear gives jobs whole nodes but no GPUs")
+
+
+def test_gpu_pools_with_cons_res_are_a_warning() -> None:
+    found = run(checks.slurm_site_settings_valid, "slurm: {select: {type: cons_res}}")
+    only(found, "node_pools[0].gpus", "only with --gres=gpu:N", level="warning")
+
+
 @pytest.mark.parametrize("kind", ["cons_res", "linear"])
-def test_gpu_pools_need_cons_tres(kind: str) -> None:
-    parameters = "[CR_Memory]" if kind == "linear" else "[CR_Core_Memory]"
-    found = run(
-        checks.slurm_site_settings_valid,
-        f"slurm: {{select: {{type: {kind}, parameters: {parameters}}}}}",
+def test_shards_without_cons_tres_are_an_error(kind: str) -> None:
+    fragment = (
+        "node_pools: [{name: a100, scheduler: slurm, hosts: 'lab-gpu-[01-02]', "
+        "cpu: {sockets: 2, cores_per_socket: 32}, memory_gb: 512, "
+        "gpus: {model: a100-sxm-80gb, count: 4, sharing: {shard: 2}}}]\n"
+        f"slurm: {{select: {{type: {kind}, parameters: []}}}}"
     )
-    only(found, "node_pools[0].gpus", f"select type {kind} does not schedule GPUs")
+    found = [f for f in run(checks.slurm_site_settings_valid, fragment) if f.level == "error"]
+    found = [f for f in found if f.path != "slurm.select.parameters"]
+    only(found, "node_pools[0].gpus.sharing.shard", "Use of shared gres requires")
 
 
 def test_task_plugin_none_goes_alone() -> None:

@@ -267,7 +267,7 @@ def test_plugins_and_scheduling_are_the_blueprints() -> None:
         """
         slurm:
           return_to_service: 1
-          select: {type: cons_tres, parameters: [CR_CPU_Memory, CR_ONE_TASK_PER_CORE]}
+          select: {type: cons_tres, parameters: [CR_Core_Memory, CR_ONE_TASK_PER_CORE]}
           task_plugins: [affinity]
           job_acct_gather: linux
           prolog_flags: [Alloc, Contain]
@@ -275,7 +275,7 @@ def test_plugins_and_scheduling_are_the_blueprints() -> None:
         """
     )
     assert conf["ReturnToService"] == "1"
-    assert conf["SelectTypeParameters"] == "CR_CPU_Memory,CR_ONE_TASK_PER_CORE"
+    assert conf["SelectTypeParameters"] == "CR_Core_Memory,CR_ONE_TASK_PER_CORE"
     assert conf["TaskPlugin"] == "task/affinity"
     assert conf["JobAcctGatherType"] == "jobacct_gather/linux"
     assert conf["PrologFlags"] == "Alloc,Contain"
@@ -536,16 +536,16 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
             enforce: [associations, limits, qos]
           qos: [{{name: normal}}, {{name: high, priority: 10}}]
           paths:
-            state_save_location: {run}/state
+            state_save_location: {run}/site-state
             slurmd_spool_dir: {run}/spool/{NODE}
             slurmctld_pid_file: {run}/run/ctld.pid
             slurmd_pid_file: {run}/run/slurmd.pid
-            slurmctld_log_file: {run}/log/slurmctld.log
-            slurmd_log_file: {run}/log/slurmd.log
+            slurmctld_log_file: {run}/log/site-ctld.log
+            slurmd_log_file: {run}/log/site-slurmd.log
           ports: {{slurmctld: "{ctld[0]}-{ctld[1]}", slurmd: {slurmd}}}
           slurmd_user: root
           return_to_service: 1
-          select: {{type: cons_tres, parameters: [CR_CPU_Memory, CR_ONE_TASK_PER_CORE]}}
+          select: {{type: cons_tres, parameters: [CR_CPU_Memory, CR_Pack_Nodes]}}
           task_plugins: [affinity]
           job_acct_gather: linux
           prolog_flags: [Alloc, Contain]
@@ -608,6 +608,8 @@ def site_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
     rendered = (work / "out" / "slurm" / "slurm.conf").read_text()
     lab = SlurmLab(work / "out", work / "run", [NODE, "site-ctl", "site-dbd", "site-db"])
     lab.ports.update(ctld=ctld[0], slurmd=slurmd)
+    # paths of the lab's own names would hide whether the blueprint's reached the daemons
+    (lab.work / "site-state").mkdir()
     database = MariaDB(work / "db")
     try:
         lab.install_configs(gpu_files=2)
@@ -617,7 +619,7 @@ def site_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
         ours = {
             k: v
             for k, _, v in (line.partition("=") for line in rendered.splitlines())
-            if v and not k.startswith("#") and k not in LAB_KEEPS and " " not in k
+            if v and not k.startswith("#") and k not in (*LAB_KEEPS, "NodeName", "PartitionName")
         }
         conf = lab.etc / "slurm.conf"
         conf.write_text(set_keys(conf.read_text(), ours))
@@ -638,18 +640,18 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
     run = site_lab.work
     config = show_config(site_lab)
     expected_config = {
-        "StateSaveLocation": f"{run}/state",
+        "StateSaveLocation": f"{run}/site-state",
         "SlurmdSpoolDir": f"{run}/spool/{NODE}",
         "SlurmctldPidFile": f"{run}/run/ctld.pid",
         "SlurmdPidFile": f"{run}/run/slurmd.pid",
-        "SlurmctldLogFile": f"{run}/log/slurmctld.log",
-        "SlurmdLogFile": f"{run}/log/slurmd.log",
+        "SlurmctldLogFile": f"{run}/log/site-ctld.log",
+        "SlurmdLogFile": f"{run}/log/site-slurmd.log",
         "SlurmctldPort": f"{site_lab.ports['ctld']}-{site_lab.ports['ctld'] + 1}",
         "SlurmdPort": str(site_lab.ports["slurmd"]),
         "SlurmdUser": "root(0)",
         "ReturnToService": "1",
         "SelectType": "select/cons_tres",
-        "SelectTypeParameters": "CR_CPU_MEMORY,CR_ONE_TASK_PER_CORE",
+        "SelectTypeParameters": "CR_CPU_MEMORY,CR_PACK_NODES",
         "TaskPlugin": "task/affinity",
         "JobAcctGatherType": "jobacct_gather/linux",
         "PrologFlags": "Alloc,Contain",

@@ -1580,6 +1580,16 @@ def _select_problems(estate: Estate) -> Iterator[Finding]:
             f"{' and '.join(resources)} both name the consumable resource; give one of "
             f"{', '.join(SELECT_RESOURCES)}",
         )
+    if "CR_ONE_TASK_PER_CORE" in site.select_parameters and any(
+        r.startswith("CR_CPU") for r in resources
+    ):
+        # slurmctld 22.05: "CR_ONE_TASK_PER_CORE is not compatible with CR_CPU*, please
+        # change to use CR_CORE* instead", then "Bad SelectTypeParameter", and exits
+        yield issue(
+            "slurm.select.parameters",
+            f"CR_ONE_TASK_PER_CORE does not go with {resources[0]}: slurmctld refuses it; use "
+            "CR_Core or CR_Core_Memory, or drop CR_ONE_TASK_PER_CORE",
+        )
     if site.select_type == "linear":
         allowed = {"CR_Memory", "CR_ONE_TASK_PER_CORE"}
         extra = [p for p in site.select_parameters if p not in allowed]
@@ -1596,13 +1606,32 @@ def _select_problems(estate: Estate) -> Iterator[Finding]:
             f"{', '.join(r for r in SELECT_RESOURCES if r != 'CR_Memory')}",
         )
     if site.select_type != "cons_tres":
+        # What the real slurmctld 22.05 and slurmd did (tests/test_slurm_site.py): with
+        # shards it exits ("Use of shared gres requires the use of select/cons_tres"); with
+        # select/linear it starts, but a step asking for a GPU fails ("Invalid generic
+        # resource (gres) specification"); with select/cons_res `srun --gres=gpu:1` runs.
         for pool in estate.slurm_pools:
-            if pool.gpus:
+            if pool.gpus and pool.gpus.sharing.shard:
+                yield issue(
+                    f"{pool.path}.gpus.sharing.shard",
+                    f"shards need select type cons_tres: slurmctld exits with select/"
+                    f"{site.select_type} ('Use of shared gres requires the use of "
+                    "select/cons_tres')",
+                )
+            elif pool.gpus and site.select_type == "linear":
                 yield issue(
                     f"{pool.path}.gpus",
-                    f"select type {site.select_type} does not schedule GPUs: only cons_tres "
-                    "allocates GPU GRES (--gpus, --gpus-per-task, per-GPU defaults); use "
-                    "select type cons_tres for pools with GPUs",
+                    "select type linear gives jobs whole nodes but no GPUs: slurmd refuses a "
+                    "step that asks for one ('Invalid generic resource (gres) "
+                    "specification'); use cons_tres (or cons_res) for pools with GPUs",
+                )
+            elif pool.gpus:
+                yield issue(
+                    f"{pool.path}.gpus",
+                    "with select type cons_res jobs get GPUs only with --gres=gpu:N: the "
+                    "--gpus options and the partitions' per-GPU defaults (DefCpuPerGPU, "
+                    "DefMemPerGPU, left out) need cons_tres",
+                    level="warning",
                 )
         for part in estate.slurm.partitions:
             for key in ("def_cpu_per_gpu", "def_mem_per_gpu"):
