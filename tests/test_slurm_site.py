@@ -244,6 +244,25 @@ def test_a_site_gres_type_names_the_gpus_everywhere_slurm_counts_them() -> None:
     assert "GRES/gpu:GH100_sxm=20" in record(fragment, "PartitionName")["TRESBillingWeights"]
 
 
+def test_nvml_autodetect_lets_slurmd_find_the_gpus() -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"]["autodetect"] = "nvml"
+    gres = files(yaml.safe_dump({"node_pools": [pool]}))["slurm/gres.conf"]
+    lines = [line for line in gres.splitlines() if line.startswith("NodeName=")]
+    assert lines == [
+        "NodeName=gpu-[01-02] AutoDetect=nvml",
+        "NodeName=gpu-[01-02] Name=gpu Type=h100-sxm-80gb Count=8",
+    ]
+
+
+def test_mig_pools_cannot_turn_nvml_off() -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"].update(mig=["3g.40gb", "3g.40gb"], autodetect="off")
+    (found,) = errors(yaml.safe_dump({"node_pools": [pool]}))
+    assert found.path == "node_pools[0].gpus.autodetect"
+    assert "found by NVML only" in found.message
+
+
 @pytest.mark.parametrize("value", ["a:b", "a,b", "a=b", "_lead"])
 def test_a_gres_type_slurm_cannot_parse_is_an_error(value: str) -> None:
     pool = yaml.safe_load(BASE)["node_pools"][0]

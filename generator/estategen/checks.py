@@ -1659,6 +1659,12 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                     f"({pool.memory_gb * 1024} MiB); slurmd would register the node with "
                     "less and slurmctld would drain it",
                 )
+        if pool.gpus and pool.gpus.mig and pool.gpus.autodetect == "off":
+            yield issue(
+                f"{pool.path}.gpus.autodetect",
+                "MIG instances are found by NVML only (gres.conf AutoDetect=nvml); remove "
+                "autodetect or set it to nvml",
+            )
         if pool.gpus and not pool.gpus.mig:
             kind = gres_type(pool)
             first = types.setdefault(kind, (pool.gpus.model, pool.path))

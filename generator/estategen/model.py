@@ -81,6 +81,7 @@ class Gpus:
     # issue 13: the site's GRES type name (None: the model name); the model as a node feature
     gres_type: str | None = None
     feature: bool = True
+    autodetect: str | None = None  # gres.conf AutoDetect; None: nvml for MIG, off otherwise
 
 
 @dataclass(frozen=True)
@@ -622,6 +623,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
             ),
             gres_type=gpus.get("gres_type"),
             feature=gpus.get("feature", True),
+            autodetect=gpus.get("autodetect"),
         )
         if gpus
         else None,

@@ -184,6 +184,7 @@ _GPUS = _dict(
         # issue 13: a site's own GRES type name, and whether nodes get the model as a feature
         "gres_type": _s(GRES_TYPE),
         "feature": {"type": "boolean", "default": True},
+        "autodetect": {"type": "string", "allowed": ["off", "nvml"]},
     }
 )
 _TAINT = _dict(

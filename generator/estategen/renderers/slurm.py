@@ -421,6 +421,7 @@ def gres_conf(estate: Estate) -> str:
                 "pool": pool.name,
                 "hosts": hosts,
                 "mig": bool(pool.gpus.mig),
+                "nvml": pool.gpus.autodetect == "nvml" and not pool.gpus.mig,
                 "gpus": gpu_gres(pool),
                 "files": files,
                 "shards": shards(pool),
