@@ -545,7 +545,7 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
             real_memory_mib: 1000
             weight: 100000
             gpus: {{model: l4-24gb, count: 2, gres_type: L4_Lab, feature: false}}
-            features: [site]
+            features: [site, "Rack:A1"]
         slurm:
           controllers: [site-ctl]
           accounting:
@@ -684,7 +684,7 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
     node = records(site_lab.run("scontrol", "-o", "show", "node"))[NODE]
     assert node["RealMemory"] == "1000"
     assert node["Weight"] == "100000"
-    assert node["AvailableFeatures"] == "site"
+    assert node["AvailableFeatures"] == "site,Rack:A1"
     assert node["Gres"] == "gpu:L4_Lab:2"
 
     parts = records(site_lab.run("scontrol", "-o", "show", "partition"))

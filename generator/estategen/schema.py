@@ -55,6 +55,8 @@ TRES = (
 SCHEDULER_PARAMETER = r"[a-z][a-z0-9_]{0,63}(=[A-Za-z0-9_.:-]{1,64})?"
 # A partition's OverSubscribe, as slurm.conf(5) spells it in lower case.
 OVERSUBSCRIBE = r"(no|exclusive|(yes|force)(:[1-9][0-9]{0,3})?)"
+# A node feature as slurm.conf writes it (Feature=); sites use upper case and ':' (issue 13).
+FEATURE = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}"
 # A Unix group name as AllowGroups names it.
 GROUP = r"[a-z_][a-z0-9_.-]{0,31}"
 # No control characters (C0, DEL, C1 with NEL U+0085) and no Unicode line or paragraph
@@ -111,6 +113,7 @@ _PATTERN_HINTS = {
     TRES: "TRES like 'cpu', 'mem', 'gres/gpu' or 'gres/gpu:a100'",
     SCHEDULER_PARAMETER: "SchedulerParameters option like 'bf_continue' or 'bf_window=4320'",
     OVERSUBSCRIBE: "'no', 'exclusive', 'yes', 'force', or 'yes:N' / 'force:N' (N jobs each)",
+    FEATURE: "node feature like 'ib', 'nvme' or 'Rack:A1' (letters, digits, '_.:-')",
     GROUP: "Unix group name: lowercase letter or '_' first, then [a-z0-9_.-], at most 32",
     FREE_TEXT: "one line of text without control characters or line breaks, at most 200 characters",
     MOUNT: "absolute path like /scratch",
@@ -265,7 +268,7 @@ _NODE_POOL = _dict(
                 "block": {"type": "string", "check_with": "hostlists"},
             }
         ),
-        "features": _list(_s(r"[a-z0-9][a-z0-9_.-]{0,62}"), default=[]),
+        "features": _list(_s(FEATURE), default=[]),
         "labels": {
             "type": "dict",
             "keysrules": _s(LABEL_KEY),
