@@ -2929,3 +2929,13 @@ slurm:
     only(found, "slurm.accounting.tres", "missing gres/gpu:a100-sxm-80gb")
     kept = fragment % "gres/gpu, gres/gpu:a100-sxm-80gb, license/matlab"
     assert run(checks.accounting_site_settings_valid, kept) == []
+
+
+def test_billing_weights_name_only_tracked_tres() -> None:
+    fragment = "slurm: {partitions: [{name: gpu, pools: [a100], billing_weights: {%s: 2}}]}"
+    only(
+        run(checks.partition_site_settings_valid, fragment % "'GRES/gpu'"),
+        "slurm.partitions[0].billing_weights.GRES/gpu",
+        "need slurm.accounting",
+    )
+    assert run(checks.partition_site_settings_valid, fragment % "CPU") == []

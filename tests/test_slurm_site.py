@@ -399,6 +399,37 @@ def test_partition_settings_are_the_blueprints() -> None:
     )
 
 
+def test_partition_billing_weights_replace_estategens() -> None:
+    fragment = """
+    slurm:
+      partitions:
+        - name: gpu
+          pools: [h100]
+          billing_weights: {CPU: 1.0, Mem: 0.5G, "GRES/gpu:h100-sxm-80gb": 8, Node: 2}
+    """
+    weights = record(fragment, "PartitionName")["TRESBillingWeights"]
+    assert weights == "CPU=1.0,Mem=0.5G,GRES/gpu:h100-sxm-80gb=8,Node=2"
+
+
+@pytest.mark.parametrize(
+    ("weights", "path", "text"),
+    [
+        ("{Mem: 0.25Q}", "slurm.partitions[0].billing_weights.Mem", "like '0.25G'"),
+        ("{Mem: .nan}", "slurm.partitions[0].billing_weights.Mem", "finite"),
+        ("{Disk: 1}", "slurm.partitions[0].billing_weights", "'GRES/gpu:a100'"),
+        ("{'GRES/gpu:l4': 1}", "slurm.partitions[0].billing_weights.GRES/gpu:l4", "not among"),
+    ],
+)
+def test_billing_weights_slurmctld_would_refuse_are_errors(
+    weights: str, path: str, text: str
+) -> None:
+    (found,) = errors(
+        f"slurm: {{partitions: [{{name: gpu, pools: [h100], billing_weights: {weights}}}]}}"
+    )
+    assert found.path.startswith(path)
+    assert text in found.message
+
+
 @pytest.mark.parametrize("value", ["sometimes", "yes:0", "exclusive:2", "FORCE"])
 def test_an_oversubscribe_slurm_does_not_know_is_an_error(value: str) -> None:
     (found,) = errors(
@@ -584,6 +615,7 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
               def_mem_per_cpu: 100
               def_cpu_per_gpu: 1
               def_mem_per_gpu: 200
+              billing_weights: {{CPU: 1.0, Mem: 0.5G, "GRES/gpu:L4_Lab": 4}}
             - name: closed
               pools: [gpu]
               state: down
@@ -699,6 +731,7 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
     assert open_part["MaxMemPerCPU"] == "500"
     assert open_part["DefMemPerCPU"] == "100"
     assert open_part["JobDefaults"] == "DefCpuPerGPU=1,DefMemPerGPU=200"
+    assert open_part["TRESBillingWeights"] == "CPU=1.0,Mem=0.5G,GRES/gpu:L4_Lab=4"
     assert closed["State"] == "DOWN"
     assert closed["OverSubscribe"] == "EXCLUSIVE"
     assert closed["DenyAccounts"] == "vision"

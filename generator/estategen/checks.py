@@ -48,7 +48,12 @@ from estategen.model import (
     slurm_minutes,
 )
 from estategen.prometheus_rules import slurm_exporter_host
-from estategen.renderers.slurm import SLURM_USER, parent_account, required_tres
+from estategen.renderers.slurm import (
+    SLURM_USER,
+    accounting_tres,
+    parent_account,
+    required_tres,
+)
 from estategen.reserved import (
     POOL_NAMES,
     PROMETHEUS_LABELS,
@@ -1702,6 +1707,19 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 f"{part.path}",
                 "allow_qos and deny_accounts need slurm.accounting: slurmctld knows QoS and "
                 "accounts from slurmdbd",
+            )
+        tracked = {t.lower() for t in accounting_tres(estate)}
+        for key, _ in site.billing_weights:
+            if "/" not in key or key.lower() == "fs/disk" or key.lower() in tracked:
+                continue
+            yield issue(
+                f"{part.path}.billing_weights.{key}",
+                f"slurmctld bills only TRES it tracks, and {key} is not among them: "
+                + (
+                    "add it to slurm.accounting.tres"
+                    if estate.slurm.accounting
+                    else "GRES, license and burst-buffer TRES need slurm.accounting"
+                ),
             )
         if site.max_mem_per_cpu is not None and site.max_mem_per_node is not None:
             yield issue(

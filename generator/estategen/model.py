@@ -217,6 +217,7 @@ class PartitionOverrides:
     def_mem_per_cpu: int | None = None
     def_cpu_per_gpu: int | None = None
     def_mem_per_gpu: int | None = None
+    billing_weights: tuple[tuple[str, str], ...] = ()  # TRESBillingWeights, in blueprint order
 
 
 @dataclass(frozen=True)
@@ -775,6 +776,7 @@ def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
         def_mem_per_cpu=p.get("def_mem_per_cpu"),
         def_cpu_per_gpu=p.get("def_cpu_per_gpu"),
         def_mem_per_gpu=p.get("def_mem_per_gpu"),
+        billing_weights=tuple((k, str(v)) for k, v in p.get("billing_weights", {}).items()),
     )
 
 

@@ -57,6 +57,13 @@ SCHEDULER_PARAMETER = r"[a-z][a-z0-9_]{0,63}(=[A-Za-z0-9_.:-]{1,64})?"
 OVERSUBSCRIBE = r"(no|exclusive|(yes|force)(:[1-9][0-9]{0,3})?)"
 # A node feature as slurm.conf writes it (Feature=); sites use upper case and ':' (issue 13).
 FEATURE = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}"
+# A TRES a partition's TRESBillingWeights names, as slurm.conf writes it.
+BILLING_TRES = (
+    r"(CPU|cpu|Mem|mem|Node|node|Energy|energy|VMem|vmem|Pages|pages|FS/Disk|fs/disk"
+    r"|(GRES|gres|License|license|BB|bb)/[A-Za-z0-9_.-]{1,63}(:[A-Za-z0-9_.-]{1,63})?)"
+)
+# A billing weight: a number, with a unit suffix for memory and burst buffers (Mem=0.25G).
+BILLING_WEIGHT = r"-?([0-9]{1,9}(\.[0-9]{0,6})?|\.[0-9]{1,6})[KMGTP]?"
 # A Unix group name as AllowGroups names it.
 GROUP = r"[a-z_][a-z0-9_.-]{0,31}"
 # No control characters (C0, DEL, C1 with NEL U+0085) and no Unicode line or paragraph
@@ -114,6 +121,8 @@ _PATTERN_HINTS = {
     SCHEDULER_PARAMETER: "SchedulerParameters option like 'bf_continue' or 'bf_window=4320'",
     OVERSUBSCRIBE: "'no', 'exclusive', 'yes', 'force', or 'yes:N' / 'force:N' (N jobs each)",
     FEATURE: "node feature like 'ib', 'nvme' or 'Rack:A1' (letters, digits, '_.:-')",
+    BILLING_TRES: "TRES like 'CPU', 'Mem', 'GRES/gpu' or 'GRES/gpu:a100'",
+    BILLING_WEIGHT: "billing weight: a number, for memory with a unit like '0.25G'",
     GROUP: "Unix group name: lowercase letter or '_' first, then [a-z0-9_.-], at most 32",
     FREE_TEXT: "one line of text without control characters or line breaks, at most 200 characters",
     MOUNT: "absolute path like /scratch",
@@ -326,6 +335,12 @@ _PARTITION = _dict(
         "def_mem_per_cpu": _int(1, 67_108_864),
         "def_cpu_per_gpu": _int(1, 4_294_967_294),
         "def_mem_per_gpu": _int(1, 67_108_864),
+        "billing_weights": {
+            "type": "dict",
+            "keysrules": _s(BILLING_TRES),
+            "valuesrules": {"type": ["number", "string"], "check_with": "billing_weight"},
+            "minlength": 1,
+        },
     }
 )
 # --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
@@ -844,6 +859,17 @@ def _port_or_range_problem(value: object) -> str | None:
     return None
 
 
+def _billing_weight_problem(value: object) -> str | None:
+    """A TRESBillingWeights weight: a finite number, or a number with a K-P unit."""
+    if isinstance(value, bool):
+        return f"{value!r} is not a {_PATTERN_HINTS[BILLING_WEIGHT]}"
+    if isinstance(value, (int, float)):
+        return None if math.isfinite(value) else f"{value!r} is not a finite number"
+    if isinstance(value, str) and _compiled(BILLING_WEIGHT).fullmatch(value):
+        return None
+    return f"{value!r} is not a {_PATTERN_HINTS[BILLING_WEIGHT]}"
+
+
 def _mount_point_problem(value: object) -> str | None:
     """One spelling per mount point, never over the system's own folders.
 
@@ -879,6 +905,7 @@ _VALUE_CHECKS = {
     "local_datetime": _local_datetime_problem,
     "daemon_path": _daemon_path_problem,
     "port_or_range": _port_or_range_problem,
+    "billing_weight": _billing_weight_problem,
 }
 
 
@@ -960,6 +987,11 @@ def _validator() -> Any:
 
         def _check_with_daemon_path(self, field: Hashable, value: object) -> None:
             problem = _daemon_path_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_billing_weight(self, field: Hashable, value: object) -> None:
+            problem = _billing_weight_problem(value)
             if problem:
                 self._error(field, problem)
 

@@ -191,7 +191,8 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
         fields.append(("DefCpuPerGPU", str(per_gpu)))
         mem_per_gpu = site.def_mem_per_gpu or min(_memory_per_gpu(p) for p in gpu_pools)
         fields.append(("DefMemPerGPU", str(mem_per_gpu)))
-    fields.append(("TRESBillingWeights", ",".join(_billing_weights(estate, gpu_pools))))
+    weights = [f"{k}={v}" for k, v in site.billing_weights] or _billing_weights(estate, gpu_pools)
+    fields.append(("TRESBillingWeights", ",".join(weights)))
     if part.hidden:
         fields.append(("Hidden", "YES"))
     return PartitionLine(part.name, fields)
