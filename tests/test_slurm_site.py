@@ -188,6 +188,15 @@ def test_a_daemon_path_must_be_a_plain_folder_below_the_system_ones(value: str, 
     assert text in found.message
 
 
+def test_the_controller_alert_points_at_the_blueprints_log_file() -> None:
+    from estategen.prometheus_rules import observability_rules
+
+    estate = validated("slurm: {paths: {slurmctld_log_file: /srv/log/ctld.log}}").estate
+    text = yaml.safe_dump(observability_rules(estate))
+    assert "/srv/log/ctld.log" in text
+    assert "/var/log/slurm/slurmctld.log" not in text
+
+
 def test_ports_and_slurmd_user_are_the_blueprints() -> None:
     conf = params("slurm: {ports: {slurmctld: '7001-7004', slurmd: 7010}, slurmd_user: slurm}")
     assert (conf["SlurmctldPort"], conf["SlurmdPort"]) == ("7001-7004", "7010")
@@ -318,6 +327,22 @@ def test_cons_res_without_gpus_writes_no_per_gpu_defaults() -> None:
     assert params(cpu)["SelectType"] == "select/cons_res"
     assert params(cpu)["AccountingStorageTRES"] == "license/matlab"
     assert "DefCpuPerGPU" not in record(cpu, "PartitionName")
+
+
+def test_linear_without_parameters_writes_none() -> None:
+    cpu = """
+    node_pools:
+      - {name: cpu, scheduler: slurm, hosts: 'c-[1-2]', cpu: {sockets: 1, cores_per_socket: 8},
+         memory_gb: 64}
+    slurm:
+      partitions: [{name: cpu, pools: [cpu]}]
+      accounting: {tres: [license/matlab]}
+      select: {type: linear}
+    """
+    assert errors(cpu) == []
+    conf = params(cpu)
+    assert conf["SelectType"] == "select/linear"
+    assert "SelectTypeParameters" not in conf
 
 
 def test_accounting_enforce_and_tres_are_the_blueprints() -> None:

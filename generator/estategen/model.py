@@ -744,8 +744,11 @@ def _slurm_site(s: Mapping[str, Any]) -> SlurmSite:
         slurmd_user=s.get("slurmd_user"),
         return_to_service=s.get("return_to_service", default.return_to_service),
         select_type=select.get("type", default.select_type),
+        # derived default: estategen's CR_Core_Memory, or none for linear (whole nodes)
         select_parameters=tuple(dict.fromkeys(select["parameters"]))
         if "parameters" in select
+        else ()
+        if select.get("type") == "linear"
         else default.select_parameters,
         task_plugins=tuple(dict.fromkeys(s["task_plugins"]))
         if "task_plugins" in s
