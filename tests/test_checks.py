@@ -2939,3 +2939,13 @@ def test_billing_weights_name_only_tracked_tres() -> None:
         "need slurm.accounting",
     )
     assert run(checks.partition_site_settings_valid, fragment % "CPU") == []
+
+
+def test_tres_priority_weights_name_only_tracked_tres() -> None:
+    fragment = "slurm: {scheduling: {priority_weight_tres: {%s: 2}}}"
+    only(
+        run(checks.accounting_site_settings_valid, fragment % "'GRES/gpu'"),
+        "slurm.scheduling.priority_weight_tres.GRES/gpu",
+        "need slurm.accounting",
+    )
+    assert run(checks.accounting_site_settings_valid, fragment % "CPU") == []

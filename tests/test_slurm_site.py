@@ -310,6 +310,20 @@ def test_plugins_and_scheduling_are_the_blueprints() -> None:
     assert conf["SchedulerParameters"] == "bf_continue,bf_window=4320"
 
 
+def test_tres_priority_weights_are_written_in_blueprint_order() -> None:
+    conf = params(
+        "slurm: {scheduling: {priority_weight_tres: {Mem: 2000, CPU: 1000, GRES/gpu: 3}}}"
+    )
+    assert conf["PriorityWeightTRES"] == "Mem=2000,CPU=1000,GRES/gpu=3"
+    assert "PriorityWeightTRES" not in params()
+
+
+def test_tres_priority_weights_need_tracked_tres() -> None:
+    (found,) = errors("slurm: {scheduling: {priority_weight_tres: {license/x: 3}}}")
+    assert found.path == "slurm.scheduling.priority_weight_tres.license/x"
+    assert "add it to slurm.accounting.tres" in found.message
+
+
 def test_no_prolog_flags_writes_no_prolog_flags_line() -> None:
     assert "PrologFlags" not in params("slurm: {prolog_flags: []}")
 
@@ -482,6 +496,7 @@ def test_an_oversubscribe_slurm_does_not_know_is_an_error(value: str) -> None:
         "JobAcctGatherType",
         "PrologFlags",
         "SchedulerParameters",
+        "PriorityWeightTRES",
         "AccountingStorageTRES",
         "AccountingStorageEnforce",
     ],
@@ -496,6 +511,11 @@ def test_slurm_options_refuses_a_key_the_blueprint_now_says(key: str) -> None:
     ("fragment", "key", "policy"),
     [
         ("slurm: {return_to_service: 0}", "ReturnToService", ChangePolicy.RECONFIGURE),
+        (
+            "slurm: {scheduling: {priority_weight_tres: {CPU: 5}}}",
+            "PriorityWeightTRES",
+            ChangePolicy.RECONFIGURE,
+        ),
         (
             "slurm: {scheduler_parameters: [bf_continue]}",
             "SchedulerParameters",
@@ -610,6 +630,9 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
             tres: [gres/gpu, "gres/gpu:L4_Lab", ic/ofed]
             enforce: [associations, limits, qos]
           qos: [{{name: normal}}, {{name: high, priority: 10}}]
+          scheduling:
+            priority_weights: {{fairshare: 100}}
+            priority_weight_tres: {{CPU: 100, "GRES/gpu": 1000}}
           paths:
             state_save_location: {run}/site-state
             slurmd_spool_dir: {run}/spool/{NODE}
@@ -733,6 +756,7 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
         "PrologFlags": "Alloc,Contain",
         "SchedulerParameters": "bf_continue,bf_window=4320,bf_resolution=300",
         "AccountingStorageEnforce": "associations,limits,qos",
+        "PriorityWeightTRES": "CPU=100,GRES/gpu=1000",
     }
     assert {k: config.get(k) for k in expected_config} == expected_config
     tres = config["AccountingStorageTRES"].split(",")

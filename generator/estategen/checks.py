@@ -1731,6 +1731,19 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
 
 @check
 def accounting_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    tracked = {t.lower() for t in accounting_tres(estate)}
+    for key, _ in estate.slurm.scheduling.priority_weight_tres:
+        if "/" in key and key.lower() != "fs/disk" and key.lower() not in tracked:
+            yield issue(
+                f"slurm.scheduling.priority_weight_tres.{key}",
+                f"PriorityWeightTRES applies only to TRES slurmdbd tracks, and {key} is not "
+                "among them: "
+                + (
+                    "add it to slurm.accounting.tres"
+                    if estate.slurm.accounting
+                    else "GRES, license and burst-buffer TRES need slurm.accounting"
+                ),
+            )
     accounting = estate.slurm.accounting
     if accounting is None or accounting.tres is None:
         return

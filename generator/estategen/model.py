@@ -267,6 +267,8 @@ class Scheduling:
     priority_weights: Mapping[str, int]
     fairshare_half_life: str
     preemption: Preemption
+    # issue 13: PriorityWeightTRES, in blueprint order
+    priority_weight_tres: tuple[tuple[str, int], ...] = ()
 
 
 # --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
@@ -684,6 +686,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
             preemption=Preemption(
                 scheduling["preemption"]["type"], scheduling["preemption"]["mode"]
             ),
+            priority_weight_tres=tuple(scheduling.get("priority_weight_tres", {}).items()),
         ),
         qos=tuple(
             Qos(

@@ -479,6 +479,13 @@ _SLURM = _dict(
                     },
                     default={},
                 ),
+                # issue 13: PriorityWeightTRES, TRES to weight
+                "priority_weight_tres": {
+                    "type": "dict",
+                    "keysrules": _s(BILLING_TRES),
+                    "valuesrules": _int(-2_147_483_648, 4_294_967_295),
+                    "minlength": 1,
+                },
                 "fairshare_half_life": _s(SLURM_TIME, default="7-0"),
                 "preemption": _dict(
                     {

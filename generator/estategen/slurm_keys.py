@@ -119,6 +119,7 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("PriorityWeightJobSize", _RENDERED, _R),
     SlurmKey("PriorityWeightPartition", _RENDERED, _R),
     SlurmKey("PriorityWeightQOS", _RENDERED, _R),
+    SlurmKey("PriorityWeightTRES", _RENDERED, _R),  # with slurm.scheduling.priority_weight_tres
     SlurmKey("EnforcePartLimits", _RENDERED, _R),
     SlurmKey(
         "PreemptType",
@@ -140,7 +141,6 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("AuthInfo", _RESERVED, _A, _AUTH),
     SlurmKey("ControlMachine", _RESERVED, _A, "slurm.conf(5): deprecated, see SlurmctldHost"),
     SlurmKey("Include", _RESERVED, _R),
-    SlurmKey("PriorityWeightTRES", _RESERVED, _R),
     SlurmKey("TopologyParam", _RESERVED, _R),
     # `slurm.options` may set these; a change needs more than scontrol reconfigure.
     SlurmKey("PluginDir", _OPTIONS, _A),
