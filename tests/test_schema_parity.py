@@ -33,6 +33,9 @@ INEXPRESSIBLE = {
     "schema/finite",
     "schema/slurm_option_value",
     "schema/local_datetime",
+    "schema/daemon_path",
+    "schema/port_or_range",
+    "schema/billing_weight",
     "check/hosts_within_bounds",
 }
 
