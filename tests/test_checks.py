@@ -2949,3 +2949,15 @@ def test_tres_priority_weights_name_only_tracked_tres() -> None:
         "need slurm.accounting",
     )
     assert run(checks.accounting_site_settings_valid, fragment % "CPU") == []
+
+
+def test_default_memory_per_cpu_above_the_partition_maximum_is_an_error() -> None:
+    # the real slurmctld takes DefMemPerCPU=2000 MaxMemPerCPU=500, then fails every job that
+    # asks for no memory ("CPU count per node can not be satisfied")
+    fragment = "slurm: {partitions: [{name: gpu, pools: [a100], max_mem_per_cpu: 500%s}]}"
+    only(
+        run(checks.partition_site_settings_valid, fragment % ""),
+        "slurm.partitions[0].max_mem_per_cpu",
+        "DefMemPerCPU (7782 MiB, from its pools' RealMemory per CPU) is above",
+    )
+    assert run(checks.partition_site_settings_valid, fragment % ", def_mem_per_cpu: 500") == []

@@ -51,6 +51,7 @@ from estategen.prometheus_rules import slurm_exporter_host
 from estategen.renderers.slurm import (
     SLURM_USER,
     accounting_tres,
+    def_mem_per_cpu,
     parent_account,
     required_tres,
 )
@@ -1720,6 +1721,17 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                     if estate.slurm.accounting
                     else "GRES, license and burst-buffer TRES need slurm.accounting"
                 ),
+            )
+        default_memory = def_mem_per_cpu(estate, part)
+        if site.max_mem_per_cpu is not None and (default_memory or 0) > site.max_mem_per_cpu:
+            # the real slurmctld takes the pair, then a job with the default memory fails
+            # ("CPU count per node can not be satisfied")
+            yield issue(
+                f"{part.path}.max_mem_per_cpu",
+                f"the partition's DefMemPerCPU ({default_memory} MiB"
+                + ("" if site.def_mem_per_cpu else ", from its pools' RealMemory per CPU")
+                + f") is above max_mem_per_cpu ({site.max_mem_per_cpu} MiB): jobs asking "
+                "for no memory would fail; set def_mem_per_cpu at most max_mem_per_cpu",
             )
         if site.max_mem_per_cpu is not None and site.max_mem_per_node is not None:
             yield issue(

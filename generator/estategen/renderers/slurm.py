@@ -177,15 +177,13 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
         if value is not None:
             fields.append((key, str(value)))
     gpu_pools = [p for p in pools if p.gpus and p.cpu and p.memory_gb]
-    shaped = [p for p in pools if p.cpu and p.memory_gb]
     # Every job gets memory by default, not the whole node: a job without GPUs by its CPUs,
     # a GPU job by its GPUs (slurmctld applies DefMemPerGPU when a job asks for GPUs, and
     # DefMemPerCPU otherwise). A site's values replace them; only select/cons_tres knows
     # per-GPU defaults.
-    if site.def_mem_per_cpu is not None:
-        fields.append(("DefMemPerCPU", str(site.def_mem_per_cpu)))
-    elif shaped:
-        fields.append(("DefMemPerCPU", str(min(_memory_per_cpu(p) for p in shaped))))
+    default_memory = def_mem_per_cpu(estate, part)
+    if default_memory is not None:
+        fields.append(("DefMemPerCPU", str(default_memory)))
     if gpu_pools and estate.slurm.site.select_type == "cons_tres":
         per_gpu = site.def_cpu_per_gpu or min(_cpus_per_gpu(p) for p in gpu_pools)
         fields.append(("DefCpuPerGPU", str(per_gpu)))
@@ -196,6 +194,16 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     if part.hidden:
         fields.append(("Hidden", "YES"))
     return PartitionLine(part.name, fields)
+
+
+def def_mem_per_cpu(estate: Estate, part: Partition) -> int | None:
+    """A partition's DefMemPerCPU (MiB): the blueprint's, else the smallest RealMemory per
+    CPU of its pools; None when no pool has a shape."""
+    if part.overrides.def_mem_per_cpu is not None:
+        return part.overrides.def_mem_per_cpu
+    pools = [estate.pools_by_name[name] for name in part.pools]
+    shaped = [p for p in pools if p.cpu and p.memory_gb]
+    return min(_memory_per_cpu(p) for p in shaped) if shaped else None
 
 
 def _billing_weights(estate: Estate, gpu_pools: list[NodePool]) -> list[str]:
