@@ -2911,7 +2911,7 @@ def test_allow_qos_without_accounting_is_an_error() -> None:
 def test_max_mem_per_cpu_and_per_node_exclude_each_other() -> None:
     fragment = (
         "slurm: {partitions: [{name: gpu, pools: [a100], "
-        "max_mem_per_cpu: 100, max_mem_per_node: 1000}]}"
+        "max_mem_per_cpu: 100000, max_mem_per_node: 1000}]}"
     )
     only(
         run(checks.partition_site_settings_valid, fragment),

@@ -201,7 +201,8 @@ def def_mem_per_cpu(estate: Estate, part: Partition) -> int | None:
     CPU of its pools; None when no pool has a shape."""
     if part.overrides.def_mem_per_cpu is not None:
         return part.overrides.def_mem_per_cpu
-    pools = [estate.pools_by_name[name] for name in part.pools]
+    # (checks call this before partitions_resolve has refused an unknown pool)
+    pools = [estate.pools_by_name[name] for name in part.pools if name in estate.pools_by_name]
     shaped = [p for p in pools if p.cpu and p.memory_gb]
     return min(_memory_per_cpu(p) for p in shaped) if shaped else None
 
