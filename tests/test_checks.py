@@ -2961,3 +2961,26 @@ def test_default_memory_per_cpu_above_the_partition_maximum_is_an_error() -> Non
         "DefMemPerCPU (7782 MiB, from its pools' RealMemory per CPU) is above",
     )
     assert run(checks.partition_site_settings_valid, fragment % ", def_mem_per_cpu: 500") == []
+
+
+@pytest.mark.parametrize(
+    ("key", "fragment"),
+    [
+        ("real_memory_mib", "real_memory_mib: 1000"),
+        ("gpus.gres_type", "gpus: {model: l4-24gb, count: 2, gres_type: AD104}"),
+        ("gpus.feature", "gpus: {model: l4-24gb, count: 2, feature: true}"),
+        ("gpus.autodetect", "gpus: {model: l4-24gb, count: 2, autodetect: nvml}"),
+    ],
+)
+def test_slurm_node_settings_on_a_kubernetes_pool_are_errors(key: str, fragment: str) -> None:
+    pools = (
+        "node_pools:\n"
+        "  - {name: a100, scheduler: slurm, hosts: 'lab-gpu-[01-02]', "
+        "cpu: {sockets: 2, cores_per_socket: 32}, memory_gb: 512, "
+        "gpus: {model: a100-sxm-80gb, count: 4}}\n"
+        "  - {name: l4-serve, scheduler: kubernetes, cluster: lab-k8s, "
+        f"hosts: 'lab-k8s-[01-02]', memory_gb: 64, {fragment}}}\n"
+    )
+    if "gpus" not in fragment:
+        pools = pools.replace("memory_gb: 64,", "memory_gb: 64, gpus: {model: l4-24gb, count: 2},")
+    only(run(checks.pool_site_settings_valid, pools), f"node_pools[1].{key}", "a Kubernetes pool")

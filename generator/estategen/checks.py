@@ -1650,6 +1650,21 @@ def _select_problems(estate: Estate) -> Iterator[Finding]:
 
 @check
 def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    for pool in estate.kubernetes_pools:
+        slurm_only: list[tuple[str, object]] = [("real_memory_mib", pool.real_memory_mib)]
+        if pool.gpus:
+            slurm_only += [
+                ("gpus.gres_type", pool.gpus.gres_type),
+                ("gpus.feature", pool.gpus.feature),
+                ("gpus.autodetect", pool.gpus.autodetect),
+            ]
+        for key, value in slurm_only:
+            if value is not None:
+                yield issue(
+                    f"{pool.path}.{key}",
+                    f"{key} sets what slurm.conf or gres.conf says of a Slurm pool's nodes; "
+                    "a Kubernetes pool has none: remove it",
+                )
     types: dict[str, tuple[str, str]] = {}
     for pool in estate.slurm_pools:
         if pool.real_memory_mib is not None:

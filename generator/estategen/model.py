@@ -80,7 +80,7 @@ class Gpus:
     sharing: Sharing
     # issue 13: the site's GRES type name (None: the model name); the model as a node feature
     gres_type: str | None = None
-    feature: bool = True
+    feature: bool | None = None  # None: the model is a node feature (Slurm pools)
     autodetect: str | None = None  # gres.conf AutoDetect; None: nvml for MIG, off otherwise
 
 
@@ -625,7 +625,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
                 shard=gpus.get("sharing", {}).get("shard"),
             ),
             gres_type=gpus.get("gres_type"),
-            feature=gpus.get("feature", True),
+            feature=gpus.get("feature"),
             autodetect=gpus.get("autodetect"),
         )
         if gpus

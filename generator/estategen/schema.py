@@ -195,7 +195,7 @@ _GPUS = _dict(
         "sharing": _SHARING,
         # issue 13: a site's own GRES type name, and whether nodes get the model as a feature
         "gres_type": _s(GRES_TYPE),
-        "feature": {"type": "boolean", "default": True},
+        "feature": {"type": "boolean"},  # unset: true on Slurm pools
         "autodetect": {"type": "string", "allowed": ["off", "nvml"]},
     }
 )

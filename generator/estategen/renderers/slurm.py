@@ -116,7 +116,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
     if shards(pool):
         gres.append(f"shard:{shards(pool)}")
     features = list(pool.features)
-    if pool.gpus and pool.gpus.feature:
+    if pool.gpus and pool.gpus.feature is not False:
         features.append(pool.gpus.model)
         if pool.gpus.mig:
             features.append("mig")
