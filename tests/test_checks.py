@@ -111,6 +111,11 @@ TESTED_CHECKS = [
     # Slurm hosted in Kubernetes (issue 15)
     "hosted_slurm_pools",
     "hosted_options_not_owned",
+    # a site's own Slurm settings (issue 13)
+    "slurm_site_settings_valid",
+    "pool_site_settings_valid",
+    "partition_site_settings_valid",
+    "accounting_site_settings_valid",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -3105,3 +3110,288 @@ def test_options_rendered_for_hosted_pools_are_refused() -> None:
     )
     only(run(checks.hosted_options_not_owned, fragment), "slurm.options.MaxNodeCount", "hosted")
     assert run(checks.hosted_options_not_owned, "slurm: {options: {MaxNodeCount: 10}}") == []
+
+
+# --- a site's own Slurm settings (issue 13) ----------------------------------------------
+
+
+def test_base_estate_keeps_estategens_slurm_settings() -> None:
+    for check in (
+        checks.slurm_site_settings_valid,
+        checks.pool_site_settings_valid,
+        checks.partition_site_settings_valid,
+        checks.accounting_site_settings_valid,
+    ):
+        assert run(check) == []
+
+
+def test_slurmd_port_inside_the_slurmctld_range_is_an_error() -> None:
+    found = run(
+        checks.slurm_site_settings_valid, 'slurm: {ports: {slurmctld: "6817-6820", slurmd: 6819}}'
+    )
+    only(found, "slurm.ports.slurmd", "port 6819 is slurmctld's (6817-6820)")
+
+
+def test_slurmctld_port_range_moves_the_mpi_and_rest_api_checks() -> None:
+    moved = "slurm: {ports: {slurmctld: 7001-7002, slurmd: 7003}, mpi: {ports: 7000-7010}}"
+    only(run(checks.mpi_ports_valid, moved), "slurm.mpi.ports", "(7001-7002, 7003)")
+    assert (
+        run(checks.mpi_ports_valid, "slurm: {ports: {slurmd: 7003}, mpi: {ports: 6818-6900}}") == []
+    )
+    rest = (
+        "slurm: {ports: {slurmd: 7003}, "
+        "rest_api: {host: lab-ctl, port: 7003, jwt_key: {secret: k}}}"
+    )
+    only(run(checks.rest_api_valid, rest), "slurm.rest_api.port", "slurmd's")
+
+
+def test_two_daemon_paths_may_not_be_one_file() -> None:
+    found = run(
+        checks.slurm_site_settings_valid,
+        "slurm: {paths: {slurmd_log_file: /var/log/slurm/slurmctld.log}}",
+    )
+    only(found, "slurm.paths.slurmd_log_file", "also slurm.paths.slurmctld_log_file")
+
+
+def test_a_log_file_inside_the_state_folder_is_an_error() -> None:
+    found = run(
+        checks.slurm_site_settings_valid,
+        "slurm: {paths: {state_save_location: /srv/slurm, "
+        "slurmctld_log_file: /srv/slurm/ctld.log}}",
+    )
+    only(found, "slurm.paths.slurmctld_log_file", "inside slurm.paths.state_save_location")
+
+
+def test_a_daemon_path_under_etc_is_an_error() -> None:
+    found = run(
+        checks.slurm_site_settings_valid, "slurm: {paths: {slurmd_pid_file: /etc/slurm/d.pid}}"
+    )
+    only(found, "slurm.paths.slurmd_pid_file", "lies under /etc")
+
+
+@pytest.mark.parametrize(
+    ("select", "text"),
+    [
+        ("{type: cons_tres, parameters: [CR_CPU, CR_Core_Memory]}", "CR_CPU and CR_Core_Memory"),
+        ("{type: cons_tres, parameters: [CR_ONE_TASK_PER_CORE]}", "needs a consumable resource"),
+        ("{type: cons_tres, parameters: []}", "needs a consumable resource"),
+    ],
+)
+def test_select_parameters_name_one_resource(select: str, text: str) -> None:
+    only(
+        run(checks.slurm_site_settings_valid, f"slurm: {{select: {select}}}"),
+        "slurm.select.parameters",
+        text,
+    )
+
+
+def test_one_task_per_core_with_cpus_as_the_resource_is_an_error() -> None:
+    # found by the real slurmctld (tests/test_slurm_site.py): it refuses the pair and exits
+    fragment = "slurm: {select: {parameters: [CR_CPU_Memory, CR_ONE_TASK_PER_CORE]}}"
+    only(
+        run(checks.slurm_site_settings_valid, fragment),
+        "slurm.select.parameters",
+        "CR_ONE_TASK_PER_CORE does not go with CR_CPU_Memory",
+    )
+    fine = "slurm: {select: {parameters: [CR_Core_Memory, CR_ONE_TASK_PER_CORE]}}"
+    assert run(checks.slurm_site_settings_valid, fine) == []
+
+
+def test_linear_select_takes_only_memory_and_one_task_per_core() -> None:
+    cpu_only = (
+        "node_pools: [{name: cpu, scheduler: slurm, hosts: 'c-[1-2]', "
+        "cpu: {sockets: 1, cores_per_socket: 4}, memory_gb: 16}]\n"
+        "slurm: {partitions: [{name: cpu, pools: [cpu]}], select: %s}"
+    )
+    linear = cpu_only % "{type: linear, parameters: [CR_Memory, CR_ONE_TASK_PER_CORE]}"
+    assert run(checks.slurm_site_settings_valid, linear) == []
+    wrong = cpu_only % "{type: linear, parameters: [CR_Core_Memory]}"
+    only(
+        run(checks.slurm_site_settings_valid, wrong),
+        "slurm.select.parameters",
+        "not CR_Core_Memory",
+    )
+
+
+def test_gpu_pools_with_linear_select_are_an_error() -> None:
+    # the real slurmd refuses a step asking for a GPU under select/linear
+    found = run(checks.slurm_site_settings_valid, "slurm: {select: {type: linear, parameters: []}}")
+    only(found, "node_pools[0].gpus", "select type linear gives jobs whole nodes but no GPUs")
+
+
+def test_gpu_pools_with_cons_res_are_a_warning() -> None:
+    found = run(checks.slurm_site_settings_valid, "slurm: {select: {type: cons_res}}")
+    only(found, "node_pools[0].gpus", "only with --gres=gpu:N", level="warning")
+
+
+@pytest.mark.parametrize("kind", ["cons_res", "linear"])
+def test_shards_without_cons_tres_are_an_error(kind: str) -> None:
+    fragment = (
+        "node_pools: [{name: a100, scheduler: slurm, hosts: 'lab-gpu-[01-02]', "
+        "cpu: {sockets: 2, cores_per_socket: 32}, memory_gb: 512, "
+        "gpus: {model: a100-sxm-80gb, count: 4, sharing: {shard: 2}}}]\n"
+        f"slurm: {{select: {{type: {kind}, parameters: []}}}}"
+    )
+    found = [f for f in run(checks.slurm_site_settings_valid, fragment) if f.level == "error"]
+    found = [f for f in found if f.path != "slurm.select.parameters"]
+    only(found, "node_pools[0].gpus.sharing.shard", "Use of shared gres requires")
+
+
+def test_task_plugin_none_goes_alone() -> None:
+    found = run(checks.slurm_site_settings_valid, "slurm: {task_plugins: [none, affinity]}")
+    only(found, "slurm.task_plugins", "cannot go with affinity")
+    assert run(checks.slurm_site_settings_valid, "slurm: {task_plugins: [none]}") == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "text"), [("[NoHold]", "NoHold needs Alloc"), ("[X11]", "add Contain")]
+)
+def test_prolog_flags_that_need_another(flags: str, text: str) -> None:
+    only(
+        run(checks.slurm_site_settings_valid, f"slurm: {{prolog_flags: {flags}}}"),
+        "slurm.prolog_flags",
+        text,
+    )
+
+
+def test_real_memory_above_physical_memory_is_an_error() -> None:
+    pool = (
+        "node_pools: [{name: a100, scheduler: slurm, hosts: lab-gpu-01, "
+        "cpu: {sockets: 2, cores_per_socket: 32}, memory_gb: 512, real_memory_mib: %d}]"
+    )
+    assert run(checks.pool_site_settings_valid, pool % (512 * 1024)) == []
+    found = run(checks.pool_site_settings_valid, pool % (512 * 1024 + 1))
+    only(found, "node_pools[0].real_memory_mib", "more than the node's memory_gb (524288 MiB)")
+
+
+def test_one_gres_type_names_one_gpu_model() -> None:
+    pools = """
+node_pools:
+  - {name: a, scheduler: slurm, hosts: a-1, cpu: {sockets: 1, cores_per_socket: 8}, memory_gb: 64,
+     gpus: {model: a100-sxm-80gb, count: 1, gres_type: GA100}}
+  - {name: b, scheduler: slurm, hosts: b-1, cpu: {sockets: 1, cores_per_socket: 8}, memory_gb: 64,
+     gpus: {model: l4-24gb, count: 1, gres_type: GA100}}
+"""
+    only(
+        run(checks.pool_site_settings_valid, pools),
+        "node_pools[1].gpus.gres_type",
+        "'GA100' is a100-sxm-80gb",
+    )
+
+
+def test_partition_allow_qos_and_deny_accounts_must_resolve() -> None:
+    fragment = """
+slurm:
+  accounting: {host: lab-dbd, database: {host: db, password: {secret: db}}}
+  qos: [{name: normal}]
+  partitions: [{name: gpu, pools: [a100], allow_qos: [normal, high], deny_accounts: [nobody]}]
+"""
+    found = run(checks.partition_site_settings_valid, fragment)
+    assert where(found) == [
+        ("slurm.partitions[0].allow_qos", "error"),
+        ("slurm.partitions[0].deny_accounts", "error"),
+    ]
+    assert "unknown QoS 'high'; slurm.qos has normal" in found[0].message
+
+
+def test_deny_accounts_with_teams_is_an_error() -> None:
+    fragment = """
+slurm:
+  accounting: {host: lab-dbd, database: {host: db, password: {secret: db}}}
+  partitions: [{name: gpu, pools: [a100], teams: [vision], deny_accounts: [nlp]}]
+"""
+    only(
+        run(checks.partition_site_settings_valid, fragment),
+        "slurm.partitions[0].deny_accounts",
+        "not both",
+    )
+
+
+def test_allow_qos_without_accounting_is_an_error() -> None:
+    fragment = (
+        "slurm: {qos: [{name: normal}], "
+        "partitions: [{name: gpu, pools: [a100], allow_qos: [normal]}]}"
+    )
+    only(
+        run(checks.partition_site_settings_valid, fragment),
+        "slurm.partitions[0]",
+        "need slurm.accounting",
+    )
+
+
+def test_max_mem_per_cpu_and_per_node_exclude_each_other() -> None:
+    fragment = (
+        "slurm: {partitions: [{name: gpu, pools: [a100], "
+        "max_mem_per_cpu: 100000, max_mem_per_node: 1000}]}"
+    )
+    only(
+        run(checks.partition_site_settings_valid, fragment),
+        "slurm.partitions[0].max_mem_per_node",
+        "not both",
+    )
+
+
+def test_accounting_tres_must_keep_the_gpu_tres_estategen_bills() -> None:
+    fragment = """
+slurm:
+  accounting: {host: lab-dbd, database: {host: db, password: {secret: db}}, tres: [%s]}
+"""
+    found = run(checks.accounting_site_settings_valid, fragment % "gres/gpu, license/matlab")
+    only(found, "slurm.accounting.tres", "missing gres/gpu:a100-sxm-80gb")
+    kept = fragment % "gres/gpu, gres/gpu:a100-sxm-80gb, license/matlab"
+    assert run(checks.accounting_site_settings_valid, kept) == []
+
+
+def test_billing_weights_name_only_tracked_tres() -> None:
+    fragment = "slurm: {partitions: [{name: gpu, pools: [a100], billing_weights: {%s: 2}}]}"
+    only(
+        run(checks.partition_site_settings_valid, fragment % "'GRES/gpu'"),
+        "slurm.partitions[0].billing_weights.GRES/gpu",
+        "need slurm.accounting",
+    )
+    assert run(checks.partition_site_settings_valid, fragment % "CPU") == []
+
+
+def test_tres_priority_weights_name_only_tracked_tres() -> None:
+    fragment = "slurm: {scheduling: {priority_weight_tres: {%s: 2}}}"
+    only(
+        run(checks.accounting_site_settings_valid, fragment % "'GRES/gpu'"),
+        "slurm.scheduling.priority_weight_tres.GRES/gpu",
+        "need slurm.accounting",
+    )
+    assert run(checks.accounting_site_settings_valid, fragment % "CPU") == []
+
+
+def test_default_memory_per_cpu_above_the_partition_maximum_is_an_error() -> None:
+    # the real slurmctld takes DefMemPerCPU=2000 MaxMemPerCPU=500, then fails every job that
+    # asks for no memory ("CPU count per node can not be satisfied")
+    fragment = "slurm: {partitions: [{name: gpu, pools: [a100], max_mem_per_cpu: 500%s}]}"
+    only(
+        run(checks.partition_site_settings_valid, fragment % ""),
+        "slurm.partitions[0].max_mem_per_cpu",
+        "DefMemPerCPU (7782 MiB, from its pools' RealMemory per CPU) is above",
+    )
+    assert run(checks.partition_site_settings_valid, fragment % ", def_mem_per_cpu: 500") == []
+
+
+@pytest.mark.parametrize(
+    ("key", "fragment"),
+    [
+        ("real_memory_mib", "real_memory_mib: 1000"),
+        ("gpus.gres_type", "gpus: {model: l4-24gb, count: 2, gres_type: AD104}"),
+        ("gpus.feature", "gpus: {model: l4-24gb, count: 2, feature: true}"),
+        ("gpus.autodetect", "gpus: {model: l4-24gb, count: 2, autodetect: nvml}"),
+    ],
+)
+def test_slurm_node_settings_on_a_kubernetes_pool_are_errors(key: str, fragment: str) -> None:
+    pools = (
+        "node_pools:\n"
+        "  - {name: a100, scheduler: slurm, hosts: 'lab-gpu-[01-02]', "
+        "cpu: {sockets: 2, cores_per_socket: 32}, memory_gb: 512, "
+        "gpus: {model: a100-sxm-80gb, count: 4}}\n"
+        "  - {name: l4-serve, scheduler: kubernetes, cluster: lab-k8s, "
+        f"hosts: 'lab-k8s-[01-02]', memory_gb: 64, {fragment}}}\n"
+    )
+    if "gpus" not in fragment:
+        pools = pools.replace("memory_gb: 64,", "memory_gb: 64, gpus: {model: l4-24gb, count: 2},")
+    only(run(checks.pool_site_settings_valid, pools), f"node_pools[1].{key}", "a Kubernetes pool")

@@ -33,6 +33,9 @@ INEXPRESSIBLE = {
     "schema/slurm_option_value",
     "schema/local_datetime",
     "check/hosts-within-bounds",
+    "schema/daemon_path",
+    "schema/port_or_range",
+    "schema/billing_weight",
 }
 
 

@@ -30,7 +30,8 @@ from estategen.write import with_manifest, write_tree
 from conftest import BLUEPRINTS
 
 # Every optional slurm.conf line on: GPUs (GresTypes), accounting (AccountingStorageHost, Port,
-# Enforce and TRES), a switch (TopologyPlugin), all six priority weights, preemption.
+# Enforce and TRES), a switch (TopologyPlugin), all six priority weights and TRES weights,
+# preemption, the user slurmd runs as (SlurmdUser).
 EVERYTHING = """\
 estate: t
 versions: {slurm: "23.11"}
@@ -44,12 +45,14 @@ slurm:
     database: {host: db, password: {secret: db_pw}}
   scheduling:
     priority_weights: {age: 1, assoc: 2, fairshare: 3, job_size: 4, partition: 5, qos: 6}
+    priority_weight_tres: {CPU: 1000, GRES/gpu: 3000}
     preemption: {type: qos, mode: requeue}
   qos: [{name: normal}, {name: high, preempt: [normal]}]
   partitions: [{name: gpu, pools: [h100]}]
   mpi: {default: pmix, ports: "12000-12999"}
   rest_api: {host: ctl-01, jwt_key: {secret: slurm_jwt}}
   health_check: {interval: 120, node_state: [idle, mixed]}
+  slurmd_user: root
 node_pools:
   - name: h100
     scheduler: slurm

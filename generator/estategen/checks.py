@@ -25,10 +25,9 @@ from estategen.errors import Finding, issue, quote
 from estategen.facts import (
     AKS_POOL_NAME,
     RESERVATION_PERIODS,
-    SLURMCTLD_PORT,
-    SLURMD_PORT,
     aks_gpu_instance_profile,
     aks_mig_profiles,
+    gres_type,
     hosted_gpu_backing,
     hosted_gpus,
     hosted_node_names,
@@ -39,13 +38,15 @@ from estategen.facts import (
     reservation_end,
     reservation_hosts,
     reservation_start,
+    slurmctld_port_text,
+    slurmctld_ports,
+    slurmd_port,
     storage_classes,
 )
 from estategen.kubernetes import autoscaler, slinky
 from estategen.kubernetes import storage as k8s_storage
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import (
-    STATE_SAVE_LOCATION,
     Estate,
     NodePool,
     Reservation,
@@ -54,7 +55,13 @@ from estategen.model import (
     slurm_minutes,
 )
 from estategen.prometheus_rules import slurm_exporter_host
-from estategen.renderers.slurm import SLURM_USER, parent_account
+from estategen.renderers.slurm import (
+    SLURM_USER,
+    accounting_tres,
+    def_mem_per_cpu,
+    parent_account,
+    required_tres,
+)
 from estategen.reserved import (
     POOL_NAMES,
     PROMETHEUS_LABELS,
@@ -809,19 +816,20 @@ def controllers_share_state(estate: Estate) -> Iterator[Finding]:
     controllers = estate.slurm.controllers
     if len(controllers) < 2 or not estate.slurm_pools:
         return
+    state = estate.slurm.site.paths.state_save_location
     for storage in estate.storage:
         # the folders above it are system folders, which the schema refuses as mount points
-        if storage.mount != STATE_SAVE_LOCATION:
+        if storage.mount != state:
             continue
         hosts = {h for p in estate.node_pools if storage.mounted_on(p.name) for h in p.hosts}
         if storage.pools is None or hosts.issuperset(controllers):
             return
     yield issue(
         "slurm.controllers",
-        f"{len(controllers)} controllers, but StateSaveLocation={STATE_SAVE_LOCATION} is local "
+        f"{len(controllers)} controllers, but StateSaveLocation={state} is local "
         "disk: a backup controller takes over from the state the primary saved there, so it "
         "must be shared storage. Mount it on every controller (a storage entry with mount "
-        f"{STATE_SAVE_LOCATION} and no pools), or list one controller",
+        f"{state} and no pools), or list one controller",
         level="warning",
     )
 
@@ -989,10 +997,11 @@ def mpi_ports_valid(estate: Estate) -> Iterator[Finding]:
             "slurm.mpi.ports",
             f"{low}-{high} is not a range of unprivileged ports: 1024 <= first < last <= 65535",
         )
-    elif any(low <= port <= high for port in (SLURMCTLD_PORT, SLURMD_PORT)):
+    elif any(low <= port <= high for port in _slurm_daemon_ports(estate)):
         yield issue(
             "slurm.mpi.ports",
-            f"{low}-{high} includes the slurmctld or slurmd port ({SLURMCTLD_PORT}, {SLURMD_PORT})",
+            f"{low}-{high} includes the slurmctld or slurmd port "
+            f"({slurmctld_port_text(estate)}, {slurmd_port(estate)})",
         )
 
 
@@ -1014,7 +1023,8 @@ def rest_api_valid(estate: Estate) -> Iterator[Finding]:
             "slurm.rest_api.user",
             f"{rest.user!r} is a person of identity.users; slurmrestd runs as a service user",
         )
-    taken = {SLURMCTLD_PORT: "slurmctld", SLURMD_PORT: "slurmd"}
+    taken = {port: "slurmctld" for port in _slurmctld_port_list(estate)}
+    taken[slurmd_port(estate)] = "slurmd"
     accounting = estate.slurm.accounting
     if accounting and accounting.host == rest.host:
         taken[accounting.port] = "slurmdbd"
@@ -1598,13 +1608,14 @@ def slurm_exporter_port_free(estate: Estate) -> Iterator[Finding]:
     if host is None:
         return
     obs = estate.observability
-    holders = [(obs.node_exporter_port, "the node exporter"), (SLURMCTLD_PORT, "slurmctld")]
+    holders = [(obs.node_exporter_port, "the node exporter")]
+    holders += [(port, "slurmctld") for port in _slurmctld_port_list(estate)]
     accounting = estate.slurm.accounting
     if accounting and accounting.host == host:
         holders.append((accounting.port, "slurmdbd"))
     for pool in estate.slurm_pools:
         if host in pool.hosts:
-            holders.append((SLURMD_PORT, "slurmd"))
+            holders.append((slurmd_port(estate), "slurmd"))
             if pool.gpus:
                 holders.append((obs.dcgm_exporter_port, "the DCGM exporter"))
     for port, holder in holders:
@@ -1818,6 +1829,303 @@ def suppressed_rules_exist(estate: Estate) -> Iterator[Finding]:
                 f"suppress[{i}]",
                 f"no check has the rule id {rule!r}{did_you_mean(rule, RULE_IDS)}",
             )
+
+
+# --- a site's own Slurm settings (issue 13) ---
+
+
+# Folders of programs, configuration and the kernel: no daemon file of slurm.paths lies there.
+_NOT_DAEMON_TREES = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/root",
+    "/sbin",
+    "/sys",
+    "/usr",
+)
+
+
+def _slurmctld_port_list(estate: Estate) -> list[int]:
+    low, high = slurmctld_ports(estate)
+    return list(range(low, high + 1))
+
+
+def _slurm_daemon_ports(estate: Estate) -> list[int]:
+    return [*_slurmctld_port_list(estate), slurmd_port(estate)]
+
+
+@check
+def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    """Site settings that slurmctld or slurmd refuse together, or that would break what the
+    other outputs rely on."""
+    site = estate.slurm.site
+    if slurmd_port(estate) in _slurmctld_port_list(estate):
+        yield issue(
+            "slurm.ports.slurmd",
+            f"port {slurmd_port(estate)} is slurmctld's ({slurmctld_port_text(estate)}); "
+            "slurmd needs a port of its own",
+        )
+    paths = site.paths
+    seen: dict[str, str] = {}
+    for key, value in vars(paths).items():
+        if value in seen:
+            yield issue(
+                f"slurm.paths.{key}",
+                f"{value} is also slurm.paths.{seen[value]}; each daemon file or folder needs "
+                "its own path",
+            )
+        seen.setdefault(value, key)
+    for key, value in vars(paths).items():
+        tree = next((t for t in _NOT_DAEMON_TREES if value.startswith(t + "/")), None)
+        if tree:
+            yield issue(
+                f"slurm.paths.{key}",
+                f"{value} lies under {tree}, which holds programs and configuration, not "
+                "daemon state or logs (the roles would make its folder the daemon's); "
+                "choose a path under /var, /run, /srv or a site folder",
+            )
+    folders = {"state_save_location": paths.state_save_location}
+    folders["slurmd_spool_dir"] = paths.slurmd_spool_dir
+    for key, folder in folders.items():
+        for other, value in vars(paths).items():
+            if other != key and value.startswith(folder + "/"):
+                yield issue(
+                    f"slurm.paths.{other}",
+                    f"{value} lies inside slurm.paths.{key} ({folder}), which the daemon "
+                    "fills and owns; choose a path outside it",
+                )
+    yield from _select_problems(estate)
+    if "none" in site.task_plugins and len(site.task_plugins) > 1:
+        yield issue(
+            "slurm.task_plugins",
+            "none means no task plugin and cannot go with "
+            f"{', '.join(p for p in site.task_plugins if p != 'none')}; give [none] alone",
+        )
+    if "NoHold" in site.prolog_flags and "Alloc" not in site.prolog_flags:
+        yield issue(
+            "slurm.prolog_flags",
+            "NoHold needs Alloc (slurm.conf(5), PrologFlags); add Alloc",
+        )
+    if "X11" in site.prolog_flags and "Contain" not in site.prolog_flags:
+        yield issue(
+            "slurm.prolog_flags",
+            "X11 forwarding runs inside the job's extern step, which Contain creates; add Contain",
+        )
+
+
+def _select_problems(estate: Estate) -> Iterator[Finding]:
+    from estategen.schema import SELECT_RESOURCES
+
+    site = estate.slurm.site
+    resources = [p for p in site.select_parameters if p in SELECT_RESOURCES]
+    if len(resources) > 1:
+        yield issue(
+            "slurm.select.parameters",
+            f"{' and '.join(resources)} both name the consumable resource; give one of "
+            f"{', '.join(SELECT_RESOURCES)}",
+        )
+    if "CR_ONE_TASK_PER_CORE" in site.select_parameters and any(
+        r.startswith("CR_CPU") for r in resources
+    ):
+        # slurmctld 22.05: "CR_ONE_TASK_PER_CORE is not compatible with CR_CPU*, please
+        # change to use CR_CORE* instead", then "Bad SelectTypeParameter", and exits
+        yield issue(
+            "slurm.select.parameters",
+            f"CR_ONE_TASK_PER_CORE does not go with {resources[0]}: slurmctld refuses it; use "
+            "CR_Core or CR_Core_Memory, or drop CR_ONE_TASK_PER_CORE",
+        )
+    if site.select_type == "linear":
+        allowed = {"CR_Memory", "CR_ONE_TASK_PER_CORE"}
+        extra = [p for p in site.select_parameters if p not in allowed]
+        if extra:
+            yield issue(
+                "slurm.select.parameters",
+                f"select type linear takes only CR_Memory and CR_ONE_TASK_PER_CORE "
+                f"(slurm.conf(5), SelectTypeParameters), not {', '.join(extra)}",
+            )
+    elif not resources:
+        yield issue(
+            "slurm.select.parameters",
+            f"select type {site.select_type} needs a consumable resource: one of "
+            f"{', '.join(r for r in SELECT_RESOURCES if r != 'CR_Memory')}",
+        )
+    if site.select_type != "cons_tres":
+        # What the real slurmctld 22.05 and slurmd did (tests/test_slurm_site.py): with
+        # shards it exits ("Use of shared gres requires the use of select/cons_tres"); with
+        # select/linear it starts, but a step asking for a GPU fails ("Invalid generic
+        # resource (gres) specification"); with select/cons_res `srun --gres=gpu:1` runs.
+        for pool in estate.slurm_pools:
+            if pool.gpus and pool.gpus.sharing.shard:
+                yield issue(
+                    f"{pool.path}.gpus.sharing.shard",
+                    f"shards need select type cons_tres: slurmctld exits with select/"
+                    f"{site.select_type} ('Use of shared gres requires the use of "
+                    "select/cons_tres')",
+                )
+            elif pool.gpus and site.select_type == "linear":
+                yield issue(
+                    f"{pool.path}.gpus",
+                    "select type linear gives jobs whole nodes but no GPUs: slurmd refuses a "
+                    "step that asks for one ('Invalid generic resource (gres) "
+                    "specification'); use cons_tres (or cons_res) for pools with GPUs",
+                )
+            elif pool.gpus:
+                yield issue(
+                    f"{pool.path}.gpus",
+                    "with select type cons_res jobs get GPUs only with --gres=gpu:N: the "
+                    "--gpus options and the partitions' per-GPU defaults (DefCpuPerGPU, "
+                    "DefMemPerGPU, left out) need cons_tres",
+                    level="warning",
+                )
+        for part in estate.slurm.partitions:
+            for key in ("def_cpu_per_gpu", "def_mem_per_gpu"):
+                if getattr(part.overrides, key) is not None:
+                    yield issue(
+                        f"{part.path}.{key}",
+                        f"per-GPU defaults need select type cons_tres, not {site.select_type}",
+                    )
+
+
+@check
+def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    for pool in estate.kubernetes_pools:
+        slurm_only: list[tuple[str, object]] = [("real_memory_mib", pool.real_memory_mib)]
+        if pool.gpus:
+            slurm_only += [
+                ("gpus.gres_type", pool.gpus.gres_type),
+                ("gpus.feature", pool.gpus.feature),
+                ("gpus.autodetect", pool.gpus.autodetect),
+            ]
+        for key, value in slurm_only:
+            if value is not None:
+                yield issue(
+                    f"{pool.path}.{key}",
+                    f"{key} sets what slurm.conf or gres.conf says of a Slurm pool's nodes; "
+                    "a Kubernetes pool has none: remove it",
+                )
+    types: dict[str, tuple[str, str]] = {}
+    for pool in estate.slurm_pools:
+        if pool.real_memory_mib is not None:
+            if pool.memory_gb is None:
+                yield issue(
+                    f"{pool.path}.real_memory_mib",
+                    "real_memory_mib refines memory_gb; give memory_gb too",
+                )
+            elif pool.real_memory_mib > pool.memory_gb * 1024:
+                yield issue(
+                    f"{pool.path}.real_memory_mib",
+                    f"{pool.real_memory_mib} MiB is more than the node's memory_gb "
+                    f"({pool.memory_gb * 1024} MiB); slurmd would register the node with "
+                    "less and slurmctld would drain it",
+                )
+        if pool.gpus and pool.gpus.mig and pool.gpus.autodetect == "off":
+            yield issue(
+                f"{pool.path}.gpus.autodetect",
+                "MIG instances are found by NVML only (gres.conf AutoDetect=nvml); remove "
+                "autodetect or set it to nvml",
+            )
+        if pool.gpus and not pool.gpus.mig:
+            kind = gres_type(pool)
+            first = types.setdefault(kind, (pool.gpus.model, pool.path))
+            if first[0] != pool.gpus.model:
+                yield issue(
+                    f"{pool.path}.gpus.gres_type",
+                    f"GRES type {kind!r} is {first[0]} in {first[1]}; one type names one GPU "
+                    "model (billing weights and accounting count it per type)",
+                )
+
+
+@check
+def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    qos_names = {q.name for q in estate.slurm.qos}
+    teams = {t.name for t in estate.identity.teams}
+    for part in estate.slurm.partitions:
+        site = part.overrides
+        for name in site.allow_qos:
+            if name not in qos_names:
+                yield issue(
+                    f"{part.path}.allow_qos",
+                    f"unknown QoS {name!r}; slurm.qos has {', '.join(sorted(qos_names)) or 'none'}",
+                )
+        for name in site.deny_accounts:
+            if name not in teams:
+                yield issue(f"{part.path}.deny_accounts", f"unknown team {name!r}")
+        if site.deny_accounts and part.teams:
+            yield issue(
+                f"{part.path}.deny_accounts",
+                "give teams (AllowAccounts) or deny_accounts, not both: slurmctld uses "
+                "AllowAccounts and ignores DenyAccounts",
+            )
+        if (site.allow_qos or site.deny_accounts) and estate.slurm.accounting is None:
+            yield issue(
+                f"{part.path}",
+                "allow_qos and deny_accounts need slurm.accounting: slurmctld knows QoS and "
+                "accounts from slurmdbd",
+            )
+        tracked = {t.lower() for t in accounting_tres(estate)}
+        for key, _ in site.billing_weights:
+            if "/" not in key or key.lower() == "fs/disk" or key.lower() in tracked:
+                continue
+            yield issue(
+                f"{part.path}.billing_weights.{key}",
+                f"slurmctld bills only TRES it tracks, and {key} is not among them: "
+                + (
+                    "add it to slurm.accounting.tres"
+                    if estate.slurm.accounting
+                    else "GRES, license and burst-buffer TRES need slurm.accounting"
+                ),
+            )
+        default_memory = def_mem_per_cpu(estate, part)
+        if site.max_mem_per_cpu is not None and (default_memory or 0) > site.max_mem_per_cpu:
+            # the real slurmctld takes the pair, then a job with the default memory fails
+            # ("CPU count per node can not be satisfied")
+            yield issue(
+                f"{part.path}.max_mem_per_cpu",
+                f"the partition's DefMemPerCPU ({default_memory} MiB"
+                + ("" if site.def_mem_per_cpu else ", from its pools' RealMemory per CPU")
+                + f") is above max_mem_per_cpu ({site.max_mem_per_cpu} MiB): jobs asking "
+                "for no memory would fail; set def_mem_per_cpu at most max_mem_per_cpu",
+            )
+        if site.max_mem_per_cpu is not None and site.max_mem_per_node is not None:
+            yield issue(
+                f"{part.path}.max_mem_per_node",
+                "give max_mem_per_cpu or max_mem_per_node, not both (slurm.conf(5): they "
+                "exclude each other)",
+            )
+
+
+@check
+def accounting_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    tracked = {t.lower() for t in accounting_tres(estate)}
+    for key, _ in estate.slurm.scheduling.priority_weight_tres:
+        if "/" in key and key.lower() != "fs/disk" and key.lower() not in tracked:
+            yield issue(
+                f"slurm.scheduling.priority_weight_tres.{key}",
+                f"PriorityWeightTRES applies only to TRES slurmdbd tracks, and {key} is not "
+                "among them: "
+                + (
+                    "add it to slurm.accounting.tres"
+                    if estate.slurm.accounting
+                    else "GRES, license and burst-buffer TRES need slurm.accounting"
+                ),
+            )
+    accounting = estate.slurm.accounting
+    if accounting is None or accounting.tres is None:
+        return
+    missing = [t for t in required_tres(estate) if t not in accounting.tres]
+    if missing:
+        yield issue(
+            "slurm.accounting.tres",
+            f"missing {', '.join(missing)}: the partitions' billing weights and the QoS GPU "
+            "limits name them, and slurmctld refuses a TRES it does not track; add them",
+        )
 
 
 # every check's rule id, for `suppress` and --suppress (checks register at import, above)

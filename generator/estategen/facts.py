@@ -13,9 +13,26 @@ from datetime import datetime, timedelta
 
 from estategen.model import Estate, NodePool, Reservation, Storage, Taint, slurm_seconds, spread
 
-# Ports Slurm's daemons listen on (slurm.conf SlurmctldPort and SlurmdPort).
+# Ports Slurm's daemons listen on by default (slurm.conf SlurmctldPort and SlurmdPort);
+# slurm.ports may set others (issue 13): read them through slurmctld_ports and slurmd_port.
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
+
+
+def slurmctld_ports(estate: Estate) -> tuple[int, int]:
+    """The lowest and highest port slurmctld listens on (SlurmctldPort may be a range)."""
+    return estate.slurm.site.slurmctld_ports or (SLURMCTLD_PORT, SLURMCTLD_PORT)
+
+
+def slurmctld_port_text(estate: Estate) -> str:
+    """SlurmctldPort as slurm.conf writes it: one port, or LOW-HIGH."""
+    low, high = slurmctld_ports(estate)
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def slurmd_port(estate: Estate) -> int:
+    """The port slurmd listens on (SlurmdPort)."""
+    return estate.slurm.site.slurmd_port or SLURMD_PORT
 
 
 # --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
@@ -176,9 +193,10 @@ def mig_instances_per_gpu(pool: NodePool) -> int:
 
 
 def gres_type(pool: NodePool) -> str:
-    """The GRES Type of a pool's whole GPUs: the catalog model name."""
+    """The GRES Type of a pool's whole GPUs: the site's name (gpus.gres_type), else the
+    catalog model name."""
     assert pool.gpus is not None
-    return pool.gpus.model
+    return pool.gpus.gres_type or pool.gpus.model
 
 
 def gpu_gres(pool: NodePool) -> list[tuple[str, int]]:

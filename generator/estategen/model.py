@@ -7,7 +7,7 @@ defaults to its name and the Slurm cluster name to the estate's name.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from types import MappingProxyType
@@ -78,6 +78,10 @@ class Gpus:
     count: int
     mig: tuple[str, ...]
     sharing: Sharing
+    # issue 13: the site's GRES type name (None: the model name); the model as a node feature
+    gres_type: str | None = None
+    feature: bool | None = None  # None: the model is a node feature (Slurm pools)
+    autodetect: str | None = None  # gres.conf AutoDetect; None: nvml for MIG, off otherwise
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,8 @@ class NodePool:
     health_checks: tuple[str, ...] | None = None
     # issue 14 part 5
     cloud: CloudNodes | None = None
+    # issue 13: the site's exact RealMemory (MiB); None keeps estategen's reserve
+    real_memory_mib: int | None = None
 
     @property
     def managed(self) -> bool:
@@ -201,6 +207,27 @@ class Qos:
 
 
 @dataclass(frozen=True)
+class PartitionOverrides:
+    """Partition settings of a site (issue 13); None keeps what estategen derives."""
+
+    state: str | None = None
+    oversubscribe: str | None = None
+    priority_job_factor: int | None = None
+    allow_qos: tuple[str, ...] = ()
+    allow_groups: tuple[str, ...] = ()
+    deny_accounts: tuple[str, ...] = ()
+    grace_time: int | None = None
+    max_nodes: int | None = None
+    max_cpus_per_node: int | None = None
+    max_mem_per_cpu: int | None = None
+    max_mem_per_node: int | None = None
+    def_mem_per_cpu: int | None = None
+    def_cpu_per_gpu: int | None = None
+    def_mem_per_gpu: int | None = None
+    billing_weights: tuple[tuple[str, str], ...] = ()  # TRESBillingWeights, in blueprint order
+
+
+@dataclass(frozen=True)
 class Partition:
     path: str
     name: str
@@ -213,6 +240,8 @@ class Partition:
     priority_tier: int
     preempt_mode: str | None
     hidden: bool
+    # issue 13: site overrides; None (or empty) keeps what estategen renders
+    overrides: PartitionOverrides = field(default_factory=lambda: PartitionOverrides())
 
 
 @dataclass(frozen=True)
@@ -229,6 +258,9 @@ class Accounting:
     host: str
     port: int
     database: Database
+    # issue 13: AccountingStorageTRES of the site (None: estategen's); AccountingStorageEnforce
+    tres: tuple[str, ...] | None = None
+    enforce: tuple[str, ...] = ("associations", "limits", "qos", "safe")
 
 
 @dataclass(frozen=True)
@@ -242,6 +274,8 @@ class Scheduling:
     priority_weights: Mapping[str, int]
     fairshare_half_life: str
     preemption: Preemption
+    # issue 13: PriorityWeightTRES, in blueprint order
+    priority_weight_tres: tuple[tuple[str, int], ...] = ()
 
 
 # --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
@@ -297,6 +331,48 @@ class PowerSaving:
     suspend_timeout: int
 
 
+# --- site overrides of what estategen renders (issue 13) ---
+# slurm.paths defaults, also the schema's: Debian's slurm-wlm paths.
+SLURM_PATH_DEFAULTS = {
+    "state_save_location": "/var/spool/slurmctld",
+    "slurmd_spool_dir": "/var/spool/slurmd",
+    "slurmctld_pid_file": "/run/slurmctld.pid",
+    "slurmd_pid_file": "/run/slurmd.pid",
+    "slurmctld_log_file": "/var/log/slurm/slurmctld.log",
+    "slurmd_log_file": "/var/log/slurm/slurmd.log",
+}
+
+
+@dataclass(frozen=True)
+class SlurmPaths:
+    """Where slurmctld and slurmd keep state, spool, pid and log files (slurm.paths)."""
+
+    state_save_location: str = SLURM_PATH_DEFAULTS["state_save_location"]
+    slurmd_spool_dir: str = SLURM_PATH_DEFAULTS["slurmd_spool_dir"]
+    slurmctld_pid_file: str = SLURM_PATH_DEFAULTS["slurmctld_pid_file"]
+    slurmd_pid_file: str = SLURM_PATH_DEFAULTS["slurmd_pid_file"]
+    slurmctld_log_file: str = SLURM_PATH_DEFAULTS["slurmctld_log_file"]
+    slurmd_log_file: str = SLURM_PATH_DEFAULTS["slurmd_log_file"]
+
+
+@dataclass(frozen=True)
+class SlurmSite:
+    """Daemon and plugin settings a site may set instead of estategen's (issue 13)."""
+
+    paths: SlurmPaths = SlurmPaths()
+    # None: the ports facts.py names (facts.slurmctld_ports and facts.slurmd_port read these)
+    slurmctld_ports: tuple[int, int] | None = None  # low and high port
+    slurmd_port: int | None = None
+    slurmd_user: str | None = None  # None: not written (slurmd runs as root)
+    return_to_service: int = 2
+    select_type: str = "cons_tres"
+    select_parameters: tuple[str, ...] = ("CR_Core_Memory",)
+    task_plugins: tuple[str, ...] = ("cgroup", "affinity")
+    job_acct_gather: str = "cgroup"
+    prolog_flags: tuple[str, ...] = ("Contain",)
+    scheduler_parameters: tuple[str, ...] | None = None  # None: estategen's backfill tuning
+
+
 @dataclass(frozen=True)
 class Slurm:
     declared: bool
@@ -314,6 +390,7 @@ class Slurm:
     power_saving: PowerSaving = PowerSaving(False, **POWER_SAVING_DEFAULTS)
     # Slurm hosted in Kubernetes (issue 15): the auth/slurm key, by reference
     auth_key: SecretRef | None = None
+    site: SlurmSite = SlurmSite()
 
 
 @dataclass(frozen=True)
@@ -590,6 +667,9 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
                 mps=gpus.get("sharing", {}).get("mps"),
                 shard=gpus.get("sharing", {}).get("shard"),
             ),
+            gres_type=gpus.get("gres_type"),
+            feature=gpus.get("feature"),
+            autodetect=gpus.get("autodetect"),
         )
         if gpus
         else None,
@@ -601,6 +681,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         weight=p.get("weight"),
         health_checks=tuple(p["health_check"]["checks"]) if "health_check" in p else None,
         cloud=_cloud(p.get("cloud")),
+        real_memory_mib=p.get("real_memory_mib"),
     )
 
 
@@ -637,6 +718,8 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
                 user=accounting["database"]["user"],
                 password=SecretRef(accounting["database"]["password"]["secret"]),
             ),
+            tres=tuple(accounting["tres"]) if "tres" in accounting else None,
+            enforce=tuple(dict.fromkeys(accounting.get("enforce", Accounting.enforce))),
         )
         if accounting
         else None,
@@ -646,6 +729,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
             preemption=Preemption(
                 scheduling["preemption"]["type"], scheduling["preemption"]["mode"]
             ),
+            priority_weight_tres=tuple(scheduling.get("priority_weight_tres", {}).items()),
         ),
         qos=tuple(
             Qos(
@@ -672,6 +756,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
                 priority_tier=p["priority_tier"],
                 preempt_mode=p.get("preempt_mode"),
                 hidden=p["hidden"],
+                overrides=_partition_overrides(p),
             )
             for i, p in enumerate(s.get("partitions", ()))
         ),
@@ -688,6 +773,60 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
         if "power_saving" in s
         else PowerSaving(False, **POWER_SAVING_DEFAULTS),
         auth_key=_secret(s.get("auth_key")),
+        site=_slurm_site(s),
+    )
+
+
+def _slurm_site(s: Mapping[str, Any]) -> SlurmSite:
+    """The site's daemon and plugin settings; the schema's defaults are estategen's."""
+    default = SlurmSite()
+    ports = s.get("ports") or {}
+    ctld = str(ports["slurmctld"]) if "slurmctld" in ports else None
+    low, _, high = ctld.partition("-") if ctld else ("", "", "")
+    select = s.get("select") or {}
+    return SlurmSite(
+        paths=SlurmPaths(**{**SLURM_PATH_DEFAULTS, **(s.get("paths") or {})}),
+        slurmctld_ports=(int(low), int(high or low)) if ctld else None,
+        slurmd_port=ports.get("slurmd"),
+        slurmd_user=s.get("slurmd_user"),
+        return_to_service=s.get("return_to_service", default.return_to_service),
+        select_type=select.get("type", default.select_type),
+        # derived default: estategen's CR_Core_Memory, or none for linear (whole nodes)
+        select_parameters=tuple(dict.fromkeys(select["parameters"]))
+        if "parameters" in select
+        else ()
+        if select.get("type") == "linear"
+        else default.select_parameters,
+        task_plugins=tuple(dict.fromkeys(s["task_plugins"]))
+        if "task_plugins" in s
+        else default.task_plugins,
+        job_acct_gather=s.get("job_acct_gather", default.job_acct_gather),
+        prolog_flags=tuple(dict.fromkeys(s["prolog_flags"]))
+        if "prolog_flags" in s
+        else default.prolog_flags,
+        scheduler_parameters=tuple(s["scheduler_parameters"])
+        if "scheduler_parameters" in s
+        else None,
+    )
+
+
+def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
+    return PartitionOverrides(
+        state=p.get("state"),
+        oversubscribe=p.get("oversubscribe"),
+        priority_job_factor=p.get("priority_job_factor"),
+        allow_qos=tuple(p.get("allow_qos", ())),
+        allow_groups=tuple(p.get("allow_groups", ())),
+        deny_accounts=tuple(p.get("deny_accounts", ())),
+        grace_time=p.get("grace_time"),
+        max_nodes=p.get("max_nodes"),
+        max_cpus_per_node=p.get("max_cpus_per_node"),
+        max_mem_per_cpu=p.get("max_mem_per_cpu"),
+        max_mem_per_node=p.get("max_mem_per_node"),
+        def_mem_per_cpu=p.get("def_mem_per_cpu"),
+        def_cpu_per_gpu=p.get("def_cpu_per_gpu"),
+        def_mem_per_gpu=p.get("def_mem_per_gpu"),
+        billing_weights=tuple((k, str(v)) for k, v in p.get("billing_weights", {}).items()),
     )
 
 

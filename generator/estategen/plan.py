@@ -1214,6 +1214,9 @@ _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
     "slurm_database_name": ("slurm-accounting-config", ("slurmdbd",)),
     "slurm_database_user": ("slurm-accounting-config", ("slurmdbd",)),
     "slurm_database_password_secret": ("slurm-accounting-config", ("slurmdbd",)),
+    "slurm_controller_folders": ("slurm-accounting-config", ("slurm_controller",)),
+    "slurm_compute_folders": ("slurm-accounting-config", ("slurm_compute",)),
+    "slurm_slurmd_user": ("slurm-accounting-config", ("slurm_compute",)),
     "slurm_mpi_default": ("slurm-mpi", ("slurm_compute",)),
     # slurm_packages, a dependency of every Slurm role, checks for the JWT plugin
     "slurm_rest_api": (

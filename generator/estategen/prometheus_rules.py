@@ -311,7 +311,8 @@ def _slurm_alerts(estate: Estate) -> list[dict[str, Any]]:
             "critical",
             "slurmctld does not answer the Slurm exporter on {{ $labels.instance }}",
             "sdiag fails: no job starts while slurmctld is unreachable. Check slurmctld on "
-            "the controllers (systemctl status slurmctld, /var/log/slurm/slurmctld.log), "
+            "the controllers (systemctl status slurmctld, "
+            f"{estate.slurm.site.paths.slurmctld_log_file}), "
             "munge, and that a backup controller took over (scontrol ping).",
             alerts.slurm_controller_unreachable_for,
         ),

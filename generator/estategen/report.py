@@ -20,13 +20,13 @@ from typing import Any
 
 from estategen import __version__
 from estategen.facts import (
-    SLURMD_PORT,
     Flavor,
     cluster_flavors,
     mig_instances_per_gpu,
     mig_layout,
     pool_mounts,
     quota_keys,
+    slurmd_port,
     storage_classes,
 )
 from estategen.model import (
@@ -38,7 +38,7 @@ from estategen.model import (
 )
 
 # Ports the schedulers' own daemons hold on a pool's hosts; an exporter on one of them cannot
-# start: slurmd's (SLURMD_PORT, as slurm.conf renders it); kubelet on 10250 (and 10248 for
+# start: slurmd's (facts.slurmd_port, as slurm.conf renders it); kubelet on 10250 (and 10248 for
 # health), kube-proxy on 10249 and 10256.
 KUBERNETES_NODE_PORTS = {
     10248: "kubelet",
@@ -481,7 +481,7 @@ def _observability(estate: Estate) -> Iterable[ReportWarning]:
         if not pool.managed:
             ports.append((obs.node_exporter_port, "node exporter"))
             if pool.scheduler == "slurm":
-                ports.append((SLURMD_PORT, "slurmd"))
+                ports.append((slurmd_port(estate), "slurmd"))
             else:
                 ports.extend((p, d) for p, d in sorted(KUBERNETES_NODE_PORTS.items()))
         if pool.gpus and (pool.scheduler == "slurm" or not pool.managed):

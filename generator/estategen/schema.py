@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 from estategen import hostlist
 from estategen.catalog import SHAPE_KEYS
 from estategen.errors import Finding, issue, key_path, quote
-from estategen.model import POWER_SAVING_DEFAULTS, STATE_SAVE_LOCATION
+from estategen.facts import SLURMCTLD_PORT, SLURMD_PORT
+from estategen.model import POWER_SAVING_DEFAULTS, SLURM_PATH_DEFAULTS, STATE_SAVE_LOCATION
 
 NAME = r"[a-z][a-z0-9-]{0,39}"
 HOSTNAME = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
@@ -64,6 +65,31 @@ LOCAL_DATETIME = (
     r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?"
 )
 PORT_RANGE = r"[0-9]{1,5}-[0-9]{1,5}"
+# --- site overrides of what estategen renders (issue 13) ---
+# An absolute path of a daemon's file or folder: no '.', '..', '//' or trailing '/'.
+DAEMON_PATH = r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,62}){1,16}"
+# A GRES type name as slurm.conf and gres.conf write it (Type=): no ':' ',' or '='.
+GRES_TYPE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+# A TRES as AccountingStorageTRES names it: cpu, mem, gres/gpu, gres/gpu:a100, license/x...
+TRES = (
+    r"(billing|cpu|energy|mem|node|pages|vmem|fs/disk|fs/lustre|ic/ofed"
+    r"|(gres|license|bb)/[A-Za-z0-9_.-]{1,63}(:[A-Za-z0-9_.-]{1,63})?)"
+)
+# One SchedulerParameters option: a word, or word=value.
+SCHEDULER_PARAMETER = r"[a-z][a-z0-9_]{0,63}(=[A-Za-z0-9_.:-]{1,64})?"
+# A partition's OverSubscribe, as slurm.conf(5) spells it in lower case.
+OVERSUBSCRIBE = r"(no|exclusive|(yes|force)(:[1-9][0-9]{0,3})?)"
+# A node feature as slurm.conf writes it (Feature=); sites use upper case and ':' (issue 13).
+FEATURE = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}"
+# A TRES a partition's TRESBillingWeights names, as slurm.conf writes it.
+BILLING_TRES = (
+    r"(CPU|cpu|Mem|mem|Node|node|Energy|energy|VMem|vmem|Pages|pages|FS/Disk|fs/disk"
+    r"|(GRES|gres|License|license|BB|bb)/[A-Za-z0-9_.-]{1,63}(:[A-Za-z0-9_.-]{1,63})?)"
+)
+# A billing weight: a number, with a unit suffix for memory and burst buffers (Mem=0.25G).
+BILLING_WEIGHT = r"-?([0-9]{1,9}(\.[0-9]{0,6})?|\.[0-9]{1,6})[KMGTP]?"
+# A Unix group name as AllowGroups names it.
+GROUP = r"[a-z_][a-z0-9_.-]{0,31}"
 # No control characters (C0, DEL, C1 with NEL U+0085) and no Unicode line or paragraph
 # separators (U+2028, U+2029): each starts a new line somewhere downstream.
 FREE_TEXT = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{0,200}"
@@ -144,6 +170,15 @@ _PATTERN_HINTS = {
     SLURM_OPTION_VALUE: "slurm.conf value: one word of [A-Za-z0-9_.,:/=+@%-], no spaces",
     LOCAL_DATETIME: "local date and time like '2027-01-10T08:00' or '2027-01-10T08:00:00'",
     PORT_RANGE: "port range like '12000-12999'",
+    DAEMON_PATH: "absolute path like /var/spool/slurmctld (no '.', '..', '//' or trailing '/')",
+    GRES_TYPE: "GRES type name like 'a100', 'GV100GL' or 'rtx_3090' (letters, digits, '_.-')",
+    TRES: "TRES like 'cpu', 'mem', 'gres/gpu' or 'gres/gpu:a100'",
+    SCHEDULER_PARAMETER: "SchedulerParameters option like 'bf_continue' or 'bf_window=4320'",
+    OVERSUBSCRIBE: "'no', 'exclusive', 'yes', 'force', or 'yes:N' / 'force:N' (N jobs each)",
+    FEATURE: "node feature like 'ib', 'nvme' or 'Rack:A1' (letters, digits, '_.:-')",
+    BILLING_TRES: "TRES like 'CPU', 'Mem', 'GRES/gpu' or 'GRES/gpu:a100'",
+    BILLING_WEIGHT: "billing weight: a number, for memory with a unit like '0.25G'",
+    GROUP: "Unix group name: lowercase letter or '_' first, then [a-z0-9_.-], at most 32",
     FREE_TEXT: "one line of text without control characters or line breaks, at most 200 characters",
     MOUNT: "absolute path like /scratch",
     NFS_OR_LUSTRE_SOURCE: "source like 'server:/export' or '10.0.0.1@o2ib:/fs'",
@@ -218,6 +253,10 @@ _GPUS = _dict(
         "count": _int(1, 16, required=True),
         "mig": _list(_s(MIG_PROFILE), maxlength=7),
         "sharing": _SHARING,
+        # issue 13: a site's own GRES type name, and whether nodes get the model as a feature
+        "gres_type": _s(GRES_TYPE),
+        "feature": {"type": "boolean"},  # unset: true on Slurm pools
+        "autodetect": {"type": "string", "allowed": ["off", "nvml"]},
     }
 )
 _TAINT = _dict(
@@ -290,6 +329,7 @@ _NODE_POOL = _dict(
             }
         ),
         "memory_gb": _int(1, 65_536),
+        "real_memory_mib": _int(1, 67_108_864),
         "gpus": _GPUS,
         "network": _dict(
             {
@@ -297,7 +337,7 @@ _NODE_POOL = _dict(
                 "block": {"type": "string", "check_with": "hostlists"},
             }
         ),
-        "features": _list(_s(r"[a-z0-9][a-z0-9_.-]{0,62}"), default=[]),
+        "features": _list(_s(FEATURE), default=[]),
         "labels": {
             "type": "dict",
             "keysrules": _s(LABEL_KEY),
@@ -305,7 +345,7 @@ _NODE_POOL = _dict(
             "default": {},
         },
         "taints": _list(_TAINT, default=[]),
-        "weight": _int(1, 65_533),
+        "weight": _int(1, 4_294_967_293),
         "health_check": _POOL_HEALTH_CHECK,
         "cloud": _POOL_CLOUD,
     }
@@ -326,6 +366,8 @@ _QOS = _dict(
         },
     }
 )
+# slurm.conf(5) partition State values
+PARTITION_STATES = ("up", "down", "drain", "inactive")
 _PARTITION = _dict(
     {
         "name": _name(required=True),
@@ -338,6 +380,27 @@ _PARTITION = _dict(
         "priority_tier": _int(0, 65_533, default=1),
         "preempt_mode": {"type": "string", "allowed": ["off", "cancel", "requeue", "suspend"]},
         "hidden": {"type": "boolean", "default": False},
+        # --- site overrides (issue 13) ---
+        "state": {"type": "string", "allowed": list(PARTITION_STATES)},
+        "oversubscribe": _s(OVERSUBSCRIBE),
+        "priority_job_factor": _int(0, 65_533),
+        "allow_qos": _list(_name(), minlength=1),
+        "allow_groups": _list(_s(GROUP), minlength=1),
+        "deny_accounts": _list(_name(), minlength=1),
+        "grace_time": _int(0, 4_294_967_294),
+        "max_nodes": _int(1, 4_294_967_294),
+        "max_cpus_per_node": _int(1, 4_294_967_294),
+        "max_mem_per_cpu": _int(1, 67_108_864),
+        "max_mem_per_node": _int(1, 67_108_864),
+        "def_mem_per_cpu": _int(1, 67_108_864),
+        "def_cpu_per_gpu": _int(1, 4_294_967_294),
+        "def_mem_per_gpu": _int(1, 67_108_864),
+        "billing_weights": {
+            "type": "dict",
+            "keysrules": _s(BILLING_TRES),
+            "valuesrules": {"type": ["number", "string"], "check_with": "billing_weight"},
+            "minlength": 1,
+        },
     }
 )
 # --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
@@ -388,6 +451,58 @@ _REST_API = _dict(
         "jwt_key": _secret(required=True),
     }
 )
+# --- site overrides of what estategen renders (issue 13) ---
+SELECT_TYPES = ("cons_tres", "cons_res", "linear")
+# SelectTypeParameters, as slurm.conf(5) spells them; what each select plugin accepts is
+# checked in checks.py. One resource (CR_CPU ... CR_Memory) and any of the modifiers.
+SELECT_RESOURCES = (
+    "CR_CPU",
+    "CR_CPU_Memory",
+    "CR_Core",
+    "CR_Core_Memory",
+    "CR_Socket",
+    "CR_Socket_Memory",
+    "CR_Memory",
+)
+SELECT_MODIFIERS = (
+    "CR_ONE_TASK_PER_CORE",
+    "CR_CORE_DEFAULT_DIST_BLOCK",
+    "CR_LLN",
+    "CR_Pack_Nodes",
+)
+TASK_PLUGINS = ("cgroup", "affinity", "none")
+JOB_ACCT_GATHER_TYPES = ("cgroup", "linux", "none")
+PROLOG_FLAGS = ("Alloc", "Contain", "DeferBatch", "NoHold", "Serial", "X11")
+ACCOUNTING_ENFORCE = ("associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys")
+_SLURM_PATHS = _dict(
+    {
+        key: _s(DAEMON_PATH, default=value, check_with="daemon_path")
+        for key, value in SLURM_PATH_DEFAULTS.items()
+    },
+    default={},
+)
+_SLURM_PORTS = _dict(
+    {
+        "slurmctld": {
+            "type": ["integer", "string"],
+            "check_with": "port_or_range",
+            "default": SLURMCTLD_PORT,
+        },
+        "slurmd": _int(1, 65_535, default=SLURMD_PORT),
+    },
+    default={},
+)
+_SLURM_SELECT = _dict(
+    {
+        "type": {"type": "string", "allowed": list(SELECT_TYPES), "default": "cons_tres"},
+        # no static default: [CR_Core_Memory], or none with linear (the model fills it)
+        "parameters": _list(
+            {"type": "string", "allowed": [*SELECT_RESOURCES, *SELECT_MODIFIERS]},
+            maxlength=8,
+        ),
+    },
+    default={},
+)
 _SLURM = _dict(
     {
         "cluster_name": _name(),
@@ -406,6 +521,13 @@ _SLURM = _dict(
                     },
                     required=True,
                 ),
+                # issue 13: AccountingStorageTRES and AccountingStorageEnforce of the site
+                "tres": _list(_s(TRES), minlength=1, maxlength=64),
+                "enforce": _list(
+                    {"type": "string", "allowed": list(ACCOUNTING_ENFORCE)},
+                    default=["associations", "limits", "qos", "safe"],
+                    maxlength=7,
+                ),
             }
         ),
         "scheduling": _dict(
@@ -417,6 +539,13 @@ _SLURM = _dict(
                     },
                     default={},
                 ),
+                # issue 13: PriorityWeightTRES, TRES to weight
+                "priority_weight_tres": {
+                    "type": "dict",
+                    "keysrules": _s(BILLING_TRES),
+                    "valuesrules": _int(-2_147_483_648, 4_294_967_295),
+                    "minlength": 1,
+                },
                 "fairshare_half_life": _s(SLURM_TIME, default="7-0"),
                 "preemption": _dict(
                     {
@@ -452,6 +581,27 @@ _SLURM = _dict(
         },
         "health_check": _SLURM_HEALTH_CHECK,
         "power_saving": _SLURM_POWER_SAVING,
+        # --- site overrides (issue 13) ---
+        "paths": _SLURM_PATHS,
+        "ports": _SLURM_PORTS,
+        "slurmd_user": _s(USER),
+        "return_to_service": _int(0, 2, default=2),
+        "select": _SLURM_SELECT,
+        "task_plugins": _list(
+            {"type": "string", "allowed": list(TASK_PLUGINS)},
+            default=["cgroup", "affinity"],
+            minlength=1,
+            maxlength=3,
+        ),
+        "job_acct_gather": {
+            "type": "string",
+            "allowed": list(JOB_ACCT_GATHER_TYPES),
+            "default": "cgroup",
+        },
+        "prolog_flags": _list(
+            {"type": "string", "allowed": list(PROLOG_FLAGS)}, default=["Contain"], maxlength=6
+        ),
+        "scheduler_parameters": _list(_s(SCHEDULER_PARAMETER), minlength=1, maxlength=64),
     }
 )
 _QUEUE_TEAM = _dict(
@@ -764,6 +914,47 @@ def system_tree(mount: str) -> str | None:
     )
 
 
+def _daemon_path_problem(value: object) -> str | None:
+    """A daemon's folder or file may not be a system folder the roles would take over."""
+    if not isinstance(value, str) or not _compiled(DAEMON_PATH).fullmatch(value):
+        return None  # the pattern reports it
+    if value in SYSTEM_DIRECTORIES or value in SYSTEM_TREES:
+        return (
+            f"{quote(value)} is a system folder; a daemon's folder or file must lie below one, "
+            "like /var/spool/slurmctld or /var/log/slurm/slurmctld.log"
+        )
+    return None
+
+
+def _port_or_range_problem(value: object) -> str | None:
+    """SlurmctldPort: one port, or a range 'LOW-HIGH' of at most 64 ports."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return f"{value!r} is not a port; give a port like 6817 or a range like '6817-6820'"
+    text = str(value)
+    match = re.fullmatch(r"([0-9]{1,5})(?:-([0-9]{1,5}))?", text)
+    if not match:
+        return f"{text!r} is not a port; give a port like 6817 or a range like '6817-6820'"
+    low = int(match[1])
+    high = int(match[2] or low)
+    if not 1 <= low <= high <= 65_535 or high - low >= 64:
+        return (
+            f"{text!r} is no port range slurmctld takes: give ports 1-65535, low first, "
+            "at most 64 of them (like '6817-6820')"
+        )
+    return None
+
+
+def _billing_weight_problem(value: object) -> str | None:
+    """A TRESBillingWeights weight: a finite number, or a number with a K-P unit."""
+    if isinstance(value, bool):
+        return f"{value!r} is not a {_PATTERN_HINTS[BILLING_WEIGHT]}"
+    if isinstance(value, (int, float)):
+        return None if math.isfinite(value) else f"{value!r} is not a finite number"
+    if isinstance(value, str) and _compiled(BILLING_WEIGHT).fullmatch(value):
+        return None
+    return f"{value!r} is not a {_PATTERN_HINTS[BILLING_WEIGHT]}"
+
+
 def _mount_point_problem(value: object) -> str | None:
     """One spelling per mount point, never over the system's own folders.
 
@@ -797,6 +988,9 @@ _VALUE_CHECKS = {
     "finite": _finite_problem,
     "slurm_option_value": _slurm_option_value_problem,
     "local_datetime": _local_datetime_problem,
+    "daemon_path": _daemon_path_problem,
+    "port_or_range": _port_or_range_problem,
+    "billing_weight": _billing_weight_problem,
 }
 
 
@@ -873,6 +1067,21 @@ def _validator() -> Any:
 
         def _check_with_local_datetime(self, field: Hashable, value: object) -> None:
             problem = _local_datetime_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_daemon_path(self, field: Hashable, value: object) -> None:
+            problem = _daemon_path_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_billing_weight(self, field: Hashable, value: object) -> None:
+            problem = _billing_weight_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_port_or_range(self, field: Hashable, value: object) -> None:
+            problem = _port_or_range_problem(value)
             if problem:
                 self._error(field, problem)
 

@@ -72,6 +72,8 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("SlurmUser", _RENDERED, _A, _SLURMD_READS_AT_START),
     SlurmKey("SlurmctldPort", _RENDERED, _A, _LISTENS),
     SlurmKey("SlurmdPort", _RENDERED, _A, _LISTENS),
+    # written only when slurm.slurmd_user sets it
+    SlurmKey("SlurmdUser", _RENDERED, _A, _SLURMD_READS_AT_START),
     SlurmKey("AuthType", _RENDERED, _A),  # "All Slurm daemons ... must be terminated"
     SlurmKey("AuthAltTypes", _RENDERED, _A, _AUTH),
     SlurmKey("AuthAltParameters", _RENDERED, _A, _AUTH),
@@ -79,7 +81,7 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("StateSaveLocation", _RENDERED, _S),
     SlurmKey("SlurmdSpoolDir", _RENDERED, _A, _SLURMD_READS_AT_START),
     SlurmKey("SlurmctldPidFile", _RENDERED, _S, _SLURMCTLD_READS_AT_START),
-    SlurmKey("SlurmdPidFile", _RENDERED, _R),
+    SlurmKey("SlurmdPidFile", _RENDERED, _A, "slurmd writes its pid file only when it starts"),
     SlurmKey("SlurmctldLogFile", _RENDERED, _R),
     SlurmKey("SlurmdLogFile", _RENDERED, _R),
     SlurmKey("ReturnToService", _RENDERED, _R),
@@ -117,6 +119,7 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("PriorityWeightJobSize", _RENDERED, _R),
     SlurmKey("PriorityWeightPartition", _RENDERED, _R),
     SlurmKey("PriorityWeightQOS", _RENDERED, _R),
+    SlurmKey("PriorityWeightTRES", _RENDERED, _R),  # with slurm.scheduling.priority_weight_tres
     SlurmKey("EnforcePartLimits", _RENDERED, _R),
     SlurmKey(
         "PreemptType",
@@ -136,10 +139,8 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     # Not written, but they decide whom the daemons trust, where the controller is, or what
     # estategen's priority and topology mean: `slurm.options` may not set them.
     SlurmKey("AuthInfo", _RESERVED, _A, _AUTH),
-    SlurmKey("SlurmdUser", _RESERVED, _A, _SLURMD_READS_AT_START),
     SlurmKey("ControlMachine", _RESERVED, _A, "slurm.conf(5): deprecated, see SlurmctldHost"),
     SlurmKey("Include", _RESERVED, _R),
-    SlurmKey("PriorityWeightTRES", _RESERVED, _R),
     SlurmKey("TopologyParam", _RESERVED, _R),
     # `slurm.options` may set these; a change needs more than scontrol reconfigure.
     SlurmKey("PluginDir", _OPTIONS, _A),

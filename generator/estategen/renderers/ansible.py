@@ -8,6 +8,7 @@ use beyond ansible-core); the Slurm files the roles install are the rendered
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable
 from importlib import resources
@@ -29,6 +30,7 @@ from estategen.model import Estate, NodePool, Storage
 from estategen.prometheus_rules import slurm_exporter_host
 from estategen.render import Files, OutputFile, renderer, templates, text
 from estategen.renderers.slurm import slurm_files
+from estategen.schema import SYSTEM_DIRECTORIES, SYSTEM_TREES
 from estategen.yamltext import block
 
 _BRACKET = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
@@ -228,6 +230,10 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         "slurm_database_host": accounting.database.host if accounting else None,
         "slurm_accounting_port": accounting.port if accounting else None,
         "slurm_database_user": accounting.database.user if accounting else None,
+        # --- the daemons' folders and slurmd's user (issue 13, slurm.paths) ---
+        "slurm_controller_folders": slurm_folders(estate, controller=True),
+        "slurm_compute_folders": slurm_folders(estate, controller=False),
+        "slurm_slurmd_user": estate.slurm.site.slurmd_user or "root",
         # --- MPI and the REST API (issue 14 parts 2-3) ---
         "slurm_mpi_default": estate.slurm.mpi.default,
         "slurm_rest_api": {
@@ -245,6 +251,23 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         # gets the key the Slinky pods share (roles/slurm_packages)
         out["slurm_auth_key_secret"] = estate.slurm.auth_key.name
     return out
+
+
+def slurm_folders(estate: Estate, controller: bool) -> list[str]:
+    """The folders the controller (or compute) role creates for slurm.conf's paths: the state
+    (or spool) folder, and the folders of the log and pid files unless they are system
+    folders such as /run or /var/log, which exist and stay the system's."""
+    paths = estate.slurm.site.paths
+    if controller:
+        own, files = paths.state_save_location, (paths.slurmctld_log_file, paths.slurmctld_pid_file)
+    else:
+        own, files = paths.slurmd_spool_dir, (paths.slurmd_log_file, paths.slurmd_pid_file)
+    folders = [own]
+    for file in files:
+        folder = posixpath.dirname(file)
+        if folder not in SYSTEM_DIRECTORIES and folder not in SYSTEM_TREES:
+            folders.append(folder)
+    return list(dict.fromkeys(folders))
 
 
 def _yaml(data: Any, comment: str) -> str:

@@ -14,16 +14,17 @@ from typing import Any
 from estategen import __version__, hostlist
 from estategen.facts import (
     JWT_KEY_PATH,
-    SLURMCTLD_PORT,
-    SLURMD_PORT,
     gpu_gres,
     gpu_memory_mib_range,
+    gres_type,
     health_checks,
     hosted_node_names,
     pool_mounts,
     reservation_hosts,
     reservation_name,
     reservation_prefix,
+    slurmctld_port_text,
+    slurmd_port,
 )
 from estategen.model import (
     Estate,
@@ -47,10 +48,22 @@ BACKFILL_WINDOW_MAX = 43_200
 
 
 def real_memory_mib(memory_gb: int) -> int:
-    """RealMemory for a node: physical memory less the documented reserve."""
+    """RealMemory for a node: physical memory less the documented reserve.
+
+    A pool's ``real_memory_mib`` replaces it: read a pool's RealMemory with
+    :func:`pool_real_memory`."""
     physical = memory_gb * 1024
     reserve = max(MEMORY_RESERVE_MIN_MIB, int(physical * MEMORY_RESERVE_FRACTION))
     return physical - min(reserve, int(physical * MEMORY_RESERVE_MAX_FRACTION))
+
+
+def pool_real_memory(pool: NodePool) -> int:
+    """RealMemory of a pool's nodes (MiB): the blueprint's real_memory_mib, else physical
+    memory less the reserve."""
+    if pool.real_memory_mib is not None:
+        return pool.real_memory_mib
+    assert pool.memory_gb is not None
+    return real_memory_mib(pool.memory_gb)
 
 
 def slurm_hostlist(names: Iterable[str]) -> str:
@@ -104,7 +117,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
     if shards(pool):
         gres.append(f"shard:{shards(pool)}")
     features = list(pool.features)
-    if pool.gpus:
+    if pool.gpus and pool.gpus.feature is not False:
         features.append(pool.gpus.model)
         if pool.gpus.mig:
             features.append("mig")
@@ -120,7 +133,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         sockets=pool.cpu.sockets,
         cores_per_socket=pool.cpu.cores_per_socket,
         threads_per_core=pool.cpu.threads_per_core,
-        real_memory=real_memory_mib(pool.memory_gb),
+        real_memory=pool_real_memory(pool),
         gres=",".join(gres),
         features=",".join(dict.fromkeys(features)),
         weight=weight,
@@ -144,28 +157,63 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     fields.append(("MaxTime", slurm_time(part.max_time)))
     if part.default_time:
         fields.append(("DefaultTime", slurm_time(part.default_time)))
-    fields.append(("State", "UP"))
+    site = part.overrides
+    fields.append(("State", (site.state or "up").upper()))
     if part.teams:
         fields.append(("AllowAccounts", ",".join(part.teams)))
+    if site.deny_accounts:
+        fields.append(("DenyAccounts", ",".join(site.deny_accounts)))
+    if site.allow_groups:
+        fields.append(("AllowGroups", ",".join(site.allow_groups)))
+    if site.allow_qos:
+        fields.append(("AllowQos", ",".join(site.allow_qos)))
     if part.qos:
         fields.append(("QOS", part.qos))
     fields.append(("PriorityTier", str(part.priority_tier)))
+    if site.priority_job_factor is not None:
+        fields.append(("PriorityJobFactor", str(site.priority_job_factor)))
     if part.preempt_mode:
         fields.append(("PreemptMode", part.preempt_mode.upper()))
+    if site.oversubscribe:
+        fields.append(("OverSubscribe", site.oversubscribe.upper()))
+    for key, value in (
+        ("GraceTime", site.grace_time),
+        ("MaxNodes", site.max_nodes),
+        ("MaxCPUsPerNode", site.max_cpus_per_node),
+        ("MaxMemPerCPU", site.max_mem_per_cpu),
+        ("MaxMemPerNode", site.max_mem_per_node),
+    ):
+        if value is not None:
+            fields.append((key, str(value)))
     gpu_pools = [p for p in pools if p.gpus and p.cpu and p.memory_gb]
-    shaped = [p for p in pools if p.cpu and p.memory_gb]
     # Every job gets memory by default, not the whole node: a job without GPUs by its CPUs,
     # a GPU job by its GPUs (slurmctld applies DefMemPerGPU when a job asks for GPUs, and
-    # DefMemPerCPU otherwise).
-    if shaped:
-        fields.append(("DefMemPerCPU", str(min(_memory_per_cpu(p) for p in shaped))))
-    if gpu_pools:
-        fields.append(("DefCpuPerGPU", str(min(_cpus_per_gpu(p) for p in gpu_pools))))
-        fields.append(("DefMemPerGPU", str(min(_memory_per_gpu(p) for p in gpu_pools))))
-    fields.append(("TRESBillingWeights", ",".join(_billing_weights(estate, gpu_pools))))
+    # DefMemPerCPU otherwise). A site's values replace them; only select/cons_tres knows
+    # per-GPU defaults.
+    default_memory = def_mem_per_cpu(estate, part)
+    if default_memory is not None:
+        fields.append(("DefMemPerCPU", str(default_memory)))
+    if gpu_pools and estate.slurm.site.select_type == "cons_tres":
+        per_gpu = site.def_cpu_per_gpu or min(_cpus_per_gpu(p) for p in gpu_pools)
+        fields.append(("DefCpuPerGPU", str(per_gpu)))
+        mem_per_gpu = site.def_mem_per_gpu or min(_memory_per_gpu(p) for p in gpu_pools)
+        fields.append(("DefMemPerGPU", str(mem_per_gpu)))
+    weights = [f"{k}={v}" for k, v in site.billing_weights] or _billing_weights(estate, gpu_pools)
+    fields.append(("TRESBillingWeights", ",".join(weights)))
     if part.hidden:
         fields.append(("Hidden", "YES"))
     return PartitionLine(part.name, fields)
+
+
+def def_mem_per_cpu(estate: Estate, part: Partition) -> int | None:
+    """A partition's DefMemPerCPU (MiB): the blueprint's, else the smallest RealMemory per
+    CPU of its pools; None when no pool has a shape."""
+    if part.overrides.def_mem_per_cpu is not None:
+        return part.overrides.def_mem_per_cpu
+    # (checks call this before partitions_resolve has refused an unknown pool)
+    pools = [estate.pools_by_name[name] for name in part.pools if name in estate.pools_by_name]
+    shaped = [p for p in pools if p.cpu and p.memory_gb]
+    return min(_memory_per_cpu(p) for p in shaped) if shaped else None
 
 
 def _billing_weights(estate: Estate, gpu_pools: list[NodePool]) -> list[str]:
@@ -174,8 +222,9 @@ def _billing_weights(estate: Estate, gpu_pools: list[NodePool]) -> list[str]:
     billing = ["CPU=1.0", "Mem=0.25G"]
     if estate.slurm.accounting is None:
         return billing
-    for kind in sorted({p.gpus.model for p in gpu_pools if p.gpus and not p.gpus.mig}):
-        billing.append(f"GRES/gpu:{kind}={gpu_billing_weight(estate, kind)}")
+    models = {gres_type(p): p.gpus.model for p in gpu_pools if p.gpus and not p.gpus.mig}
+    for kind in sorted(models):
+        billing.append(f"GRES/gpu:{kind}={gpu_billing_weight(estate, models[kind])}")
     for pool in gpu_pools:
         assert pool.gpus is not None
         for profile in sorted(set(pool.gpus.mig)):
@@ -198,12 +247,12 @@ def _cpus_per_gpu(pool: NodePool) -> int:
 
 def _memory_per_gpu(pool: NodePool) -> int:
     assert pool.memory_gb is not None
-    return max(1, real_memory_mib(pool.memory_gb) // _gpus_per_node(pool))
+    return max(1, pool_real_memory(pool) // _gpus_per_node(pool))
 
 
 def _memory_per_cpu(pool: NodePool) -> int:
     assert pool.cpu is not None and pool.memory_gb is not None
-    return max(1, real_memory_mib(pool.memory_gb) // pool.cpu.threads)
+    return max(1, pool_real_memory(pool) // pool.cpu.threads)
 
 
 def _gres_types(estate: Estate) -> list[str]:
@@ -220,6 +269,16 @@ def accounting_tres(estate: Estate) -> list[str]:
 
     None without accounting: slurmctld refuses GRES TRES unless slurmdbd stores them.
     """
+    if estate.slurm.accounting is None:
+        return []
+    if estate.slurm.accounting.tres is not None:
+        return list(estate.slurm.accounting.tres)
+    return required_tres(estate)
+
+
+def required_tres(estate: Estate) -> list[str]:
+    """The GRES TRES estategen's partitions (billing weights) and QoS (GPU limits) name:
+    slurmctld refuses TRESBillingWeights naming a TRES it does not track."""
     if estate.slurm.accounting is None:
         return []
     tres = ["gres/gpu"] if any(p.gpus for p in estate.slurm_pools) else []
@@ -240,6 +299,8 @@ def _backfill_window(estate: Estate) -> int:
 
 
 def _scheduler_parameters(estate: Estate) -> str:
+    if estate.slurm.site.scheduler_parameters is not None:
+        return ",".join(estate.slurm.site.scheduler_parameters)
     window = _backfill_window(estate)
     resolution = 60 if window <= 1440 else 300 if window <= 10_080 else 600
     return ",".join(
@@ -342,8 +403,10 @@ def slurm_conf(estate: Estate) -> str:
         estate,
         slurm=slurm,
         slurm_user=SLURM_USER,
-        slurmctld_port=SLURMCTLD_PORT,
-        slurmd_port=SLURMD_PORT,
+        site=slurm.site,
+        slurmctld_port=slurmctld_port_text(estate),
+        slurmd_port=slurmd_port(estate),
+        task_plugin=",".join(f"task/{p}" for p in slurm.site.task_plugins),
         gres_types=",".join(_gres_types(estate)),
         scheduler_parameters=_scheduler_parameters(estate),
         priority_weights=[(_PRIORITY_WEIGHTS[k], v) for k, v in sorted(weights.items()) if v],
@@ -381,6 +444,7 @@ def gres_conf(estate: Estate) -> str:
                 "pool": pool.name,
                 "hosts": hosts,
                 "mig": bool(pool.gpus.mig),
+                "nvml": pool.gpus.autodetect == "nvml" and not pool.gpus.mig,
                 "gpus": gpu_gres(pool),
                 "files": files,
                 "shards": shards(pool),
@@ -527,7 +591,7 @@ def health_check_program(estate: Estate, pool: NodePool) -> str:
         low, high = gpu_memory_mib_range(estate.gpu_models[pool.gpus.model].memory_gb)
         context.update(gpu_memory_low=low, gpu_memory_high=high, mig=gpu_gres(pool))
     context["mounts"] = pool_mounts(estate, pool)
-    context["real_memory"] = real_memory_mib(pool.memory_gb) if pool.memory_gb else 0
+    context["real_memory"] = pool_real_memory(pool) if pool.memory_gb else 0
     return _render("healthcheck.sh.j2", estate, **context)
 
 

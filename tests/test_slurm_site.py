@@ -1,0 +1,787 @@
+"""A site's own Slurm settings (issue 13): a blueprint fragment in, a slurm.conf fact out.
+
+Real clusters run their own daemon paths, ports, RealMemory, select and task plugins,
+accounting TRES and partition limits. Each key here replaces one of estategen's choices; an
+estate that sets none renders as before (tests/golden). The last test starts a real
+slurmctld and slurmd on a blueprint using every override at once and reads the values back
+from `scontrol show config|partition|node`.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from estategen.errors import BlueprintInvalid, Finding
+from estategen.load import parse_blueprint
+from estategen.pipeline import Validated, validate_document
+from estategen.plan import explain
+from estategen.render import render
+from estategen.slurm_keys import REFUSED_IN_OPTIONS, ChangePolicy, change_for
+
+from mariadb import MariaDB, have_mariadb
+from slurmlab import SlurmLab, free_port, have_slurm, installed_slurm_version, set_keys
+
+BASE = """\
+estate: t
+versions: {slurm: "23.11"}
+identity:
+  users: [{name: alice, uid: 10001}]
+  teams: [{name: vision, gid: 20001, members: [alice]}, {name: nlp, gid: 20002, members: []}]
+node_pools:
+  - name: h100
+    scheduler: slurm
+    hosts: gpu-[01-02]
+    cpu: {sockets: 2, cores_per_socket: 56, threads_per_core: 2}
+    memory_gb: 2048
+    gpus: {model: h100-sxm-80gb, count: 8}
+    features: [ib]
+slurm:
+  controllers: [ctl-01]
+  accounting:
+    host: dbd
+    database: {host: db, password: {secret: db_pw}}
+  qos: [{name: normal}, {name: high}]
+  partitions: [{name: gpu, pools: [h100], default: true}]
+"""
+
+
+def _merge(base: object, patch: object) -> object:
+    if not (isinstance(base, dict) and isinstance(patch, dict)):
+        return patch
+    merged = dict(base)
+    for key, value in patch.items():
+        merged[key] = _merge(merged[key], value) if key in merged else value
+    return merged
+
+
+def blueprint(fragment: str = "") -> str:
+    """BASE with the fragment merged in (mappings key by key, lists whole)."""
+    data = _merge(yaml.safe_load(BASE), yaml.safe_load(textwrap.dedent(fragment)) or {})
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def validated(fragment: str = "") -> Validated:
+    return validate_document(parse_blueprint(blueprint(fragment).encode(), "t.yaml"))
+
+
+def errors(fragment: str) -> list[Finding]:
+    try:
+        findings = validated(fragment).findings
+    except BlueprintInvalid as invalid:
+        findings = invalid.findings
+    return [f for f in findings if f.level == "error"]
+
+
+def files(fragment: str = "") -> dict[str, str]:
+    return {p: f.content.decode() for p, f in render(validated(fragment).estate).items()}
+
+
+def params(fragment: str = "") -> dict[str, str]:
+    """slurm.conf's parameter lines (not nodes or partitions) as key -> value."""
+    out = {}
+    for line in files(fragment)["slurm/slurm.conf"].splitlines():
+        if line and not line.startswith(("#", "NodeName=", "PartitionName=")):
+            key, _, value = line.partition("=")
+            out[key] = value
+    return out
+
+
+def record(fragment: str, kind: str) -> dict[str, str]:
+    """The first NodeName or PartitionName line, as key -> value."""
+    conf = files(fragment)["slurm/slurm.conf"]
+    line = next(line for line in conf.splitlines() if line.startswith(f"{kind}="))
+    return dict(field.split("=", 1) for field in line.split())
+
+
+# --- estategen's choices stay the defaults -------------------------------------------------
+
+
+def test_without_site_keys_slurm_conf_keeps_estategens_choices() -> None:
+    conf = params()
+    assert conf["StateSaveLocation"] == "/var/spool/slurmctld"
+    assert conf["SlurmdSpoolDir"] == "/var/spool/slurmd"
+    assert (conf["SlurmctldPort"], conf["SlurmdPort"]) == ("6817", "6818")
+    assert "SlurmdUser" not in conf
+    assert conf["ReturnToService"] == "2"
+    assert (conf["SelectType"], conf["SelectTypeParameters"]) == (
+        "select/cons_tres",
+        "CR_Core_Memory",
+    )
+    assert conf["TaskPlugin"] == "task/cgroup,task/affinity"
+    assert conf["JobAcctGatherType"] == "jobacct_gather/cgroup"
+    assert conf["PrologFlags"] == "Contain"
+    assert conf["AccountingStorageEnforce"] == "associations,limits,qos,safe"
+    assert conf["AccountingStorageTRES"] == "gres/gpu,gres/gpu:h100-sxm-80gb"
+    assert conf["SchedulerParameters"].startswith("bf_continue,bf_interval=30,")
+    node = record("", "NodeName")
+    assert node["RealMemory"] == str(2048 * 1024 - int(2048 * 1024 * 0.05))
+    assert node["Feature"] == "ib,h100-sxm-80gb"
+    assert node["Gres"] == "gpu:h100-sxm-80gb:8"
+
+
+# --- daemon paths, ports and users ---------------------------------------------------------
+
+
+def test_daemon_paths_move_in_slurm_conf_and_in_the_roles_folders() -> None:
+    fragment = """
+    slurm:
+      paths:
+        state_save_location: /srv/slurm/state
+        slurmd_spool_dir: /srv/slurm/spool
+        slurmctld_pid_file: /run/slurm/slurmctld.pid
+        slurmd_pid_file: /run/slurmd.pid
+        slurmctld_log_file: /srv/slurm/log/slurmctld.log
+        slurmd_log_file: /var/log/slurmd.log
+    """
+    conf = params(fragment)
+    assert conf["StateSaveLocation"] == "/srv/slurm/state"
+    assert conf["SlurmdSpoolDir"] == "/srv/slurm/spool"
+    assert conf["SlurmctldPidFile"] == "/run/slurm/slurmctld.pid"
+    assert conf["SlurmctldLogFile"] == "/srv/slurm/log/slurmctld.log"
+    assert conf["SlurmdLogFile"] == "/var/log/slurmd.log"
+    variables = yaml.safe_load(files(fragment)["ansible/group_vars/all/estate.yml"])
+    # /run and /var/log stay the system's: the roles create only the daemons' own folders
+    assert variables["slurm_controller_folders"] == [
+        "/srv/slurm/state",
+        "/srv/slurm/log",
+        "/run/slurm",
+    ]
+    assert variables["slurm_compute_folders"] == ["/srv/slurm/spool"]
+
+
+def test_the_roles_create_exactly_the_folders_their_variables_name() -> None:
+    roles = Path(__file__).parent.parent / "playbooks" / "roles"
+    controller = (roles / "slurm_controller" / "tasks" / "main.yml").read_text()
+    compute = (roles / "slurm_compute" / "tasks" / "main.yml").read_text()
+    assert 'loop: "{{ slurm_controller_folders }}"' in controller
+    assert 'loop: "{{ slurm_compute_folders }}"' in compute
+    assert 'owner: "{{ slurm_slurmd_user }}"' in compute
+    for tasks in (controller, compute):
+        assert "/var/spool/slurm" not in tasks and "/var/log/slurm" not in tasks
+
+
+def test_default_folders_are_debians() -> None:
+    variables = yaml.safe_load(files()["ansible/group_vars/all/estate.yml"])
+    assert variables["slurm_controller_folders"] == ["/var/spool/slurmctld", "/var/log/slurm"]
+    assert variables["slurm_compute_folders"] == ["/var/spool/slurmd", "/var/log/slurm"]
+    assert variables["slurm_slurmd_user"] == "root"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ("/var/log", "is a system folder"),
+        ("/srv/../etc/slurm", "absolute path like /var/spool/slurmctld"),
+        ("relative/state", "absolute path like /var/spool/slurmctld"),
+        ("/srv/state/", "absolute path like /var/spool/slurmctld"),
+    ],
+)
+def test_a_daemon_path_must_be_a_plain_folder_below_the_system_ones(value: str, text: str) -> None:
+    (found,) = errors(f"slurm: {{paths: {{state_save_location: '{value}'}}}}")
+    assert found.path == "slurm.paths.state_save_location"
+    assert text in found.message
+
+
+def test_the_controller_alert_points_at_the_blueprints_log_file() -> None:
+    from estategen.prometheus_rules import observability_rules
+
+    estate = validated("slurm: {paths: {slurmctld_log_file: /srv/log/ctld.log}}").estate
+    text = yaml.safe_dump(observability_rules(estate))
+    assert "/srv/log/ctld.log" in text
+    assert "/var/log/slurm/slurmctld.log" not in text
+
+
+def test_ports_and_slurmd_user_are_the_blueprints() -> None:
+    conf = params("slurm: {ports: {slurmctld: '7001-7004', slurmd: 7010}, slurmd_user: slurm}")
+    assert (conf["SlurmctldPort"], conf["SlurmdPort"]) == ("7001-7004", "7010")
+    assert conf["SlurmdUser"] == "slurm"
+    assert params("slurm: {ports: {slurmctld: 7001}}")["SlurmctldPort"] == "7001"
+
+
+@pytest.mark.parametrize("value", ["'7004-7001'", "'7000-7100'", "0", "'6817-'", "70000"])
+def test_a_slurmctld_port_range_slurmctld_would_refuse_is_an_error(value: str) -> None:
+    (found,) = errors(f"slurm: {{ports: {{slurmctld: {value}}}}}")
+    assert found.path == "slurm.ports.slurmctld"
+    assert "6817-6820" in found.message
+
+
+def test_the_report_warns_of_an_exporter_on_the_blueprints_slurmd_port() -> None:
+    from estategen.report import _observability
+
+    moved = validated("slurm: {ports: {slurmd: 9100}}").estate
+    (warning,) = list(_observability(moved))
+    assert "node exporter and slurmd both listen on port 9100" in warning.message
+    assert list(_observability(validated().estate)) == []
+
+
+# --- nodes: RealMemory, features, GRES type names ------------------------------------------
+
+
+def test_exact_real_memory_replaces_the_reserve_and_the_defaults_follow() -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    fragment = yaml.safe_dump({"node_pools": [{**pool, "real_memory_mib": 2_000_000}]})
+    assert record(fragment, "NodeName")["RealMemory"] == "2000000"
+    part = record(fragment, "PartitionName")
+    assert part["DefMemPerCPU"] == str(2_000_000 // 224)
+    assert part["DefMemPerGPU"] == str(2_000_000 // 8)
+
+
+def test_without_the_gpu_feature_nodes_carry_only_their_own_features() -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"]["feature"] = False
+    assert record(yaml.safe_dump({"node_pools": [pool]}), "NodeName")["Feature"] == "ib"
+    pool["features"] = []
+    assert "Feature" not in record(yaml.safe_dump({"node_pools": [pool]}), "NodeName")
+
+
+def test_a_site_gres_type_names_the_gpus_everywhere_slurm_counts_them() -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"]["gres_type"] = "GH100_sxm"
+    fragment = yaml.safe_dump({"node_pools": [pool]})
+    out = files(fragment)
+    node = record(fragment, "NodeName")
+    assert node["Gres"] == "gpu:GH100_sxm:8"
+    assert node["Feature"] == "ib,h100-sxm-80gb"
+    assert "Name=gpu Type=GH100_sxm File=/dev/nvidia[0-7]" in out["slurm/gres.conf"]
+    assert params(fragment)["AccountingStorageTRES"] == "gres/gpu,gres/gpu:GH100_sxm"
+    assert "GRES/gpu:GH100_sxm=20" in record(fragment, "PartitionName")["TRESBillingWeights"]
+
+
+def test_nvml_autodetect_lets_slurmd_find_the_gpus() -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"]["autodetect"] = "nvml"
+    gres = files(yaml.safe_dump({"node_pools": [pool]}))["slurm/gres.conf"]
+    lines = [line for line in gres.splitlines() if line.startswith("NodeName=")]
+    assert lines == [
+        "NodeName=gpu-[01-02] AutoDetect=nvml",
+        "NodeName=gpu-[01-02] Name=gpu Type=h100-sxm-80gb Count=8",
+    ]
+
+
+def test_mig_pools_cannot_turn_nvml_off() -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"].update(mig=["3g.40gb", "3g.40gb"], autodetect="off")
+    (found,) = errors(yaml.safe_dump({"node_pools": [pool]}))
+    assert found.path == "node_pools[0].gpus.autodetect"
+    assert "found by NVML only" in found.message
+
+
+@pytest.mark.parametrize("value", ["a:b", "a,b", "a=b", "_lead"])
+def test_a_gres_type_slurm_cannot_parse_is_an_error(value: str) -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"]["gres_type"] = value
+    (found,) = errors(yaml.safe_dump({"node_pools": [pool]}))
+    assert found.path == "node_pools[0].gpus.gres_type"
+    assert "GV100GL" in found.message
+
+
+def test_node_weight_may_exceed_65533() -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["weight"] = 100_000
+    assert record(yaml.safe_dump({"node_pools": [pool]}), "NodeName")["Weight"] == "100000"
+
+
+# --- plugins, scheduling and accounting ----------------------------------------------------
+
+
+def test_plugins_and_scheduling_are_the_blueprints() -> None:
+    conf = params(
+        """
+        slurm:
+          return_to_service: 1
+          select: {type: cons_tres, parameters: [CR_Core_Memory, CR_ONE_TASK_PER_CORE]}
+          task_plugins: [affinity]
+          job_acct_gather: linux
+          prolog_flags: [Alloc, Contain]
+          scheduler_parameters: [bf_continue, bf_window=4320]
+        """
+    )
+    assert conf["ReturnToService"] == "1"
+    assert conf["SelectTypeParameters"] == "CR_Core_Memory,CR_ONE_TASK_PER_CORE"
+    assert conf["TaskPlugin"] == "task/affinity"
+    assert conf["JobAcctGatherType"] == "jobacct_gather/linux"
+    assert conf["PrologFlags"] == "Alloc,Contain"
+    assert conf["SchedulerParameters"] == "bf_continue,bf_window=4320"
+
+
+def test_tres_priority_weights_are_written_in_blueprint_order() -> None:
+    conf = params(
+        "slurm: {scheduling: {priority_weight_tres: {Mem: 2000, CPU: 1000, GRES/gpu: 3}}}"
+    )
+    assert conf["PriorityWeightTRES"] == "Mem=2000,CPU=1000,GRES/gpu=3"
+    assert "PriorityWeightTRES" not in params()
+
+
+def test_tres_priority_weights_need_tracked_tres() -> None:
+    (found,) = errors("slurm: {scheduling: {priority_weight_tres: {license/x: 3}}}")
+    assert found.path == "slurm.scheduling.priority_weight_tres.license/x"
+    assert "add it to slurm.accounting.tres" in found.message
+
+
+def test_no_prolog_flags_writes_no_prolog_flags_line() -> None:
+    assert "PrologFlags" not in params("slurm: {prolog_flags: []}")
+
+
+def test_cons_res_without_gpus_writes_no_per_gpu_defaults() -> None:
+    cpu = """
+    node_pools:
+      - {name: cpu, scheduler: slurm, hosts: 'c-[1-2]', cpu: {sockets: 1, cores_per_socket: 8},
+         memory_gb: 64}
+    slurm:
+      partitions: [{name: cpu, pools: [cpu]}]
+      accounting: {tres: [license/matlab]}
+      select: {type: cons_res, parameters: [CR_Core]}
+    """
+    assert params(cpu)["SelectType"] == "select/cons_res"
+    assert params(cpu)["AccountingStorageTRES"] == "license/matlab"
+    assert "DefCpuPerGPU" not in record(cpu, "PartitionName")
+
+
+def test_linear_without_parameters_writes_none() -> None:
+    cpu = """
+    node_pools:
+      - {name: cpu, scheduler: slurm, hosts: 'c-[1-2]', cpu: {sockets: 1, cores_per_socket: 8},
+         memory_gb: 64}
+    slurm:
+      partitions: [{name: cpu, pools: [cpu]}]
+      accounting: {tres: [license/matlab]}
+      select: {type: linear}
+    """
+    assert errors(cpu) == []
+    conf = params(cpu)
+    assert conf["SelectType"] == "select/linear"
+    assert "SelectTypeParameters" not in conf
+
+
+def test_accounting_enforce_and_tres_are_the_blueprints() -> None:
+    conf = params(
+        """
+        slurm:
+          accounting:
+            enforce: [associations, limits]
+            tres: [gres/gpu, "gres/gpu:h100-sxm-80gb", ic/ofed]
+        """
+    )
+    assert conf["AccountingStorageEnforce"] == "associations,limits"
+    assert conf["AccountingStorageTRES"] == "gres/gpu,gres/gpu:h100-sxm-80gb,ic/ofed"
+    assert "AccountingStorageEnforce" not in params("slurm: {accounting: {enforce: []}}")
+
+
+@pytest.mark.parametrize(
+    ("fragment", "path", "text"),
+    [
+        ("slurm: {select: {type: best}}", "slurm.select.type", "cons_tres"),
+        ("slurm: {select: {parameters: [CR_Cores]}}", "slurm.select.parameters[0]", "CR_Core"),
+        ("slurm: {task_plugins: [cpuset]}", "slurm.task_plugins[0]", "affinity"),
+        ("slurm: {job_acct_gather: cgroups}", "slurm.job_acct_gather", "linux"),
+        ("slurm: {prolog_flags: [contain]}", "slurm.prolog_flags[0]", "Contain"),
+        ("slurm: {return_to_service: 3}", "slurm.return_to_service", "2"),
+        ("slurm: {scheduler_parameters: ['bf window']}", "slurm.scheduler_parameters[0]", "bf_"),
+        ("slurm: {accounting: {enforce: [safe, all]}}", "slurm.accounting.enforce[1]", "limits"),
+        ("slurm: {accounting: {tres: [gpu]}}", "slurm.accounting.tres[0]", "gres/gpu"),
+    ],
+)
+def test_a_value_slurm_does_not_know_names_the_valid_ones(
+    fragment: str, path: str, text: str
+) -> None:
+    (found,) = errors(fragment)
+    assert found.path == path
+    assert text in found.message
+
+
+# --- partitions ----------------------------------------------------------------------------
+
+
+def test_partition_settings_are_the_blueprints() -> None:
+    part = record(
+        """
+        slurm:
+          partitions:
+            - name: gpu
+              pools: [h100]
+              state: drain
+              oversubscribe: "force:4"
+              priority_job_factor: 10
+              allow_qos: [normal]
+              allow_groups: [vision]
+              deny_accounts: [nlp]
+              grace_time: 120
+              max_nodes: 2
+              max_cpus_per_node: 64
+              max_mem_per_node: 900000
+              def_mem_per_cpu: 4000
+              def_cpu_per_gpu: 8
+              def_mem_per_gpu: 64000
+        """,
+        "PartitionName",
+    )
+    assert part["State"] == "DRAIN"
+    assert part["OverSubscribe"] == "FORCE:4"
+    assert part["PriorityJobFactor"] == "10"
+    assert (part["AllowQos"], part["AllowGroups"], part["DenyAccounts"]) == (
+        "normal",
+        "vision",
+        "nlp",
+    )
+    assert (part["GraceTime"], part["MaxNodes"], part["MaxCPUsPerNode"]) == ("120", "2", "64")
+    assert part["MaxMemPerNode"] == "900000"
+    assert (part["DefMemPerCPU"], part["DefCpuPerGPU"], part["DefMemPerGPU"]) == (
+        "4000",
+        "8",
+        "64000",
+    )
+
+
+def test_partition_billing_weights_replace_estategens() -> None:
+    fragment = """
+    slurm:
+      partitions:
+        - name: gpu
+          pools: [h100]
+          billing_weights: {CPU: 1.0, Mem: 0.5G, "GRES/gpu:h100-sxm-80gb": 8, Node: 2}
+    """
+    weights = record(fragment, "PartitionName")["TRESBillingWeights"]
+    assert weights == "CPU=1.0,Mem=0.5G,GRES/gpu:h100-sxm-80gb=8,Node=2"
+
+
+@pytest.mark.parametrize(
+    ("weights", "path", "text"),
+    [
+        ("{Mem: 0.25Q}", "slurm.partitions[0].billing_weights.Mem", "like '0.25G'"),
+        ("{Mem: .nan}", "slurm.partitions[0].billing_weights.Mem", "finite"),
+        ("{Disk: 1}", "slurm.partitions[0].billing_weights", "'GRES/gpu:a100'"),
+        ("{'GRES/gpu:l4': 1}", "slurm.partitions[0].billing_weights.GRES/gpu:l4", "not among"),
+    ],
+)
+def test_billing_weights_slurmctld_would_refuse_are_errors(
+    weights: str, path: str, text: str
+) -> None:
+    (found,) = errors(
+        f"slurm: {{partitions: [{{name: gpu, pools: [h100], billing_weights: {weights}}}]}}"
+    )
+    assert found.path.startswith(path)
+    assert text in found.message
+
+
+@pytest.mark.parametrize("value", ["sometimes", "yes:0", "exclusive:2", "FORCE"])
+def test_an_oversubscribe_slurm_does_not_know_is_an_error(value: str) -> None:
+    (found,) = errors(
+        f"slurm: {{partitions: [{{name: gpu, pools: [h100], oversubscribe: '{value}'}}]}}"
+    )
+    assert found.path == "slurm.partitions[0].oversubscribe"
+    assert "'force:N'" in found.message
+
+
+# --- slurm.options and plan ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "StateSaveLocation",
+        "SlurmdSpoolDir",
+        "SlurmdPidFile",
+        "SlurmctldLogFile",
+        "SlurmctldPort",
+        "SlurmdUser",
+        "ReturnToService",
+        "SelectTypeParameters",
+        "TaskPlugin",
+        "JobAcctGatherType",
+        "PrologFlags",
+        "SchedulerParameters",
+        "PriorityWeightTRES",
+        "AccountingStorageTRES",
+        "AccountingStorageEnforce",
+    ],
+)
+def test_slurm_options_refuses_a_key_the_blueprint_now_says(key: str) -> None:
+    assert key in REFUSED_IN_OPTIONS
+    (found,) = errors(f"slurm: {{options: {{{key}: x}}}}")
+    assert found.path == f"slurm.options.{key}"
+
+
+@pytest.mark.parametrize(
+    ("fragment", "key", "policy"),
+    [
+        ("slurm: {return_to_service: 0}", "ReturnToService", ChangePolicy.RECONFIGURE),
+        (
+            "slurm: {scheduling: {priority_weight_tres: {CPU: 5}}}",
+            "PriorityWeightTRES",
+            ChangePolicy.RECONFIGURE,
+        ),
+        (
+            "slurm: {scheduler_parameters: [bf_continue]}",
+            "SchedulerParameters",
+            ChangePolicy.RECONFIGURE,
+        ),
+        (
+            "slurm: {select: {parameters: [CR_CPU]}}",
+            "SelectTypeParameters",
+            ChangePolicy.RESTART_SLURMCTLD,
+        ),
+        (
+            "slurm: {accounting: {enforce: [associations]}}",
+            "AccountingStorageEnforce",
+            ChangePolicy.RESTART_SLURMCTLD,
+        ),
+        (
+            "slurm: {paths: {state_save_location: /srv/state}}",
+            "StateSaveLocation",
+            ChangePolicy.RESTART_SLURMCTLD,
+        ),
+        (
+            "slurm: {paths: {slurmd_spool_dir: /srv/spool}}",
+            "SlurmdSpoolDir",
+            ChangePolicy.RESTART_ALL,
+        ),
+        (
+            "slurm: {paths: {slurmd_pid_file: /run/slurm/d.pid}}",
+            "SlurmdPidFile",
+            ChangePolicy.RESTART_ALL,
+        ),
+        ("slurm: {ports: {slurmd: 7000}}", "SlurmdPort", ChangePolicy.RESTART_ALL),
+        ("slurm: {slurmd_user: slurm}", "SlurmdUser", ChangePolicy.RESTART_ALL),
+        ("slurm: {task_plugins: [affinity]}", "TaskPlugin", ChangePolicy.RESTART_ALL),
+        ("slurm: {job_acct_gather: linux}", "JobAcctGatherType", ChangePolicy.RESTART_ALL),
+    ],
+)
+def test_plan_restarts_what_slurm_conf5_says_a_changed_key_needs(
+    fragment: str, key: str, policy: ChangePolicy
+) -> None:
+    assert change_for(key) is policy
+    before, after = files()["slurm/slurm.conf"], files(fragment)["slurm/slurm.conf"]
+    estate = validated(fragment).estate
+    changes = explain(estate, "slurm/slurm.conf", "modified", before.encode(), after.encode())
+    (change,) = [c for c in changes if c.subject == key]
+    restarts = {a.id for a in change.actions} & {"restart-slurmctld", "restart-slurmd"}
+    assert (
+        restarts
+        == {
+            ChangePolicy.RECONFIGURE: set(),
+            ChangePolicy.RESTART_SLURMCTLD: {"restart-slurmctld"},
+            ChangePolicy.RESTART_ALL: {"restart-slurmctld", "restart-slurmd"},
+        }[policy]
+    )
+
+
+# --- the real daemons ----------------------------------------------------------------------
+
+NODE = "site-node-01"
+# what the lab must keep its own: slurmctld and slurmd run as root with the lab's munge socket
+LAB_KEEPS = ("SlurmUser", "AuthInfo", "AccountingStoragePort", "AccountingStoragePass")
+
+
+def two_free_ports() -> tuple[int, int]:
+    """Two consecutive free ports, for a SlurmctldPort range."""
+    for _ in range(50):
+        low = free_port()
+        if low < 65_535 and _port_free(low + 1):
+            return low, low + 1
+    raise AssertionError("no two consecutive free ports")
+
+
+def _port_free(port: int) -> bool:
+    import socket
+
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
+    from test_slurm_engine import machine_shape
+
+    shape = machine_shape()
+    return textwrap.dedent(
+        f"""\
+        estate: sitelab
+        versions: {{slurm: "{installed_slurm_version()}"}}
+        identity:
+          users: [{{name: alice, uid: 10001}}]
+          teams:
+            - {{name: vision, gid: 20001, members: [alice]}}
+            - {{name: ops, gid: 20002, members: []}}
+        node_pools:
+          - name: gpu
+            scheduler: slurm
+            hosts: {NODE}
+            cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
+                   threads_per_core: {shape["threads_per_core"]}}}
+            memory_gb: 4
+            real_memory_mib: 1000
+            weight: 100000
+            gpus: {{model: l4-24gb, count: 2, gres_type: L4_Lab, feature: false}}
+            features: [site, "Rack:A1"]
+        slurm:
+          controllers: [site-ctl]
+          accounting:
+            host: site-dbd
+            database: {{host: site-db, password: {{secret: slurmdbd_db}}}}
+            tres: [gres/gpu, "gres/gpu:L4_Lab", ic/ofed]
+            enforce: [associations, limits, qos]
+          qos: [{{name: normal}}, {{name: high, priority: 10}}]
+          scheduling:
+            priority_weights: {{fairshare: 100}}
+            priority_weight_tres: {{CPU: 100, "GRES/gpu": 1000}}
+          paths:
+            state_save_location: {run}/site-state
+            slurmd_spool_dir: {run}/spool/{NODE}
+            slurmctld_pid_file: {run}/run/ctld.pid
+            slurmd_pid_file: {run}/run/slurmd.pid
+            slurmctld_log_file: {run}/log/site-ctld.log
+            slurmd_log_file: {run}/log/site-slurmd.log
+          ports: {{slurmctld: "{ctld[0]}-{ctld[1]}", slurmd: {slurmd}}}
+          slurmd_user: root
+          return_to_service: 1
+          select: {{type: cons_tres, parameters: [CR_CPU_Memory, CR_Pack_Nodes]}}
+          task_plugins: [affinity]
+          job_acct_gather: linux
+          prolog_flags: [Alloc, Contain]
+          scheduler_parameters: [bf_continue, bf_window=4320, bf_resolution=300]
+          partitions:
+            - name: open
+              pools: [gpu]
+              default: true
+              oversubscribe: "force:2"
+              priority_job_factor: 10
+              allow_qos: [normal, high]
+              allow_groups: [root]
+              grace_time: 30
+              max_nodes: 1
+              max_cpus_per_node: 2
+              max_mem_per_cpu: 500
+              def_mem_per_cpu: 100
+              def_cpu_per_gpu: 1
+              def_mem_per_gpu: 200
+              billing_weights: {{CPU: 1.0, Mem: 0.5G, "GRES/gpu:L4_Lab": 4}}
+            - name: closed
+              pools: [gpu]
+              state: down
+              oversubscribe: exclusive
+              deny_accounts: [vision]
+              max_mem_per_node: 900
+        """
+    )
+
+
+def records(text: str) -> dict[str, dict[str, str]]:
+    """`scontrol -o show partition|node` output, by name."""
+    out = {}
+    for line in text.splitlines():
+        fields = dict(re.findall(r"(\w+)=(\S*)", line))
+        if fields:
+            out[fields.get("PartitionName") or fields["NodeName"]] = fields
+    return out
+
+
+def show_config(lab: SlurmLab) -> dict[str, str]:
+    lines = lab.run("scontrol", "show", "config").splitlines()
+    return {k.strip(): v.strip() for k, _, v in (line.partition(" = ") for line in lines) if v}
+
+
+@pytest.fixture(scope="module")
+def site_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
+    if not have_slurm():
+        pytest.skip("needs slurm-wlm, munge and unshare")
+    if not have_mariadb():
+        pytest.skip("needs mariadb-server")
+    from test_slurm_engine import define_qos, start_accounting
+
+    from conftest import run_cli
+
+    work = tmp_path_factory.mktemp("sitelab")
+    ctld, slurmd = two_free_ports(), free_port()
+    (work / "sitelab.yaml").write_text(site_blueprint(work / "run", ctld, slurmd))
+    result = run_cli("render", work / "sitelab.yaml", "-o", work / "out")
+    assert result.returncode == 0, result.stderr
+    rendered = (work / "out" / "slurm" / "slurm.conf").read_text()
+    lab = SlurmLab(work / "out", work / "run", [NODE, "site-ctl", "site-dbd", "site-db"])
+    lab.ports.update(ctld=ctld[0], slurmd=slurmd)
+    # paths of the lab's own names would hide whether the blueprint's reached the daemons
+    (lab.work / "site-state").mkdir()
+    database = MariaDB(work / "db")
+    try:
+        lab.install_configs(gpu_files=2)
+        # the lab points daemon paths and ports at its own; the blueprint's are the lab's
+        # folders and free ports, so put the rendered lines back and keep only what the lab
+        # must own (the user daemons run as and the munge socket)
+        ours = {
+            k: v
+            for k, _, v in (line.partition("=") for line in rendered.splitlines())
+            if v and not k.startswith("#") and k not in (*LAB_KEEPS, "NodeName", "PartitionName")
+        }
+        conf = lab.etc / "slurm.conf"
+        conf.write_text(set_keys(conf.read_text(), ours))
+        lab.start_munge()
+        start_accounting(lab, database, "site-dbd")
+        lab.start_slurmctld("site-ctl")
+        lab.start_slurmd(NODE)
+        define_qos(lab)
+        lab.wait_for(lambda: NODE in lab.run("sinfo", "-h", "-N", "-o", "%N"), "node registered")
+        yield lab
+    finally:
+        lab.stop()
+        database.stop()
+
+
+@pytest.mark.slow
+def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
+    run = site_lab.work
+    config = show_config(site_lab)
+    expected_config = {
+        "StateSaveLocation": f"{run}/site-state",
+        "SlurmdSpoolDir": f"{run}/spool/{NODE}",
+        "SlurmctldPidFile": f"{run}/run/ctld.pid",
+        "SlurmdPidFile": f"{run}/run/slurmd.pid",
+        "SlurmctldLogFile": f"{run}/log/site-ctld.log",
+        "SlurmdLogFile": f"{run}/log/site-slurmd.log",
+        "SlurmctldPort": f"{site_lab.ports['ctld']}-{site_lab.ports['ctld'] + 1}",
+        "SlurmdPort": str(site_lab.ports["slurmd"]),
+        "SlurmdUser": "root(0)",
+        "ReturnToService": "1",
+        "SelectType": "select/cons_tres",
+        "SelectTypeParameters": "CR_CPU_MEMORY,CR_PACK_NODES",
+        "TaskPlugin": "task/affinity",
+        "JobAcctGatherType": "jobacct_gather/linux",
+        "PrologFlags": "Alloc,Contain",
+        "SchedulerParameters": "bf_continue,bf_window=4320,bf_resolution=300",
+        "AccountingStorageEnforce": "associations,limits,qos",
+        "PriorityWeightTRES": "CPU=100,GRES/gpu=1000",
+    }
+    assert {k: config.get(k) for k in expected_config} == expected_config
+    tres = config["AccountingStorageTRES"].split(",")
+    assert {"gres/gpu", "gres/gpu:l4_lab", "ic/ofed"} <= {t.lower() for t in tres}
+
+    node = records(site_lab.run("scontrol", "-o", "show", "node"))[NODE]
+    assert node["RealMemory"] == "1000"
+    assert node["Weight"] == "100000"
+    assert node["AvailableFeatures"] == "site,Rack:A1"
+    assert node["Gres"] == "gpu:L4_Lab:2"
+
+    parts = records(site_lab.run("scontrol", "-o", "show", "partition"))
+    open_part, closed = parts["open"], parts["closed"]
+    assert open_part["OverSubscribe"] == "FORCE:2"
+    assert open_part["PriorityJobFactor"] == "10"
+    assert open_part["AllowQos"] == "normal,high"
+    assert open_part["AllowGroups"] == "root"
+    assert open_part["GraceTime"] == "30"
+    assert open_part["MaxNodes"] == "1"
+    assert open_part["MaxCPUsPerNode"] == "2"
+    assert open_part["MaxMemPerCPU"] == "500"
+    assert open_part["DefMemPerCPU"] == "100"
+    assert open_part["JobDefaults"] == "DefCpuPerGPU=1,DefMemPerGPU=200"
+    assert open_part["TRESBillingWeights"] == "CPU=1.0,Mem=0.5G,GRES/gpu:L4_Lab=4"
+    assert closed["State"] == "DOWN"
+    assert closed["OverSubscribe"] == "EXCLUSIVE"
+    assert closed["DenyAccounts"] == "vision"
+    assert closed["MaxMemPerNode"] == "900"
