@@ -29,6 +29,7 @@ def blueprint(
     slurm_pools: int = SLURM_POOLS,
     k8s_pools: int = K8S_POOLS,
     users_per_team: int = USERS_PER_TEAM,
+    partitions: int | None = None,
 ) -> str:
     """The blueprint's text; the defaults are the 100,000-GPU estate (12,500 nodes)."""
     out = StringIO()
@@ -68,10 +69,10 @@ def blueprint(
     w("  qos:\n    - {name: normal}\n    - {name: high, priority: 100, preempt: [scavenger]}\n")
     w("    - {name: scavenger, usage_factor: 0}\n")
     w("  partitions:\n")
-    for part in range(slurm_pools):
+    for part in range(slurm_pools if partitions is None else partitions):
         part_teams = ", ".join(f"team-{(part + i) % teams:03d}" for i in range(3))
         default = ", default: true" if part == 0 else ""
-        w(f"    - {{name: p{part:03d}, pools: [s{part:03d}], teams: [{part_teams}], ")
+        w(f"    - {{name: p{part:03d}, pools: [s{part % slurm_pools:03d}], teams: [{part_teams}], ")
         w(f"max_time: 2-00:00:00{default}}}\n")
     w("kubernetes:\n  clusters:\n")
     per_cluster = k8s_pools // CLUSTERS * nodes_per_pool * 8
@@ -95,9 +96,15 @@ if __name__ == "__main__":
     parser.add_argument("--slurm-pools", type=int, default=SLURM_POOLS)
     parser.add_argument("--k8s-pools", type=int, default=K8S_POOLS)
     parser.add_argument("--users-per-team", type=int, default=USERS_PER_TEAM)
+    parser.add_argument("--partitions", type=int, help="default: one per Slurm pool")
     args = parser.parse_args()
     sys.stdout.write(
         blueprint(
-            args.nodes_per_pool, args.teams, args.slurm_pools, args.k8s_pools, args.users_per_team
+            args.nodes_per_pool,
+            args.teams,
+            args.slurm_pools,
+            args.k8s_pools,
+            args.users_per_team,
+            args.partitions,
         )
     )
