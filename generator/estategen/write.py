@@ -215,9 +215,7 @@ def write_tree(files: Files, target: Path) -> bool:
     estategen wrote: then nothing is written, as a render changes nothing there.
     """
     target = target.absolute()
-    if _unchanged(files, target):
-        _remove_abandoned_stages(target)
-        return False
+    # the same refusals whether or not anything changed (a foreign folder, a socket)
     previous = _check_target(target)
     previous.user.files |= _handed_over(target, previous, previous.owned - set(files))
     clashes = _clashes(files, previous.user)
@@ -226,6 +224,13 @@ def write_tree(files: Files, target: Path) -> bool:
             f"{target}: {', '.join(clashes)} not written by estategen but would now be "
             "rendered; move them away first"
         )
+    if (
+        MANIFEST in files
+        and previous.manifest == files[MANIFEST].content
+        and _unchanged(files, target)
+    ):
+        _remove_abandoned_stages(target)
+        return False
     if target.is_dir() and _is_mount_point(target):
         _write_in_place(files, target, previous)
     else:
