@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ import yaml
 from estategen import hostlist
 from estategen.renderers.ansible import group_name
 
-from conftest import run_cli
+from conftest import BLUEPRINTS, run_cli
+
+sys.path.insert(0, str(BLUEPRINTS))  # large.py: the benchmark estate's shape, scaled down
 
 pytestmark = pytest.mark.skipif(
     not shutil.which("ansible-inventory"), reason="needs ansible-inventory"
@@ -105,3 +108,66 @@ def test_the_graph_shows_the_padded_range_that_gains_a_digit(tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr
     shown = [line.split("--", 1)[1] for line in result.stdout.splitlines() if "--gpu-" in line]
     assert sorted(shown) == sorted(f"gpu-{n:02d}" for n in range(1, 101))
+
+
+# --- what each host carries: the inventory stays small as the estate grows (issue 17) ------------
+
+
+def _hostvars(tmp_path: Path, name: str, **shape: int) -> tuple[dict[str, dict], Path]:
+    """``ansible-inventory --list``'s variables of every host of blueprints/large.py's shape."""
+    import large  # type: ignore[import-not-found]
+
+    blueprint = tmp_path / f"{name}.yaml"
+    blueprint.write_text(large.blueprint(slurm_pools=2, k8s_pools=5, **shape))
+    out = tmp_path / name
+    assert run_cli("render", blueprint, "-o", out).returncode == 0
+    result = subprocess.run(
+        ["ansible-inventory", "-i", "inventory.yml", "--list"],
+        cwd=out / "ansible",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ANSIBLE_NOCOLOR": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["_meta"]["hostvars"], out
+
+
+def test_no_host_carries_the_users_or_teams(tmp_path: Path) -> None:
+    hostvars, out = _hostvars(tmp_path, "teams", nodes_per_pool=2, teams=20)
+    listed = json.dumps(hostvars)
+    assert len(hostvars) == 2 * 2 + 5 * 2 + 4  # pools' hosts, controllers, dbd, database
+    for name in ("u00000", "u00199", "team-000", "team-019"):
+        assert f'"{name}"' not in listed and f"{name}," not in listed, name
+    for path in (out / "ansible" / "group_vars").rglob("*.yml"):
+        assert "estate_users" not in path.read_text() and "estate_teams" not in path.read_text()
+    assert not (out / "ansible" / "host_vars").exists()
+
+
+def test_a_host_carries_the_same_variables_at_any_number_of_users_teams_and_hosts(
+    tmp_path: Path,
+) -> None:
+    small, _ = _hostvars(tmp_path, "small", nodes_per_pool=2, teams=10)
+    large_, _ = _hostvars(tmp_path, "large", nodes_per_pool=4, teams=100)
+    for host, variables in small.items():
+        assert large_[host] == variables, host
+
+
+def test_the_play_of_the_common_role_alone_loads_the_users_and_teams(tmp_path: Path) -> None:
+    _, out = _hostvars(tmp_path, "identity", nodes_per_pool=2, teams=10, users_per_team=3)
+    ansible = out / "ansible"
+    plays = yaml.safe_load((ansible / "site.yml").read_text())
+    loaded = {
+        entry["role"]: [ansible / path for path in play.get("vars_files", [])]
+        for play in plays
+        for entry in play["roles"]
+    }
+    (identity,) = loaded["common"]
+    data = yaml.safe_load(identity.read_text())
+    assert [t["name"] for t in data["estate_teams"]] == [f"team-{t:03d}" for t in range(10)]
+    assert data["estate_users"][4] == {
+        "name": "u00004",
+        "uid": 100004,
+        "group": "team-001",
+        "groups": [],
+    }
+    assert all(not files for role, files in loaded.items() if role != "common")

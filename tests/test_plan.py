@@ -471,7 +471,7 @@ def leaf_changes(prefix: str, old: object, new: object) -> set[str]:
 
 def changed_inputs(old: dict[str, bytes], new: dict[str, bytes], limit: str) -> set[str]:
     """Variables (dotted), Slurm file names and role files that differ, for hosts of ``limit``."""
-    var_files = ["ansible/group_vars/all/estate.yml"]
+    var_files = ["ansible/group_vars/all/estate.yml", "ansible/vars/identity.yml"]
     if limit.startswith("pool_"):
         var_files.append(f"ansible/group_vars/{limit}.yml")
     else:
@@ -544,7 +544,10 @@ def test_plan_names_exactly_the_roles_that_read_each_variable() -> None:
     files = rendered_bytes(PAIRS / "base.yaml")
     roles = site_roles(files)
     reads = {role: role_reads(role, files)[0] for role in roles}
-    estate_vars = yaml.safe_load(files["ansible/group_vars/all/estate.yml"])
+    estate_vars = {
+        **yaml.safe_load(files["ansible/group_vars/all/estate.yml"]),
+        **yaml.safe_load(files["ansible/vars/identity.yml"]),
+    }
     pool_vars = yaml.safe_load(files["ansible/group_vars/pool_h100.yml"])
     tables = {**planner._ESTATE_VARS, **planner._POOL_VARS}
     for variable in sorted({*estate_vars, *pool_vars} - {"pool_gpu", "pool_features"}):

@@ -110,6 +110,48 @@ def test_rerender_replaces_estategen_files_and_keeps_user_files(
     assert "notes/mine.txt" not in manifest["files"]
 
 
+def _inodes(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every entry under ``folder`` (the folder too): its inode and modification time."""
+    entries = [folder, *folder.rglob("*")]
+    return {str(p.relative_to(folder)): (p.stat().st_ino, p.stat().st_mtime_ns) for p in entries}
+
+
+def test_rerendering_an_unchanged_estate_writes_nothing(campus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_cli("render", campus, "-o", out)
+    before = _inodes(out)
+    result = run_cli("render", campus, "-o", out)
+    assert result.returncode == 0
+    assert "nothing written" in result.stdout
+    assert _inodes(out) == before
+
+
+def test_rerendering_restores_an_edited_file_and_its_mode(campus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_cli("render", campus, "-o", out)
+    expected = tree(out)
+    (out / "slurm" / "slurm.conf").write_text("edited\n")
+    assert run_cli("render", campus, "-o", out).returncode == 0
+    assert tree(out) == expected
+    (out / "ansible" / "site.yml").chmod(0o600)
+    assert "wrote" in run_cli("render", campus, "-o", out).stdout
+    assert (out / "ansible" / "site.yml").stat().st_mode & 0o777 == 0o644
+
+
+def test_rerendering_deletes_a_file_estategen_no_longer_renders(lab: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_cli("render", lab, "-o", out)
+    run_cli("render", lab, "-o", out)
+    listed = set(json.loads((out / "MANIFEST.json").read_text())["files"])
+    (out / "stale.txt").write_text("a file the manifest lists, as if estategen wrote it")
+    manifest = json.loads((out / "MANIFEST.json").read_text())
+    manifest["files"]["stale.txt"] = {"sha256": "0" * 64, "mode": "0644"}
+    (out / "MANIFEST.json").write_text(json.dumps(manifest))
+    assert "wrote" in run_cli("render", lab, "-o", out).stdout
+    assert not (out / "stale.txt").exists()
+    assert set(json.loads((out / "MANIFEST.json").read_text())["files"]) == listed
+
+
 def test_a_folder_that_is_not_estategen_output_is_refused(campus: Path, tmp_path: Path) -> None:
     (tmp_path / "precious.txt").write_text("user data")
     result = run_cli("render", campus, "-o", tmp_path)

@@ -235,6 +235,34 @@ def test_a_cluster_without_queues_gives_every_team_access() -> None:
     assert kinds(doc) == []
 
 
+def test_a_team_sees_its_partitions_and_pools_in_blueprint_order() -> None:
+    doc = variant()
+    doc["node_pools"].insert(0, {**doc["node_pools"][0], "name": "h100", "hosts": "h100-[01-02]"})
+    doc["slurm"]["partitions"] = [
+        {"name": "nlp-only", "pools": ["a100"], "teams": ["nlp"]},
+        {"name": "all", "pools": ["a100", "h100"], "default": True},
+        {"name": "vision-only", "pools": ["h100"], "teams": ["vision"]},
+        {"name": "both", "pools": ["a100"], "teams": ["vision", "nlp"]},
+    ]
+    report = build(estate(doc))
+    teams = {t.name: t for t in report.teams}
+    assert teams["vision"].partitions == ("all", "vision-only", "both")
+    assert teams["nlp"].partitions == ("nlp-only", "all", "both")
+    assert teams["vision"].pools == ("h100", "a100", "l4")
+    assert report.links["team:nlp"] == (
+        "partition:all",
+        "partition:both",
+        "partition:nlp-only",
+        "pool:a100",
+        "pool:h100",
+        "pool:l4",
+        "queue:k8s/nlp",
+    )
+    pools = {p.pool.name: p for p in report.pools}
+    assert pools["a100"].partitions == ("nlp-only", "all", "both")
+    assert pools["l4"].queues == ("k8s/vision", "k8s/nlp")
+
+
 # --- observability -------------------------------------------------------------------------------
 
 

@@ -231,8 +231,10 @@ def _render(
         sys.stdout.write(drift.diff)
         print(f"{target}: {len(drift.changed)} file(s) would change", file=sys.stderr)
         return 1
-    write_tree(files, target)
-    print(f"{target}: wrote {len(files)} files")
+    if write_tree(files, target):
+        print(f"{target}: wrote {len(files)} files")
+    else:
+        print(f"{target}: up to date ({len(files)} files), nothing written")
     return 0
 
 

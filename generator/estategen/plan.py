@@ -1189,8 +1189,9 @@ def _ansible_copy(
     ]
 
 
-# estate.yml variable -> (change kind, roles whose tasks, templates or defaults read it; none:
-# nothing on the machines changes). tests/test_plan.py holds these against the roles' sources.
+# estate.yml (or vars/<topic>.yml) variable -> (change kind, roles whose tasks, templates or
+# defaults read it; none: nothing on the machines changes). tests/test_plan.py holds these
+# against the roles' sources.
 _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
     "estate_name": (
         "ansible-vars",
@@ -2084,6 +2085,8 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"slurm/reservations\.scontrol", _reservations_scontrol),
     (r"ansible/files/slurm/(.+)", _ansible_copy),
     (r"ansible/group_vars/all/estate\.yml", _estate_vars),
+    # lists that grow with the estate, loaded by the play whose role reads them
+    (r"ansible/vars/[a-z0-9_]+\.yml", _estate_vars),
     (r"ansible/group_vars/(pool_[a-z0-9_]+)\.yml", _pool_vars),
     (r"ansible/inventory\.yml", _inventory),
     (r"ansible/.+", _ansible_other),

@@ -158,30 +158,74 @@ def mig_layout_text(pool: NodePool) -> str:
     return " + ".join(p if counts[p] == 1 else f"{counts[p]}{TIMES}{p}" for p in ordered)
 
 
-def partitions_of(estate: Estate, pool: NodePool) -> list[Partition]:
-    return [p for p in estate.slurm.partitions if pool.name in p.pools]
+class _Index:
+    """Who relates to what, gathered once per report in one pass over partitions and queues.
 
+    Each pool and each team then looks up its own partitions, queues and Kubernetes access,
+    so the report grows with the estate and its relations, never as teams times pools.
+    """
 
-def queues_of(estate: Estate, pool: NodePool) -> list[tuple[KubernetesCluster, QueueTeam]]:
-    keys = set(quota_keys(pool))
-    return [
-        (cluster, queue)
-        for cluster in estate.kubernetes_clusters
-        if cluster.name == pool.cluster and cluster.queues
-        for queue in cluster.queues.teams
-        if keys.intersection(queue.quota)
-    ]
+    def __init__(self, estate: Estate, flavors: Sequence[Flavor]) -> None:
+        self.estate = estate
+        self.order = {p.name: i for i, p in enumerate(estate.node_pools)}
+        self.of_pool: dict[str, list[Partition]] = {}
+        self.open_to_all: list[tuple[int, Partition]] = []
+        self.listing: dict[str, list[tuple[int, Partition]]] = {}
+        for i, part in enumerate(estate.slurm.partitions):
+            for name in dict.fromkeys(part.pools):
+                self.of_pool.setdefault(name, []).append(part)
+            if not part.teams:
+                self.open_to_all.append((i, part))
+            for team in dict.fromkeys(part.teams):
+                self.listing.setdefault(team, []).append((i, part))
+        self.flavors: dict[str, list[Flavor]] = {}
+        for flavor in flavors:
+            self.flavors.setdefault(flavor.cluster, []).append(flavor)
+        # per cluster with queues: team -> its queue, quota key -> (position, queue)
+        self.queue_of: dict[str, dict[str, QueueTeam]] = {}
+        self.with_key: dict[str, dict[str, list[tuple[int, QueueTeam]]]] = {}
+        for cluster in estate.kubernetes_clusters:
+            if not cluster.queues:
+                continue
+            first: dict[str, QueueTeam] = {}
+            by_key: dict[str, list[tuple[int, QueueTeam]]] = {}
+            for i, queue in enumerate(cluster.queues.teams):
+                first.setdefault(queue.team, queue)
+                for key in queue.quota:
+                    by_key.setdefault(key, []).append((i, queue))
+            self.queue_of[cluster.name] = first
+            self.with_key[cluster.name] = by_key
 
+    def partitions_of(self, pool: NodePool) -> list[Partition]:
+        return self.of_pool.get(pool.name, [])
 
-def partition_open_to(part: Partition, team: str) -> bool:
-    """A partition without `teams` allows every account (no AllowAccounts line)."""
-    return not part.teams or team in part.teams
+    def partitions_open_to(self, team: str) -> list[Partition]:
+        """In blueprint order: those without `teams` and those that list ``team``."""
+        listed = self.listing.get(team, [])
+        if not self.open_to_all:
+            return [p for _, p in listed]
+        return [p for _, p in sorted([*self.open_to_all, *listed], key=lambda e: e[0])]
+
+    def queues_of(self, pool: NodePool) -> list[tuple[KubernetesCluster, QueueTeam]]:
+        """The queues of the pool's cluster with quota for a key the pool backs."""
+        out: list[tuple[KubernetesCluster, QueueTeam]] = []
+        for cluster in self.estate.kubernetes_clusters:
+            by_key = self.with_key.get(cluster.name)
+            if cluster.name != pool.cluster or by_key is None:
+                continue
+            found = {i: q for key in quota_keys(pool) for i, q in by_key.get(key, ())}
+            out += [(cluster, found[i]) for i in sorted(found)]
+        return out
+
+    def in_order(self, pools: set[str]) -> tuple[str, ...]:
+        """Pool names in blueprint order."""
+        return tuple(sorted((n for n in pools if n in self.order), key=self.order.__getitem__))
 
 
 # --- facts ------------------------------------------------------------------------------------
 
 
-def _pool_facts(estate: Estate, pool: NodePool) -> PoolFacts:
+def _pool_facts(estate: Estate, index: _Index, pool: NodePool) -> PoolFacts:
     if pool.elastic:
         # issue 14 part 5: State=CLOUD nodes named by hosts
         nodes = (
@@ -214,8 +258,8 @@ def _pool_facts(estate: Estate, pool: NodePool) -> PoolFacts:
         shape=shape,
         gpus=gpus,
         slots=slot_text,
-        partitions=tuple(p.name for p in partitions_of(estate, pool)),
-        queues=tuple(f"{c.name}/{q.team}" for c, q in queues_of(estate, pool)),
+        partitions=tuple(p.name for p in index.partitions_of(pool)),
+        queues=tuple(f"{c.name}/{q.team}" for c, q in index.queues_of(pool)),
         storage=tuple(s.mount for s in pool_mounts(estate, pool)),
         metrics=_metrics(estate, pool),
     )
@@ -239,17 +283,18 @@ def _cluster(estate: Estate, name: str | None) -> KubernetesCluster | None:
     return next((c for c in estate.kubernetes_clusters if c.name == name), None)
 
 
-def _team_facts(estate: Estate, flavors: Sequence[Flavor]) -> list[TeamFacts]:
+def _team_facts(estate: Estate, index: _Index) -> list[TeamFacts]:
     teams = estate.identity.teams
-    accounting = estate.slurm.accounting is not None and bool(estate.slurm_pools)
+    has_slurm = bool(estate.slurm_pools)
+    accounting = estate.slurm.accounting is not None and has_slurm
     total_share = sum(t.fairshare for t in teams) or 1
     uids = {u.name: u.uid for u in estate.identity.users}
     qos = ", ".join(_qos_text(q) for q in estate.slurm.qos) if accounting else "-"
     out = []
     for team in teams:
-        parts = [p for p in estate.slurm.partitions if partition_open_to(p, team.name)]
+        parts = index.partitions_open_to(team.name)
         slurm_pools = {name for p in parts for name in p.pools if name in estate.pools_by_name}
-        kube, kube_gpus, kube_pools = _kubernetes_access(estate, team.name, flavors)
+        kube, kube_gpus, kube_pools = _kubernetes_access(estate, index, team.name)
         out.append(
             TeamFacts(
                 name=team.name,
@@ -261,14 +306,12 @@ def _team_facts(estate: Estate, flavors: Sequence[Flavor]) -> list[TeamFacts]:
                 if accounting
                 else "not enforced (no slurm.accounting)",
                 fairshare_share=team.fairshare / total_share if accounting else None,
-                partitions=tuple(p.name for p in parts) if estate.slurm_pools else (),
+                partitions=tuple(p.name for p in parts) if has_slurm else (),
                 slurm_gpus=sum(estate.pools_by_name[n].gpu_count for n in slurm_pools),
                 qos=qos,
                 kubernetes=tuple(kube),
                 kubernetes_gpus=kube_gpus,
-                pools=tuple(
-                    p.name for p in estate.node_pools if p.name in slurm_pools | kube_pools
-                ),
+                pools=index.in_order(slurm_pools | kube_pools),
             )
         )
     return out
@@ -287,9 +330,7 @@ def _qos_text(qos: Any) -> str:
     return f"{qos.name} ({', '.join(limits)})" if limits else qos.name
 
 
-def _kubernetes_access(
-    estate: Estate, team: str, flavors: Sequence[Flavor]
-) -> tuple[list[str], int, set[str]]:
+def _kubernetes_access(estate: Estate, index: _Index, team: str) -> tuple[list[str], int, set[str]]:
     """What a team may run per cluster, the GPUs behind it, and the pools it can land on.
 
     As the Pulumi program's ResourceQuota: a cluster without queues lets every namespace use
@@ -299,7 +340,7 @@ def _kubernetes_access(
     gpus = 0
     pools: set[str] = set()
     for cluster in estate.kubernetes_clusters:
-        mine = [f for f in flavors if f.cluster == cluster.name]
+        mine = index.flavors.get(cluster.name, [])
         if not mine:
             continue
         if cluster.queues is None:
@@ -307,7 +348,7 @@ def _kubernetes_access(
             gpus += _physical(estate, cluster.name)
             pools.update(n for f in mine for n in f.pools)
             continue
-        entry = next((q for q in cluster.queues.teams if q.team == team), None)
+        entry = index.queue_of[cluster.name].get(team)
         if entry is None:
             lines.append(f"{cluster.name}: none")
             continue
@@ -366,11 +407,11 @@ def _cohorts(estate: Estate, flavors: Sequence[Flavor]) -> list[CohortRow]:
 
 
 def find_warnings(
-    estate: Estate, flavors: Sequence[Flavor], teams: Sequence[TeamFacts]
+    estate: Estate, index: _Index, flavors: Sequence[Flavor], teams: Sequence[TeamFacts]
 ) -> list[ReportWarning]:
     """Every warning, in a fixed order: by kind, then in blueprint order."""
     return [
-        *_stranded(estate, flavors),
+        *_stranded(estate, index, flavors),
         *_oversubscribed(estate, flavors),
         *_team_access(estate, flavors, teams),
         *_observability(estate),
@@ -378,9 +419,9 @@ def find_warnings(
     ]
 
 
-def _stranded(estate: Estate, flavors: Sequence[Flavor]) -> Iterable[ReportWarning]:
+def _stranded(estate: Estate, index: _Index, flavors: Sequence[Flavor]) -> Iterable[ReportWarning]:
     for pool in estate.slurm_pools:
-        if not partitions_of(estate, pool):
+        if not index.partitions_of(pool):
             what = f"{pool.gpu_count} GPUs on " if pool.gpus else ""
             yield ReportWarning(
                 "stranded-capacity",
@@ -568,8 +609,9 @@ def _storage(estate: Estate) -> Iterable[ReportWarning]:
 def build(estate: Estate) -> Report:
     """All facts and warnings of an estate."""
     flavors = [f for c in estate.kubernetes_clusters for f in cluster_flavors(estate, c.name)]
-    pools = [_pool_facts(estate, p) for p in estate.node_pools]
-    teams = _team_facts(estate, flavors)
+    index = _Index(estate, flavors)
+    pools = [_pool_facts(estate, index, p) for p in estate.node_pools]
+    teams = _team_facts(estate, index)
     totals = {
         "pools": len(estate.node_pools),
         "nodes": sum(p.node_count for p in estate.node_pools),
@@ -588,13 +630,13 @@ def build(estate: Estate) -> Report:
         teams=tuple(teams),
         cohorts=tuple(_cohorts(estate, flavors)),
         flavors=tuple(flavors),
-        warnings=tuple(find_warnings(estate, flavors, teams)),
-        links=_links(estate, pools, teams),
+        warnings=tuple(find_warnings(estate, index, flavors, teams)),
+        links=_links(estate, index, pools, teams),
     )
 
 
 def _links(
-    estate: Estate, pools: Sequence[PoolFacts], teams: Sequence[TeamFacts]
+    estate: Estate, index: _Index, pools: Sequence[PoolFacts], teams: Sequence[TeamFacts]
 ) -> dict[str, tuple[str, ...]]:
     """What each thing in the picture relates to, for highlighting on hover (symmetric)."""
     edges: set[tuple[str, str]] = set()
@@ -602,10 +644,9 @@ def _links(
         pool = f"pool:{facts.pool.name}"
         edges.update((pool, f"partition:{p}") for p in facts.partitions)
         edges.update((pool, f"queue:{q}") for q in facts.queues)
-    for part in estate.slurm.partitions:
-        for team in teams:
-            if partition_open_to(part, team.name):
-                edges.add((f"partition:{part.name}", f"team:{team.name}"))
+    for team in teams:
+        for part in index.partitions_open_to(team.name):
+            edges.add((f"partition:{part.name}", f"team:{team.name}"))
     for cluster in estate.kubernetes_clusters:
         for queue in cluster.queues.teams if cluster.queues else ():
             edges.add((f"queue:{cluster.name}/{queue.team}", f"team:{queue.team}"))

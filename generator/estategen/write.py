@@ -208,9 +208,14 @@ def _handed_over(target: Path, previous: _Previous, dropped: set[str]) -> set[st
     return kept
 
 
-def write_tree(files: Files, target: Path) -> None:
-    """Write ``files`` (MANIFEST.json included) as the complete content of ``target``."""
+def write_tree(files: Files, target: Path) -> bool:
+    """Write ``files`` (MANIFEST.json included) as the complete content of ``target``.
+
+    False when ``target`` already holds exactly these files (bytes and modes) and nothing else
+    estategen wrote: then nothing is written, as a render changes nothing there.
+    """
     target = target.absolute()
+    # the same refusals whether or not anything changed (a foreign folder, a socket)
     previous = _check_target(target)
     previous.user.files |= _handed_over(target, previous, previous.owned - set(files))
     clashes = _clashes(files, previous.user)
@@ -219,6 +224,13 @@ def write_tree(files: Files, target: Path) -> None:
             f"{target}: {', '.join(clashes)} not written by estategen but would now be "
             "rendered; move them away first"
         )
+    if (
+        MANIFEST in files
+        and previous.manifest == files[MANIFEST].content
+        and _unchanged(files, target)
+    ):
+        _remove_abandoned_stages(target)
+        return False
     if target.is_dir() and _is_mount_point(target):
         _write_in_place(files, target, previous)
     else:
@@ -227,6 +239,30 @@ def write_tree(files: Files, target: Path) -> None:
         except _Busy:  # a mount point the checks above did not recognise
             _write_in_place(files, target, previous)
     _remove_abandoned_stages(target)
+    return True
+
+
+def _unchanged(files: Files, target: Path) -> bool:
+    """Whether ``target`` holds ``files`` byte for byte, with their modes, and no other file
+    its MANIFEST.json lists (so nothing stale to delete); stops at the first difference.
+
+    The same reads as ``render --check`` (through :class:`OutputFolder`, never following a
+    link); anything it refuses to read is left to the writer, which replaces or refuses it.
+    """
+    if not target.is_dir() or target.is_symlink():
+        return False
+    try:
+        with OutputFolder(target) as folder:
+            # the manifest lists every file with its digest and mode: equal bytes mean the
+            # same set of files, so none to delete and none missing from the listing
+            for path in (MANIFEST, *(p for p in files if p != MANIFEST)):
+                read = folder.read(path)
+                output = files[path]
+                if read is None or read.content != output.content or read.mode != output.mode:
+                    return False
+    except (OutputRefused, OSError):
+        return False
+    return True
 
 
 class _Busy(Exception):

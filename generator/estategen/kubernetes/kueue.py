@@ -89,10 +89,7 @@ def covers_cpu_and_memory(all_flavors: Sequence[KueueFlavor]) -> bool:
 
 
 def queue_entry(view: ClusterView, team: Team) -> QueueTeam | None:
-    queues = view.cluster.queues
-    if queues is None:
-        return None
-    return next((q for q in queues.teams if q.team == team.name), None)
+    return view.queue_of.get(team.name)
 
 
 def admissible(view: ClusterView, team: Team, flavor: KueueFlavor) -> int:

@@ -6,11 +6,12 @@ become; the writer and the Pulumi program take them as they are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-from estategen.model import Estate, KubernetesCluster, NodePool
+from estategen.model import Estate, KubernetesCluster, NodePool, QueueTeam
 
 Obj = dict[str, Any]
 
@@ -122,6 +123,14 @@ class ClusterView:
     @classmethod
     def of(cls, estate: Estate, cluster: KubernetesCluster) -> ClusterView:
         return cls(estate, cluster, tuple(estate.pools_in_cluster(cluster.name)))
+
+    @cached_property
+    def queue_of(self) -> Mapping[str, QueueTeam]:
+        """Each team's queue in this cluster (the first the blueprint lists), by team name."""
+        out: dict[str, QueueTeam] = {}
+        for queue in self.cluster.queues.teams if self.cluster.queues else ():
+            out.setdefault(queue.team, queue)
+        return out
 
     @property
     def gpu_pools(self) -> list[NodePool]:

@@ -1,6 +1,11 @@
 """The machines: a self-contained Ansible tree under ``ansible/``.
 
-The inventory, group variables and site.yml come from the model; the roles are copied from
+The inventory, group variables, ``vars/`` and site.yml come from the model. Where a variable
+goes: ``group_vars/all/estate.yml`` holds what hosts of every kind read, each value of a size
+independent of the estate's users, teams, pools and hosts; ``group_vars/pool_<name>.yml`` what
+a pool's hosts read; ``vars/<topic>.yml`` the lists that grow with the estate (users and
+teams), loaded with ``vars_files`` by the one play whose role reads them, so the inventory
+(``ansible-inventory --list`` prints every host's variables) stays small; the roles are copied from
 ``playbooks/roles`` in the package, with ``playbooks/requirements.yml`` (the collections they
 use beyond ansible-core); the Slurm files the roles install are the rendered
 ``slurm/`` files, byte for byte, under ``ansible/files/slurm/``.
@@ -183,13 +188,35 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
     return pool_vars
 
 
-def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
+def _identity_vars(estate: Estate) -> dict[str, Any]:
+    """The users and teams, for the play of the common role only (``vars/identity.yml``).
+
+    Lists that grow with the estate stay out of the inventory's variables: every host would
+    carry them (``ansible-inventory --list`` prints them once per host).
+    """
     identity = estate.identity
     teams_of: dict[str, list[str]] = {}
     for team in identity.teams:
         for member in team.members:
             teams_of.setdefault(member, []).append(team.name)
-    directory = identity.directory
+    return {
+        "estate_teams": [{"name": t.name, "gid": t.gid} for t in identity.teams],
+        "estate_users": [
+            {
+                "name": u.name,
+                "uid": u.uid,
+                "group": teams_of[u.name][0] if u.name in teams_of else None,
+                "groups": teams_of.get(u.name, [])[1:],
+            }
+            for u in identity.users
+        ],
+    }
+
+
+def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
+    """Variables every host carries: each one's size is independent of the number of users,
+    teams, pools and hosts (those lists live in ``vars/``, loaded by the plays that read them)."""
+    directory = estate.identity.directory
     accounting = estate.slurm.accounting
     rest = estate.slurm.rest_api
     out: dict[str, Any] = {
@@ -204,16 +231,6 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
             if directory.bind_password
             else None,
         },
-        "estate_teams": [{"name": t.name, "gid": t.gid} for t in identity.teams],
-        "estate_users": [
-            {
-                "name": u.name,
-                "uid": u.uid,
-                "group": teams_of[u.name][0] if u.name in teams_of else None,
-                "groups": teams_of.get(u.name, [])[1:],
-            }
-            for u in identity.users
-        ],
         "estate_storage": [_storage_vars(s) for s in estate.storage],
         "estate_dcgm_exporter_port": estate.observability.dcgm_exporter_port,
         "estate_node_exporter_port": estate.observability.node_exporter_port,
@@ -307,6 +324,9 @@ def ansible_files(estate: Estate) -> Files:
         ),
         "ansible/group_vars/all/estate.yml": text(
             _yaml(_all_vars(estate, names), "Estate-wide variables, rendered by estategen.")
+        ),
+        "ansible/vars/identity.yml": text(
+            _yaml(_identity_vars(estate), "Users and teams for the common role's play.")
         ),
         "ansible/site.yml": text(
             templates()
