@@ -52,6 +52,8 @@ slurm:
   controllers: [lab-ctl]
   partitions:
     - {name: gpu, pools: [a100], default: true, max_time: "1-00:00:00"}
+storage:
+  - {name: home, type: nfs, source: "nfs01:/export/home", mount: /home}
 kubernetes:
   clusters:
     - name: lab-k8s
@@ -108,6 +110,7 @@ TESTED_CHECKS = [
     "queue_engine_keys",
     "frameworks_resolve",
     "suppressed_rules_exist",
+    "report_warnings",
     # Slurm hosted in Kubernetes (issue 15)
     "hosted_slurm_pools",
     "hosted_options_not_owned",
@@ -193,8 +196,14 @@ def test_base_estate_passes_every_check() -> None:
     assert checks.run_checks(estate()) == []
 
 
-def test_lab_blueprint_validates_without_findings() -> None:
-    assert pipeline.validate_file(ROOT / "blueprints" / "lab.yaml").findings == []
+def test_lab_blueprint_validates_with_the_warnings_its_report_shows() -> None:
+    """The smallest example keeps two things a real site would fix, so that both validate and
+    report show them: no shared file system, and GPU metrics without the estate labels."""
+    findings = pipeline.validate_file(ROOT / "blueprints" / "lab.yaml").findings
+    assert [(f.path, f.rule) for f in findings] == [
+        ("node_pools[0]", "check/pool-without-storage"),
+        ("node_pools[1]", "check/pool-without-observability"),
+    ]
 
 
 def test_every_public_check_function_is_registered_and_specified_here() -> None:
@@ -1326,16 +1335,17 @@ def test_partitions_only_one_may_be_default() -> None:
     assert all("partition 'gpu' is already the default" in f.message for f in found)
 
 
-def test_partitions_warn_about_a_slurm_pool_in_no_partition() -> None:
+def test_a_slurm_pool_in_no_partition_is_stranded_capacity() -> None:
     found = run(
-        checks.partitions_resolve,
+        checks.report_warnings,
         """
         node_pools:
           - {name: a100, scheduler: slurm, hosts: n1}
           - {name: cpu, scheduler: slurm, hosts: c1}
         """,
     )
-    only(found, "node_pools[1]", "pool 'cpu' is in no partition", level="warning")
+    stranded = [f for f in found if f.rule == "check/stranded-capacity"]
+    only(stranded, "node_pools[1]", "no partition draws on pool cpu", level="warning")
 
 
 # --- qos_resolves ------------------------------------------------------------------------
@@ -2358,6 +2368,7 @@ def test_a_health_check_without_its_fact_is_refused() -> None:
             memory_gb: 4
             gpus: {model: a100-sxm-80gb, count: 4}
             health_check: {checks: [gpus, mig, mounts]}
+        storage: []
         """,
         ),
     )
@@ -2728,19 +2739,19 @@ def validated(text: str, suppress: tuple[str, ...] = ()) -> pipeline.Validated:
 
 def test_every_finding_of_a_check_carries_the_checks_rule_id() -> None:
     (warning,) = validated(NO_PARTITION).findings
-    assert warning.rule == "check/partitions-resolve" == checks.rule_id(checks.partitions_resolve)
+    assert warning.rule == "check/stranded-capacity"
     assert warning.level == "warning"
 
 
 def test_a_suppressed_warning_is_listed_apart_and_does_not_count() -> None:
-    result = validated(NO_PARTITION + "suppress: [check/partitions-resolve]\n")
+    result = validated(NO_PARTITION + "suppress: [check/stranded-capacity]\n")
     assert [f.path for f in result.findings] == []
     (silenced,) = result.suppressed
-    assert (silenced.path, silenced.rule) == ("node_pools[1]", "check/partitions-resolve")
+    assert (silenced.path, silenced.rule) == ("node_pools[1]", "check/stranded-capacity")
 
 
 def test_suppress_on_the_command_line_adds_to_the_blueprints_list() -> None:
-    result = validated(NO_PARTITION, ("check/partitions-resolve",))
+    result = validated(NO_PARTITION, ("check/stranded-capacity",))
     assert result.findings == [] and len(result.suppressed) == 1
 
 
@@ -2758,7 +2769,7 @@ def test_suppressed_rules_exist_refuses_a_rule_no_check_raises_and_suggests_one(
         "no check has the rule id 'check/partition-resolve'; did you mean "
         "'check/partitions-resolve'?",
     )
-    assert run(checks.suppressed_rules_exist, "suppress: [check/partitions-resolve]") == []
+    assert run(checks.suppressed_rules_exist, "suppress: [check/stranded-capacity]") == []
 
 
 def test_an_unknown_rule_on_the_command_line_is_a_usage_error() -> None:

@@ -19,7 +19,12 @@ def test_validate_valid_blueprint_exits_zero_with_a_summary(lab: Path) -> None:
 
 def test_validate_json_of_a_valid_blueprint(lab: Path) -> None:
     result = run_cli("validate", lab, "--format", "json")
-    assert json.loads(result.stdout) == {"valid": True, "findings": [], "suppressed": []}
+    report = json.loads(result.stdout)
+    assert report["valid"] is True
+    assert [f["rule"] for f in report["findings"]] == [
+        "check/pool-without-storage",
+        "check/pool-without-observability",
+    ]
 
 
 def test_validate_prints_file_line_column_and_key_path(tmp_path: Path) -> None:
@@ -105,15 +110,18 @@ SPARE_POOL = (
     "  - name: spare\n    scheduler: slurm\n    hosts: spare-01\n"
     "    cpu: {sockets: 1, cores_per_socket: 8}\n    memory_gb: 64\n"
 )
+LAB_KNOWN = "check/pool-without-storage, check/pool-without-observability"
+STRANDED = "check/stranded-capacity"
 
 
-def with_a_warning(tmp_path: Path, extra: str = "") -> Path:
-    """lab.yaml with a Slurm pool in no partition: one warning, check/partitions-resolve."""
+def with_a_warning(tmp_path: Path, suppress: str = "") -> Path:
+    """lab.yaml (its own two warnings suppressed) with a Slurm pool in no partition: one
+    warning, check/stranded-capacity; ``suppress`` adds rule ids to the blueprint's list."""
     text = (BLUEPRINTS / "lab.yaml").read_text()
-    path = tmp_path / ("suppressing.yaml" if extra else "warned.yaml")
-    path.write_text(
-        text.replace("  - name: l4-serve\n", SPARE_POOL + "  - name: l4-serve\n") + extra
-    )
+    path = tmp_path / ("suppressing.yaml" if suppress else "warned.yaml")
+    rules = ", ".join(r for r in (LAB_KNOWN, suppress) if r)
+    spare = text.replace("  - name: l4-serve\n", SPARE_POOL + "  - name: l4-serve\n")
+    path.write_text(spare + f"suppress: [{rules}]\n")
     return path
 
 
@@ -134,16 +142,18 @@ def test_a_caret_stays_under_its_column_past_a_tab_and_in_a_long_line(tmp_path: 
     blueprint = tmp_path / "bp.yaml"
     blueprint.write_text("estate: x\ndescription: '" + "y" * 300 + "\t'\nnode_pools: 7\n")
     lines = run_cli("validate", blueprint).stdout.splitlines()
-    for i, line in enumerate(lines):
-        if line.endswith("^"):
-            assert len(lines[i - 1]) <= 200 and "\t" not in lines[i - 1]
+    carets = [i for i, line in enumerate(lines) if line.endswith("^")]
+    assert carets
+    for i in carets:
+        assert len(lines[i - 1]) <= 200 and "\t" not in lines[i - 1]
 
 
 def test_validate_prints_warnings_and_fail_on_warning_exits_one(tmp_path: Path) -> None:
     blueprint = with_a_warning(tmp_path)
     passed = run_cli("validate", blueprint)
     assert passed.returncode == 0
-    assert "warning: pool 'spare' is in no partition [check/partitions-resolve]" in passed.stdout
+    assert "no partition draws on pool spare: its 1 nodes cannot run jobs" in passed.stdout
+    assert f"[{STRANDED}]" in passed.stdout
     assert "0 error(s), 1 warning(s)" in passed.stdout
     gated = run_cli("validate", blueprint, "--fail-on", "warning")
     assert gated.returncode == 1
@@ -153,45 +163,51 @@ def test_validate_prints_warnings_and_fail_on_warning_exits_one(tmp_path: Path) 
 
 
 def test_render_with_fail_on_warning_writes_nothing(tmp_path: Path) -> None:
-    result = run_cli(
-        "render", with_a_warning(tmp_path), "-o", tmp_path / "out", "--fail-on", "warning"
-    )
+    out = tmp_path / "out"
+    result = run_cli("render", with_a_warning(tmp_path), "-o", out, "--fail-on", "warning")
     assert result.returncode == 1
     assert "--fail-on warning" in result.stderr
-    assert not (tmp_path / "out").exists()
+    assert not out.exists()
 
 
 def test_a_suppressed_rule_is_listed_as_suppressed_and_no_longer_gates(tmp_path: Path) -> None:
     for args, blueprint in [
-        (["--suppress", "check/partitions-resolve"], with_a_warning(tmp_path)),
-        ([], with_a_warning(tmp_path, "suppress: [check/partitions-resolve]\n")),
+        (["--suppress", STRANDED], with_a_warning(tmp_path)),
+        ([], with_a_warning(tmp_path, STRANDED)),
     ]:
         result = run_cli("validate", blueprint, "--fail-on", "warning", *args)
         assert result.returncode == 0, result.stdout
-        assert "suppressed: 1 finding(s) of check/partitions-resolve" in result.stdout
-        assert "is in no partition" not in result.stdout
+        assert f"suppressed: 1 finding(s) of {STRANDED}" in result.stdout
+        assert "no partition draws on pool spare" not in result.stdout
         as_json = json.loads(run_cli("validate", blueprint, "--format", "json", *args).stdout)
         assert as_json["findings"] == []
-        assert [f["rule"] for f in as_json["suppressed"]] == ["check/partitions-resolve"]
+        assert STRANDED in [f["rule"] for f in as_json["suppressed"]]
+
+
+def test_report_leaves_out_what_validate_suppresses(tmp_path: Path) -> None:
+    shown = run_cli("report", with_a_warning(tmp_path)).stdout
+    assert "no partition draws on pool spare" in shown
+    hidden = run_cli("report", with_a_warning(tmp_path), "--suppress", STRANDED).stdout
+    assert "no partition draws on pool spare" not in hidden
 
 
 def test_suppressing_an_unknown_rule_is_a_usage_error_with_a_suggestion(tmp_path: Path) -> None:
-    result = run_cli("validate", with_a_warning(tmp_path), "--suppress", "check/partition-resolve")
+    result = run_cli("validate", with_a_warning(tmp_path), "--suppress", "check/stranded-capacit")
     assert result.returncode == 2
-    assert "did you mean 'check/partitions-resolve'?" in result.stderr
+    assert f"did you mean '{STRANDED}'?" in result.stderr
 
 
 def test_sarif_carries_the_rule_ids_json_carries_and_marks_suppressions(tmp_path: Path) -> None:
     blueprint = with_a_warning(tmp_path)
     as_json = json.loads(run_cli("validate", blueprint, "--format", "json").stdout)
     sarif = json.loads(run_cli("validate", blueprint, "--format", "sarif").stdout)
-    results = sarif["runs"][0]["results"]
-    assert [r["ruleId"] for r in results] == [f["rule"] for f in as_json["findings"]]
-    assert "suppressions" not in results[0]
+    active = [r for r in sarif["runs"][0]["results"] if "suppressions" not in r]
+    assert [r["ruleId"] for r in active] == [f["rule"] for f in as_json["findings"]]
+    assert [r["ruleId"] for r in active] == [STRANDED]
     for args, source, kind in [
-        (["--suppress", "check/partitions-resolve"], blueprint, "external"),
-        ([], with_a_warning(tmp_path, "suppress: [check/partitions-resolve]\n"), "inSource"),
+        (["--suppress", STRANDED], blueprint, "external"),
+        ([], with_a_warning(tmp_path, STRANDED), "inSource"),
     ]:
         log = json.loads(run_cli("validate", source, "--format", "sarif", *args).stdout)
-        (result,) = log["runs"][0]["results"]
+        (result,) = [r for r in log["runs"][0]["results"] if r["ruleId"] == STRANDED]
         assert result["suppressions"] == [{"kind": kind}]

@@ -242,7 +242,7 @@ def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
     from estategen.report import report_files
 
     result = _validated(path, suppress)
-    files = report_files(result.estate)
+    files = report_files(result.estate, frozenset(suppress))
     if output is None:
         sys.stdout.write(files["report.md"])
         return 0

@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from estategen import __version__
+from estategen.checks import WARNING_KINDS
 from estategen.facts import (
     Flavor,
     cluster_flavors,
@@ -49,16 +50,6 @@ KUBERNETES_NODE_PORTS = {
 
 TIMES = "\N{MULTIPLICATION SIGN}"
 
-# Every kind of warning the report gives, with what it means for the people running the estate.
-WARNING_KINDS: dict[str, str] = {
-    "stranded-capacity": "capacity that no partition or queue can hand out",
-    "oversubscribed-cohort": "a Kueue cohort promises more than its cluster has",
-    "one-sided-team": "a team has GPU access on one scheduler only",
-    "team-without-access": "a team has GPU access on neither scheduler",
-    "pool-without-observability": "a pool whose exporters cannot run or lose the estate labels",
-    "pool-without-storage": "a pool without the file systems its jobs expect",
-}
-
 
 @dataclass(frozen=True)
 class ReportWarning:
@@ -69,6 +60,7 @@ class ReportWarning:
     message: str
     pools: tuple[str, ...] = ()
     teams: tuple[str, ...] = ()
+    path: str = ""  # the blueprint key it is about, where validate points
 
 
 @dataclass(frozen=True)
@@ -429,6 +421,7 @@ def _stranded(estate: Estate, index: _Index, flavors: Sequence[Flavor]) -> Itera
                 f"no partition draws on pool {pool.name}: its {what}{len(pool.hosts)} nodes "
                 "cannot run jobs",
                 pools=(pool.name,),
+                path=pool.path,
             )
     for cluster in estate.kubernetes_clusters:
         if not cluster.queues:
@@ -446,6 +439,7 @@ def _stranded(estate: Estate, index: _Index, flavors: Sequence[Flavor]) -> Itera
                     f"Kueue admits no workload onto the {pool.gpu_count} GPUs of pool "
                     f"{pool.name}",
                     pools=(pool.name,),
+                    path=pool.path,
                 )
         for flavor in flavors:
             nominal = quotas[flavor.key]
@@ -457,6 +451,7 @@ def _stranded(estate: Estate, index: _Index, flavors: Sequence[Flavor]) -> Itera
                     f"{cluster.name} are in no team's nominal quota; borrowing only lends "
                     "quota, so Kueue never admits work onto them",
                     pools=flavor.pools,
+                    path=f"{cluster.path}.queues",
                 )
 
 
@@ -484,6 +479,7 @@ def _oversubscribed(estate: Estate, flavors: Sequence[Flavor]) -> Iterable[Repor
                     f"above {backing}; admitted workloads wait for GPUs that do not exist",
                     pools=flavor.pools if flavor else (),
                     teams=tuple(q.team for q in cluster.queues.teams if key in q.quota),
+                    path=f"{cluster.path}.queues",
                 )
 
 
@@ -503,6 +499,7 @@ def _team_access(
                 f"team {team.name}",
                 f"team {team.name} can run on no partition and has no Kubernetes GPU quota",
                 teams=(team.name,),
+                path=estate.teams_by_name[team.name].path,
             )
         elif has_slurm and has_kube and slurm != kube:
             side, other = ("Slurm", "Kubernetes") if slurm else ("Kubernetes", "Slurm")
@@ -512,6 +509,7 @@ def _team_access(
                 f"team {team.name} has GPU access on {side} only; on {other} it has "
                 + ("no queue with quota" if other == "Kubernetes" else "no partition"),
                 teams=(team.name,),
+                path=estate.teams_by_name[team.name].path,
             )
 
 
@@ -539,6 +537,7 @@ def _observability(estate: Estate) -> Iterable[ReportWarning]:
                     f"{' and '.join(daemons)} both listen on port {port} on the hosts of pool "
                     f"{pool.name}; the exporter cannot start",
                     pools=(pool.name,),
+                    path=pool.path,
                 )
     if not obs.labels:
         return
@@ -554,6 +553,7 @@ def _observability(estate: Estate) -> Iterable[ReportWarning]:
                 "the Slurm side carries; set prometheus_operator: true for a ServiceMonitor "
                 "that adds them",
                 pools=(pool.name,),
+                path=pool.path,
             )
 
 
@@ -566,6 +566,7 @@ def _storage(estate: Estate) -> Iterable[ReportWarning]:
                 f"no shared file system is mounted on pool {pool.name}: batch jobs start in "
                 "the user's home directory and expect the same files on every node",
                 pools=(pool.name,),
+                path=pool.path,
             )
     for cluster in estate.kubernetes_clusters:
         for storage, mounting in storage_classes(estate, cluster.name):
@@ -585,6 +586,7 @@ def _storage(estate: Estate) -> Iterable[ReportWarning]:
                         f"but {storage.mount} is not mounted on pool {pool.name} ({why}); "
                         "pods claiming it cannot start there",
                         pools=(pool.name,),
+                        path=pool.path,
                     )
     for part in estate.slurm.partitions:
         pools = [estate.pools_by_name[n] for n in part.pools if n in estate.pools_by_name]
@@ -600,18 +602,28 @@ def _storage(estate: Estate) -> Iterable[ReportWarning]:
                 f"{', '.join(partial)} is missing on {', '.join(missing)}; a job sees "
                 "different files depending on the node it lands on",
                 pools=tuple(missing),
+                path=part.path,
             )
 
 
 # --- the report -------------------------------------------------------------------------------
 
 
-def build(estate: Estate) -> Report:
-    """All facts and warnings of an estate."""
+def warnings_of(estate: Estate) -> list[ReportWarning]:
+    """The estate's warnings, as validate reports them (checks.report_warnings)."""
+    flavors = [f for c in estate.kubernetes_clusters for f in cluster_flavors(estate, c.name)]
+    index = _Index(estate, flavors)
+    return find_warnings(estate, index, flavors, _team_facts(estate, index))
+
+
+def build(estate: Estate, suppressed: frozenset[str] = frozenset()) -> Report:
+    """All facts and warnings of an estate; warnings whose rule id is ``suppressed`` (the
+    blueprint's ``suppress`` and ``--suppress``) are left out, as validate leaves them out."""
     flavors = [f for c in estate.kubernetes_clusters for f in cluster_flavors(estate, c.name)]
     index = _Index(estate, flavors)
     pools = [_pool_facts(estate, index, p) for p in estate.node_pools]
     teams = _team_facts(estate, index)
+    silenced = suppressed | set(estate.suppress)
     totals = {
         "pools": len(estate.node_pools),
         "nodes": sum(p.node_count for p in estate.node_pools),
@@ -630,7 +642,11 @@ def build(estate: Estate) -> Report:
         teams=tuple(teams),
         cohorts=tuple(_cohorts(estate, flavors)),
         flavors=tuple(flavors),
-        warnings=tuple(find_warnings(estate, index, flavors, teams)),
+        warnings=tuple(
+            w
+            for w in find_warnings(estate, index, flavors, teams)
+            if f"check/{w.kind}" not in silenced
+        ),
         links=_links(estate, index, pools, teams),
     )
 
@@ -900,7 +916,7 @@ def html(report: Report) -> str:
     )
 
 
-def report_files(estate: Estate) -> dict[str, str]:
+def report_files(estate: Estate, suppressed: frozenset[str] = frozenset()) -> dict[str, str]:
     """``report.md`` and ``report.html`` for an estate."""
-    report = build(estate)
+    report = build(estate, suppressed)
     return {"report.md": markdown(report), "report.html": html(report)}

@@ -50,7 +50,10 @@ def _rule_description(rule: str) -> str:
     if kind == "schema":
         return _SCHEMA_RULES.get(name, f"the blueprint's shape ({name})")
     if kind == "check":
-        from estategen.checks import CHECKS, rule_id
+        from estategen.checks import CHECKS, WARNING_KINDS, rule_id
+
+        if name in WARNING_KINDS:
+            return WARNING_KINDS[name]
 
         check = next((c for c in CHECKS if rule_id(c) == rule), None)
         doc = (check.__doc__ or "").strip().split("\n")[0] if check else ""
