@@ -642,6 +642,15 @@ def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], 
         name = record.get("Name")
         kind = record.get("Type")
         scope = record.get("NodeName")
+        detect = record.get("AutoDetect")
+        if name is None and scope is None and detect is not None and len(record.settings) == 1:
+            # a line of its own: AutoDetect for every node (gres.conf(5))
+            if detect.value.lower() in ("nvml", "off"):
+                autodetect = detect.value.lower()
+                run.mapped(detect, "node_pools[].gpus.autodetect")
+            else:
+                run.refused(detect, "gpus.autodetect is nvml or off", "gres.conf")
+            continue
         if name is None or name.value.lower() != "gpu":
             why = "only gpu GRES are imported" if name else "estategen writes gres.conf"
             for setting in record.settings:
@@ -657,11 +666,7 @@ def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], 
             for host in slurmconf.expand_hosts(scope.value, scope.where):
                 out.setdefault(host, kind.value)
     for setting in gres_conf.parameters:
-        if setting.name == "autodetect" and setting.value.lower() in ("nvml", "off"):
-            autodetect = setting.value.lower()
-            run.mapped(setting, "node_pools[].gpus.autodetect")
-        else:
-            run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
+        run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
     return out, autodetect
 
 
