@@ -423,11 +423,13 @@ def test_site_parameters_keep_the_sites_values_in_the_render(tmp_path: Path) -> 
 def test_keys_a_site_leaves_out_keep_slurms_defaults(tmp_path: Path) -> None:
     imported = import_site(conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1\n"))
     slurm = yaml.safe_load(imported.text)["slurm"]
-    # slurm.conf(5): ReturnToService 0, PrologFlags none, JobAcctGatherType none, TaskPlugin none
+    # slurm.conf(5): ReturnToService 0, PrologFlags none, JobAcctGatherType none, TaskPlugin
+    # none, SchedulerParameters none
     assert slurm["return_to_service"] == 0
     assert slurm["prolog_flags"] == []
     assert slurm["job_acct_gather"] == "none"
     assert slurm["task_plugins"] == ["none"]
+    assert slurm["scheduler_parameters"] == []
     assert any("Slurm's defaults" in note for note in imported.reviews)
 
 

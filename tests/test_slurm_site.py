@@ -328,6 +328,11 @@ def test_no_prolog_flags_writes_no_prolog_flags_line() -> None:
     assert "PrologFlags" not in params("slurm: {prolog_flags: []}")
 
 
+def test_no_scheduler_parameters_leaves_slurms_defaults() -> None:
+    assert "SchedulerParameters" not in params("slurm: {scheduler_parameters: []}")
+    assert params()["SchedulerParameters"].startswith("bf_continue,")
+
+
 def test_cons_res_without_gpus_writes_no_per_gpu_defaults() -> None:
     cpu = """
     node_pools:

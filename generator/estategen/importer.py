@@ -312,12 +312,14 @@ PARAMETERS: dict[str, Row] = {
 # Keys whose Slurm default (what a slurm.conf without them runs) is not what estategen
 # renders without its blueprint key: import writes Slurm's default, so the render keeps it.
 # slurm.conf(5) of 22.05: ReturnToService 0, PrologFlags none, JobAcctGatherType none,
-# TaskPlugin none (scontrol shows task/none), AccountingStorageEnforce none.
+# TaskPlugin none (scontrol shows task/none), SchedulerParameters none; and
+# AccountingStorageEnforce none (with slurmdbd, below).
 _SLURM_DEFAULTS: dict[str, tuple[str, Any]] = {
     "returntoservice": ("slurm.return_to_service", 0),
     "prologflags": ("slurm.prolog_flags", []),
     "jobacctgathertype": ("slurm.job_acct_gather", "none"),
     "taskplugin": ("slurm.task_plugins", ["none"]),
+    "schedulerparameters": ("slurm.scheduler_parameters", []),
 }
 
 # Parameters the blueprint derives from what import maps elsewhere (nodes, GRES, topology,
