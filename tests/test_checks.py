@@ -119,6 +119,7 @@ TESTED_CHECKS = [
     "pool_site_settings_valid",
     "partition_site_settings_valid",
     "accounting_site_settings_valid",
+    "memory_enforcement_single",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -3246,6 +3247,22 @@ def test_shards_without_cons_tres_are_an_error(kind: str) -> None:
     found = [f for f in run(checks.slurm_site_settings_valid, fragment) if f.level == "error"]
     found = [f for f in found if f.path != "slurm.select.parameters"]
     only(found, "node_pools[0].gpus.sharing.shard", "Use of shared gres requires")
+
+
+@pytest.mark.parametrize("value", ["OverMemoryKill", "NoShared,overmemorykill"])
+def test_over_memory_kill_with_task_cgroup_is_an_error(value: str) -> None:
+    # the real slurmctld exits on the pair (tests/test_slurm_site.py)
+    found = run(
+        checks.memory_enforcement_single, f"slurm: {{options: {{JobAcctGatherParams: '{value}'}}}}"
+    )
+    only(found, "slurm.options.JobAcctGatherParams", "OverMemoryKill with task plugin cgroup")
+
+
+def test_over_memory_kill_without_task_cgroup_is_fine() -> None:
+    fragment = "slurm: {task_plugins: [affinity], options: {JobAcctGatherParams: OverMemoryKill}}"
+    assert run(checks.memory_enforcement_single, fragment) == []
+    other = "slurm: {options: {JobAcctGatherParams: NoShared}}"
+    assert run(checks.memory_enforcement_single, other) == []
 
 
 def test_task_plugin_none_goes_alone() -> None:

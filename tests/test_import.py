@@ -93,18 +93,47 @@ def test_gres_types_become_gpu_models_with_a_review_note(tmp_path: Path) -> None
         gres=conf(tmp_path, "NodeName=g[1-2] Name=gpu Type=a100 File=/dev/nvidia[0-3]\n", "gres"),
     )
     data = yaml.safe_load(imported.text)
-    assert data["node_pools"][0]["gpus"] == {"model": "a100", "count": 4}
+    # the site's nodes do not carry the model as a feature: the pool says so
+    assert data["node_pools"][0]["gpus"] == {"model": "a100", "count": 4, "feature": False}
     assert data["gpu_models"] == [{"name": "a100", "memory_gb": 80}]
     assert any("gpu_models.a100.memory_gb" in note for note in imported.reviews)
     assert "#   - gpu_models.a100.memory_gb" in imported.text
 
 
-def test_memory_keeps_below_the_sites_realmemory(tmp_path: Path) -> None:
-    from estategen.renderers.slurm import real_memory_mib
+def rendered_conf(tmp_path: Path, text: str, **files: str) -> dict[str, str]:
+    """The slurm.conf estategen renders from the imported blueprint: parameters, and each
+    NodeName/PartitionName line by name, as key -> value."""
+    from estategen import load
+    from estategen.pipeline import validate_document
+    from estategen.renderers.slurm import slurm_conf
 
+    paths = {k: conf(tmp_path, v, f"{k}.conf") for k, v in files.items()}
+    imported = import_site(conf(tmp_path, BASE + text), **paths)  # type: ignore[arg-type]
+    estate = validate_document(load.parse_blueprint(imported.text.encode(), "i.yaml")).estate
+    out: dict[str, str] = {}
+    for line in slurm_conf(estate).splitlines():
+        if line.startswith(("NodeName=", "PartitionName=")):
+            head, _, rest = line.partition(" ")
+            out[head] = rest
+        elif line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            out[key] = value
+    return out
+
+
+def test_real_memory_is_the_sites_exactly(tmp_path: Path) -> None:
     data = blueprint(tmp_path, "NodeName=n1 CPUs=4 RealMemory=250000\nPartitionName=p Nodes=n1\n")
-    gb = data["node_pools"][0]["memory_gb"]
-    assert real_memory_mib(gb) <= 250000 < real_memory_mib(gb + 1)
+    pool = data["node_pools"][0]
+    assert (pool["memory_gb"], pool["real_memory_mib"]) == (245, 250000)
+    node = rendered_conf(
+        tmp_path, "NodeName=n1 CPUs=4 RealMemory=250000\nPartitionName=p Nodes=n1\n"
+    )
+    assert "RealMemory=250000 " in node["NodeName=n1"]
+
+
+def test_a_node_without_real_memory_keeps_slurms_default_of_one_mib(tmp_path: Path) -> None:
+    node = rendered_conf(tmp_path, "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n")
+    assert "RealMemory=1 " in node["NodeName=n1"]
 
 
 def test_unknown_parameters_pass_through_slurm_options(tmp_path: Path) -> None:
@@ -125,23 +154,26 @@ def test_keys_estategen_owns_are_refused_in_a_comment_with_their_line(tmp_path: 
     imported = import_site(
         conf(
             tmp_path,
-            BASE + "ReturnToService=1\nSlurmdUser=root\nNodeName=n1\nPartitionName=p Nodes=n1\n",
+            BASE + "ProctrackType=proctrack/linuxproc\nJobCompType=jobcomp/filetxt\n"
+            "NodeName=n1\nPartitionName=p Nodes=n1\n",
         )
     )
     refused = {o.key: o for o in imported.outcomes if o.kind == "refused"}
-    assert set(refused) == {"ReturnToService", "SlurmdUser"}
-    assert refused["ReturnToService"].target == "estategen renders ReturnToService=2"
-    assert f"#   {tmp_path / 'slurm.conf'}:3:1: ReturnToService=1  #" in imported.text
-    assert "SlurmdUser" not in yaml.safe_load(imported.text)["slurm"].get("options", {})
+    assert set(refused) == {"ProctrackType", "JobCompType"}
+    assert refused["ProctrackType"].target == "estategen renders ProctrackType=proctrack/cgroup"
+    assert (
+        f"#   {tmp_path / 'slurm.conf'}:3:1: ProctrackType=proctrack/linuxproc  #" in imported.text
+    )
+    assert "JobCompType" not in yaml.safe_load(imported.text)["slurm"].get("options", {})
 
 
 def test_a_site_value_equal_to_the_render_counts_as_mapped(tmp_path: Path) -> None:
     imported = import_site(
         conf(
-            tmp_path, BASE + "SelectType=select/cons_tres\nNodeName=n1\nPartitionName=p Nodes=n1\n"
+            tmp_path, BASE + "SchedulerType=sched/backfill\nNodeName=n1\nPartitionName=p Nodes=n1\n"
         )
     )
-    (outcome,) = [o for o in imported.outcomes if o.key == "SelectType"]
+    (outcome,) = [o for o in imported.outcomes if o.key == "SchedulerType"]
     assert (outcome.kind, outcome.target) == ("mapped", "the same value estategen renders")
 
 
@@ -174,10 +206,12 @@ def test_the_mapping_table_names_blueprint_keys() -> None:
 
 
 def test_the_partition_table_names_partition_keys() -> None:
+    from estategen.importer import _ALSO
     from estategen.schema import BLUEPRINT
 
     partition = BLUEPRINT["slurm"]["schema"]["partitions"]["schema"]["schema"]
-    assert {row.path for row in PARTITION_KEYS.values()} <= set(partition)
+    rows = [*PARTITION_KEYS.values(), *_ALSO.values()]
+    assert {row.path for row in rows} <= set(partition)
 
 
 def test_partition_settings_map_to_their_keys(tmp_path: Path) -> None:
@@ -201,6 +235,50 @@ def test_partition_settings_map_to_their_keys(tmp_path: Path) -> None:
         }
     ]
     assert data["slurm"]["qos"] == [{"name": "gold"}]
+
+
+def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
+    text = (
+        "AccountingStorageType=accounting_storage/slurmdbd\n"
+        "NodeName=n1 CPUs=4 RealMemory=8000\n"
+        "PartitionName=p Nodes=n1 State=DOWN OverSubscribe=FORCE:2 Priority=7 AllowQos=gold "
+        "AllowGroups=lab DenyAccounts=guests GraceTime=30 MaxNodes=1 MaxCPUsPerNode=2 "
+        "MaxMemPerCPU=900 DefMemPerCPU=500 TRESBillingWeights=CPU=1.0,Mem=0.5G\n"
+        "PartitionName=q Nodes=n1 Shared=EXCLUSIVE MaxNodes=UNLIMITED AllowGroups=ALL\n"
+    )
+    data = blueprint(tmp_path, text)
+    p, q = data["slurm"]["partitions"]
+    assert {k: v for k, v in p.items() if k not in ("name", "pools")} == {
+        "state": "down",
+        "oversubscribe": "force:2",
+        "priority_tier": 7,
+        "priority_job_factor": 7,  # the old Priority sets both
+        "allow_qos": ["gold"],
+        "allow_groups": ["lab"],
+        "deny_accounts": ["guests"],
+        "grace_time": 30,
+        "max_nodes": 1,
+        "max_cpus_per_node": 2,
+        "max_mem_per_cpu": 900,
+        "def_mem_per_cpu": 500,
+        "billing_weights": {"CPU": "1.0", "Mem": "0.5G"},
+    }
+    assert {k: v for k, v in q.items() if k not in ("name", "pools")} == {
+        "oversubscribe": "exclusive"
+    }
+    assert data["slurm"]["qos"] == [{"name": "gold"}]
+    assert [t["name"] for t in data["identity"]["teams"]] == ["guests"]
+    line = rendered_conf(tmp_path, text)["PartitionName=p"]
+    for field in (
+        "State=DOWN",
+        "OverSubscribe=FORCE:2",
+        "PriorityJobFactor=7",
+        "DenyAccounts=guests",
+        "MaxMemPerCPU=900",
+        "DefMemPerCPU=500",
+        "TRESBillingWeights=CPU=1.0,Mem=0.5G",
+    ):
+        assert field in line.split(), field
 
 
 def test_a_partition_qos_without_accounting_is_refused(tmp_path: Path) -> None:
@@ -303,3 +381,131 @@ def test_every_corpus_config_imports_to_a_valid_blueprint(entry: str, tmp_path: 
     result = run_cli(*args)
     assert result.returncode == 0, result.stderr
     assert run_cli("validate", tmp_path / "b.yaml").returncode == 0
+
+
+# --- the site override keys (issue 13) ---------------------------------------------------
+
+
+def test_site_parameters_keep_the_sites_values_in_the_render(tmp_path: Path) -> None:
+    text = (
+        "ReturnToService=1\nSlurmdUser=root\nSelectType=select/cons_res\n"
+        "SelectTypeParameters=CR_CPU_MEMORY\nTaskPlugin=task/affinity\n"
+        "JobAcctGatherType=jobacct_gather/linux\nPrologFlags=Alloc,Contain\n"
+        "SchedulerParameters=bf_continue,bf_window=4320\nSlurmctldPort=6817-6820\n"
+        "SlurmdPort=6830\nStateSaveLocation=/srv/slurm/state\n"
+        "SlurmdLogFile=/var/log/site/slurmd.log\n"
+        "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n"
+    )
+    slurm = blueprint(tmp_path, text)["slurm"]
+    assert slurm["return_to_service"] == 1
+    assert slurm["slurmd_user"] == "root"
+    assert slurm["select"] == {"type": "cons_res", "parameters": ["CR_CPU_Memory"]}
+    assert slurm["task_plugins"] == ["affinity"]
+    assert slurm["job_acct_gather"] == "linux"
+    assert slurm["prolog_flags"] == ["Alloc", "Contain"]
+    assert slurm["scheduler_parameters"] == ["bf_continue", "bf_window=4320"]
+    assert slurm["ports"] == {"slurmctld": "6817-6820", "slurmd": 6830}
+    assert slurm["paths"] == {
+        "state_save_location": "/srv/slurm/state",
+        "slurmd_log_file": "/var/log/site/slurmd.log",
+    }
+    assert "options" not in slurm
+    rendered = rendered_conf(tmp_path, text)
+    assert {k: rendered[k] for k in ("ReturnToService", "SelectType", "TaskPlugin")} == {
+        "ReturnToService": "1",
+        "SelectType": "select/cons_res",
+        "TaskPlugin": "task/affinity",
+    }
+    assert rendered["SchedulerParameters"] == "bf_continue,bf_window=4320"
+    assert rendered["StateSaveLocation"] == "/srv/slurm/state"
+
+
+def test_keys_a_site_leaves_out_keep_slurms_defaults(tmp_path: Path) -> None:
+    imported = import_site(conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1\n"))
+    slurm = yaml.safe_load(imported.text)["slurm"]
+    # slurm.conf(5): ReturnToService 0, PrologFlags none, JobAcctGatherType none, TaskPlugin
+    # none, SchedulerParameters none
+    assert slurm["return_to_service"] == 0
+    assert slurm["prolog_flags"] == []
+    assert slurm["job_acct_gather"] == "none"
+    assert slurm["task_plugins"] == ["none"]
+    assert slurm["scheduler_parameters"] == []
+    assert any("Slurm's defaults" in note for note in imported.reviews)
+
+
+def test_accounting_enforce_and_tres_are_the_sites(tmp_path: Path) -> None:
+    text = (
+        "AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageTRES=gres/gpu\n"
+        "NodeName=g1 CPUs=8 Gres=gpu:GV100GL:2\nPartitionName=p Nodes=g1\n"
+    )
+    imported = import_site(conf(tmp_path, BASE + text))
+    accounting = yaml.safe_load(imported.text)["slurm"]["accounting"]
+    assert accounting["enforce"] == []  # Slurm's default: none
+    # the billing weights name the typed TRES: import adds it and says so
+    assert accounting["tres"] == ["gres/gpu", "gres/gpu:GV100GL"]
+    assert any("gres/gpu:GV100GL" in note for note in imported.reviews)
+    enforced = blueprint(
+        tmp_path,
+        "AccountingStorageType=accounting_storage/slurmdbd\n"
+        "AccountingStorageEnforce=associations,limits\nNodeName=n1\nPartitionName=p Nodes=n1\n",
+    )
+    assert enforced["slurm"]["accounting"]["enforce"] == ["associations", "limits"]
+
+
+def test_daemon_paths_that_would_clash_go_back_to_estategens_and_are_refused(
+    tmp_path: Path,
+) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            BASE + "SlurmdSpoolDir=/var/spool/slurmd\nStateSaveLocation=/var/spool/slurmd\n"
+            "NodeName=n1\nPartitionName=p Nodes=n1\n",
+        )
+    )
+    slurm = yaml.safe_load(imported.text)["slurm"]
+    assert slurm["paths"] == {"slurmd_spool_dir": "/var/spool/slurmd"}
+    (outcome,) = [o for o in imported.outcomes if o.key == "StateSaveLocation"]
+    assert outcome.kind == "refused" and "slurm.paths.state_save_location" in outcome.target
+
+
+def test_gres_type_names_features_and_weights_are_the_sites(tmp_path: Path) -> None:
+    text = (
+        "AccountingStorageType=accounting_storage/slurmdbd\n"
+        "NodeName=g1 CPUs=8 RealMemory=4096 Gres=gpu:rtx_3090:2 Feature=Rack:A1,rtx-3090 "
+        "Weight=100000\nPartitionName=p Nodes=g1\n"
+    )
+    pool = blueprint(tmp_path, text)["node_pools"][0]
+    # the model is among the site's features: estategen's GPU feature stays on
+    assert pool["gpus"] == {"model": "rtx-3090", "count": 2, "gres_type": "rtx_3090"}
+    assert pool["features"] == ["Rack:A1", "rtx-3090"]
+    assert pool["weight"] == 100000
+    node = rendered_conf(tmp_path, text)["NodeName=g1"].split()
+    assert "Gres=gpu:rtx_3090:2" in node
+    assert "Feature=Rack:A1,rtx-3090" in node
+    assert "Weight=100000" in node
+
+
+def test_gres_conf_autodetect_reaches_the_gpu_pools(tmp_path: Path) -> None:
+    data = blueprint(
+        tmp_path,
+        "NodeName=g1 CPUs=8 Gres=gpu:a100:2\nPartitionName=p Nodes=g1\n",
+        gres="AutoDetect=nvml\nNodeName=g1 Name=gpu Type=a100 File=/dev/nvidia[0-1]\n",
+    )
+    assert data["node_pools"][0]["gpus"]["autodetect"] == "nvml"
+
+
+@pytest.mark.parametrize(
+    ("plugin", "kind"), [("task/affinity", "passed"), ("task/cgroup", "refused")]
+)
+def test_over_memory_kill_passes_through_unless_task_cgroup_enforces_memory(
+    tmp_path: Path, plugin: str, kind: str
+) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            BASE + f"JobAcctGatherParams=OverMemoryKill\nTaskPlugin={plugin}\n"
+            "NodeName=n1\nPartitionName=p Nodes=n1\n",
+        )
+    )
+    (outcome,) = [o for o in imported.outcomes if o.key == "JobAcctGatherParams"]
+    assert outcome.kind == kind

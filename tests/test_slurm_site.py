@@ -328,6 +328,11 @@ def test_no_prolog_flags_writes_no_prolog_flags_line() -> None:
     assert "PrologFlags" not in params("slurm: {prolog_flags: []}")
 
 
+def test_no_scheduler_parameters_leaves_slurms_defaults() -> None:
+    assert "SchedulerParameters" not in params("slurm: {scheduler_parameters: []}")
+    assert params()["SchedulerParameters"].startswith("bf_continue,")
+
+
 def test_cons_res_without_gpus_writes_no_per_gpu_defaults() -> None:
     cpu = """
     node_pools:
@@ -785,3 +790,52 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
     assert closed["OverSubscribe"] == "EXCLUSIVE"
     assert closed["DenyAccounts"] == "vision"
     assert closed["MaxMemPerNode"] == "900"
+
+
+OVER_MEMORY_KILL = """\
+estate: omk
+node_pools:
+  - name: cpu
+    scheduler: slurm
+    hosts: omk-[01-02]
+    cpu: {sockets: 1, cores_per_socket: 2}
+    memory_gb: 2
+slurm:
+  controllers: [omk-ctl]
+  task_plugins: [affinity]
+  options: {JobAcctGatherParams: OverMemoryKill}
+  partitions: [{name: all, pools: [cpu], default: true}]
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm, munge and unshare")
+@pytest.mark.parametrize(
+    ("task_plugin", "starts"), [(None, True), ("task/cgroup,task/affinity", False)]
+)
+def test_slurmctld_refuses_over_memory_kill_with_task_cgroup(
+    tmp_path: Path, task_plugin: str | None, starts: bool
+) -> None:
+    """check/memory-enforcement-single, on the real slurmctld: with estategen's cgroup.conf
+    (ConstrainRAMSpace=yes) OverMemoryKill goes with task/affinity, and slurmctld exits when
+    task/cgroup enforces memory too."""
+    from conftest import run_cli
+
+    (tmp_path / "omk.yaml").write_text(OVER_MEMORY_KILL)
+    result = run_cli("render", tmp_path / "omk.yaml", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    lab = SlurmLab(tmp_path / "out", tmp_path / "run", ["omk-01", "omk-02", "omk-ctl"])
+    try:
+        lab.install_configs()
+        conf = lab.etc / "slurm.conf"
+        assert "JobAcctGatherParams=OverMemoryKill" in conf.read_text()
+        if task_plugin:
+            conf.write_text(set_keys(conf.read_text(), {"TaskPlugin": task_plugin}))
+        lab.start_munge()
+        if starts:
+            lab.start_slurmctld("omk-ctl")
+        else:
+            with pytest.raises(AssertionError, match="constrained by both TaskPlugin cgroup"):
+                lab.start_slurmctld("omk-ctl")
+    finally:
+        lab.stop()

@@ -1990,6 +1990,30 @@ def _select_problems(estate: Estate) -> Iterator[Finding]:
 
 
 @check
+def memory_enforcement_single(estate: Estate) -> Iterator[Finding]:
+    """JobAcctGatherParams=OverMemoryKill next to task/cgroup: slurmctld exits.
+
+    estategen's cgroup.conf constrains RAM (ConstrainRAMSpace=yes), so with task/cgroup the
+    job's memory is already enforced by the kernel; read_slurm_conf() in
+    src/slurmctld/read_config.c (22.05) then finds job_acct_oom_kill set as well and stops
+    with "Jobs memory is being constrained by both TaskPlugin cgroup and JobAcctGather
+    plugin" (seen on the real slurmctld, tests/test_slurm_site.py)."""
+    value = next(
+        (v for k, v in estate.slurm.options.items() if k.lower() == "jobacctgatherparams"), None
+    )
+    if value is None or "cgroup" not in estate.slurm.site.task_plugins:
+        return
+    if any(item.strip().lower() == "overmemorykill" for item in value.split(",")):
+        key = next(k for k in estate.slurm.options if k.lower() == "jobacctgatherparams")
+        yield issue(
+            f"slurm.options.{key}",
+            "OverMemoryKill with task plugin cgroup: slurmctld refuses two memory enforcement "
+            "mechanisms and exits (estategen's cgroup.conf already constrains job memory); "
+            "drop OverMemoryKill, or leave cgroup out of slurm.task_plugins",
+        )
+
+
+@check
 def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
     for pool in estate.kubernetes_pools:
         slurm_only: list[tuple[str, object]] = [("real_memory_mib", pool.real_memory_mib)]

@@ -20,6 +20,25 @@ from typing import Any, Literal
 
 from estategen import hostlist, slurmconf
 from estategen.errors import clip
+from estategen.model import SLURM_PATH_DEFAULTS
+from estategen.schema import (
+    ACCOUNTING_ENFORCE,
+    DAEMON_PATH,
+    FEATURE,
+    GRES_TYPE,
+    GROUP,
+    JOB_ACCT_GATHER_TYPES,
+    OVERSUBSCRIBE,
+    PARTITION_STATES,
+    PROLOG_FLAGS,
+    SCHEDULER_PARAMETER,
+    SELECT_MODIFIERS,
+    SELECT_RESOURCES,
+    SELECT_TYPES,
+    TASK_PLUGINS,
+    TRES,
+    USER,
+)
 from estategen.slurm_keys import REFUSED_IN_OPTIONS
 from estategen.slurmconf import (
     GRES_RECORDS,
@@ -35,7 +54,7 @@ Kind = Literal["mapped", "passed", "refused"]
 
 _NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")
 _HOST = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
-_FEATURE = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}")
+_FEATURE = re.compile(FEATURE)
 _TIME = re.compile(r"(UNLIMITED|INFINITE|([0-9]{1,12}-)?[0-9]{1,12}(:[0-9]{1,12}){0,2})")
 _OPTION_KEY = re.compile(r"[A-Z][A-Za-z0-9]{1,63}")
 _OPTION_VALUE = re.compile(r"[A-Za-z0-9_.,:/=+@%-]{1,256}")
@@ -133,6 +152,75 @@ def _choice(table: Mapping[str, str]) -> Callable[[str], str]:
     return convert
 
 
+def _list_of(
+    item: Callable[[str], Any], sep: str = ",", none: tuple[str, ...] = ()
+) -> Callable[[str], list[Any]]:
+    """A comma-separated slurm.conf value as a list; a value of ``none`` is the empty list."""
+
+    def convert(value: str) -> list[Any]:
+        if value.lower() in none:
+            return []
+        return list(dict.fromkeys(item(part) for part in value.split(sep) if part))
+
+    return convert
+
+
+def _pattern(pattern: str, hint: str) -> Callable[[str], str]:
+    compiled = re.compile(pattern)
+
+    def convert(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise Unsayable(f"{value!r} is not {hint}")
+        return value
+
+    return convert
+
+
+def _prefixed(prefix: str, names: tuple[str, ...]) -> Callable[[str], str]:
+    """A plugin name like select/cons_tres, as the blueprint's short name (cons_tres)."""
+    return _choice({f"{prefix}/{name}": name for name in names})
+
+
+def _canonical(names: tuple[str, ...]) -> Callable[[str], str]:
+    """A word slurm.conf reads in any case, as the blueprint spells it."""
+    return _choice({name.lower(): name for name in names})
+
+
+def _port(value: str) -> int | str:
+    if re.fullmatch(r"[0-9]{1,5}", value):
+        return _int(1, 65_535)(value)
+    if re.fullmatch(r"[0-9]{1,5}-[0-9]{1,5}", value):
+        return value
+    raise Unsayable(f"{value!r} is not a port or a port range")
+
+
+def _weights(value_of: Callable[[str], Any]) -> Callable[[str], dict[str, Any]]:
+    """KEY=VALUE,... (TRESBillingWeights, PriorityWeightTRES) as a mapping."""
+    from estategen.schema import BILLING_TRES
+
+    def convert(value: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for item in filter(None, value.split(",")):
+            key, sep, weight = item.partition("=")
+            if not sep or not re.fullmatch(BILLING_TRES, key):
+                raise Unsayable(f"{item!r} is not TRES=WEIGHT")
+            out[key] = value_of(weight)
+        if not out:
+            raise Unsayable("no TRES weights")
+        return out
+
+    return convert
+
+
+def _billing_weight(value: str) -> str:
+    """Kept as written (slurmctld shows the weights as the file writes them)."""
+    from estategen.schema import BILLING_WEIGHT
+
+    if not re.fullmatch(BILLING_WEIGHT, value):
+        raise Unsayable(f"{value!r} is not a billing weight")
+    return value
+
+
 def _mpi_ports(value: str) -> str:
     match = re.fullmatch(r"ports=([0-9]{1,5}-[0-9]{1,5})", value)
     if not match:
@@ -187,6 +275,51 @@ PARAMETERS: dict[str, Row] = {
     ),
     "mpidefault": Row("slurm.mpi.default", _choice({m: m for m in ("none", "pmi2", "pmix")})),
     "mpiparams": Row("slurm.mpi.ports", _mpi_ports),
+    # --- the site override keys (issue 13) ---
+    **{
+        key.replace("_", ""): Row(f"slurm.paths.{key}", _pattern(DAEMON_PATH, "a daemon path"))
+        for key in SLURM_PATH_DEFAULTS
+    },
+    "slurmctldport": Row("slurm.ports.slurmctld", _port),
+    "slurmdport": Row("slurm.ports.slurmd", _int(1, 65_535)),
+    "slurmduser": Row("slurm.slurmd_user", _pattern(USER, "a user name")),
+    "returntoservice": Row("slurm.return_to_service", _int(0, 2)),
+    "selecttype": Row("slurm.select.type", _prefixed("select", SELECT_TYPES)),
+    "selecttypeparameters": Row(
+        "slurm.select.parameters", _list_of(_canonical((*SELECT_RESOURCES, *SELECT_MODIFIERS)))
+    ),
+    "taskplugin": Row("slurm.task_plugins", _list_of(_prefixed("task", TASK_PLUGINS))),
+    "jobacctgathertype": Row(
+        "slurm.job_acct_gather", _prefixed("jobacct_gather", JOB_ACCT_GATHER_TYPES)
+    ),
+    "prologflags": Row("slurm.prolog_flags", _list_of(_canonical(PROLOG_FLAGS), none=("none",))),
+    "schedulerparameters": Row(
+        "slurm.scheduler_parameters",
+        _list_of(_pattern(SCHEDULER_PARAMETER, "a SchedulerParameters option")),
+    ),
+    "priorityweighttres": Row(
+        "slurm.scheduling.priority_weight_tres", _weights(_int(-2_147_483_648, 4_294_967_295))
+    ),
+    "accountingstoragetres": Row(
+        "slurm.accounting.tres", _list_of(_pattern(TRES, "a TRES estategen can carry"))
+    ),
+    "accountingstorageenforce": Row(
+        "slurm.accounting.enforce",
+        _list_of(_canonical(ACCOUNTING_ENFORCE), none=("none", "0")),
+    ),
+}
+
+# Keys whose Slurm default (what a slurm.conf without them runs) is not what estategen
+# renders without its blueprint key: import writes Slurm's default, so the render keeps it.
+# slurm.conf(5) of 22.05: ReturnToService 0, PrologFlags none, JobAcctGatherType none,
+# TaskPlugin none (scontrol shows task/none), SchedulerParameters none; and
+# AccountingStorageEnforce none (with slurmdbd, below).
+_SLURM_DEFAULTS: dict[str, tuple[str, Any]] = {
+    "returntoservice": ("slurm.return_to_service", 0),
+    "prologflags": ("slurm.prolog_flags", []),
+    "jobacctgathertype": ("slurm.job_acct_gather", "none"),
+    "taskplugin": ("slurm.task_plugins", ["none"]),
+    "schedulerparameters": ("slurm.scheduler_parameters", []),
 }
 
 # Parameters the blueprint derives from what import maps elsewhere (nodes, GRES, topology,
@@ -195,11 +328,13 @@ _DERIVED = {"grestypes", "topologyplugin", "accountingstoragetype"}
 
 # Options slurm.options may hold in general, but whose value contradicts what estategen
 # renders: slurmctld would refuse the rendered slurm.conf.
-_CONFLICTS: dict[str, tuple[Callable[[str], bool], str]] = {
+_CONFLICTS: dict[str, tuple[Callable[[str, Mapping[str, Any]], bool], str]] = {
     "jobacctgatherparams": (
-        lambda value: "overmemorykill" in value.lower(),
-        "OverMemoryKill with the TaskPlugin=task/cgroup estategen renders: slurmctld refuses "
-        "two memory enforcement mechanisms",
+        lambda value, slurm: (
+            "overmemorykill" in value.lower() and "cgroup" in slurm.get("task_plugins", ["cgroup"])
+        ),
+        "OverMemoryKill with TaskPlugin=task/cgroup: slurmctld refuses two memory "
+        "enforcement mechanisms",
     ),
 }
 
@@ -239,6 +374,12 @@ class _Run:
 
     def mapped(self, setting: Setting, target: str) -> None:
         self._add(Outcome("mapped", setting.where, setting.key, setting.value, target))
+
+    def unmap(self, setting: Setting, target: str) -> None:
+        """Take back a mapping (a later look found the value cannot stay)."""
+        outcome = Outcome("mapped", setting.where, setting.key, setting.value, target)
+        self.outcomes.remove(outcome)
+        self._seen.discard(outcome)
 
     def passed(self, setting: Setting, target: str) -> None:
         self._add(Outcome("passed", setting.where, setting.key, setting.value, target))
@@ -284,12 +425,32 @@ def import_site(
     if team_list:
         doc["identity"] = {"teams": team_list}
     doc["node_pools"] = pools
+    _tracked_gpu_types(slurm, pools, run)
     if qos:
         slurm["qos"] = [{"name": name} for name in sorted(qos)]
     slurm["partitions"] = partitions
     doc["slurm"] = _ordered_slurm(slurm)
     _compare_rendered(conf, doc, run)
     return Imported(_blueprint_text(doc, run), tuple(run.outcomes), tuple(run.reviews))
+
+
+def _tracked_gpu_types(slurm: dict[str, Any], pools: list[dict[str, Any]], run: _Run) -> None:
+    """The site's AccountingStorageTRES, with the GPU TRES estategen's billing weights name
+    added: slurmctld refuses weights for a TRES it does not track."""
+    tres = slurm.get("accounting", {}).get("tres")
+    if tres is None:
+        return
+    gpus = [pool["gpus"] for pool in pools if "gpus" in pool]
+    needed = ["gres/gpu"] if gpus else []
+    needed += sorted({f"gres/gpu:{g.get('gres_type', g['model'])}" for g in gpus})
+    missing = [t for t in needed if t.lower() not in {k.lower() for k in tres}]
+    if missing:
+        tres += missing
+        run.reviews.append(
+            f"slurm.accounting.tres: import added {', '.join(missing)} to the site's "
+            "AccountingStorageTRES: the partitions' billing weights name them, and slurmctld "
+            "refuses weights for a TRES it does not track"
+        )
 
 
 def _set(doc: dict[str, Any], path: str, value: Any, append: bool = False) -> None:
@@ -310,7 +471,20 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
     root: dict[str, Any] = {"slurm": slurm}
     refused_in_options = {k.lower() for k in REFUSED_IN_OPTIONS}
     options: dict[str, str] = {}
-    for setting in conf.parameters:
+    given = {setting.name for setting in conf.parameters}
+    defaulted = []
+    for name, (path, value) in _SLURM_DEFAULTS.items():
+        if name not in given:
+            _set(root, path, value)
+            defaulted.append(f"{path.removeprefix('slurm.')}: {value!r}")
+    if defaulted:
+        run.reviews.append(
+            "slurm.conf leaves these to Slurm's defaults, which import wrote as the blueprint "
+            f"keys so that the render keeps them: {'; '.join(defaulted)}"
+        )
+    # slurm.conf sets the task plugins before or after JobAcctGatherParams: map them first
+    ordered = sorted(conf.parameters, key=lambda s: s.name not in PARAMETERS)
+    for setting in ordered:
         row = PARAMETERS.get(setting.name)
         if row is not None:
             try:
@@ -324,7 +498,7 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
             continue  # decided by _compare_rendered
         key = setting.key[0].upper() + setting.key[1:]
         conflict = _CONFLICTS.get(setting.name)
-        if conflict is not None and conflict[0](setting.value):
+        if conflict is not None and conflict[0](setting.value, slurm):
             run.refused(setting, conflict[1])
             continue
         if not _OPTION_KEY.fullmatch(key) or not _OPTION_VALUE.fullmatch(setting.value):
@@ -344,6 +518,8 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
                 accounting = None
             else:
                 accounting["host"] = controllers[0]
+        if accounting is not None and "enforce" not in accounting:
+            accounting["enforce"] = []  # Slurm's default: AccountingStorageEnforce=none
         if accounting is not None:
             accounting["database"] = {
                 "host": accounting["host"],
@@ -356,8 +532,49 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
             )
     elif accounting is not None:
         slurm.pop("accounting")  # a host without slurmdbd storage: nothing to account to
+        for setting in conf.parameters:
+            if setting.name in ("accountingstoragetres", "accountingstorageenforce"):
+                run.refused(setting, "slurm.accounting needs AccountingStorageType slurmdbd")
+    _paths_apart(conf, slurm, run)
     if options:
         slurm["options"] = dict(sorted(options.items()))
+
+
+def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
+    """Site daemon paths that slurm.paths refuses together (one path for two daemon files, a
+    file inside a daemon's folder, a system folder): the later lines go back to estategen's
+    paths, one at a time, until the rest hold, and are refused."""
+    from estategen.checks import _NOT_DAEMON_TREES
+    from estategen.schema import _daemon_path_problem
+
+    site = slurm.get("paths", {})
+
+    def problems(paths: Mapping[str, str]) -> bool:
+        values = list(paths.values())
+        if len(set(values)) < len(values):
+            return True
+        if any(_daemon_path_problem(v) for v in values):
+            return True
+        if any(v.startswith(t + "/") for v in values for t in _NOT_DAEMON_TREES):
+            return True
+        folders = (paths["state_save_location"], paths["slurmd_spool_dir"])
+        return any(v.startswith(f + "/") for v in values for f in folders)
+
+    lines = {s.name: s for s in conf.parameters}
+    order = sorted(site, key=lambda key: lines[key.replace("_", "")].where, reverse=True)
+    for key in order:
+        if not problems({**SLURM_PATH_DEFAULTS, **site}):
+            break
+        setting = lines[key.replace("_", "")]
+        del site[key]
+        run.unmap(setting, f"slurm.paths.{key}")
+        run.refused(
+            setting,
+            f"slurm.paths.{key}: with the other daemon paths it would share a path or lie "
+            "inside a daemon's folder, which slurm.paths refuses; estategen's path stays",
+        )
+    if "paths" in slurm and not site:
+        slurm.pop("paths")
 
 
 # --- nodes ---------------------------------------------------------------------------------
@@ -368,24 +585,24 @@ class _Shape:
     sockets: int
     cores_per_socket: int
     threads_per_core: int
-    memory_gb: int
+    real_memory: int  # MiB, the site's RealMemory
     gpu_model: str | None
+    gpu_type: str | None  # the site's GRES type name when it is not the model's name
     gpu_count: int
     features: tuple[str, ...]
     weight: int
     switch: str | None
 
 
-def _memory_gb(real_mib: int) -> int:
-    """The largest memory_gb whose RealMemory (after estategen's reserve) is at most the
-    site's: a node never registers with less memory than its line claims."""
+def _memory(real_mib: int) -> dict[str, int]:
+    """memory_gb (the whole GiB that hold the site's RealMemory) and, unless estategen's
+    reserve lands on it anyway, real_memory_mib: the site's RealMemory exactly."""
     from estategen.renderers.slurm import real_memory_mib
 
-    best = 1
-    for gb in range(1, real_mib // (_GIB // 2) + 2):  # the reserve is at most half
-        if real_memory_mib(gb) <= real_mib:
-            best = gb
-    return best
+    memory_gb = max(1, -(-real_mib // _GIB))
+    if real_memory_mib(memory_gb) == real_mib:
+        return {"memory_gb": memory_gb}
+    return {"memory_gb": memory_gb, "real_memory_mib": real_mib}
 
 
 def _leaf_switches(topo: ConfFile, run: _Run) -> dict[str, str]:
@@ -416,15 +633,26 @@ def _leaf_switches(topo: ConfFile, run: _Run) -> dict[str, str]:
     return out
 
 
-def _gres_types(gres_conf: ConfFile | None, run: _Run) -> dict[str, str]:
-    """host -> the GPU Type gres.conf gives it (for slurm.conf lines with untyped gpu GRES)."""
+def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], str | None]:
+    """host -> the GPU Type gres.conf gives it (for slurm.conf lines with untyped gpu GRES),
+    and gres.conf's AutoDetect for every node (nvml or off), if it sets one."""
     out: dict[str, str] = {}
+    autodetect = None
     if gres_conf is None:
-        return out
+        return out, autodetect
     for record in gres_conf.records:
         name = record.get("Name")
         kind = record.get("Type")
         scope = record.get("NodeName")
+        detect = record.get("AutoDetect")
+        if name is None and scope is None and detect is not None and len(record.settings) == 1:
+            # a line of its own: AutoDetect for every node (gres.conf(5))
+            if detect.value.lower() in ("nvml", "off"):
+                autodetect = detect.value.lower()
+                run.mapped(detect, "node_pools[].gpus.autodetect")
+            else:
+                run.refused(detect, "gpus.autodetect is nvml or off", "gres.conf")
+            continue
         if name is None or name.value.lower() != "gpu":
             why = "only gpu GRES are imported" if name else "estategen writes gres.conf"
             for setting in record.settings:
@@ -441,7 +669,7 @@ def _gres_types(gres_conf: ConfFile | None, run: _Run) -> dict[str, str]:
                 out.setdefault(host, kind.value)
     for setting in gres_conf.parameters:
         run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
-    return out
+    return out, autodetect
 
 
 def _node_shape(
@@ -497,13 +725,16 @@ def _node_shape(
             note_mapped(cpus_setting, "node_pools[].cpu")
     if sockets > 16:
         sockets, cores = 1, sockets * cores
-    real = number("RealMemory", 1)
-    memory_gb = _memory_gb(real)
-    note_mapped(record.get("RealMemory"), "node_pools[].memory_gb (less estategen's reserve)")
-    model, count = None, 0
+    real = number("RealMemory", 1)  # slurm.conf(5): RealMemory defaults to 1
+    if not 1 <= real <= 67_108_864:
+        note_refused(record.get("RealMemory") or record.settings[0], "RealMemory out of range")
+        real = 1
+    else:
+        note_mapped(record.get("RealMemory"), "node_pools[].real_memory_mib")
+    model, kind, count = None, None, 0
     gres = record.get("Gres")
     if gres is not None:
-        model, count = _node_gres(gres, gres_type, models, note_mapped, note_refused, run)
+        model, kind, count = _node_gres(gres, gres_type, models, note_mapped, note_refused, run)
     features: list[str] = []
     for key in ("Feature", "Features"):
         setting = record.get(key)
@@ -518,9 +749,9 @@ def _node_shape(
         features += kept
         note_mapped(setting, "node_pools[].features")
     weight = number("Weight", 1)
-    if not 1 <= weight <= 65_533:
-        note_refused(record.get("Weight") or record.settings[0], "Weight above 65533")
-        weight = 65_533
+    if not 1 <= weight <= 4_294_967_293:
+        note_refused(record.get("Weight") or record.settings[0], "Weight above 4294967293")
+        weight = 4_294_967_293
     else:
         note_mapped(record.get("Weight"), "node_pools[].weight")
     state = record.get("State")
@@ -536,8 +767,9 @@ def _node_shape(
         sockets,
         cores,
         threads,
-        memory_gb,
+        real,
         model,
+        kind,
         count,
         tuple(dict.fromkeys(features)),
         weight,
@@ -552,8 +784,9 @@ def _node_gres(
     note_mapped: Callable[[Setting | None, str], None],
     note_refused: Callable[[Setting, str], None],
     run: _Run,
-) -> tuple[str | None, int]:
-    model, count = None, 0
+) -> tuple[str | None, str | None, int]:
+    """(model, the site's GRES type when it is not the model's name, count)."""
+    model, kind, count = None, None, 0
     for item in filter(None, gres.value.split(",")):
         parts = item.split(":")
         part = Setting(gres.key, item, gres.where)
@@ -570,6 +803,9 @@ def _node_gres(
             note_refused(part, "a pool has 1 to 16 GPUs a node")
             count = 0
             continue
+        if not re.fullmatch(GRES_TYPE, kind):
+            note_refused(part, f"GPU type {kind!r} is not a GRES type name ({GRES_TYPE})")
+            continue
         try:
             model = _name(kind)
         except Unsayable as why:
@@ -583,7 +819,9 @@ def _node_gres(
                 "set the model's memory (it sets its billing weight)"
             )
         note_mapped(part, "node_pools[].gpus")
-    return (model, count) if model and count else (None, 0)
+    if not (model and count):
+        return None, None, 0
+    return model, (kind if kind != model else None), count
 
 
 def _catalog_has(model: str) -> bool:
@@ -654,7 +892,7 @@ def _nodes_and_partitions(
         for record in conf.of_kind(kind):
             run.refused(Setting(kind, record.name, record.where), "not a blueprint key")
     sets = _nodeset_hosts(conf, all_nodes, run)
-    gres_types = _gres_types(gres_conf, run)
+    gres_types, autodetect = _gres_types(gres_conf, run)
     part_records = slurmconf.with_defaults(conf.records, "PartitionName")
     for record in conf.of_kind("PartitionName"):
         if record.name.upper() == "DEFAULT":
@@ -695,10 +933,17 @@ def _nodes_and_partitions(
                 "cores_per_socket": shape.cores_per_socket,
                 "threads_per_core": shape.threads_per_core,
             },
-            "memory_gb": shape.memory_gb,
+            **_memory(shape.real_memory),
         }
         if shape.gpu_model:
-            pool["gpus"] = {"model": shape.gpu_model, "count": shape.gpu_count}
+            gpus: dict[str, Any] = {"model": shape.gpu_model, "count": shape.gpu_count}
+            if shape.gpu_type:
+                gpus["gres_type"] = shape.gpu_type
+            if shape.gpu_model not in shape.features:
+                gpus["feature"] = False  # the site's nodes do not carry the model as a feature
+            if autodetect is not None:
+                gpus["autodetect"] = autodetect
+            pool["gpus"] = gpus
         if shape.switch:
             pool["network"] = {"switch": shape.switch}
         if shape.features:
@@ -744,8 +989,41 @@ def _accounts(value: str) -> list[str] | None:
     return [_name(account) for account in value.split(",") if account]
 
 
-# Partition record key (lower case) -> key of the blueprint partition. The site override keys
-# (OverSubscribe, DefMemPerCPU, GraceTime, MaxNodes, AllowQos, ...) add their rows here.
+def _all_or(item: Callable[[str], Any]) -> Callable[[str], list[Any] | None]:
+    """AllowQos, AllowGroups: ALL (the key left out) or names."""
+
+    def convert(value: str) -> list[Any] | None:
+        if value.upper() == "ALL":
+            return None
+        return list(dict.fromkeys(item(part) for part in value.split(",") if part)) or None
+
+    return convert
+
+
+def _limit(high: int) -> Callable[[str], int | None]:
+    """A partition limit: UNLIMITED (the key left out) or a number."""
+
+    def convert(value: str) -> int | None:
+        if value.upper() in ("UNLIMITED", "INFINITE"):
+            return None
+        return _int(1, high)(value)
+
+    return convert
+
+
+def _oversubscribe(value: str) -> str:
+    lowered = value.lower()
+    if not re.fullmatch(OVERSUBSCRIBE, lowered):
+        raise Unsayable(f"{value!r} is not NO, EXCLUSIVE, YES[:N] or FORCE[:N]")
+    return lowered
+
+
+def _partition_state(value: str) -> str | None:
+    state = _choice({s: s for s in PARTITION_STATES})(value)
+    return None if state == "up" else state  # UP: as estategen renders partitions
+
+
+# Partition record key (lower case) -> key of the blueprint partition.
 PARTITION_KEYS: dict[str, Row] = {
     "default": Row("default", _yes_no),
     "maxtime": Row("max_time", _time),
@@ -759,7 +1037,26 @@ PARTITION_KEYS: dict[str, Row] = {
         "preempt_mode", _choice({m: m for m in ("off", "cancel", "requeue", "suspend")})
     ),
     "hidden": Row("hidden", _yes_no),
+    # --- the site override keys (issue 13) ---
+    "state": Row("state", _partition_state),
+    "oversubscribe": Row("oversubscribe", _oversubscribe),
+    "shared": Row("oversubscribe", _oversubscribe),  # the old name of OverSubscribe
+    "priorityjobfactor": Row("priority_job_factor", _int(0, 65_533)),
+    "allowqos": Row("allow_qos", _all_or(_name)),
+    "allowgroups": Row("allow_groups", _all_or(_pattern(GROUP, "a group name"))),
+    "denyaccounts": Row("deny_accounts", _all_or(_name)),
+    "gracetime": Row("grace_time", _int(0, 4_294_967_294)),
+    "maxnodes": Row("max_nodes", _limit(4_294_967_294)),
+    "maxcpuspernode": Row("max_cpus_per_node", _limit(4_294_967_294)),
+    "maxmempercpu": Row("max_mem_per_cpu", _limit(67_108_864)),
+    "maxmempernode": Row("max_mem_per_node", _limit(67_108_864)),
+    "defmempercpu": Row("def_mem_per_cpu", _int(1, 67_108_864)),
+    "defcpupergpu": Row("def_cpu_per_gpu", _int(1, 4_294_967_294)),
+    "defmempergpu": Row("def_mem_per_gpu", _int(1, 67_108_864)),
+    "tresbillingweights": Row("billing_weights", _weights(_billing_weight)),
 }
+# the old Priority sets PriorityJobFactor as well as PriorityTier (slurm.conf(5))
+_ALSO = {"priority": Row("priority_job_factor", _int(0, 65_533))}
 
 
 def _partition(
@@ -790,28 +1087,32 @@ def _partition(
         row = PARTITION_KEYS.get(setting.name)
         if setting.name == "nodes":
             run.mapped(setting, f"slurm.partitions[{name}].pools")
-        elif setting.name == "state":
-            if setting.value.upper() == "UP":
-                run.mapped(setting, "State=UP, as estategen renders partitions")
-            else:
-                run.refused(setting, "partition State other than UP is not a blueprint key", where)
         elif row is not None:
             try:
                 value = row.convert(setting.value)
+                also = _ALSO.get(setting.name)
+                extra = also.convert(setting.value) if also else None
             except Unsayable as why:
                 run.refused(setting, f"{row.path}: {why}", where)
+                continue
+            if row.path in ("qos", "allow_qos", "deny_accounts") and value and not accounting:
+                run.refused(
+                    setting,
+                    "QoS and accounts live in slurmdbd, and this site has no accounting",
+                    where,
+                )
                 continue
             if value is None:
                 part.pop(row.path, None)
             else:
                 part[row.path] = value
-            if row.path == "qos" and not accounting:
-                part.pop("qos")
-                run.refused(setting, "QoS live in slurmdbd, and this site has no accounting", where)
-                continue
+            if also is not None:
+                part[also.path] = extra
             if row.path == "qos":
                 qos.add(value)
-            elif row.path == "teams" and value:
+            elif row.path == "allow_qos" and value:
+                qos.update(value)
+            elif row.path in ("teams", "deny_accounts") and value:
                 teams.update(value)
             run.mapped(setting, f"slurm.partitions[{name}].{row.path}")
         else:
@@ -876,6 +1177,15 @@ def _teams(referenced: set[str], accounts: Mapping[str, int], run: _Run) -> list
 _SLURM_ORDER = (
     "cluster_name",
     "controllers",
+    "paths",
+    "ports",
+    "slurmd_user",
+    "return_to_service",
+    "select",
+    "task_plugins",
+    "job_acct_gather",
+    "prolog_flags",
+    "scheduler_parameters",
     "accounting",
     "scheduling",
     "mpi",
@@ -886,7 +1196,8 @@ _SLURM_ORDER = (
 
 
 def _ordered_slurm(slurm: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: slurm[key] for key in _SLURM_ORDER if key in slurm}
+    ordered = {key: slurm[key] for key in _SLURM_ORDER if key in slurm}
+    return {**ordered, **slurm}
 
 
 def _compare_rendered(conf: ConfFile, doc: dict[str, Any], run: _Run) -> None:

@@ -601,7 +601,8 @@ _SLURM = _dict(
         "prolog_flags": _list(
             {"type": "string", "allowed": list(PROLOG_FLAGS)}, default=["Contain"], maxlength=6
         ),
-        "scheduler_parameters": _list(_s(SCHEDULER_PARAMETER), minlength=1, maxlength=64),
+        # an empty list: no SchedulerParameters line, Slurm's own defaults
+        "scheduler_parameters": _list(_s(SCHEDULER_PARAMETER), maxlength=64),
     }
 )
 _QUEUE_TEAM = _dict(
