@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from estategen import facts, load, pipeline
+from estategen.kubernetes import slinky
 from estategen.kubernetes import storage as k8s_storage
 from estategen.model import Estate
 from estategen.render import Files, render
@@ -83,6 +84,13 @@ CLUSTERS = [
     (MESA, "gcp"),
 ]
 IDS = ["lab-k8s", "serving", "burst", "onprem", "operator", "aws", "gcp"]
+# the frontier estate's clusters (issue 15): every seed system at once
+FRONTIER = [("frontier.yaml", c) for c in ("train", "serve", "gcp", "aws", "azure")]
+CLUSTERS += FRONTIER
+IDS += [f"frontier-{c}" for _, c in FRONTIER]
+# the clusters Kueue queues (frontier's `train` runs Volcano: tests/test_kubernetes_volcano.py)
+KUEUE_CLUSTERS = [c for c in CLUSTERS if c != ("frontier.yaml", "train")]
+KUEUE_IDS = [i for i in IDS if i != "frontier-train"]
 WITH_PLUGIN = [(MESA, "onprem"), ("campus.yaml", "serving"), ("lab.yaml", "lab-k8s")]
 
 
@@ -352,7 +360,7 @@ def _keys(value: Any) -> set[str]:
     return set()
 
 
-@pytest.mark.parametrize(("source", "cluster"), CLUSTERS, ids=IDS)
+@pytest.mark.parametrize(("source", "cluster"), KUEUE_CLUSTERS, ids=KUEUE_IDS)
 def test_kueue_configuration_keeps_the_chart_defaults_and_names_only_its_fields(
     source: str, cluster: str
 ) -> None:
@@ -372,7 +380,7 @@ def test_kueue_configuration_keeps_the_chart_defaults_and_names_only_its_fields(
     assert ours <= documented | {"key", "operator"}, ours - documented
 
 
-@pytest.mark.parametrize(("source", "cluster"), CLUSTERS, ids=IDS)
+@pytest.mark.parametrize(("source", "cluster"), KUEUE_CLUSTERS, ids=KUEUE_IDS)
 def test_kueue_fair_sharing_and_all_or_nothing_admission_are_on(source: str, cluster: str) -> None:
     """R5.3: preemptionStrategies must be one of three lists (pkg/config/validation.go
     390-428); R5.4: waitForPodsReady needs a positive timeout; blockAdmission for all or
@@ -392,10 +400,11 @@ def test_kueue_fair_sharing_and_all_or_nothing_admission_are_on(source: str, clu
     for obj in objects(source, cluster):
         if obj["kind"] == "Namespace":
             team = "estategen.io/team" in obj["metadata"]["labels"]
-            assert team == (obj["metadata"]["name"] not in (NVIDIA_NAMESPACE,))
+            # neither the GPU components' namespace nor Slinky's slurmd pods' (issue 15)
+            assert team == (obj["metadata"]["name"] not in (NVIDIA_NAMESPACE, slinky.NAMESPACE))
 
 
-@pytest.mark.parametrize(("source", "cluster"), CLUSTERS, ids=IDS)
+@pytest.mark.parametrize(("source", "cluster"), KUEUE_CLUSTERS, ids=KUEUE_IDS)
 def test_pods_asking_for_cpu_are_never_left_pending_by_a_gpu_only_queue(
     source: str, cluster: str
 ) -> None:
