@@ -21,7 +21,7 @@ from estategen.catalog import (
     CloudOffer,
     builtin_models,
 )
-from estategen.errors import Finding, issue, quote
+from estategen.errors import Finding, did_you_mean, issue, quote
 from estategen.facts import (
     AKS_POOL_NAME,
     RESERVATION_PERIODS,
@@ -72,7 +72,7 @@ from estategen.reserved import (
     SYSTEM_USERS,
     namespace_reason,
 )
-from estategen.schema import STORAGE_SOURCES
+from estategen.schema import PROGRAM_TREES, STORAGE_SOURCES
 from estategen.slurm_keys import RECORD_KEYS, REFUSED_IN_OPTIONS, Owner, slurm_key
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -1587,14 +1587,6 @@ def _choices(names: Iterable[str], typed: str | None = None) -> str:
     return f"; known: {shown}{did_you_mean(typed, listed)}"
 
 
-def did_you_mean(typed: str | None, names: Iterable[str]) -> str:
-    """``; did you mean 'x'?`` for the name closest to ``typed``, or nothing."""
-    if typed is None:
-        return ""
-    close = difflib.get_close_matches(typed, list(names), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 @check
 def slurm_exporter_port_free(estate: Estate) -> Iterator[Finding]:
     """The Slurm exporter runs on the primary controller beside slurmctld and the node exporter
@@ -1830,24 +1822,6 @@ def suppressed_rules_exist(estate: Estate) -> Iterator[Finding]:
 # --- a site's own Slurm settings (issue 13) ---
 
 
-# Folders of programs, configuration and the kernel: no daemon file of slurm.paths lies there.
-_NOT_DAEMON_TREES = (
-    "/bin",
-    "/boot",
-    "/dev",
-    "/etc",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/proc",
-    "/root",
-    "/sbin",
-    "/sys",
-    "/usr",
-)
-
-
 def _slurmctld_port_list(estate: Estate) -> list[int]:
     low, high = slurmctld_ports(estate)
     return list(range(low, high + 1))
@@ -1879,7 +1853,7 @@ def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
             )
         seen.setdefault(value, key)
     for key, value in vars(paths).items():
-        tree = next((t for t in _NOT_DAEMON_TREES if value.startswith(t + "/")), None)
+        tree = next((t for t in PROGRAM_TREES if value.startswith(t + "/")), None)
         if tree:
             yield issue(
                 f"slurm.paths.{key}",
@@ -1998,13 +1972,11 @@ def memory_enforcement_single(estate: Estate) -> Iterator[Finding]:
     src/slurmctld/read_config.c (22.05) then finds job_acct_oom_kill set as well and stops
     with "Jobs memory is being constrained by both TaskPlugin cgroup and JobAcctGather
     plugin" (seen on the real slurmctld, tests/test_slurm_site.py)."""
-    value = next(
-        (v for k, v in estate.slurm.options.items() if k.lower() == "jobacctgatherparams"), None
-    )
-    if value is None or "cgroup" not in estate.slurm.site.task_plugins:
+    options = estate.slurm.options
+    key = next((k for k in options if k.lower() == "jobacctgatherparams"), None)
+    if key is None or "cgroup" not in estate.slurm.site.task_plugins:
         return
-    if any(item.strip().lower() == "overmemorykill" for item in value.split(",")):
-        key = next(k for k in estate.slurm.options if k.lower() == "jobacctgatherparams")
+    if any(item.strip().lower() == "overmemorykill" for item in str(options[key]).split(",")):
         yield issue(
             f"slurm.options.{key}",
             "OverMemoryKill with task plugin cgroup: slurmctld refuses two memory enforcement "

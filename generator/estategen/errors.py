@@ -9,6 +9,7 @@ output are formatters over the same findings.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections import Counter
@@ -161,6 +162,14 @@ def text_report(
 def fails(findings: Iterable[Finding], threshold: str) -> bool:
     """Whether a finding is at or above ``threshold`` (``--fail-on``)."""
     return any(LEVELS[f.level] >= LEVELS[threshold] for f in findings)
+
+
+def did_you_mean(typed: str | None, names: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for the name closest to ``typed``, or nothing."""
+    if typed is None:
+        return ""
+    close = difflib.get_close_matches(typed, list(names), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def findings_json(findings: Iterable[Finding]) -> str:

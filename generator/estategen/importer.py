@@ -544,8 +544,7 @@ def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
     """Site daemon paths that slurm.paths refuses together (one path for two daemon files, a
     file inside a daemon's folder, a system folder): the later lines go back to estategen's
     paths, one at a time, until the rest hold, and are refused."""
-    from estategen.checks import _NOT_DAEMON_TREES
-    from estategen.schema import _daemon_path_problem
+    from estategen.schema import PROGRAM_TREES, _daemon_path_problem
 
     site = slurm.get("paths", {})
 
@@ -555,7 +554,7 @@ def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
             return True
         if any(_daemon_path_problem(v) for v in values):
             return True
-        if any(v.startswith(t + "/") for v in values for t in _NOT_DAEMON_TREES):
+        if any(v.startswith(t + "/") for v in values for t in PROGRAM_TREES):
             return True
         folders = (paths["state_save_location"], paths["slurmd_spool_dir"])
         return any(v.startswith(f + "/") for v in values for f in folders)

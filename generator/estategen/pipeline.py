@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from estategen import hostlist, load, schema
-from estategen.checks import RULE_IDS, did_you_mean, host_budget, run_checks
-from estategen.errors import BlueprintInvalid, Finding, UsageError, place
+from estategen.checks import RULE_IDS, host_budget, run_checks
+from estategen.errors import BlueprintInvalid, Finding, UsageError, did_you_mean, place
 from estategen.limits import MAX_FINDINGS
 from estategen.model import Estate, build
 

@@ -8,7 +8,6 @@ namespace, the Slurm cluster name) are filled by the model, which says so where 
 from __future__ import annotations
 
 import copy
-import difflib
 import math
 import re
 from collections.abc import Hashable, Mapping
@@ -18,7 +17,7 @@ from typing import Any, ClassVar
 
 from estategen import hostlist
 from estategen.catalog import SHAPE_KEYS
-from estategen.errors import Finding, issue, key_path, quote
+from estategen.errors import Finding, did_you_mean, issue, key_path, quote
 from estategen.facts import SLURMCTLD_PORT, SLURMD_PORT
 from estategen.model import POWER_SAVING_DEFAULTS, SLURM_PATH_DEFAULTS, STATE_SAVE_LOCATION
 
@@ -898,6 +897,11 @@ SYSTEM_TREES = (
 )
 
 
+# Folders of programs, configuration and the kernel: the system trees but the runtime, state,
+# spool and log folders, where daemon files do belong. No file of slurm.paths lies there.
+PROGRAM_TREES = tuple(t for t in SYSTEM_TREES if t != "/run" and not t.startswith("/var/"))
+
+
 # ...except Slurm's StateSaveLocation (Debian's default, which slurm.conf keeps): a backup
 # slurmctld takes over from the state the primary saved there, so that folder is where shared
 # storage belongs on the controllers (slurm.conf(5), StateSaveLocation).
@@ -1350,8 +1354,7 @@ def _message(error: Any) -> str:
         return "has no value; give one or remove the key"
     if rule == "allowed":
         choices = [str(a) for a in error.constraint]
-        close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(str(value), choices)
         return f"{_shown(value)} is not allowed; choose one of: {', '.join(choices)}{hint}"
     if rule == "regex":
         hint = _PATTERN_HINTS.get(error.constraint, f"value matching {error.constraint}")
@@ -1444,8 +1447,7 @@ def _unknown_key(document_path: tuple[Any, ...]) -> str:
     key = document_path[-1]
     fields = _fields_at(document_path[:-1])
     valid = sorted(fields)
-    close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else "."
+    hint = did_you_mean(str(key), valid) or "."
     listing = f" Valid keys here: {', '.join(valid)}." if valid else ""
     return f"unknown key {quote(str(key))}{hint}{listing}"
 
