@@ -3,14 +3,15 @@
 Issue 15 is done when one example uses all of them, rendered, valid against the upstream CRDs
 with their CEL rules, built by kubectl, applied by the Pulumi program and planned. These tests
 hold the example to that: the first fails when a seed system the schema offers is missing from
-it, the others check each cluster's every object, whatever the blueprint grows into.
+it, the others check each cluster's every object, whatever the blueprint grows into. kubectl
+builds each cluster in the semantic suite (tests/test_kubernetes_semantics.py), which runs over
+these clusters too.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from functools import cache
@@ -152,31 +153,6 @@ def test_every_object_is_valid_for_kubernetes_or_against_its_pinned_crds_with_ce
                 pytest.fail(f"{name}: {err.message}")
             checked["core"] += 1
     assert checked["core"] and checked["crd"], checked
-
-
-@pytest.mark.parametrize("cluster", clusters())
-def test_kubectl_kustomize_builds_exactly_the_listed_objects(cluster: str, tmp_path: Path) -> None:
-    kubectl = shutil.which("kubectl")
-    assert kubectl, "kubectl (Debian kubernetes-client) is missing: run scripts/test.sh"
-    _, files = frontier()
-    for path, output in files.items():
-        if path.startswith(f"kubernetes/{cluster}/"):
-            target = tmp_path / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(output.content)
-    built = subprocess.run(
-        [kubectl, "kustomize", str(tmp_path / "kubernetes" / cluster)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-
-    def key(obj: Obj) -> tuple[str, str | None, str]:
-        return (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
-
-    built_objects = [o for o in yaml.safe_load_all(built.stdout) if o]
-    assert Counter(map(key, built_objects)) == Counter(map(key, cluster_objects(cluster)))
 
 
 # --- the Pulumi program applies every object ------------------------------------------------
