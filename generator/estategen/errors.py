@@ -193,11 +193,21 @@ class BlueprintInvalid(EstategenError):
 
     exit_code = 1
 
-    def __init__(self, findings: list[Finding], source: bytes | None = None) -> None:
+    def __init__(
+        self,
+        findings: list[Finding],
+        source: bytes | None = None,
+        suppressed: Sequence[Finding] = (),
+        in_source: Sequence[str] = (),
+    ) -> None:
         super().__init__(f"{sum(f.level == 'error' for f in findings)} error(s)")
         self.findings = findings
         # the blueprint's bytes, when read, so output can show the lines findings point at
         self.source = source
+        # warnings silenced by a rule id, reported as such beside the errors; ``in_source`` are
+        # the rule ids the blueprint's own ``suppress:`` lists
+        self.suppressed = list(suppressed)
+        self.in_source = list(in_source)
 
 
 class FindingsGate(EstategenError):

@@ -53,7 +53,7 @@ def validate_document(document: load.Document, suppress: Iterable[str] = ()) -> 
     suppressed = [f for f in found if f.level != "error" and f.rule in silenced]
     findings = _at_most(findings)
     if any(f.level == "error" for f in findings):
-        raise BlueprintInvalid(findings, document.raw)
+        raise BlueprintInvalid(findings, document.raw, suppressed, estate.suppress)
     return Validated(estate, findings, document, suppressed)
 
 

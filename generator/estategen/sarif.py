@@ -16,11 +16,16 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from estategen import __version__
 from estategen.errors import Finding, clip_path
 
-SCHEMA_URI = "https://json-schema.org/schemas/sarif-schema-2.1.0.json"
+# the official schema's own id (OASIS SARIF TC, errata 01): tests/test_sarif.py validates
+# against that file
+SCHEMA_URI = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 FALLBACK_RULE = "finding"
 
 # What each schema rule means, for the rule's short description.
@@ -64,12 +69,13 @@ def _rule_description(rule: str) -> str:
 
 
 def artifact_uri(file: str) -> str:
-    """A path relative to the working folder (as code hosts want), else a file: URI."""
+    """A path relative to the working folder (as code hosts want), else a file: URI; either
+    percent-encoded, as a URI reference must be (a space, a colon in the first segment)."""
     path = Path(file)
     if not path.is_absolute():
-        return path.as_posix()
+        return quote(path.as_posix())
     try:
-        return path.relative_to(Path.cwd()).as_posix()
+        return quote(path.relative_to(Path.cwd()).as_posix())
     except ValueError:
         return path.as_uri()
 
@@ -154,7 +160,7 @@ def validate_sarif(path: str, suppress: Sequence[str] = ()) -> tuple[dict[str, A
         document = load.read_blueprint(path)
         result = validate_document(document, suppress)
     except BlueprintInvalid as err:
-        return sarif(err.findings), err.findings
+        return sarif(err.findings, err.suppressed, err.in_source), err.findings
     return (
         sarif(result.findings, result.suppressed, result.estate.suppress),
         result.findings,
