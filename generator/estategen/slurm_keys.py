@@ -165,6 +165,14 @@ RECORD_KEYS = frozenset(
     {"NodeName", "PartitionName", "NodeSet", "DownNodes", "FrontendName", "SwitchName", "BlockName"}
 )
 
+# A node's hardware as its NodeName record states it: slurm.conf(5), NodeName: "Changes in
+# node configuration (e.g. adding nodes, changing their processor count, etc.) require
+# restarting both the slurmctld daemon and the slurmd daemons" (ChangePolicy.RESTART_ALL);
+# its other attributes (Features, Weight) take effect with scontrol reconfigure.
+NODE_HARDWARE = frozenset(
+    {"Sockets", "CoresPerSocket", "ThreadsPerCore", "CPUs", "RealMemory", "Gres"}
+)
+
 _BY_NAME = {key.name.lower(): key for key in SLURM_KEYS}
 
 RENDERED_KEYS = frozenset(key.name for key in SLURM_KEYS if key.owner is Owner.RENDERED)
