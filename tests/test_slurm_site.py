@@ -412,6 +412,7 @@ def test_partition_settings_are_the_blueprints() -> None:
               pools: [h100]
               state: drain
               oversubscribe: "force:4"
+              exclusive_user: true
               priority_job_factor: 10
               allow_qos: [normal]
               allow_groups: [vision]
@@ -428,6 +429,7 @@ def test_partition_settings_are_the_blueprints() -> None:
     )
     assert part["State"] == "DRAIN"
     assert part["OverSubscribe"] == "FORCE:4"
+    assert part["ExclusiveUser"] == "YES"
     assert part["PriorityJobFactor"] == "10"
     assert (part["AllowQos"], part["AllowGroups"], part["DenyAccounts"]) == (
         "normal",
@@ -441,6 +443,20 @@ def test_partition_settings_are_the_blueprints() -> None:
         "8",
         "64000",
     )
+
+
+@pytest.mark.parametrize(("value", "line"), [("true", "YES"), ("false", "NO"), (None, None)])
+def test_exclusive_user_is_written_only_when_the_blueprint_says(
+    value: str | None, line: str | None
+) -> None:
+    setting = f"\n          exclusive_user: {value}" if value else ""
+    fragment = f"""
+    slurm:
+      partitions:
+        - name: gpu
+          pools: [h100]{setting}
+    """
+    assert record(fragment, "PartitionName").get("ExclusiveUser") == line
 
 
 def test_partition_billing_weights_replace_estategens() -> None:
@@ -673,6 +689,7 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
               pools: [gpu]
               state: down
               oversubscribe: exclusive
+              exclusive_user: true
               deny_accounts: [vision]
               max_mem_per_node: 900
         """
@@ -788,6 +805,7 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
     assert open_part["TRESBillingWeights"] == "CPU=1.0,Mem=0.5G,GRES/gpu:L4_Lab=4"
     assert closed["State"] == "DOWN"
     assert closed["OverSubscribe"] == "EXCLUSIVE"
+    assert (closed["ExclusiveUser"], open_part["ExclusiveUser"]) == ("YES", "NO")
     assert closed["DenyAccounts"] == "vision"
     assert closed["MaxMemPerNode"] == "900"
 

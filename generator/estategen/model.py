@@ -212,6 +212,7 @@ class PartitionOverrides:
 
     state: str | None = None
     oversubscribe: str | None = None
+    exclusive_user: bool | None = None
     priority_job_factor: int | None = None
     allow_qos: tuple[str, ...] = ()
     allow_groups: tuple[str, ...] = ()
@@ -814,6 +815,7 @@ def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
     return PartitionOverrides(
         state=p.get("state"),
         oversubscribe=p.get("oversubscribe"),
+        exclusive_user=p.get("exclusive_user"),
         priority_job_factor=p.get("priority_job_factor"),
         allow_qos=tuple(p.get("allow_qos", ())),
         allow_groups=tuple(p.get("allow_groups", ())),

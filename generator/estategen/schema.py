@@ -382,6 +382,7 @@ _PARTITION = _dict(
         # --- site overrides (issue 13) ---
         "state": {"type": "string", "allowed": list(PARTITION_STATES)},
         "oversubscribe": _s(OVERSUBSCRIBE),
+        "exclusive_user": {"type": "boolean"},
         "priority_job_factor": _int(0, 65_533),
         "allow_qos": _list(_name(), minlength=1),
         "allow_groups": _list(_s(GROUP), minlength=1),

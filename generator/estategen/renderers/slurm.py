@@ -176,6 +176,8 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
         fields.append(("PreemptMode", part.preempt_mode.upper()))
     if site.oversubscribe:
         fields.append(("OverSubscribe", site.oversubscribe.upper()))
+    if site.exclusive_user is not None:
+        fields.append(("ExclusiveUser", "YES" if site.exclusive_user else "NO"))
     for key, value in (
         ("GraceTime", site.grace_time),
         ("MaxNodes", site.max_nodes),
