@@ -241,16 +241,19 @@ def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
     text = (
         "AccountingStorageType=accounting_storage/slurmdbd\n"
         "NodeName=n1 CPUs=4 RealMemory=8000\n"
-        "PartitionName=p Nodes=n1 State=DOWN OverSubscribe=FORCE:2 Priority=7 AllowQos=gold "
+        "PartitionName=p Nodes=n1 State=DOWN OverSubscribe=FORCE:2 ExclusiveUser=YES Priority=7 "
+        "AllowQos=gold "
         "AllowGroups=lab DenyAccounts=guests GraceTime=30 MaxNodes=1 MaxCPUsPerNode=2 "
         "MaxMemPerCPU=900 DefMemPerCPU=500 TRESBillingWeights=CPU=1.0,Mem=0.5G\n"
-        "PartitionName=q Nodes=n1 Shared=EXCLUSIVE MaxNodes=UNLIMITED AllowGroups=ALL\n"
+        "PartitionName=q Nodes=n1 Shared=EXCLUSIVE MaxNodes=UNLIMITED AllowGroups=ALL "
+        "ExclusiveUser=no\n"
     )
     data = blueprint(tmp_path, text)
     p, q = data["slurm"]["partitions"]
     assert {k: v for k, v in p.items() if k not in ("name", "pools")} == {
         "state": "down",
         "oversubscribe": "force:2",
+        "exclusive_user": True,
         "priority_tier": 7,
         "priority_job_factor": 7,  # the old Priority sets both
         "allow_qos": ["gold"],
@@ -264,7 +267,8 @@ def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
         "billing_weights": {"CPU": "1.0", "Mem": "0.5G"},
     }
     assert {k: v for k, v in q.items() if k not in ("name", "pools")} == {
-        "oversubscribe": "exclusive"
+        "oversubscribe": "exclusive",
+        "exclusive_user": False,
     }
     assert data["slurm"]["qos"] == [{"name": "gold"}]
     assert [t["name"] for t in data["identity"]["teams"]] == ["guests"]
@@ -272,6 +276,7 @@ def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
     for field in (
         "State=DOWN",
         "OverSubscribe=FORCE:2",
+        "ExclusiveUser=YES",
         "PriorityJobFactor=7",
         "DenyAccounts=guests",
         "MaxMemPerCPU=900",

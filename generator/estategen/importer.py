@@ -1040,6 +1040,7 @@ PARTITION_KEYS: dict[str, Row] = {
     "state": Row("state", _partition_state),
     "oversubscribe": Row("oversubscribe", _oversubscribe),
     "shared": Row("oversubscribe", _oversubscribe),  # the old name of OverSubscribe
+    "exclusiveuser": Row("exclusive_user", _yes_no),
     "priorityjobfactor": Row("priority_job_factor", _int(0, 65_533)),
     "allowqos": Row("allow_qos", _all_or(_name)),
     "allowgroups": Row("allow_groups", _all_or(_pattern(GROUP, "a group name"))),
