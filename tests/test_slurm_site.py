@@ -324,6 +324,50 @@ def test_tres_priority_weights_need_tracked_tres() -> None:
     assert "add it to slurm.accounting.tres" in found.message
 
 
+def test_priority_basic_writes_no_multifactor_settings() -> None:
+    conf = params("slurm: {scheduling: {priority_type: basic}}")
+    assert conf["PriorityType"] == "priority/basic"
+    assert not [key for key in conf if key.startswith("PriorityDecay") or "Weight" in key]
+    default = params()
+    assert default["PriorityType"] == "priority/multifactor"
+    assert default["PriorityDecayHalfLife"] == "7-00:00:00"
+
+
+def test_builtin_scheduler_leaves_out_the_backfill_tuning() -> None:
+    conf = params("slurm: {scheduler: builtin}")
+    assert conf["SchedulerType"] == "sched/builtin"
+    assert "SchedulerParameters" not in conf
+    assert params()["SchedulerType"] == "sched/backfill"
+    kept = params("slurm: {scheduler: builtin, scheduler_parameters: [max_rpc_cnt=9]}")
+    assert kept["SchedulerParameters"] == "max_rpc_cnt=9"
+
+
+@pytest.mark.parametrize(("value", "line"), [("all", "ALL"), ("any", "ANY"), ("none", "NO")])
+def test_partition_limits_are_enforced_as_the_blueprint_says(value: str, line: str) -> None:
+    assert params(f"slurm: {{enforce_part_limits: {value}}}")["EnforcePartLimits"] == line
+    assert params()["EnforcePartLimits"] == "ALL"
+
+
+def test_process_tracking_is_the_blueprints() -> None:
+    conf = params("slurm: {proctrack: linuxproc, task_plugins: [affinity]}")
+    assert conf["ProctrackType"] == "proctrack/linuxproc"
+    assert params()["ProctrackType"] == "proctrack/cgroup"
+
+
+def test_a_completion_log_lies_beside_slurmctlds_log() -> None:
+    conf = params("slurm: {job_completion: {type: filetxt}}")
+    assert conf["JobCompType"] == "jobcomp/filetxt"
+    assert conf["JobCompLoc"] == "/var/log/slurm/jobcomp.log"
+    moved = """
+    slurm:
+      paths: {slurmctld_log_file: /srv/log/ctld.log}
+      job_completion: {type: filetxt, location: /srv/log/jobs.txt}
+    """
+    assert params(moved)["JobCompLoc"] == "/srv/log/jobs.txt"
+    assert params()["JobCompType"] == "jobcomp/none"
+    assert "JobCompLoc" not in params()
+
+
 def test_no_prolog_flags_writes_no_prolog_flags_line() -> None:
     assert "PrologFlags" not in params("slurm: {prolog_flags: []}")
 
@@ -387,6 +431,15 @@ def test_accounting_enforce_and_tres_are_the_blueprints() -> None:
         ("slurm: {job_acct_gather: cgroups}", "slurm.job_acct_gather", "linux"),
         ("slurm: {prolog_flags: [contain]}", "slurm.prolog_flags[0]", "Contain"),
         ("slurm: {return_to_service: 3}", "slurm.return_to_service", "2"),
+        ("slurm: {scheduler: fifo}", "slurm.scheduler", "builtin"),
+        ("slurm: {proctrack: cray_aries}", "slurm.proctrack", "linuxproc"),
+        ("slurm: {enforce_part_limits: some}", "slurm.enforce_part_limits", "none"),
+        ("slurm: {job_completion: {type: mysql}}", "slurm.job_completion.type", "filetxt"),
+        (
+            "slurm: {scheduling: {priority_type: fair}}",
+            "slurm.scheduling.priority_type",
+            "multifactor",
+        ),
         ("slurm: {scheduler_parameters: ['bf window']}", "slurm.scheduler_parameters[0]", "bf_"),
         ("slurm: {accounting: {enforce: [safe, all]}}", "slurm.accounting.enforce[1]", "limits"),
         ("slurm: {accounting: {tres: [gpu]}}", "slurm.accounting.tres[0]", "gres/gpu"),
@@ -504,6 +557,12 @@ def test_an_oversubscribe_slurm_does_not_know_is_an_error(value: str) -> None:
         "PriorityWeightTRES",
         "AccountingStorageTRES",
         "AccountingStorageEnforce",
+        "PriorityType",
+        "SchedulerType",
+        "EnforcePartLimits",
+        "ProctrackType",
+        "JobCompType",
+        "JobCompLoc",
     ],
 )
 def test_slurm_options_refuses_a_key_the_blueprint_now_says(key: str) -> None:
@@ -555,6 +614,23 @@ def test_slurm_options_refuses_a_key_the_blueprint_now_says(key: str) -> None:
         ("slurm: {slurmd_user: slurm}", "SlurmdUser", ChangePolicy.RESTART_ALL),
         ("slurm: {task_plugins: [affinity]}", "TaskPlugin", ChangePolicy.RESTART_ALL),
         ("slurm: {job_acct_gather: linux}", "JobAcctGatherType", ChangePolicy.RESTART_ALL),
+        (
+            "slurm: {scheduling: {priority_type: basic}}",
+            "PriorityType",
+            ChangePolicy.RESTART_SLURMCTLD,
+        ),
+        ("slurm: {scheduler: builtin}", "SchedulerType", ChangePolicy.RESTART_SLURMCTLD),
+        ("slurm: {enforce_part_limits: any}", "EnforcePartLimits", ChangePolicy.RECONFIGURE),
+        (
+            "slurm: {proctrack: pgid, task_plugins: [affinity]}",
+            "ProctrackType",
+            ChangePolicy.RESTART_ALL,
+        ),
+        (
+            "slurm: {job_completion: {type: filetxt}}",
+            "JobCompType",
+            ChangePolicy.RESTART_SLURMCTLD,
+        ),
     ],
 )
 def test_plan_restarts_what_slurm_conf5_says_a_changed_key_needs(
@@ -650,6 +726,9 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
           return_to_service: 1
           select: {{type: cons_tres, parameters: [CR_CPU_Memory, CR_Pack_Nodes]}}
           task_plugins: [affinity]
+          proctrack: linuxproc
+          enforce_part_limits: any
+          job_completion: {{type: filetxt, location: {run}/log/site-jobs.txt}}
           job_acct_gather: linux
           prolog_flags: [Alloc, Contain]
           scheduler_parameters: [bf_continue, bf_window=4320, bf_resolution=300]
@@ -762,6 +841,10 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
         "SchedulerParameters": "bf_continue,bf_window=4320,bf_resolution=300",
         "AccountingStorageEnforce": "associations,limits,qos",
         "PriorityWeightTRES": "CPU=100,GRES/gpu=1000",
+        "ProctrackType": "proctrack/linuxproc",
+        "EnforcePartLimits": "ANY",
+        "JobCompType": "jobcomp/filetxt",
+        "JobCompLoc": f"{run}/log/site-jobs.txt",
     }
     assert {k: config.get(k) for k in expected_config} == expected_config
     tres = config["AccountingStorageTRES"].split(",")

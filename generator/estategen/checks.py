@@ -1033,7 +1033,8 @@ def rest_api_valid(estate: Estate) -> Iterator[Finding]:
 
 @check
 def slurm_times_valid(estate: Estate) -> Iterator[Finding]:
-    times = [("slurm.scheduling.fairshare_half_life", estate.slurm.scheduling.fairshare_half_life)]
+    half_life = estate.slurm.scheduling.fairshare_half_life
+    times = [("slurm.scheduling.fairshare_half_life", half_life)] if half_life else []
     times += [(f"{q.path}.max_time", q.max_time) for q in estate.slurm.qos if q.max_time]
     for part in estate.slurm.partitions:
         times.append((f"{part.path}.max_time", part.max_time))
@@ -1061,6 +1062,8 @@ def _half_life_usable(estate: Estate) -> Iterator[Finding]:
     """slurmctld reads PriorityDecayHalfLife=UNLIMITED as about 136 years, and refuses 0
     unless PriorityUsageResetPeriod resets usage instead."""
     text = estate.slurm.scheduling.fairshare_half_life
+    if text is None:
+        return  # priority/basic: no half-life
     try:
         minutes = slurm_minutes(text)
     except ValueError:
@@ -1961,6 +1964,121 @@ def _select_problems(estate: Estate) -> Iterator[Finding]:
                         f"{part.path}.{key}",
                         f"per-GPU defaults need select type cons_tres, not {site.select_type}",
                     )
+
+
+# slurm.conf keys only priority/multifactor reads (slurm.conf(5) 22.05: each is "applicable
+# only if PriorityType=priority/multifactor", or a fair-share setting of that plugin)
+_MULTIFACTOR_OPTIONS = frozenset(
+    {
+        "fairsharedampeningfactor",
+        "prioritycalcperiod",
+        "priorityfavorsmall",
+        "priorityflags",
+        "prioritymaxage",
+        "priorityparameters",
+        "prioritysitefactorparameters",
+        "prioritysitefactorplugin",
+        "priorityusageresetperiod",
+    }
+)
+
+
+@check
+def priority_basic_keys(estate: Estate) -> Iterator[Finding]:
+    """priority/basic orders jobs by submission (slurm.conf(5), PriorityType): the settings
+    of priority/multifactor would have no effect, so they are refused."""
+    scheduling = estate.slurm.scheduling
+    if scheduling.priority_type != "basic":
+        return
+    why = "priority type basic orders jobs first in, first out and ignores it"
+    for key, value in scheduling.priority_weights.items():
+        if value:
+            yield issue(
+                f"slurm.scheduling.priority_weights.{key}",
+                f"a priority weight: {why}; remove it, or use priority type multifactor",
+            )
+    if scheduling.priority_weight_tres:
+        yield issue(
+            "slurm.scheduling.priority_weight_tres",
+            f"PriorityWeightTRES: {why}; remove it, or use priority type multifactor",
+        )
+    if scheduling.half_life_declared:
+        yield issue(
+            "slurm.scheduling.fairshare_half_life",
+            f"PriorityDecayHalfLife decays fair-share usage for multifactor: {why}; remove it",
+        )
+    for part in estate.slurm.partitions:
+        if part.overrides.priority_job_factor is not None:
+            yield issue(
+                f"{part.path}.priority_job_factor",
+                f"PriorityJobFactor is a multifactor factor: {why}; priority_tier orders the "
+                "partitions",
+            )
+    for qos in estate.slurm.qos:
+        if qos.priority:
+            yield issue(
+                f"{qos.path}.priority",
+                f"a QoS priority weighs in multifactor's job priority: {why}",
+            )
+    for key in estate.slurm.options:
+        if key.lower() in _MULTIFACTOR_OPTIONS:
+            yield issue(
+                f"slurm.options.{key}",
+                f"{key} is a setting of priority/multifactor: {why}",
+            )
+
+
+@check
+def slurm_plugins_fit(estate: Estate) -> Iterator[Finding]:
+    """The scheduler, process tracking and job completion a site sets instead of
+    estategen's, where they would break what the rest of slurm.conf or the roles rely on."""
+    site = estate.slurm.site
+    if site.scheduler != "backfill" and site.scheduler_parameters:
+        backfill = [p for p in site.scheduler_parameters if p.startswith("bf_")]
+        if backfill:
+            yield issue(
+                "slurm.scheduler_parameters",
+                f"{', '.join(backfill)} tune the backfill scheduler, which scheduler "
+                f"{site.scheduler} does not run; remove them, or use scheduler backfill",
+            )
+    if site.proctrack != "cgroup":
+        if "cgroup" in site.task_plugins:
+            yield issue(
+                "slurm.proctrack",
+                f"proctrack/{site.proctrack} tracks a step's processes by "
+                f"{'parent process' if site.proctrack == 'linuxproc' else 'process group'}, "
+                "and slurm.conf(5) warns it 'can fail to identify all processes': those "
+                "escape the memory, core and device limits estategen's cgroup.conf sets "
+                "through task plugin cgroup, and outlive the job; use proctrack cgroup, or "
+                "task_plugins without cgroup",
+            )
+        if site.proctrack == "linuxproc" and "X11" in site.prolog_flags:
+            yield issue(
+                "slurm.prolog_flags",
+                "X11 does not go with proctrack linuxproc: slurmctld refuses the combination "
+                "(slurm.conf(5), PrologFlags X11); use proctrack cgroup or drop X11",
+            )
+    location = site.job_completion_location
+    if site.job_completion == "none" and location is not None:
+        yield issue(
+            "slurm.job_completion.location",
+            "a location without a completion log: set type filetxt, or remove it",
+        )
+    elif location is not None:
+        folder = site.paths.slurmctld_log_file.rsplit("/", 1)[0]
+        if location.rsplit("/", 1)[0] != folder:
+            yield issue(
+                "slurm.job_completion.location",
+                f"{location} is outside the folder of slurmctld's log ({folder}), the one "
+                "folder the controller role makes for SlurmUser to write in; put the file "
+                "there",
+            )
+        elif location in vars(site.paths).values():
+            yield issue(
+                "slurm.job_completion.location",
+                f"{location} is also a daemon path of slurm.paths; give the completion log a "
+                "file of its own",
+            )
 
 
 @check

@@ -471,6 +471,11 @@ SELECT_MODIFIERS = (
 )
 TASK_PLUGINS = ("cgroup", "affinity", "none")
 JOB_ACCT_GATHER_TYPES = ("cgroup", "linux", "none")
+SCHEDULER_TYPES = ("backfill", "builtin")
+PRIORITY_TYPES = ("multifactor", "basic")
+ENFORCE_PART_LIMITS = ("all", "any", "none")
+PROCTRACK_TYPES = ("cgroup", "linuxproc", "pgid")
+JOB_COMP_TYPES = ("none", "filetxt")
 PROLOG_FLAGS = ("Alloc", "Contain", "DeferBatch", "NoHold", "Serial", "X11")
 ACCOUNTING_ENFORCE = ("associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys")
 _SLURM_PATHS = _dict(
@@ -545,7 +550,15 @@ _SLURM = _dict(
                     "valuesrules": _int(-2_147_483_648, 4_294_967_295),
                     "minlength": 1,
                 },
-                "fairshare_half_life": _s(SLURM_TIME, default="7-0"),
+                # issue 13: PriorityType; basic orders jobs by submission and takes no
+                # weights, half-life or TRES weights (checks.priority_basic_keys)
+                "priority_type": {
+                    "type": "string",
+                    "allowed": list(PRIORITY_TYPES),
+                    "default": "multifactor",
+                },
+                # no static default: 7-0 with multifactor, none with basic (the model fills it)
+                "fairshare_half_life": _s(SLURM_TIME),
                 "preemption": _dict(
                     {
                         "type": {
@@ -602,6 +615,21 @@ _SLURM = _dict(
         ),
         # an empty list: no SchedulerParameters line, Slurm's own defaults
         "scheduler_parameters": _list(_s(SCHEDULER_PARAMETER), maxlength=64),
+        "scheduler": {"type": "string", "allowed": list(SCHEDULER_TYPES), "default": "backfill"},
+        "enforce_part_limits": {
+            "type": "string",
+            "allowed": list(ENFORCE_PART_LIMITS),
+            "default": "all",
+        },
+        "proctrack": {"type": "string", "allowed": list(PROCTRACK_TYPES), "default": "cgroup"},
+        "job_completion": _dict(
+            {
+                "type": {"type": "string", "allowed": list(JOB_COMP_TYPES), "default": "none"},
+                # no static default: jobcomp.log beside slurmctld's log, with filetxt
+                "location": _s(DAEMON_PATH, check_with="daemon_path"),
+            },
+            default={},
+        ),
     }
 )
 _QUEUE_TEAM = _dict(

@@ -136,6 +136,13 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("AccountingStorageEnforce", _RENDERED, _S),
     SlurmKey("AccountingStorageTRES", _RENDERED, _S, _SLURMCTLD_READS_AT_START),
     SlurmKey("JobCompType", _RENDERED, _S, _SLURMCTLD_PLUGIN),
+    # written with slurm.job_completion type filetxt
+    SlurmKey(
+        "JobCompLoc",
+        _RENDERED,
+        _S,
+        "the jobcomp plugin slurmctld loads at start is given it; plan restarts slurmctld",
+    ),
     # Not written, but they decide whom the daemons trust, where the controller is, or what
     # estategen's priority and topology mean: `slurm.options` may not set them.
     SlurmKey("AuthInfo", _RESERVED, _A, _AUTH),

@@ -301,6 +301,8 @@ def _backfill_window(estate: Estate) -> int:
 def _scheduler_parameters(estate: Estate) -> str:
     if estate.slurm.site.scheduler_parameters is not None:
         return ",".join(estate.slurm.site.scheduler_parameters)
+    if estate.slurm.site.scheduler != "backfill":
+        return ""  # estategen's tuning is the backfill scheduler's: Slurm's own defaults
     window = _backfill_window(estate)
     resolution = 60 if window <= 1440 else 300 if window <= 10_080 else 600
     return ",".join(
