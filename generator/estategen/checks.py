@@ -73,7 +73,13 @@ from estategen.reserved import (
     namespace_reason,
 )
 from estategen.schema import PROGRAM_TREES, STORAGE_SOURCES
-from estategen.slurm_keys import RECORD_KEYS, REFUSED_IN_OPTIONS, Owner, slurm_key
+from estategen.slurm_keys import (
+    MULTIFACTOR_OPTIONS,
+    RECORD_KEYS,
+    REFUSED_IN_OPTIONS,
+    Owner,
+    slurm_key,
+)
 
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
@@ -1966,23 +1972,6 @@ def _select_problems(estate: Estate) -> Iterator[Finding]:
                     )
 
 
-# slurm.conf keys only priority/multifactor reads (slurm.conf(5) 22.05: each is "applicable
-# only if PriorityType=priority/multifactor", or a fair-share setting of that plugin)
-_MULTIFACTOR_OPTIONS = frozenset(
-    {
-        "fairsharedampeningfactor",
-        "prioritycalcperiod",
-        "priorityfavorsmall",
-        "priorityflags",
-        "prioritymaxage",
-        "priorityparameters",
-        "prioritysitefactorparameters",
-        "prioritysitefactorplugin",
-        "priorityusageresetperiod",
-    }
-)
-
-
 @check
 def priority_basic_keys(estate: Estate) -> Iterator[Finding]:
     """priority/basic orders jobs by submission (slurm.conf(5), PriorityType): the settings
@@ -2021,7 +2010,7 @@ def priority_basic_keys(estate: Estate) -> Iterator[Finding]:
                 f"a QoS priority weighs in multifactor's job priority: {why}",
             )
     for key in estate.slurm.options:
-        if key.lower() in _MULTIFACTOR_OPTIONS:
+        if key.lower() in MULTIFACTOR_OPTIONS:
             yield issue(
                 f"slurm.options.{key}",
                 f"{key} is a setting of priority/multifactor: {why}",

@@ -24,14 +24,19 @@ from estategen.model import SLURM_PATH_DEFAULTS
 from estategen.schema import (
     ACCOUNTING_ENFORCE,
     DAEMON_PATH,
+    ENFORCE_PART_LIMITS,
     FEATURE,
     GRES_TYPE,
     GROUP,
     JOB_ACCT_GATHER_TYPES,
+    JOB_COMP_TYPES,
     OVERSUBSCRIBE,
     PARTITION_STATES,
+    PRIORITY_TYPES,
+    PROCTRACK_TYPES,
     PROLOG_FLAGS,
     SCHEDULER_PARAMETER,
+    SCHEDULER_TYPES,
     SELECT_MODIFIERS,
     SELECT_RESOURCES,
     SELECT_TYPES,
@@ -39,7 +44,7 @@ from estategen.schema import (
     TRES,
     USER,
 )
-from estategen.slurm_keys import REFUSED_IN_OPTIONS
+from estategen.slurm_keys import MULTIFACTOR_OPTIONS, REFUSED_IN_OPTIONS
 from estategen.slurmconf import (
     GRES_RECORDS,
     TOPOLOGY_RECORDS,
@@ -307,7 +312,27 @@ PARAMETERS: dict[str, Row] = {
         "slurm.accounting.enforce",
         _list_of(_canonical(ACCOUNTING_ENFORCE), none=("none", "0")),
     ),
+    "prioritytype": Row("slurm.scheduling.priority_type", _prefixed("priority", PRIORITY_TYPES)),
+    "schedulertype": Row("slurm.scheduler", _prefixed("sched", SCHEDULER_TYPES)),
+    # slurm.conf(5): YES is the old spelling of ANY
+    "enforcepartlimits": Row(
+        "slurm.enforce_part_limits",
+        _choice({**{v: v for v in ENFORCE_PART_LIMITS if v != "none"}, "yes": "any", "no": "none"}),
+    ),
+    "proctracktype": Row("slurm.proctrack", _prefixed("proctrack", PROCTRACK_TYPES)),
+    "jobcomptype": Row("slurm.job_completion.type", _prefixed("jobcomp", JOB_COMP_TYPES)),
+    "jobcomploc": Row(
+        "slurm.job_completion.location", _pattern(DAEMON_PATH, "a file path estategen can carry")
+    ),
 }
+
+# Keys only priority/multifactor reads: with priority/basic (Slurm's default) import refuses
+# them, as the blueprint does (checks.priority_basic_keys).
+_MULTIFACTOR_ROWS = frozenset(
+    k for k in PARAMETERS if k.startswith("priority") and k != "prioritytype"
+)
+# slurm.conf(5) 22.05: the file jobcomp/filetxt writes when JobCompLoc is not set
+_JOBCOMP_DEFAULT_LOCATION = "/var/log/slurm_jobcomp.log"
 
 # Keys whose Slurm default (what a slurm.conf without them runs) is not what estategen
 # renders without its blueprint key: import writes Slurm's default, so the render keeps it.
@@ -320,6 +345,8 @@ _SLURM_DEFAULTS: dict[str, tuple[str, Any]] = {
     "jobacctgathertype": ("slurm.job_acct_gather", "none"),
     "taskplugin": ("slurm.task_plugins", ["none"]),
     "schedulerparameters": ("slurm.scheduler_parameters", []),
+    "prioritytype": ("slurm.scheduling.priority_type", "basic"),
+    "enforcepartlimits": ("slurm.enforce_part_limits", "none"),
 }
 
 # Parameters the blueprint derives from what import maps elsewhere (nodes, GRES, topology,
@@ -415,8 +442,9 @@ def import_site(
         doc["versions"] = {"slurm": slurm_version}
     leaves = _leaf_switches(topo, run) if topo else {}
     models: dict[str, dict[str, Any]] = {}
+    basic = slurm.get("scheduling", {}).get("priority_type") == "basic"
     pools, partitions, teams, qos = _nodes_and_partitions(
-        conf, gres_conf, leaves, models, run, "accounting" in slurm
+        conf, gres_conf, leaves, models, run, "accounting" in slurm, basic
     )
     if models:
         doc["gpu_models"] = list(models.values())
@@ -484,8 +512,13 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
         )
     # slurm.conf sets the task plugins before or after JobAcctGatherParams: map them first
     ordered = sorted(conf.parameters, key=lambda s: s.name not in PARAMETERS)
+    priority = conf.parameter("PriorityType")
+    basic = priority is None or priority.value.lower() == "priority/basic"
     for setting in ordered:
         row = PARAMETERS.get(setting.name)
+        if basic and (setting.name in _MULTIFACTOR_ROWS or setting.name in MULTIFACTOR_OPTIONS):
+            run.refused(setting, _BASIC_IGNORES)
+            continue
         if row is not None:
             try:
                 _set(root, row.path, row.convert(setting.value), row.append)
@@ -536,8 +569,76 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
             if setting.name in ("accountingstoragetres", "accountingstorageenforce"):
                 run.refused(setting, "slurm.accounting needs AccountingStorageType slurmdbd")
     _paths_apart(conf, slurm, run)
+    _plugins_fit(conf, slurm, run)
     if options:
         slurm["options"] = dict(sorted(options.items()))
+
+
+_BASIC_IGNORES = (
+    "priority/basic (PriorityType, Slurm's default) orders jobs first in, first out and "
+    "ignores it; slurm.scheduling.priority_type basic refuses it"
+)
+
+
+def _plugins_fit(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
+    """Site plugin settings the blueprint refuses together (checks.slurm_plugins_fit): the
+    site's ProctrackType with task/cgroup or X11, backfill options with sched/builtin, and a
+    JobCompLoc estategen cannot keep. The setting that cannot stay is refused."""
+    lines = {s.name: s for s in conf.parameters}
+    proctrack = slurm.get("proctrack", "cgroup")
+    tasks = slurm.get("task_plugins", ["cgroup", "affinity"])
+    clash = None
+    if proctrack != "cgroup" and "cgroup" in tasks:
+        clash = "with TaskPlugin task/cgroup, whose limits processes it loses would escape"
+    elif proctrack == "linuxproc" and "X11" in slurm.get("prolog_flags", []):
+        clash = "with PrologFlags X11, which slurmctld refuses with it (slurm.conf(5))"
+    if clash:
+        setting = lines["proctracktype"]
+        run.unmap(setting, "slurm.proctrack")
+        run.refused(setting, f"slurm.proctrack: proctrack/{proctrack} is refused {clash}")
+        del slurm["proctrack"]
+    parameters = slurm.get("scheduler_parameters") or []
+    if slurm.get("scheduler") == "builtin" and "schedulerparameters" in lines:
+        setting = lines["schedulerparameters"]
+        for item in [p for p in parameters if p.startswith("bf_")]:
+            parameters.remove(item)
+            run.refused(
+                Setting(setting.key, item, setting.where),
+                "a backfill option, and SchedulerType is sched/builtin",
+            )
+    completion = slurm.get("job_completion", {})
+    location = lines.get("jobcomploc")
+    folder = (
+        slurm.get("paths", {})
+        .get("slurmctld_log_file", SLURM_PATH_DEFAULTS["slurmctld_log_file"])
+        .rsplit("/", 1)[0]
+    )
+    if completion.get("type", "none") == "none":
+        if "location" in completion:
+            assert location is not None
+            run.unmap(location, "slurm.job_completion.location")
+            run.refused(location, "JobCompType writes no completion log")
+        slurm.pop("job_completion", None)
+        return
+    if location is None:
+        if _JOBCOMP_DEFAULT_LOCATION.rsplit("/", 1)[0] == folder:
+            completion["location"] = _JOBCOMP_DEFAULT_LOCATION
+        else:
+            run.reviews.append(
+                f"slurm.job_completion.location: slurm.conf leaves JobCompLoc to Slurm's "
+                f"default {_JOBCOMP_DEFAULT_LOCATION}, outside the folder of slurmctld's log; "
+                f"estategen writes {folder}/jobcomp.log"
+            )
+    elif completion["location"].rsplit("/", 1)[0] != folder or completion["location"] in (
+        {**SLURM_PATH_DEFAULTS, **slurm.get("paths", {})}.values()
+    ):
+        run.unmap(location, "slurm.job_completion.location")
+        run.refused(
+            location,
+            f"slurm.job_completion.location: estategen keeps the completion log in the folder "
+            f"of slurmctld's log ({folder}), a file of its own",
+        )
+        del completion["location"]
 
 
 def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
@@ -879,6 +980,7 @@ def _nodes_and_partitions(
     models: dict[str, dict[str, Any]],
     run: _Run,
     accounting: bool,
+    basic: bool,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str], set[str]]:
     all_nodes = slurmconf.nodes(conf)
     for record in conf.of_kind("NodeName"):
@@ -955,7 +1057,9 @@ def _nodes_and_partitions(
     teams: set[str] = set()
     qos: set[str] = set()
     for record in part_records:
-        part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run, accounting)
+        part = _partition(
+            record, part_hosts[record.name], pool_of, teams, qos, run, accounting, basic
+        )
         if part is not None:
             partitions.append(part)
     return pools, partitions, teams, qos
@@ -1066,6 +1170,7 @@ def _partition(
     qos: set[str],
     run: _Run,
     accounting: bool,
+    basic: bool,
 ) -> dict[str, Any] | None:
     head = Setting("PartitionName", record.name, record.where)
     try:
@@ -1101,11 +1206,20 @@ def _partition(
                     where,
                 )
                 continue
+            if basic and row.path == "priority_job_factor":
+                run.refused(setting, f"slurm.partitions[].priority_job_factor: {_BASIC_IGNORES}")
+                continue
             if value is None:
                 part.pop(row.path, None)
             else:
                 part[row.path] = value
-            if also is not None:
+            if also is not None and basic:
+                run.reviews.append(
+                    f"slurm.partitions[{name}]: {setting.key}={setting.value} sets PriorityTier "
+                    "and PriorityJobFactor; priority/basic ignores the job factor, so import "
+                    "kept the tier"
+                )
+            elif also is not None:
                 part[also.path] = extra
             if row.path == "qos":
                 qos.add(value)
@@ -1185,6 +1299,10 @@ _SLURM_ORDER = (
     "job_acct_gather",
     "prolog_flags",
     "scheduler_parameters",
+    "scheduler",
+    "enforce_part_limits",
+    "proctrack",
+    "job_completion",
     "accounting",
     "scheduling",
     "mpi",

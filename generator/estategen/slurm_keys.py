@@ -172,6 +172,23 @@ RECORD_KEYS = frozenset(
     {"NodeName", "PartitionName", "NodeSet", "DownNodes", "FrontendName", "SwitchName", "BlockName"}
 )
 
+# `slurm.options` keys only priority/multifactor reads (slurm.conf(5) 22.05: "applicable only
+# if PriorityType=priority/multifactor", or a fair-share setting of that plugin), lower case:
+# refused with priority type basic
+MULTIFACTOR_OPTIONS = frozenset(
+    {
+        "fairsharedampeningfactor",
+        "prioritycalcperiod",
+        "priorityfavorsmall",
+        "priorityflags",
+        "prioritymaxage",
+        "priorityparameters",
+        "prioritysitefactorparameters",
+        "prioritysitefactorplugin",
+        "priorityusageresetperiod",
+    }
+)
+
 _BY_NAME = {key.name.lower(): key for key in SLURM_KEYS}
 
 RENDERED_KEYS = frozenset(key.name for key in SLURM_KEYS if key.owner is Owner.RENDERED)
