@@ -45,7 +45,15 @@ def test_identical_nodes_on_several_lines_are_one_pool(tmp_path: Path) -> None:
         "PartitionName=batch Nodes=cn[01-03] Default=YES\n",
     )
     assert [(p["hosts"], p["cpu"]["sockets"]) for p in data["node_pools"]] == [("cn[01-03]", 2)]
-    assert data["slurm"]["partitions"] == [{"name": "batch", "pools": ["cn"], "default": True}]
+    assert data["slurm"]["partitions"] == [
+        {
+            "name": "batch",
+            "pools": ["cn"],
+            "default": True,
+            "def_mem_per_node": "unlimited",
+            "billing_weights": {},
+        }
+    ]
 
 
 def test_nodes_differing_in_shape_are_separate_pools(tmp_path: Path) -> None:
@@ -228,6 +236,8 @@ def test_partition_settings_map_to_their_keys(tmp_path: Path) -> None:
             "priority_tier": 5,
             "preempt_mode": "requeue",
             "hidden": True,
+            "def_mem_per_node": "unlimited",
+            "billing_weights": {},
         }
     ]
     assert data["slurm"]["qos"] == [{"name": "gold"}]
@@ -260,7 +270,10 @@ def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
         "billing_weights": {"CPU": "1.0", "Mem": "0.5G"},
     }
     assert {k: v for k, v in q.items() if k not in ("name", "pools")} == {
-        "oversubscribe": "exclusive"
+        "oversubscribe": "exclusive",
+        # Slurm's defaults, which estategen would replace: the whole memory, CPUs billed
+        "def_mem_per_node": "unlimited",
+        "billing_weights": {},
     }
     assert data["slurm"]["qos"] == [{"name": "gold"}]
     assert [t["name"] for t in data["identity"]["teams"]] == ["guests"]
@@ -603,3 +616,16 @@ def test_a_completion_log_elsewhere_is_refused_and_slurms_default_kept_where_it_
     slurm, found = outcomes(tmp_path, "JobCompType=jobcomp/none\nJobCompLoc=/var/log/x.log\n")
     assert "job_completion" not in slurm
     assert found["JobCompLoc"].kind == "refused"
+
+
+def test_a_partition_without_memory_default_or_billing_keeps_slurms(tmp_path: Path) -> None:
+    text = "NodeName=n1 CPUs=4 RealMemory=8000\nPartitionName=p Nodes=n1\n"
+    (part,) = blueprint(tmp_path, text)["slurm"]["partitions"]
+    assert (part["def_mem_per_node"], part["billing_weights"]) == ("unlimited", {})
+    line = rendered_conf(tmp_path, text)["PartitionName=p"]
+    assert not [f for f in ("DefMem", "TRESBillingWeights") if f in line]
+    node_default = blueprint(tmp_path, "NodeName=n1\nPartitionName=p Nodes=n1 DefMemPerNode=900\n")
+    assert node_default["slurm"]["partitions"][0]["def_mem_per_node"] == 900
+    # a global default memory applies to the partition: estategen's per-CPU default stays
+    (kept,) = blueprint(tmp_path, "DefMemPerCPU=100\n" + text)["slurm"]["partitions"]
+    assert "def_mem_per_node" not in kept

@@ -496,6 +496,56 @@ def test_partition_settings_are_the_blueprints() -> None:
     )
 
 
+def test_no_billing_weights_writes_none() -> None:
+    fragment = "slurm: {partitions: [{name: gpu, pools: [h100], billing_weights: {}}]}"
+    assert "TRESBillingWeights" not in record(fragment, "PartitionName")
+    assert record("", "PartitionName")["TRESBillingWeights"].startswith("CPU=1.0,Mem=0.25G")
+
+
+@pytest.mark.parametrize(("value", "line"), [("unlimited", None), ("64000", "64000")])
+def test_default_memory_per_node_replaces_the_per_cpu_and_per_gpu_defaults(
+    value: str, line: str | None
+) -> None:
+    """unlimited is Slurm's default, and writes no line: slurmctld 22.05 shows a written
+    DefMemPerNode=UNLIMITED as DefMemPerCPU=9223372036854775807."""
+    fragment = f"slurm: {{partitions: [{{name: gpu, pools: [h100], def_mem_per_node: {value}}}]}}"
+    part = record(fragment, "PartitionName")
+    assert part.get("DefMemPerNode") == line
+    assert "DefMemPerCPU" not in part and "DefMemPerGPU" not in part
+    assert part["DefCpuPerGPU"] == "28"
+
+
+@pytest.mark.parametrize("value", ["0", "lots", "'64000'", "67108865"])
+def test_default_memory_per_node_is_mib_or_unlimited(value: str) -> None:
+    fragment = f"slurm: {{partitions: [{{name: gpu, pools: [h100], def_mem_per_node: {value}}}]}}"
+    (found,) = errors(fragment)
+    assert found.path == "slurm.partitions[0].def_mem_per_node"
+
+
+def test_default_memory_per_node_goes_alone() -> None:
+    fragment = """
+    slurm:
+      partitions:
+        - {name: gpu, pools: [h100], def_mem_per_node: 900, def_mem_per_cpu: 10,
+           max_mem_per_node: 800}
+    """
+    assert sorted(f.message.split(" (")[0] for f in errors(fragment)) == [
+        "def_mem_per_node",
+        "give def_mem_per_node or def_mem_per_cpu, not both",
+    ]
+
+
+def test_unlimited_memory_per_node_needs_no_global_default() -> None:
+    fragment = """
+    slurm:
+      options: {DefMemPerCPU: 100}
+      partitions: [{name: gpu, pools: [h100], def_mem_per_node: unlimited}]
+    """
+    (found,) = errors(fragment)
+    assert found.path == "slurm.partitions[0].def_mem_per_node"
+    assert "slurm.options sets DefMemPerCPU" in found.message
+
+
 def test_partition_billing_weights_replace_estategens() -> None:
     fragment = """
     slurm:

@@ -2169,7 +2169,7 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "accounts from slurmdbd",
             )
         tracked = {t.lower() for t in accounting_tres(estate)}
-        for key, _ in site.billing_weights:
+        for key, _ in site.billing_weights or ():
             if "/" not in key or key.lower() == "fs/disk" or key.lower() in tracked:
                 continue
             yield issue(
@@ -2198,6 +2198,32 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "give max_mem_per_cpu or max_mem_per_node, not both (slurm.conf(5): they "
                 "exclude each other)",
             )
+        if site.def_mem_per_node is not None:
+            others = [k for k in ("def_mem_per_cpu", "def_mem_per_gpu") if getattr(site, k)]
+            if others:
+                yield issue(
+                    f"{part.path}.def_mem_per_node",
+                    f"give def_mem_per_node or {' and '.join(others)}, not both (slurm.conf(5): "
+                    "DefMemPerCPU, DefMemPerGPU and DefMemPerNode are mutually exclusive)",
+                )
+            globals_ = [k for k in estate.slurm.options if k.lower() in _GLOBAL_MEMORY_DEFAULTS]
+            if site.def_mem_per_node == "unlimited" and globals_:
+                yield issue(
+                    f"{part.path}.def_mem_per_node",
+                    f"unlimited leaves the partition to slurm.conf's own default, and "
+                    f"slurm.options sets {globals_[0]}: remove one of them",
+                )
+            limit = site.max_mem_per_node
+            if isinstance(site.def_mem_per_node, int) and limit and site.def_mem_per_node > limit:
+                yield issue(
+                    f"{part.path}.def_mem_per_node",
+                    f"def_mem_per_node ({site.def_mem_per_node} MiB) is above "
+                    f"max_mem_per_node ({limit} MiB): jobs asking for no memory would fail",
+                )
+
+
+# slurm.conf parameters that give every partition without its own a default memory
+_GLOBAL_MEMORY_DEFAULTS = frozenset({"defmempercpu", "defmempernode"})
 
 
 @check

@@ -442,9 +442,13 @@ def import_site(
         doc["versions"] = {"slurm": slurm_version}
     leaves = _leaf_switches(topo, run) if topo else {}
     models: dict[str, dict[str, Any]] = {}
-    basic = slurm.get("scheduling", {}).get("priority_type") == "basic"
+    site = _Site(
+        accounting="accounting" in slurm,
+        basic=slurm.get("scheduling", {}).get("priority_type") == "basic",
+        memory_default=any(conf.parameter(k) for k in ("DefMemPerCPU", "DefMemPerNode")),
+    )
     pools, partitions, teams, qos = _nodes_and_partitions(
-        conf, gres_conf, leaves, models, run, "accounting" in slurm, basic
+        conf, gres_conf, leaves, models, run, site
     )
     if models:
         doc["gpu_models"] = list(models.values())
@@ -979,8 +983,7 @@ def _nodes_and_partitions(
     leaves: Mapping[str, str],
     models: dict[str, dict[str, Any]],
     run: _Run,
-    accounting: bool,
-    basic: bool,
+    site: _Site,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str], set[str]]:
     all_nodes = slurmconf.nodes(conf)
     for record in conf.of_kind("NodeName"):
@@ -1057,9 +1060,7 @@ def _nodes_and_partitions(
     teams: set[str] = set()
     qos: set[str] = set()
     for record in part_records:
-        part = _partition(
-            record, part_hosts[record.name], pool_of, teams, qos, run, accounting, basic
-        )
+        part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run, site)
         if part is not None:
             partitions.append(part)
     return pools, partitions, teams, qos
@@ -1126,6 +1127,21 @@ def _partition_state(value: str) -> str | None:
     return None if state == "up" else state  # UP: as estategen renders partitions
 
 
+@dataclass(frozen=True)
+class _Site:
+    """What the site's global parameters decide for its partitions."""
+
+    accounting: bool  # slurmdbd: QoS and accounts exist
+    basic: bool  # priority/basic: no PriorityJobFactor
+    memory_default: bool  # a global DefMemPerCPU or DefMemPerNode
+
+
+def _memory_or_unlimited(value: str) -> int | str:
+    if value.upper() in ("UNLIMITED", "INFINITE"):
+        return "unlimited"
+    return _int(1, 67_108_864)(value)
+
+
 # Partition record key (lower case) -> key of the blueprint partition.
 PARTITION_KEYS: dict[str, Row] = {
     "default": Row("default", _yes_no),
@@ -1154,6 +1170,7 @@ PARTITION_KEYS: dict[str, Row] = {
     "maxmempercpu": Row("max_mem_per_cpu", _limit(67_108_864)),
     "maxmempernode": Row("max_mem_per_node", _limit(67_108_864)),
     "defmempercpu": Row("def_mem_per_cpu", _int(1, 67_108_864)),
+    "defmempernode": Row("def_mem_per_node", _memory_or_unlimited),
     "defcpupergpu": Row("def_cpu_per_gpu", _int(1, 4_294_967_294)),
     "defmempergpu": Row("def_mem_per_gpu", _int(1, 67_108_864)),
     "tresbillingweights": Row("billing_weights", _weights(_billing_weight)),
@@ -1169,8 +1186,7 @@ def _partition(
     teams: set[str],
     qos: set[str],
     run: _Run,
-    accounting: bool,
-    basic: bool,
+    site: _Site,
 ) -> dict[str, Any] | None:
     head = Setting("PartitionName", record.name, record.where)
     try:
@@ -1199,21 +1215,21 @@ def _partition(
             except Unsayable as why:
                 run.refused(setting, f"{row.path}: {why}", where)
                 continue
-            if row.path in ("qos", "allow_qos", "deny_accounts") and value and not accounting:
+            if row.path in ("qos", "allow_qos", "deny_accounts") and value and not site.accounting:
                 run.refused(
                     setting,
                     "QoS and accounts live in slurmdbd, and this site has no accounting",
                     where,
                 )
                 continue
-            if basic and row.path == "priority_job_factor":
+            if site.basic and row.path == "priority_job_factor":
                 run.refused(setting, f"slurm.partitions[].priority_job_factor: {_BASIC_IGNORES}")
                 continue
             if value is None:
                 part.pop(row.path, None)
             else:
                 part[row.path] = value
-            if also is not None and basic:
+            if also is not None and site.basic:
                 run.reviews.append(
                     f"slurm.partitions[{name}]: {setting.key}={setting.value} sets PriorityTier "
                     "and PriorityJobFactor; priority/basic ignores the job factor, so import "
@@ -1230,7 +1246,27 @@ def _partition(
             run.mapped(setting, f"slurm.partitions[{name}].{row.path}")
         else:
             run.refused(setting, "not a blueprint key", where)
+    _slurm_partition_defaults(part, site, run)
     return part
+
+
+def _slurm_partition_defaults(part: dict[str, Any], site: _Site, run: _Run) -> None:
+    """Where a partition sets no default memory (and slurm.conf none for all) or no billing
+    weights, Slurm gives a job its nodes' whole memory and bills its CPUs: import writes those
+    defaults, which estategen would otherwise replace with its own."""
+    kept = []
+    memory_keys = ("def_mem_per_cpu", "def_mem_per_gpu", "def_mem_per_node")
+    if not site.memory_default and not any(k in part for k in memory_keys):
+        part["def_mem_per_node"] = "unlimited"
+        kept.append("def_mem_per_node: unlimited (a job gets its nodes' whole memory)")
+    if "billing_weights" not in part:
+        part["billing_weights"] = {}
+        kept.append("billing_weights: {} (a job is billed its CPUs)")
+    if kept:
+        run.reviews.append(
+            f"slurm.partitions[{part['name']}]: slurm.conf leaves these to Slurm's defaults, "
+            f"which import wrote so that the render keeps them: {'; '.join(kept)}"
+        )
 
 
 # --- accounts ------------------------------------------------------------------------------

@@ -222,9 +222,11 @@ class PartitionOverrides:
     max_mem_per_cpu: int | None = None
     max_mem_per_node: int | None = None
     def_mem_per_cpu: int | None = None
+    def_mem_per_node: int | str | None = None  # MiB or "unlimited"; None: not written
     def_cpu_per_gpu: int | None = None
     def_mem_per_gpu: int | None = None
-    billing_weights: tuple[tuple[str, str], ...] = ()  # TRESBillingWeights, in blueprint order
+    # TRESBillingWeights, in blueprint order; None: estategen's, empty: none written
+    billing_weights: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -859,9 +861,12 @@ def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
         max_mem_per_cpu=p.get("max_mem_per_cpu"),
         max_mem_per_node=p.get("max_mem_per_node"),
         def_mem_per_cpu=p.get("def_mem_per_cpu"),
+        def_mem_per_node=p.get("def_mem_per_node"),
         def_cpu_per_gpu=p.get("def_cpu_per_gpu"),
         def_mem_per_gpu=p.get("def_mem_per_gpu"),
-        billing_weights=tuple((k, str(v)) for k, v in p.get("billing_weights", {}).items()),
+        billing_weights=tuple((k, str(v)) for k, v in p["billing_weights"].items())
+        if "billing_weights" in p
+        else None,
     )
 
 

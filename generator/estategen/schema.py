@@ -392,13 +392,15 @@ _PARTITION = _dict(
         "max_mem_per_cpu": _int(1, 67_108_864),
         "max_mem_per_node": _int(1, 67_108_864),
         "def_mem_per_cpu": _int(1, 67_108_864),
+        # MiB, or unlimited: a job gets its nodes' whole memory (Slurm's default)
+        "def_mem_per_node": {"type": ["integer", "string"], "check_with": "memory_or_unlimited"},
         "def_cpu_per_gpu": _int(1, 4_294_967_294),
         "def_mem_per_gpu": _int(1, 67_108_864),
         "billing_weights": {
             "type": "dict",
             "keysrules": _s(BILLING_TRES),
             "valuesrules": {"type": ["number", "string"], "check_with": "billing_weight"},
-            "minlength": 1,
+            # empty: no TRESBillingWeights (Slurm bills a job its CPUs)
         },
     }
 )
@@ -977,6 +979,15 @@ def _port_or_range_problem(value: object) -> str | None:
     return None
 
 
+def _memory_or_unlimited_problem(value: object) -> str | None:
+    """DefMemPerNode: MiB (1 to 64 TiB) or unlimited."""
+    if value == "unlimited":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 67_108_864:
+        return None
+    return f"{value!r} is not a memory size; give MiB from 1 to 67108864, or unlimited"
+
+
 def _billing_weight_problem(value: object) -> str | None:
     """A TRESBillingWeights weight: a finite number, or a number with a K-P unit."""
     if isinstance(value, bool):
@@ -1024,6 +1035,7 @@ _VALUE_CHECKS = {
     "daemon_path": _daemon_path_problem,
     "port_or_range": _port_or_range_problem,
     "billing_weight": _billing_weight_problem,
+    "memory_or_unlimited": _memory_or_unlimited_problem,
 }
 
 
@@ -1105,6 +1117,11 @@ def _validator() -> Any:
 
         def _check_with_daemon_path(self, field: Hashable, value: object) -> None:
             problem = _daemon_path_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_memory_or_unlimited(self, field: Hashable, value: object) -> None:
+            problem = _memory_or_unlimited_problem(value)
             if problem:
                 self._error(field, problem)
 

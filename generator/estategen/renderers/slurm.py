@@ -190,16 +190,28 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     # a GPU job by its GPUs (slurmctld applies DefMemPerGPU when a job asks for GPUs, and
     # DefMemPerCPU otherwise). A site's values replace them; only select/cons_tres knows
     # per-GPU defaults.
+    # A site's DefMemPerNode replaces both (slurm.conf(5): DefMemPerCPU, DefMemPerGPU and
+    # DefMemPerNode are mutually exclusive).
     default_memory = def_mem_per_cpu(estate, part)
     if default_memory is not None:
         fields.append(("DefMemPerCPU", str(default_memory)))
+    # unlimited is Slurm's default and writes no line: slurmctld 22.05 shows a written
+    # DefMemPerNode=UNLIMITED as DefMemPerCPU=9223372036854775807 (tests/realworld)
+    if isinstance(site.def_mem_per_node, int):
+        fields.append(("DefMemPerNode", str(site.def_mem_per_node)))
     if gpu_pools and estate.slurm.site.select_type == "cons_tres":
         per_gpu = site.def_cpu_per_gpu or min(_cpus_per_gpu(p) for p in gpu_pools)
         fields.append(("DefCpuPerGPU", str(per_gpu)))
-        mem_per_gpu = site.def_mem_per_gpu or min(_memory_per_gpu(p) for p in gpu_pools)
-        fields.append(("DefMemPerGPU", str(mem_per_gpu)))
-    weights = [f"{k}={v}" for k, v in site.billing_weights] or _billing_weights(estate, gpu_pools)
-    fields.append(("TRESBillingWeights", ",".join(weights)))
+        if site.def_mem_per_node is None:
+            mem_per_gpu = site.def_mem_per_gpu or min(_memory_per_gpu(p) for p in gpu_pools)
+            fields.append(("DefMemPerGPU", str(mem_per_gpu)))
+    weights = (
+        [f"{k}={v}" for k, v in site.billing_weights]
+        if site.billing_weights is not None
+        else _billing_weights(estate, gpu_pools)
+    )
+    if weights:
+        fields.append(("TRESBillingWeights", ",".join(weights)))
     if part.hidden:
         fields.append(("Hidden", "YES"))
     return PartitionLine(part.name, fields)
@@ -207,9 +219,11 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
 
 def def_mem_per_cpu(estate: Estate, part: Partition) -> int | None:
     """A partition's DefMemPerCPU (MiB): the blueprint's, else the smallest RealMemory per
-    CPU of its pools; None when no pool has a shape."""
+    CPU of its pools; None when no pool has a shape, or the blueprint gives DefMemPerNode."""
     if part.overrides.def_mem_per_cpu is not None:
         return part.overrides.def_mem_per_cpu
+    if part.overrides.def_mem_per_node is not None:
+        return None
     # (checks call this before partitions_resolve has refused an unknown pool)
     pools = [estate.pools_by_name[name] for name in part.pools if name in estate.pools_by_name]
     shaped = [p for p in pools if p.cpu and p.memory_gb]
