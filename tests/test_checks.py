@@ -3511,3 +3511,35 @@ def test_job_completion_in_slurmctlds_log_folder_is_fine() -> None:
       job_completion: {type: filetxt, location: /srv/log/jobs.txt}
     """
     assert run(checks.slurm_plugins_fit, fragment) == []
+
+
+def test_a_kubernetes_pool_has_no_untyped_gres() -> None:
+    fragment = """
+    node_pools:
+      - {name: a100, scheduler: slurm, hosts: 'lab-gpu-[01-02]', cpu: {sockets: 2,
+         cores_per_socket: 32}, memory_gb: 512, gpus: {model: a100-sxm-80gb, count: 4}}
+      - {name: l4-serve, scheduler: kubernetes, cluster: lab-k8s, hosts: 'lab-k8s-[01-02]',
+         gpus: {model: l4-24gb, count: 2, typed: false}}
+    """
+    found = run(checks.pool_site_settings_valid, fragment)
+    only(found, "node_pools[1].gpus.typed", "a Kubernetes pool has none")
+
+
+def test_untyped_gpus_of_two_models_share_no_billed_partition() -> None:
+    fragment = """
+    node_pools:
+      - {name: a100, scheduler: slurm, hosts: 'lab-gpu-[01-02]', cpu: {sockets: 2,
+         cores_per_socket: 32}, memory_gb: 512,
+         gpus: {model: a100-sxm-80gb, count: 4, typed: false}}
+      - {name: l4, scheduler: slurm, hosts: 'lab-l4-[01-02]', cpu: {sockets: 1,
+         cores_per_socket: 16}, memory_gb: 128, gpus: {model: l4-24gb, count: 2, typed: false}}
+    slurm:
+      accounting: {host: lab-dbd, database: {host: lab-db, password: {secret: db}}}
+      partitions: [{name: gpu, pools: [a100, l4], default: true}]
+    """
+    found = run(checks.partition_site_settings_valid, fragment)
+    only(found, "slurm.partitions[0].pools", "several GPU models")
+    without_accounting = fragment.replace(
+        "accounting: {host: lab-dbd, database: {host: lab-db, password: {secret: db}}}", ""
+    )
+    assert run(checks.partition_site_settings_valid, without_accounting) == []

@@ -629,3 +629,24 @@ def test_a_partition_without_memory_default_or_billing_keeps_slurms(tmp_path: Pa
     # a global default memory applies to the partition: estategen's per-CPU default stays
     (kept,) = blueprint(tmp_path, "DefMemPerCPU=100\n" + text)["slurm"]["partitions"]
     assert "def_mem_per_node" not in kept
+
+
+def test_an_untyped_gpu_gres_stays_untyped(tmp_path: Path) -> None:
+    text = (
+        "AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageTRES=gres/gpu\n"
+        "GresTypes=gpu\nNodeName=g1 CPUs=8 RealMemory=4096 Gres=gpu:2\nPartitionName=p Nodes=g1\n"
+    )
+    data = blueprint(tmp_path, text)
+    assert data["node_pools"][0]["gpus"] == {
+        "model": "gpu",
+        "count": 2,
+        "typed": False,
+        "feature": False,
+    }
+    # no typed GPU TRES to add: the site's list stays as it is
+    assert data["slurm"]["accounting"]["tres"] == ["gres/gpu"]
+    conf_ = rendered_conf(tmp_path, text)
+    assert "Gres=gpu:2" in conf_["NodeName=g1"].split()
+    # typed in gres.conf: the type is the site's
+    typed = blueprint(tmp_path, text, gres="NodeName=g1 Name=gpu Type=a100 File=/dev/nvidia[0-1]\n")
+    assert "typed" not in typed["node_pools"][0]["gpus"]

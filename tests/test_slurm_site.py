@@ -253,6 +253,61 @@ def test_a_site_gres_type_names_the_gpus_everywhere_slurm_counts_them() -> None:
     assert "GRES/gpu:GH100_sxm=20" in record(fragment, "PartitionName")["TRESBillingWeights"]
 
 
+def test_untyped_gpus_are_counted_as_gres_gpu_alone() -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"]["typed"] = False
+    fragment = yaml.safe_dump({"node_pools": [pool]})
+    assert errors(fragment) == []
+    node = record(fragment, "NodeName")
+    assert node["Gres"] == "gpu:8"
+    assert node["Feature"] == "ib,h100-sxm-80gb"
+    gres = files(fragment)["slurm/gres.conf"]
+    assert "NodeName=gpu-[01-02] AutoDetect=off Name=gpu File=/dev/nvidia[0-7]" in gres
+    assert "Type=" not in gres
+    assert params(fragment)["AccountingStorageTRES"] == "gres/gpu"
+    weights = record(fragment, "PartitionName")["TRESBillingWeights"]
+    assert weights == "CPU=1.0,Mem=0.25G,GRES/gpu=20"
+
+
+@pytest.mark.parametrize(
+    ("gpus", "path"),
+    [
+        ({"gres_type": "GH100"}, "node_pools[0].gpus.gres_type"),
+        ({"model": "a100-sxm-80gb", "mig": ["1g.10gb"]}, "node_pools[0].gpus.mig"),
+    ],
+)
+def test_untyped_gpus_name_no_type(gpus: dict[str, object], path: str) -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"].update(gpus, typed=False)
+    (found,) = errors(yaml.safe_dump({"node_pools": [pool]}))
+    assert found.path == path
+    assert "without a type" in found.message
+
+
+def test_untyped_and_typed_gpus_share_no_billed_partition() -> None:
+    base = yaml.safe_load(BASE)["node_pools"][0]
+    untyped = {**base, "name": "old", "hosts": "old-[01-02]"}
+    untyped["gpus"] = {**base["gpus"], "typed": False}
+    fragment = yaml.safe_dump(
+        {
+            "node_pools": [base, untyped],
+            "slurm": {"partitions": [{"name": "gpu", "pools": ["h100", "old"]}]},
+        }
+    )
+    (found,) = errors(fragment)
+    assert found.path == "slurm.partitions[0].pools"
+    assert "typed GPU pools (h100)" in found.message
+    apart = yaml.safe_dump(
+        {
+            "node_pools": [base, untyped],
+            "slurm": {
+                "partitions": [{"name": "gpu", "pools": ["h100"]}, {"name": "o", "pools": ["old"]}]
+            },
+        }
+    )
+    assert errors(apart) == []
+
+
 def test_nvml_autodetect_lets_slurmd_find_the_gpus() -> None:
     pool = yaml.safe_load(BASE)["node_pools"][0]
     pool["gpus"]["autodetect"] = "nvml"

@@ -2101,6 +2101,7 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 ("gpus.gres_type", pool.gpus.gres_type),
                 ("gpus.feature", pool.gpus.feature),
                 ("gpus.autodetect", pool.gpus.autodetect),
+                ("gpus.typed", None if pool.gpus.typed else False),
             ]
         for key, value in slurm_only:
             if value is not None:
@@ -2130,8 +2131,16 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "MIG instances are found by NVML only (gres.conf AutoDetect=nvml); remove "
                 "autodetect or set it to nvml",
             )
-        if pool.gpus and not pool.gpus.mig:
-            kind = gres_type(pool)
+        if pool.gpus and not pool.gpus.typed:
+            for key, value in (("gres_type", pool.gpus.gres_type), ("mig", pool.gpus.mig)):
+                if value:
+                    yield issue(
+                        f"{pool.path}.gpus.{key}",
+                        f"typed false writes the GRES without a type, and {key} names one "
+                        "(a MIG profile is the type of its instances): remove one of them",
+                    )
+        kind = gres_type(pool) if pool.gpus else None
+        if pool.gpus and not pool.gpus.mig and kind is not None:
             first = types.setdefault(kind, (pool.gpus.model, pool.path))
             if first[0] != pool.gpus.model:
                 yield issue(
@@ -2141,8 +2150,32 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 )
 
 
+def _untyped_gpus_apart(estate: Estate) -> Iterator[Finding]:
+    """estategen's billing weights bill untyped GPU GRES as gres/gpu, which every GPU job
+    counts, typed or not: in one partition untyped pools go with no typed ones, and with
+    untyped pools of their own model only (one weight)."""
+    if estate.slurm.accounting is None:
+        return  # no GRES billing without accounting
+    for part in estate.slurm.partitions:
+        if part.overrides.billing_weights is not None:
+            continue  # the site's own weights
+        pools = [estate.pools_by_name.get(name) for name in part.pools]
+        gpu_pools = [p for p in pools if p and p.gpus]
+        untyped = {p.gpus.model for p in gpu_pools if p.gpus and not p.gpus.typed}
+        typed = [p.name for p in gpu_pools if p.gpus and p.gpus.typed]
+        if untyped and (typed or len(untyped) > 1):
+            others = f"typed GPU pools ({', '.join(typed)})" if typed else "several GPU models"
+            yield issue(
+                f"{part.path}.pools",
+                f"untyped GPU GRES next to {others}: estategen's billing weight for gres/gpu "
+                "would bill every GPU of the partition, typed ones twice; give the pools GRES "
+                "types, or the partition its billing_weights",
+            )
+
+
 @check
 def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    yield from _untyped_gpus_apart(estate)
     qos_names = {q.name for q in estate.slurm.qos}
     teams = {t.name for t in estate.identity.teams}
     for part in estate.slurm.partitions:

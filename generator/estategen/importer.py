@@ -474,7 +474,9 @@ def _tracked_gpu_types(slurm: dict[str, Any], pools: list[dict[str, Any]], run: 
         return
     gpus = [pool["gpus"] for pool in pools if "gpus" in pool]
     needed = ["gres/gpu"] if gpus else []
-    needed += sorted({f"gres/gpu:{g.get('gres_type', g['model'])}" for g in gpus})
+    needed += sorted(
+        {f"gres/gpu:{g.get('gres_type', g['model'])}" for g in gpus if g.get("typed", True)}
+    )
     missing = [t for t in needed if t.lower() not in {k.lower() for k in tres}]
     if missing:
         tres += missing
@@ -693,6 +695,7 @@ class _Shape:
     gpu_model: str | None
     gpu_type: str | None  # the site's GRES type name when it is not the model's name
     gpu_count: int
+    gpu_typed: bool  # False: Gres=gpu:N with no type in slurm.conf or gres.conf
     features: tuple[str, ...]
     weight: int
     switch: str | None
@@ -835,10 +838,12 @@ def _node_shape(
         real = 1
     else:
         note_mapped(record.get("RealMemory"), "node_pools[].real_memory_mib")
-    model, kind, count = None, None, 0
+    model, kind, count, typed = None, None, 0, True
     gres = record.get("Gres")
     if gres is not None:
-        model, kind, count = _node_gres(gres, gres_type, models, note_mapped, note_refused, run)
+        model, kind, count, typed = _node_gres(
+            gres, gres_type, models, note_mapped, note_refused, run
+        )
     features: list[str] = []
     for key in ("Feature", "Features"):
         setting = record.get(key)
@@ -875,6 +880,7 @@ def _node_shape(
         model,
         kind,
         count,
+        typed,
         tuple(dict.fromkeys(features)),
         weight,
         switch,
@@ -888,9 +894,12 @@ def _node_gres(
     note_mapped: Callable[[Setting | None, str], None],
     note_refused: Callable[[Setting, str], None],
     run: _Run,
-) -> tuple[str | None, str | None, int]:
-    """(model, the site's GRES type when it is not the model's name, count)."""
+) -> tuple[str | None, str | None, int, bool]:
+    """(model, the site's GRES type when it is not the model's name, count, whether the
+    GRES has a type). An untyped GRES (gpu:N, no Type in gres.conf) keeps no type: its
+    model is a placeholder named gpu."""
     model, kind, count = None, None, 0
+    typed = True
     for item in filter(None, gres.value.split(",")):
         parts = item.split(":")
         part = Setting(gres.key, item, gres.where)
@@ -898,6 +907,7 @@ def _node_gres(
             note_refused(part, "only one gpu GRES per node is a blueprint key")
             continue
         kind = parts[1] if len(parts) == 3 else gres_type or "gpu"
+        typed = len(parts) == 3 or gres_type is not None
         try:
             count = int(parts[-1].split("(")[0])
         except ValueError:
@@ -924,8 +934,8 @@ def _node_gres(
             )
         note_mapped(part, "node_pools[].gpus")
     if not (model and count):
-        return None, None, 0
-    return model, (kind if kind != model else None), count
+        return None, None, 0, True
+    return model, (kind if kind != model and typed else None), count, typed
 
 
 def _catalog_has(model: str) -> bool:
@@ -1043,6 +1053,8 @@ def _nodes_and_partitions(
             gpus: dict[str, Any] = {"model": shape.gpu_model, "count": shape.gpu_count}
             if shape.gpu_type:
                 gpus["gres_type"] = shape.gpu_type
+            if not shape.gpu_typed:
+                gpus["typed"] = False  # the site's Gres=gpu:N names no type
             if shape.gpu_model not in shape.features:
                 gpus["feature"] = False  # the site's nodes do not carry the model as a feature
             if autodetect is not None:

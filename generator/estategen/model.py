@@ -82,6 +82,7 @@ class Gpus:
     gres_type: str | None = None
     feature: bool | None = None  # None: the model is a node feature (Slurm pools)
     autodetect: str | None = None  # gres.conf AutoDetect; None: nvml for MIG, off otherwise
+    typed: bool = True  # False: Gres=gpu:N, without a type
 
 
 @dataclass(frozen=True)
@@ -682,6 +683,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
             gres_type=gpus.get("gres_type"),
             feature=gpus.get("feature"),
             autodetect=gpus.get("autodetect"),
+            typed=gpus.get("typed", True),
         )
         if gpus
         else None,

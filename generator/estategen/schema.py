@@ -254,6 +254,8 @@ _GPUS = _dict(
         "sharing": _SHARING,
         # issue 13: a site's own GRES type name, and whether nodes get the model as a feature
         "gres_type": _s(GRES_TYPE),
+        # false: the GRES names no type (Gres=gpu:N), as on sites that count GPUs only
+        "typed": {"type": "boolean", "default": True},
         "feature": {"type": "boolean"},  # unset: true on Slurm pools
         "autodetect": {"type": "string", "allowed": ["off", "nvml"]},
     }

@@ -113,7 +113,7 @@ class PartitionLine:
 
 def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
     assert pool.cpu is not None and pool.memory_gb is not None
-    gres = [f"gpu:{kind}:{count}" for kind, count in gpu_gres(pool)]
+    gres = [f"gpu:{kind}:{count}" if kind else f"gpu:{count}" for kind, count in gpu_gres(pool)]
     if shards(pool):
         gres.append(f"shard:{shards(pool)}")
     features = list(pool.features)
@@ -237,8 +237,10 @@ def _billing_weights(estate: Estate, gpu_pools: list[NodePool]) -> list[str]:
     if estate.slurm.accounting is None:
         return billing
     models = {gres_type(p): p.gpus.model for p in gpu_pools if p.gpus and not p.gpus.mig}
-    for kind in sorted(models):
-        billing.append(f"GRES/gpu:{kind}={gpu_billing_weight(estate, models[kind])}")
+    # untyped GRES bill gres/gpu itself (checks keep them apart from typed ones)
+    for kind in sorted(models, key=lambda k: (k is not None, k or "")):
+        tres = f"GRES/gpu:{kind}" if kind else "GRES/gpu"
+        billing.append(f"{tres}={gpu_billing_weight(estate, models[kind])}")
     for pool in gpu_pools:
         assert pool.gpus is not None
         for profile in sorted(set(pool.gpus.mig)):
@@ -296,7 +298,7 @@ def required_tres(estate: Estate) -> list[str]:
     if estate.slurm.accounting is None:
         return []
     tres = ["gres/gpu"] if any(p.gpus for p in estate.slurm_pools) else []
-    kinds = sorted({kind for p in estate.slurm_pools for kind, _ in gpu_gres(p)})
+    kinds = sorted({kind for p in estate.slurm_pools for kind, _ in gpu_gres(p) if kind})
     tres += [f"gres/gpu:{kind}" for kind in kinds]
     if any(shards(p) for p in estate.slurm_pools):
         tres.append("gres/shard")
