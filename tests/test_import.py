@@ -647,6 +647,9 @@ def test_an_untyped_gpu_gres_stays_untyped(tmp_path: Path) -> None:
     assert data["slurm"]["accounting"]["tres"] == ["gres/gpu"]
     conf_ = rendered_conf(tmp_path, text)
     assert "Gres=gpu:2" in conf_["NodeName=g1"].split()
+    # nor a default CPU count per GPU: a GPU job gets the CPUs it asks for
+    assert data["slurm"]["partitions"][0]["def_cpu_per_gpu"] == "none"
+    assert "DefCpuPerGPU" not in conf_["PartitionName=p"]
     # typed in gres.conf: the type is the site's
     typed = blueprint(tmp_path, text, gres="NodeName=g1 Name=gpu Type=a100 File=/dev/nvidia[0-1]\n")
     assert "typed" not in typed["node_pools"][0]["gpus"]

@@ -570,6 +570,23 @@ def test_default_memory_per_node_replaces_the_per_cpu_and_per_gpu_defaults(
     assert part["DefCpuPerGPU"] == "28"
 
 
+def test_no_cpus_per_gpu_writes_no_default() -> None:
+    fragment = "slurm: {partitions: [{name: gpu, pools: [h100], def_cpu_per_gpu: none}]}"
+    part = record(fragment, "PartitionName")
+    assert "DefCpuPerGPU" not in part
+    assert part["DefMemPerGPU"] == record("", "PartitionName")["DefMemPerGPU"]
+    cons_res = "slurm: {select: {type: cons_res}, partitions: [{name: gpu, pools: [h100], "
+    assert errors(cons_res + "def_cpu_per_gpu: none}]}") == []
+
+
+@pytest.mark.parametrize("value", ["0", "all", "'8'", "-1"])
+def test_cpus_per_gpu_is_a_count_or_none(value: str) -> None:
+    fragment = f"slurm: {{partitions: [{{name: gpu, pools: [h100], def_cpu_per_gpu: {value}}}]}}"
+    (found,) = errors(fragment)
+    assert found.path == "slurm.partitions[0].def_cpu_per_gpu"
+    assert "or none" in found.message
+
+
 @pytest.mark.parametrize("value", ["0", "lots", "'64000'", "67108865"])
 def test_default_memory_per_node_is_mib_or_unlimited(value: str) -> None:
     fragment = f"slurm: {{partitions: [{{name: gpu, pools: [h100], def_mem_per_node: {value}}}]}}"

@@ -1965,7 +1965,7 @@ def _select_problems(estate: Estate) -> Iterator[Finding]:
                 )
         for part in estate.slurm.partitions:
             for key in ("def_cpu_per_gpu", "def_mem_per_gpu"):
-                if getattr(part.overrides, key) is not None:
+                if getattr(part.overrides, key) not in (None, "none"):
                     yield issue(
                         f"{part.path}.{key}",
                         f"per-GPU defaults need select type cons_tres, not {site.select_type}",

@@ -1068,11 +1068,14 @@ def _nodes_and_partitions(
         pools.append(pool)
         for host in hosts:
             pool_of[host] = name
+    gpu_pools = {pool["name"] for pool in pools if "gpus" in pool}
     partitions: list[dict[str, Any]] = []
     teams: set[str] = set()
     qos: set[str] = set()
     for record in part_records:
         part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run, site)
+        if part is not None:
+            _slurm_partition_defaults(part, site, gpu_pools, run)
         if part is not None:
             partitions.append(part)
     return pools, partitions, teams, qos
@@ -1258,15 +1261,20 @@ def _partition(
             run.mapped(setting, f"slurm.partitions[{name}].{row.path}")
         else:
             run.refused(setting, "not a blueprint key", where)
-    _slurm_partition_defaults(part, site, run)
     return part
 
 
-def _slurm_partition_defaults(part: dict[str, Any], site: _Site, run: _Run) -> None:
-    """Where a partition sets no default memory (and slurm.conf none for all) or no billing
-    weights, Slurm gives a job its nodes' whole memory and bills its CPUs: import writes those
-    defaults, which estategen would otherwise replace with its own."""
+def _slurm_partition_defaults(
+    part: dict[str, Any], site: _Site, gpu_pools: set[str], run: _Run
+) -> None:
+    """Where a partition sets no default memory (and slurm.conf none for all), no billing
+    weights, or no CPUs per GPU, Slurm gives a job its nodes' whole memory, bills its CPUs
+    and gives a GPU job the CPUs it asks for: import writes those defaults, which estategen
+    would otherwise replace with its own."""
     kept = []
+    if "def_cpu_per_gpu" not in part and gpu_pools & set(part["pools"]):
+        part["def_cpu_per_gpu"] = "none"
+        kept.append("def_cpu_per_gpu: none (a GPU job gets the CPUs it asks for)")
     memory_keys = ("def_mem_per_cpu", "def_mem_per_gpu", "def_mem_per_node")
     if not site.memory_default and not any(k in part for k in memory_keys):
         part["def_mem_per_node"] = "unlimited"

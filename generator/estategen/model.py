@@ -224,7 +224,7 @@ class PartitionOverrides:
     max_mem_per_node: int | None = None
     def_mem_per_cpu: int | None = None
     def_mem_per_node: int | str | None = None  # MiB or "unlimited"; None: not written
-    def_cpu_per_gpu: int | None = None
+    def_cpu_per_gpu: int | str | None = None  # CPUs, or "none": no DefCpuPerGPU
     def_mem_per_gpu: int | None = None
     # TRESBillingWeights, in blueprint order; None: estategen's, empty: none written
     billing_weights: tuple[tuple[str, str], ...] | None = None

@@ -396,7 +396,8 @@ _PARTITION = _dict(
         "def_mem_per_cpu": _int(1, 67_108_864),
         # MiB, or unlimited: a job gets its nodes' whole memory (Slurm's default)
         "def_mem_per_node": {"type": ["integer", "string"], "check_with": "memory_or_unlimited"},
-        "def_cpu_per_gpu": _int(1, 4_294_967_294),
+        # CPUs, or none: no DefCpuPerGPU (Slurm's default)
+        "def_cpu_per_gpu": {"type": ["integer", "string"], "check_with": "count_or_none"},
         "def_mem_per_gpu": _int(1, 67_108_864),
         "billing_weights": {
             "type": "dict",
@@ -981,6 +982,15 @@ def _port_or_range_problem(value: object) -> str | None:
     return None
 
 
+def _count_or_none_problem(value: object) -> str | None:
+    """DefCpuPerGPU: CPUs (1 to 4294967294) or none."""
+    if value == "none":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4_294_967_294:
+        return None
+    return f"{value!r} is not a CPU count; give 1 to 4294967294, or none"
+
+
 def _memory_or_unlimited_problem(value: object) -> str | None:
     """DefMemPerNode: MiB (1 to 64 TiB) or unlimited."""
     if value == "unlimited":
@@ -1038,6 +1048,7 @@ _VALUE_CHECKS = {
     "port_or_range": _port_or_range_problem,
     "billing_weight": _billing_weight_problem,
     "memory_or_unlimited": _memory_or_unlimited_problem,
+    "count_or_none": _count_or_none_problem,
 }
 
 
@@ -1119,6 +1130,11 @@ def _validator() -> Any:
 
         def _check_with_daemon_path(self, field: Hashable, value: object) -> None:
             problem = _daemon_path_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_count_or_none(self, field: Hashable, value: object) -> None:
+            problem = _count_or_none_problem(value)
             if problem:
                 self._error(field, problem)
 

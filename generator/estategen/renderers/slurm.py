@@ -200,8 +200,9 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     if isinstance(site.def_mem_per_node, int):
         fields.append(("DefMemPerNode", str(site.def_mem_per_node)))
     if gpu_pools and estate.slurm.site.select_type == "cons_tres":
-        per_gpu = site.def_cpu_per_gpu or min(_cpus_per_gpu(p) for p in gpu_pools)
-        fields.append(("DefCpuPerGPU", str(per_gpu)))
+        if site.def_cpu_per_gpu != "none":
+            per_gpu = site.def_cpu_per_gpu or min(_cpus_per_gpu(p) for p in gpu_pools)
+            fields.append(("DefCpuPerGPU", str(per_gpu)))
         if site.def_mem_per_node is None:
             mem_per_gpu = site.def_mem_per_gpu or min(_memory_per_gpu(p) for p in gpu_pools)
             fields.append(("DefMemPerGPU", str(mem_per_gpu)))
