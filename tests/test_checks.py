@@ -3465,6 +3465,24 @@ def test_priority_basic_refuses_partition_job_factors_qos_priorities_and_options
     ]
 
 
+def test_priority_basic_warns_of_a_fairshare_only_slurm_reads() -> None:
+    fragment = """
+    identity:
+      teams:
+        - {name: vision, gid: 20001, members: [alice], fairshare: 40}
+        - {name: nlp, gid: 20002, members: [bob], fairshare: 60}
+    slurm: {scheduling: {priority_type: basic}}
+    """
+    # the base estate's Kueue queues weigh both teams: nothing to warn of
+    assert run(checks.priority_basic_keys, fragment) == []
+    slurm_only = fragment + "kubernetes: {clusters: [{name: lab-k8s}]}\n"
+    found = run(checks.priority_basic_keys, slurm_only)
+    assert where(found) == [
+        ("identity.teams[0].fairshare", "warning"),
+        ("identity.teams[1].fairshare", "warning"),
+    ]
+
+
 def test_multifactor_takes_the_weights() -> None:
     fragment = "slurm: {scheduling: {priority_weights: {fairshare: 100}}}"
     assert run(checks.priority_basic_keys, fragment) == []

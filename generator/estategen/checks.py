@@ -2015,6 +2015,18 @@ def priority_basic_keys(estate: Estate) -> Iterator[Finding]:
                 f"slurm.options.{key}",
                 f"{key} is a setting of priority/multifactor: {why}",
             )
+    # a team's fairshare also weighs its Kueue or Volcano queue
+    queued = {
+        entry.team for c in estate.kubernetes_clusters if c.queues for entry in c.queues.teams
+    }
+    for team in estate.identity.teams:
+        if team.fairshare != 1 and team.name not in queued and estate.slurm_pools:
+            yield issue(
+                f"{team.path}.fairshare",
+                f"fair share orders jobs under priority/multifactor only: {why} (sshare "
+                "still shows the share); it weighs no Kubernetes queue of this team either",
+                level="warning",
+            )
 
 
 @check
