@@ -623,7 +623,11 @@ def _plugins_fit(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
         if "location" in completion:
             assert location is not None
             run.unmap(location, "slurm.job_completion.location")
-            run.refused(location, "JobCompType writes no completion log")
+            run.refused(
+                location,
+                "slurm.job_completion.location: the blueprint keeps no completion log "
+                "(JobCompType none, or refused)",
+            )
         slurm.pop("job_completion", None)
         return
     if location is None:
