@@ -653,3 +653,16 @@ def test_an_untyped_gpu_gres_stays_untyped(tmp_path: Path) -> None:
     # typed in gres.conf: the type is the site's
     typed = blueprint(tmp_path, text, gres="NodeName=g1 Name=gpu Type=a100 File=/dev/nvidia[0-1]\n")
     assert "typed" not in typed["node_pools"][0]["gpus"]
+
+
+def test_a_partition_memory_default_the_blueprint_cannot_keep_is_refused(tmp_path: Path) -> None:
+    both = "NodeName=n1\nPartitionName=p Nodes=n1 DefMemPerCPU=100 DefMemPerNode=900\n"
+    imported = import_site(conf(tmp_path, BASE + both))
+    (part,) = yaml.safe_load(imported.text)["slurm"]["partitions"]
+    assert part["def_mem_per_cpu"] == 100 and "def_mem_per_node" not in part
+    (outcome,) = [o for o in imported.outcomes if o.key == "DefMemPerNode"]
+    assert outcome.kind == "refused" and "not with def_mem_per_cpu" in outcome.target
+    beside = "DefMemPerCPU=100\nNodeName=n1\nPartitionName=p Nodes=n1 DefMemPerNode=UNLIMITED\n"
+    imported = import_site(conf(tmp_path, BASE + beside))
+    (outcome,) = [o for o in imported.outcomes if o.key == "DefMemPerNode"]
+    assert outcome.kind == "refused"

@@ -1244,6 +1244,15 @@ def _partition(
             if site.basic and row.path == "priority_job_factor":
                 run.refused(setting, f"slurm.partitions[].priority_job_factor: {_BASIC_IGNORES}")
                 continue
+            if value == "unlimited" and site.memory_default:
+                # unlimited writes no line, so slurm.conf's own default would apply instead
+                run.refused(
+                    setting,
+                    "slurm.partitions[].def_mem_per_node: unlimited beside slurm.conf's own "
+                    "DefMemPerCPU or DefMemPerNode is not a blueprint key",
+                    where,
+                )
+                continue
             if value is None:
                 part.pop(row.path, None)
             else:
@@ -1265,6 +1274,17 @@ def _partition(
             run.mapped(setting, f"slurm.partitions[{name}].{row.path}")
         else:
             run.refused(setting, "not a blueprint key", where)
+    node_default = record.get("DefMemPerNode")
+    others = [k for k in ("def_mem_per_cpu", "def_mem_per_gpu") if k in part]
+    if "def_mem_per_node" in part and others and node_default is not None:
+        # slurm.conf(5): DefMemPerCPU, DefMemPerGPU and DefMemPerNode are mutually exclusive
+        del part["def_mem_per_node"]
+        run.unmap(node_default, f"slurm.partitions[{name}].def_mem_per_node")
+        run.refused(
+            node_default,
+            f"slurm.partitions[].def_mem_per_node: not with {' or '.join(others)}",
+            where,
+        )
     return part
 
 
