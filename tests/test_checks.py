@@ -120,6 +120,8 @@ TESTED_CHECKS = [
     "partition_site_settings_valid",
     "accounting_site_settings_valid",
     "memory_enforcement_single",
+    "priority_basic_keys",
+    "slurm_plugins_fit",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -3423,3 +3425,139 @@ def test_slurm_node_settings_on_a_kubernetes_pool_are_errors(key: str, fragment:
     if "gpus" not in fragment:
         pools = pools.replace("memory_gb: 64,", "memory_gb: 64, gpus: {model: l4-24gb, count: 2},")
     only(run(checks.pool_site_settings_valid, pools), f"node_pools[1].{key}", "a Kubernetes pool")
+
+
+# --- priority/basic, scheduler, process tracking and job completion (issue 13) -------------
+
+
+def test_priority_basic_alone_is_fine() -> None:
+    assert run(checks.priority_basic_keys, "slurm: {scheduling: {priority_type: basic}}") == []
+
+
+@pytest.mark.parametrize(
+    ("fragment", "path"),
+    [
+        ("{priority_weights: {fairshare: 100}}", "slurm.scheduling.priority_weights.fairshare"),
+        ("{priority_weight_tres: {CPU: 5}}", "slurm.scheduling.priority_weight_tres"),
+        ("{fairshare_half_life: 7-0}", "slurm.scheduling.fairshare_half_life"),
+    ],
+)
+def test_priority_basic_refuses_the_multifactor_settings(fragment: str, path: str) -> None:
+    scheduling = fragment[:-1] + ", priority_type: basic}"
+    found = run(checks.priority_basic_keys, f"slurm: {{scheduling: {scheduling}}}")
+    only(found, path, "priority type basic orders jobs first in, first out and ignores it")
+
+
+def test_priority_basic_refuses_partition_job_factors_qos_priorities_and_options() -> None:
+    fragment = """
+    slurm:
+      scheduling: {priority_type: basic}
+      qos: [{name: high, priority: 10}]
+      options: {PriorityFlags: SMALL_RELATIVE_TO_TIME}
+      partitions:
+        - {name: gpu, pools: [a100], default: true, priority_job_factor: 5}
+    """
+    found = run(checks.priority_basic_keys, fragment)
+    assert where(found) == [
+        ("slurm.partitions[0].priority_job_factor", "error"),
+        ("slurm.qos[0].priority", "error"),
+        ("slurm.options.PriorityFlags", "error"),
+    ]
+
+
+def test_priority_basic_warns_of_a_fairshare_only_slurm_reads() -> None:
+    fragment = """
+    identity:
+      teams:
+        - {name: vision, gid: 20001, members: [alice], fairshare: 40}
+        - {name: nlp, gid: 20002, members: [bob], fairshare: 60}
+    slurm: {scheduling: {priority_type: basic}}
+    """
+    # the base estate's Kueue queues weigh both teams: nothing to warn of
+    assert run(checks.priority_basic_keys, fragment) == []
+    slurm_only = fragment + "kubernetes: {clusters: [{name: lab-k8s}]}\n"
+    found = run(checks.priority_basic_keys, slurm_only)
+    assert where(found) == [
+        ("identity.teams[0].fairshare", "warning"),
+        ("identity.teams[1].fairshare", "warning"),
+    ]
+
+
+def test_multifactor_takes_the_weights() -> None:
+    fragment = "slurm: {scheduling: {priority_weights: {fairshare: 100}}}"
+    assert run(checks.priority_basic_keys, fragment) == []
+
+
+def test_builtin_scheduler_refuses_backfill_tuning() -> None:
+    fragment = "slurm: {scheduler: builtin, scheduler_parameters: [bf_window=60, max_rpc_cnt=9]}"
+    only(run(checks.slurm_plugins_fit, fragment), "slurm.scheduler_parameters", "bf_window=60")
+    other = "slurm: {scheduler: builtin, scheduler_parameters: [max_rpc_cnt=9]}"
+    assert run(checks.slurm_plugins_fit, other) == []
+
+
+def test_proctrack_other_than_cgroup_needs_task_plugins_without_cgroup() -> None:
+    found = run(checks.slurm_plugins_fit, "slurm: {proctrack: linuxproc}")
+    only(found, "slurm.proctrack", "task plugin cgroup")
+    fine = "slurm: {proctrack: pgid, task_plugins: [affinity]}"
+    assert run(checks.slurm_plugins_fit, fine) == []
+
+
+def test_x11_does_not_go_with_linuxproc() -> None:
+    fragment = "slurm: {proctrack: linuxproc, task_plugins: [none], prolog_flags: [Contain, X11]}"
+    only(run(checks.slurm_plugins_fit, fragment), "slurm.prolog_flags", "X11")
+    pgid = "slurm: {proctrack: pgid, task_plugins: [none], prolog_flags: [Contain, X11]}"
+    assert run(checks.slurm_plugins_fit, pgid) == []
+
+
+@pytest.mark.parametrize(
+    ("completion", "text"),
+    [
+        ("{location: /var/log/slurm/jobs.log}", "without a completion log"),
+        ("{type: filetxt, location: /srv/jobs.log}", "outside the folder of slurmctld's log"),
+        ("{type: filetxt, location: /var/log/slurm/slurmd.log}", "also a daemon path"),
+    ],
+)
+def test_job_completion_location_lies_beside_slurmctlds_log(completion: str, text: str) -> None:
+    found = run(checks.slurm_plugins_fit, f"slurm: {{job_completion: {completion}}}")
+    only(found, "slurm.job_completion.location", text)
+
+
+def test_job_completion_in_slurmctlds_log_folder_is_fine() -> None:
+    fragment = """
+    slurm:
+      paths: {slurmctld_log_file: /srv/log/ctld.log}
+      job_completion: {type: filetxt, location: /srv/log/jobs.txt}
+    """
+    assert run(checks.slurm_plugins_fit, fragment) == []
+
+
+def test_a_kubernetes_pool_has_no_untyped_gres() -> None:
+    fragment = """
+    node_pools:
+      - {name: a100, scheduler: slurm, hosts: 'lab-gpu-[01-02]', cpu: {sockets: 2,
+         cores_per_socket: 32}, memory_gb: 512, gpus: {model: a100-sxm-80gb, count: 4}}
+      - {name: l4-serve, scheduler: kubernetes, cluster: lab-k8s, hosts: 'lab-k8s-[01-02]',
+         gpus: {model: l4-24gb, count: 2, typed: false}}
+    """
+    found = run(checks.pool_site_settings_valid, fragment)
+    only(found, "node_pools[1].gpus.typed", "a Kubernetes pool has none")
+
+
+def test_untyped_gpus_of_two_models_share_no_billed_partition() -> None:
+    fragment = """
+    node_pools:
+      - {name: a100, scheduler: slurm, hosts: 'lab-gpu-[01-02]', cpu: {sockets: 2,
+         cores_per_socket: 32}, memory_gb: 512,
+         gpus: {model: a100-sxm-80gb, count: 4, typed: false}}
+      - {name: l4, scheduler: slurm, hosts: 'lab-l4-[01-02]', cpu: {sockets: 1,
+         cores_per_socket: 16}, memory_gb: 128, gpus: {model: l4-24gb, count: 2, typed: false}}
+    slurm:
+      accounting: {host: lab-dbd, database: {host: lab-db, password: {secret: db}}}
+      partitions: [{name: gpu, pools: [a100, l4], default: true}]
+    """
+    found = run(checks.partition_site_settings_valid, fragment)
+    only(found, "slurm.partitions[0].pools", "several GPU models")
+    without_accounting = fragment.replace(
+        "accounting: {host: lab-dbd, database: {host: lab-db, password: {secret: db}}}", ""
+    )
+    assert run(checks.partition_site_settings_valid, without_accounting) == []

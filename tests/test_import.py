@@ -45,7 +45,15 @@ def test_identical_nodes_on_several_lines_are_one_pool(tmp_path: Path) -> None:
         "PartitionName=batch Nodes=cn[01-03] Default=YES\n",
     )
     assert [(p["hosts"], p["cpu"]["sockets"]) for p in data["node_pools"]] == [("cn[01-03]", 2)]
-    assert data["slurm"]["partitions"] == [{"name": "batch", "pools": ["cn"], "default": True}]
+    assert data["slurm"]["partitions"] == [
+        {
+            "name": "batch",
+            "pools": ["cn"],
+            "default": True,
+            "def_mem_per_node": "unlimited",
+            "billing_weights": {},
+        }
+    ]
 
 
 def test_nodes_differing_in_shape_are_separate_pools(tmp_path: Path) -> None:
@@ -154,26 +162,22 @@ def test_keys_estategen_owns_are_refused_in_a_comment_with_their_line(tmp_path: 
     imported = import_site(
         conf(
             tmp_path,
-            BASE + "ProctrackType=proctrack/linuxproc\nJobCompType=jobcomp/filetxt\n"
+            BASE + "AuthType=auth/none\nCredType=cred/none\n"
             "NodeName=n1\nPartitionName=p Nodes=n1\n",
         )
     )
     refused = {o.key: o for o in imported.outcomes if o.kind == "refused"}
-    assert set(refused) == {"ProctrackType", "JobCompType"}
-    assert refused["ProctrackType"].target == "estategen renders ProctrackType=proctrack/cgroup"
-    assert (
-        f"#   {tmp_path / 'slurm.conf'}:3:1: ProctrackType=proctrack/linuxproc  #" in imported.text
-    )
-    assert "JobCompType" not in yaml.safe_load(imported.text)["slurm"].get("options", {})
+    assert set(refused) == {"AuthType", "CredType"}
+    assert refused["AuthType"].target == "estategen renders AuthType=auth/munge"
+    assert f"#   {tmp_path / 'slurm.conf'}:3:1: AuthType=auth/none  #" in imported.text
+    assert "CredType" not in yaml.safe_load(imported.text)["slurm"].get("options", {})
 
 
 def test_a_site_value_equal_to_the_render_counts_as_mapped(tmp_path: Path) -> None:
     imported = import_site(
-        conf(
-            tmp_path, BASE + "SchedulerType=sched/backfill\nNodeName=n1\nPartitionName=p Nodes=n1\n"
-        )
+        conf(tmp_path, BASE + "AuthType=auth/munge\nNodeName=n1\nPartitionName=p Nodes=n1\n")
     )
-    (outcome,) = [o for o in imported.outcomes if o.key == "SchedulerType"]
+    (outcome,) = [o for o in imported.outcomes if o.key == "AuthType"]
     assert (outcome.kind, outcome.target) == ("mapped", "the same value estategen renders")
 
 
@@ -232,6 +236,8 @@ def test_partition_settings_map_to_their_keys(tmp_path: Path) -> None:
             "priority_tier": 5,
             "preempt_mode": "requeue",
             "hidden": True,
+            "def_mem_per_node": "unlimited",
+            "billing_weights": {},
         }
     ]
     assert data["slurm"]["qos"] == [{"name": "gold"}]
@@ -239,7 +245,7 @@ def test_partition_settings_map_to_their_keys(tmp_path: Path) -> None:
 
 def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
     text = (
-        "AccountingStorageType=accounting_storage/slurmdbd\n"
+        "AccountingStorageType=accounting_storage/slurmdbd\nPriorityType=priority/multifactor\n"
         "NodeName=n1 CPUs=4 RealMemory=8000\n"
         "PartitionName=p Nodes=n1 State=DOWN OverSubscribe=FORCE:2 ExclusiveUser=YES Priority=7 "
         "AllowQos=gold "
@@ -269,6 +275,9 @@ def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
     assert {k: v for k, v in q.items() if k not in ("name", "pools")} == {
         "oversubscribe": "exclusive",
         "exclusive_user": False,
+        # Slurm's defaults, which estategen would replace: the whole memory, CPUs billed
+        "def_mem_per_node": "unlimited",
+        "billing_weights": {},
     }
     assert data["slurm"]["qos"] == [{"name": "gold"}]
     assert [t["name"] for t in data["identity"]["teams"]] == ["guests"]
@@ -514,3 +523,151 @@ def test_over_memory_kill_passes_through_unless_task_cgroup_enforces_memory(
     )
     (outcome,) = [o for o in imported.outcomes if o.key == "JobAcctGatherParams"]
     assert outcome.kind == kind
+
+
+# --- priority, scheduler, partition limits, process tracking, job completion (issue 13) ---
+
+
+def outcomes(tmp_path: Path, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The blueprint's slurm section, and each setting's outcome by key (the last, for keys
+    given twice)."""
+    imported = import_site(conf(tmp_path, BASE + text + "NodeName=n1\nPartitionName=p Nodes=n1\n"))
+    data = yaml.safe_load(imported.text)
+    return data["slurm"], {o.key: o for o in imported.outcomes} | {"reviews": imported.reviews}
+
+
+def test_a_site_without_priority_type_keeps_slurms_basic_and_refuses_the_weights(
+    tmp_path: Path,
+) -> None:
+    slurm, found = outcomes(
+        tmp_path, "PriorityWeightAge=100\nPriorityFlags=SMALL_RELATIVE_TO_TIME\n"
+    )
+    assert slurm["scheduling"] == {"priority_type": "basic"}
+    assert "options" not in slurm
+    for key in ("PriorityWeightAge", "PriorityFlags"):
+        assert found[key].kind == "refused"
+        assert "priority/basic" in found[key].target
+
+
+def test_multifactor_keeps_its_weights(tmp_path: Path) -> None:
+    slurm, found = outcomes(tmp_path, "PriorityType=priority/multifactor\nPriorityWeightAge=100\n")
+    assert slurm["scheduling"] == {"priority_type": "multifactor", "priority_weights": {"age": 100}}
+    assert found["PriorityType"].target == "slurm.scheduling.priority_type"
+
+
+def test_priority_on_a_basic_partition_keeps_the_tier_only(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1 Priority=50\n")
+    )
+    (part,) = yaml.safe_load(imported.text)["slurm"]["partitions"]
+    assert part["priority_tier"] == 50
+    assert "priority_job_factor" not in part
+    assert any("priority/basic ignores the job factor" in r for r in imported.reviews)
+    factor = import_site(
+        conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1 PriorityJobFactor=3\n")
+    )
+    (outcome,) = [o for o in factor.outcomes if o.key == "PriorityJobFactor"]
+    assert outcome.kind == "refused"
+
+
+def test_sched_builtin_keeps_the_options_that_are_not_backfills(tmp_path: Path) -> None:
+    slurm, found = outcomes(
+        tmp_path, "SchedulerType=sched/builtin\nSchedulerParameters=bf_window=60,max_rpc_cnt=9\n"
+    )
+    assert (slurm["scheduler"], slurm["scheduler_parameters"]) == ("builtin", ["max_rpc_cnt=9"])
+    assert (found["SchedulerParameters"].kind, found["SchedulerParameters"].value) == (
+        "refused",
+        "bf_window=60",
+    )
+
+
+@pytest.mark.parametrize(("value", "kept"), [(None, "none"), ("YES", "any"), ("ALL", "all")])
+def test_enforce_part_limits_keeps_the_sites(tmp_path: Path, value: str | None, kept: str) -> None:
+    slurm, _ = outcomes(tmp_path, f"EnforcePartLimits={value}\n" if value else "")
+    assert slurm["enforce_part_limits"] == kept
+
+
+def test_linuxproc_stays_unless_task_cgroup_needs_cgroup_tracking(tmp_path: Path) -> None:
+    slurm, found = outcomes(tmp_path, "ProctrackType=proctrack/linuxproc\n")
+    assert slurm["proctrack"] == "linuxproc"  # Slurm's default TaskPlugin is task/none
+    slurm, found = outcomes(
+        tmp_path, "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/cgroup,task/affinity\n"
+    )
+    assert "proctrack" not in slurm
+    assert found["ProctrackType"].kind == "refused"
+    assert "task/cgroup" in found["ProctrackType"].target
+
+
+def test_a_completion_log_beside_slurmctlds_log_is_kept(tmp_path: Path) -> None:
+    slurm, found = outcomes(
+        tmp_path,
+        "SlurmctldLogFile=/var/log/slurm/slurmctld.log\nJobCompType=jobcomp/filetxt\n"
+        "JobCompLoc=/var/log/slurm/jobcomp.log\n",
+    )
+    assert slurm["job_completion"] == {"type": "filetxt", "location": "/var/log/slurm/jobcomp.log"}
+    assert found["JobCompLoc"].kind == "mapped"
+
+
+def test_a_completion_log_elsewhere_is_refused_and_slurms_default_kept_where_it_can(
+    tmp_path: Path,
+) -> None:
+    slurm, found = outcomes(tmp_path, "JobCompType=jobcomp/filetxt\nJobCompLoc=/srv/jobcomp.log\n")
+    assert slurm["job_completion"] == {"type": "filetxt"}
+    assert found["JobCompLoc"].kind == "refused"
+    slurm, _ = outcomes(
+        tmp_path, "SlurmctldLogFile=/var/log/slurmctld.log\nJobCompType=jobcomp/filetxt\n"
+    )
+    assert slurm["job_completion"]["location"] == "/var/log/slurm_jobcomp.log"
+    slurm, found = outcomes(tmp_path, "JobCompType=jobcomp/none\nJobCompLoc=/var/log/x.log\n")
+    assert "job_completion" not in slurm
+    assert found["JobCompLoc"].kind == "refused"
+
+
+def test_a_partition_without_memory_default_or_billing_keeps_slurms(tmp_path: Path) -> None:
+    text = "NodeName=n1 CPUs=4 RealMemory=8000\nPartitionName=p Nodes=n1\n"
+    (part,) = blueprint(tmp_path, text)["slurm"]["partitions"]
+    assert (part["def_mem_per_node"], part["billing_weights"]) == ("unlimited", {})
+    line = rendered_conf(tmp_path, text)["PartitionName=p"]
+    assert not [f for f in ("DefMem", "TRESBillingWeights") if f in line]
+    node_default = blueprint(tmp_path, "NodeName=n1\nPartitionName=p Nodes=n1 DefMemPerNode=900\n")
+    assert node_default["slurm"]["partitions"][0]["def_mem_per_node"] == 900
+    # a global default memory applies to the partition: estategen's per-CPU default stays
+    (kept,) = blueprint(tmp_path, "DefMemPerCPU=100\n" + text)["slurm"]["partitions"]
+    assert "def_mem_per_node" not in kept
+
+
+def test_an_untyped_gpu_gres_stays_untyped(tmp_path: Path) -> None:
+    text = (
+        "AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageTRES=gres/gpu\n"
+        "GresTypes=gpu\nNodeName=g1 CPUs=8 RealMemory=4096 Gres=gpu:2\nPartitionName=p Nodes=g1\n"
+    )
+    data = blueprint(tmp_path, text)
+    assert data["node_pools"][0]["gpus"] == {
+        "model": "gpu",
+        "count": 2,
+        "typed": False,
+        "feature": False,
+    }
+    # no typed GPU TRES to add: the site's list stays as it is
+    assert data["slurm"]["accounting"]["tres"] == ["gres/gpu"]
+    conf_ = rendered_conf(tmp_path, text)
+    assert "Gres=gpu:2" in conf_["NodeName=g1"].split()
+    # nor a default CPU count per GPU: a GPU job gets the CPUs it asks for
+    assert data["slurm"]["partitions"][0]["def_cpu_per_gpu"] == "none"
+    assert "DefCpuPerGPU" not in conf_["PartitionName=p"]
+    # typed in gres.conf: the type is the site's
+    typed = blueprint(tmp_path, text, gres="NodeName=g1 Name=gpu Type=a100 File=/dev/nvidia[0-1]\n")
+    assert "typed" not in typed["node_pools"][0]["gpus"]
+
+
+def test_a_partition_memory_default_the_blueprint_cannot_keep_is_refused(tmp_path: Path) -> None:
+    both = "NodeName=n1\nPartitionName=p Nodes=n1 DefMemPerCPU=100 DefMemPerNode=900\n"
+    imported = import_site(conf(tmp_path, BASE + both))
+    (part,) = yaml.safe_load(imported.text)["slurm"]["partitions"]
+    assert part["def_mem_per_cpu"] == 100 and "def_mem_per_node" not in part
+    (outcome,) = [o for o in imported.outcomes if o.key == "DefMemPerNode"]
+    assert outcome.kind == "refused" and "not with def_mem_per_cpu" in outcome.target
+    beside = "DefMemPerCPU=100\nNodeName=n1\nPartitionName=p Nodes=n1 DefMemPerNode=UNLIMITED\n"
+    imported = import_site(conf(tmp_path, BASE + beside))
+    (outcome,) = [o for o in imported.outcomes if o.key == "DefMemPerNode"]
+    assert outcome.kind == "refused"

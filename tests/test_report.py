@@ -542,3 +542,15 @@ def test_cli_report_of_an_invalid_blueprint_exits_one(tmp_path: Path) -> None:
     result = run_cli("report", blueprint)
     assert result.returncode == 1
     assert "node_pools: is required" in result.stderr
+
+
+def test_fairshare_under_priority_basic_is_reported_as_unused() -> None:
+    teams = {t.name: t for t in build(estate(CLEAN)).teams}
+    assert teams["vision"].fairshare == "3 (75%)"
+    assert teams["vision"].fairshare_share == 0.75
+    doc = variant()
+    doc["slurm"]["scheduling"] = {"priority_type": "basic"}
+    doc["slurm"]["qos"] = [{"name": "normal"}]  # a QoS priority would be refused with basic
+    teams = {t.name: t for t in build(estate(doc)).teams}
+    assert teams["vision"].fairshare.startswith("3, not used (priority/basic")
+    assert teams["vision"].fairshare_share is None

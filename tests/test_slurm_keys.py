@@ -31,7 +31,7 @@ from conftest import BLUEPRINTS
 
 # Every optional slurm.conf line on: GPUs (GresTypes), accounting (AccountingStorageHost, Port,
 # Enforce and TRES), a switch (TopologyPlugin), all six priority weights and TRES weights,
-# preemption, the user slurmd runs as (SlurmdUser).
+# preemption, the user slurmd runs as (SlurmdUser), a job completion log (JobCompLoc).
 EVERYTHING = """\
 estate: t
 versions: {slurm: "23.11"}
@@ -53,6 +53,7 @@ slurm:
   rest_api: {host: ctl-01, jwt_key: {secret: slurm_jwt}}
   health_check: {interval: 120, node_state: [idle, mixed]}
   slurmd_user: root
+  job_completion: {type: filetxt}
 node_pools:
   - name: h100
     scheduler: slurm

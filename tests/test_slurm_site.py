@@ -253,6 +253,61 @@ def test_a_site_gres_type_names_the_gpus_everywhere_slurm_counts_them() -> None:
     assert "GRES/gpu:GH100_sxm=20" in record(fragment, "PartitionName")["TRESBillingWeights"]
 
 
+def test_untyped_gpus_are_counted_as_gres_gpu_alone() -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"]["typed"] = False
+    fragment = yaml.safe_dump({"node_pools": [pool]})
+    assert errors(fragment) == []
+    node = record(fragment, "NodeName")
+    assert node["Gres"] == "gpu:8"
+    assert node["Feature"] == "ib,h100-sxm-80gb"
+    gres = files(fragment)["slurm/gres.conf"]
+    assert "NodeName=gpu-[01-02] AutoDetect=off Name=gpu File=/dev/nvidia[0-7]" in gres
+    assert "Type=" not in gres
+    assert params(fragment)["AccountingStorageTRES"] == "gres/gpu"
+    weights = record(fragment, "PartitionName")["TRESBillingWeights"]
+    assert weights == "CPU=1.0,Mem=0.25G,GRES/gpu=20"
+
+
+@pytest.mark.parametrize(
+    ("gpus", "path"),
+    [
+        ({"gres_type": "GH100"}, "node_pools[0].gpus.gres_type"),
+        ({"model": "a100-sxm-80gb", "mig": ["1g.10gb"]}, "node_pools[0].gpus.mig"),
+    ],
+)
+def test_untyped_gpus_name_no_type(gpus: dict[str, object], path: str) -> None:
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"].update(gpus, typed=False)
+    (found,) = errors(yaml.safe_dump({"node_pools": [pool]}))
+    assert found.path == path
+    assert "without a type" in found.message
+
+
+def test_untyped_and_typed_gpus_share_no_billed_partition() -> None:
+    base = yaml.safe_load(BASE)["node_pools"][0]
+    untyped = {**base, "name": "old", "hosts": "old-[01-02]"}
+    untyped["gpus"] = {**base["gpus"], "typed": False}
+    fragment = yaml.safe_dump(
+        {
+            "node_pools": [base, untyped],
+            "slurm": {"partitions": [{"name": "gpu", "pools": ["h100", "old"]}]},
+        }
+    )
+    (found,) = errors(fragment)
+    assert found.path == "slurm.partitions[0].pools"
+    assert "typed GPU pools (h100)" in found.message
+    apart = yaml.safe_dump(
+        {
+            "node_pools": [base, untyped],
+            "slurm": {
+                "partitions": [{"name": "gpu", "pools": ["h100"]}, {"name": "o", "pools": ["old"]}]
+            },
+        }
+    )
+    assert errors(apart) == []
+
+
 def test_nvml_autodetect_lets_slurmd_find_the_gpus() -> None:
     pool = yaml.safe_load(BASE)["node_pools"][0]
     pool["gpus"]["autodetect"] = "nvml"
@@ -324,6 +379,50 @@ def test_tres_priority_weights_need_tracked_tres() -> None:
     assert "add it to slurm.accounting.tres" in found.message
 
 
+def test_priority_basic_writes_no_multifactor_settings() -> None:
+    conf = params("slurm: {scheduling: {priority_type: basic}}")
+    assert conf["PriorityType"] == "priority/basic"
+    assert not [key for key in conf if key.startswith("PriorityDecay") or "Weight" in key]
+    default = params()
+    assert default["PriorityType"] == "priority/multifactor"
+    assert default["PriorityDecayHalfLife"] == "7-00:00:00"
+
+
+def test_builtin_scheduler_leaves_out_the_backfill_tuning() -> None:
+    conf = params("slurm: {scheduler: builtin}")
+    assert conf["SchedulerType"] == "sched/builtin"
+    assert "SchedulerParameters" not in conf
+    assert params()["SchedulerType"] == "sched/backfill"
+    kept = params("slurm: {scheduler: builtin, scheduler_parameters: [max_rpc_cnt=9]}")
+    assert kept["SchedulerParameters"] == "max_rpc_cnt=9"
+
+
+@pytest.mark.parametrize(("value", "line"), [("all", "ALL"), ("any", "ANY"), ("none", "NO")])
+def test_partition_limits_are_enforced_as_the_blueprint_says(value: str, line: str) -> None:
+    assert params(f"slurm: {{enforce_part_limits: {value}}}")["EnforcePartLimits"] == line
+    assert params()["EnforcePartLimits"] == "ALL"
+
+
+def test_process_tracking_is_the_blueprints() -> None:
+    conf = params("slurm: {proctrack: linuxproc, task_plugins: [affinity]}")
+    assert conf["ProctrackType"] == "proctrack/linuxproc"
+    assert params()["ProctrackType"] == "proctrack/cgroup"
+
+
+def test_a_completion_log_lies_beside_slurmctlds_log() -> None:
+    conf = params("slurm: {job_completion: {type: filetxt}}")
+    assert conf["JobCompType"] == "jobcomp/filetxt"
+    assert conf["JobCompLoc"] == "/var/log/slurm/jobcomp.log"
+    moved = """
+    slurm:
+      paths: {slurmctld_log_file: /srv/log/ctld.log}
+      job_completion: {type: filetxt, location: /srv/log/jobs.txt}
+    """
+    assert params(moved)["JobCompLoc"] == "/srv/log/jobs.txt"
+    assert params()["JobCompType"] == "jobcomp/none"
+    assert "JobCompLoc" not in params()
+
+
 def test_no_prolog_flags_writes_no_prolog_flags_line() -> None:
     assert "PrologFlags" not in params("slurm: {prolog_flags: []}")
 
@@ -387,6 +486,15 @@ def test_accounting_enforce_and_tres_are_the_blueprints() -> None:
         ("slurm: {job_acct_gather: cgroups}", "slurm.job_acct_gather", "linux"),
         ("slurm: {prolog_flags: [contain]}", "slurm.prolog_flags[0]", "Contain"),
         ("slurm: {return_to_service: 3}", "slurm.return_to_service", "2"),
+        ("slurm: {scheduler: fifo}", "slurm.scheduler", "builtin"),
+        ("slurm: {proctrack: cray_aries}", "slurm.proctrack", "linuxproc"),
+        ("slurm: {enforce_part_limits: some}", "slurm.enforce_part_limits", "none"),
+        ("slurm: {job_completion: {type: mysql}}", "slurm.job_completion.type", "filetxt"),
+        (
+            "slurm: {scheduling: {priority_type: fair}}",
+            "slurm.scheduling.priority_type",
+            "multifactor",
+        ),
         ("slurm: {scheduler_parameters: ['bf window']}", "slurm.scheduler_parameters[0]", "bf_"),
         ("slurm: {accounting: {enforce: [safe, all]}}", "slurm.accounting.enforce[1]", "limits"),
         ("slurm: {accounting: {tres: [gpu]}}", "slurm.accounting.tres[0]", "gres/gpu"),
@@ -459,6 +567,73 @@ def test_exclusive_user_is_written_only_when_the_blueprint_says(
     assert record(fragment, "PartitionName").get("ExclusiveUser") == line
 
 
+def test_no_billing_weights_writes_none() -> None:
+    fragment = "slurm: {partitions: [{name: gpu, pools: [h100], billing_weights: {}}]}"
+    assert "TRESBillingWeights" not in record(fragment, "PartitionName")
+    assert record("", "PartitionName")["TRESBillingWeights"].startswith("CPU=1.0,Mem=0.25G")
+
+
+@pytest.mark.parametrize(("value", "line"), [("unlimited", None), ("64000", "64000")])
+def test_default_memory_per_node_replaces_the_per_cpu_and_per_gpu_defaults(
+    value: str, line: str | None
+) -> None:
+    """unlimited is Slurm's default, and writes no line: slurmctld 22.05 shows a written
+    DefMemPerNode=UNLIMITED as DefMemPerCPU=9223372036854775807."""
+    fragment = f"slurm: {{partitions: [{{name: gpu, pools: [h100], def_mem_per_node: {value}}}]}}"
+    part = record(fragment, "PartitionName")
+    assert part.get("DefMemPerNode") == line
+    assert "DefMemPerCPU" not in part and "DefMemPerGPU" not in part
+    assert part["DefCpuPerGPU"] == "28"
+
+
+def test_no_cpus_per_gpu_writes_no_default() -> None:
+    fragment = "slurm: {partitions: [{name: gpu, pools: [h100], def_cpu_per_gpu: none}]}"
+    part = record(fragment, "PartitionName")
+    assert "DefCpuPerGPU" not in part
+    assert part["DefMemPerGPU"] == record("", "PartitionName")["DefMemPerGPU"]
+    cons_res = "slurm: {select: {type: cons_res}, partitions: [{name: gpu, pools: [h100], "
+    assert errors(cons_res + "def_cpu_per_gpu: none}]}") == []
+
+
+@pytest.mark.parametrize("value", ["0", "all", "'8'", "-1"])
+def test_cpus_per_gpu_is_a_count_or_none(value: str) -> None:
+    fragment = f"slurm: {{partitions: [{{name: gpu, pools: [h100], def_cpu_per_gpu: {value}}}]}}"
+    (found,) = errors(fragment)
+    assert found.path == "slurm.partitions[0].def_cpu_per_gpu"
+    assert "or none" in found.message
+
+
+@pytest.mark.parametrize("value", ["0", "lots", "'64000'", "67108865"])
+def test_default_memory_per_node_is_mib_or_unlimited(value: str) -> None:
+    fragment = f"slurm: {{partitions: [{{name: gpu, pools: [h100], def_mem_per_node: {value}}}]}}"
+    (found,) = errors(fragment)
+    assert found.path == "slurm.partitions[0].def_mem_per_node"
+
+
+def test_default_memory_per_node_goes_alone() -> None:
+    fragment = """
+    slurm:
+      partitions:
+        - {name: gpu, pools: [h100], def_mem_per_node: 900, def_mem_per_cpu: 10,
+           max_mem_per_node: 800}
+    """
+    assert sorted(f.message.split(" (")[0] for f in errors(fragment)) == [
+        "def_mem_per_node",
+        "give def_mem_per_node or def_mem_per_cpu, not both",
+    ]
+
+
+def test_unlimited_memory_per_node_needs_no_global_default() -> None:
+    fragment = """
+    slurm:
+      options: {DefMemPerCPU: 100}
+      partitions: [{name: gpu, pools: [h100], def_mem_per_node: unlimited}]
+    """
+    (found,) = errors(fragment)
+    assert found.path == "slurm.partitions[0].def_mem_per_node"
+    assert "slurm.options sets DefMemPerCPU" in found.message
+
+
 def test_partition_billing_weights_replace_estategens() -> None:
     fragment = """
     slurm:
@@ -520,6 +695,12 @@ def test_an_oversubscribe_slurm_does_not_know_is_an_error(value: str) -> None:
         "PriorityWeightTRES",
         "AccountingStorageTRES",
         "AccountingStorageEnforce",
+        "PriorityType",
+        "SchedulerType",
+        "EnforcePartLimits",
+        "ProctrackType",
+        "JobCompType",
+        "JobCompLoc",
     ],
 )
 def test_slurm_options_refuses_a_key_the_blueprint_now_says(key: str) -> None:
@@ -571,6 +752,23 @@ def test_slurm_options_refuses_a_key_the_blueprint_now_says(key: str) -> None:
         ("slurm: {slurmd_user: slurm}", "SlurmdUser", ChangePolicy.RESTART_ALL),
         ("slurm: {task_plugins: [affinity]}", "TaskPlugin", ChangePolicy.RESTART_ALL),
         ("slurm: {job_acct_gather: linux}", "JobAcctGatherType", ChangePolicy.RESTART_ALL),
+        (
+            "slurm: {scheduling: {priority_type: basic}}",
+            "PriorityType",
+            ChangePolicy.RESTART_SLURMCTLD,
+        ),
+        ("slurm: {scheduler: builtin}", "SchedulerType", ChangePolicy.RESTART_SLURMCTLD),
+        ("slurm: {enforce_part_limits: any}", "EnforcePartLimits", ChangePolicy.RECONFIGURE),
+        (
+            "slurm: {proctrack: pgid, task_plugins: [affinity]}",
+            "ProctrackType",
+            ChangePolicy.RESTART_ALL,
+        ),
+        (
+            "slurm: {job_completion: {type: filetxt}}",
+            "JobCompType",
+            ChangePolicy.RESTART_SLURMCTLD,
+        ),
     ],
 )
 def test_plan_restarts_what_slurm_conf5_says_a_changed_key_needs(
@@ -666,6 +864,9 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
           return_to_service: 1
           select: {{type: cons_tres, parameters: [CR_CPU_Memory, CR_Pack_Nodes]}}
           task_plugins: [affinity]
+          proctrack: linuxproc
+          enforce_part_limits: any
+          job_completion: {{type: filetxt, location: {run}/log/site-jobs.txt}}
           job_acct_gather: linux
           prolog_flags: [Alloc, Contain]
           scheduler_parameters: [bf_continue, bf_window=4320, bf_resolution=300]
@@ -779,6 +980,10 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
         "SchedulerParameters": "bf_continue,bf_window=4320,bf_resolution=300",
         "AccountingStorageEnforce": "associations,limits,qos",
         "PriorityWeightTRES": "CPU=100,GRES/gpu=1000",
+        "ProctrackType": "proctrack/linuxproc",
+        "EnforcePartLimits": "ANY",
+        "JobCompType": "jobcomp/filetxt",
+        "JobCompLoc": f"{run}/log/site-jobs.txt",
     }
     assert {k: config.get(k) for k in expected_config} == expected_config
     tres = config["AccountingStorageTRES"].split(",")

@@ -73,7 +73,13 @@ from estategen.reserved import (
     namespace_reason,
 )
 from estategen.schema import PROGRAM_TREES, STORAGE_SOURCES
-from estategen.slurm_keys import RECORD_KEYS, REFUSED_IN_OPTIONS, Owner, slurm_key
+from estategen.slurm_keys import (
+    MULTIFACTOR_OPTIONS,
+    RECORD_KEYS,
+    REFUSED_IN_OPTIONS,
+    Owner,
+    slurm_key,
+)
 
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
@@ -1033,7 +1039,8 @@ def rest_api_valid(estate: Estate) -> Iterator[Finding]:
 
 @check
 def slurm_times_valid(estate: Estate) -> Iterator[Finding]:
-    times = [("slurm.scheduling.fairshare_half_life", estate.slurm.scheduling.fairshare_half_life)]
+    half_life = estate.slurm.scheduling.fairshare_half_life
+    times = [("slurm.scheduling.fairshare_half_life", half_life)] if half_life else []
     times += [(f"{q.path}.max_time", q.max_time) for q in estate.slurm.qos if q.max_time]
     for part in estate.slurm.partitions:
         times.append((f"{part.path}.max_time", part.max_time))
@@ -1061,6 +1068,8 @@ def _half_life_usable(estate: Estate) -> Iterator[Finding]:
     """slurmctld reads PriorityDecayHalfLife=UNLIMITED as about 136 years, and refuses 0
     unless PriorityUsageResetPeriod resets usage instead."""
     text = estate.slurm.scheduling.fairshare_half_life
+    if text is None:
+        return  # priority/basic: no half-life
     try:
         minutes = slurm_minutes(text)
     except ValueError:
@@ -1956,11 +1965,121 @@ def _select_problems(estate: Estate) -> Iterator[Finding]:
                 )
         for part in estate.slurm.partitions:
             for key in ("def_cpu_per_gpu", "def_mem_per_gpu"):
-                if getattr(part.overrides, key) is not None:
+                if getattr(part.overrides, key) not in (None, "none"):
                     yield issue(
                         f"{part.path}.{key}",
                         f"per-GPU defaults need select type cons_tres, not {site.select_type}",
                     )
+
+
+@check
+def priority_basic_keys(estate: Estate) -> Iterator[Finding]:
+    """priority/basic orders jobs by submission (slurm.conf(5), PriorityType): the settings
+    of priority/multifactor would have no effect, so they are refused."""
+    scheduling = estate.slurm.scheduling
+    if scheduling.priority_type != "basic":
+        return
+    why = "priority type basic orders jobs first in, first out and ignores it"
+    for key, value in scheduling.priority_weights.items():
+        if value:
+            yield issue(
+                f"slurm.scheduling.priority_weights.{key}",
+                f"a priority weight: {why}; remove it, or use priority type multifactor",
+            )
+    if scheduling.priority_weight_tres:
+        yield issue(
+            "slurm.scheduling.priority_weight_tres",
+            f"PriorityWeightTRES: {why}; remove it, or use priority type multifactor",
+        )
+    if scheduling.half_life_declared:
+        yield issue(
+            "slurm.scheduling.fairshare_half_life",
+            f"PriorityDecayHalfLife decays fair-share usage for multifactor: {why}; remove it",
+        )
+    for part in estate.slurm.partitions:
+        if part.overrides.priority_job_factor is not None:
+            yield issue(
+                f"{part.path}.priority_job_factor",
+                f"PriorityJobFactor is a multifactor factor: {why}; priority_tier orders the "
+                "partitions",
+            )
+    for qos in estate.slurm.qos:
+        if qos.priority:
+            yield issue(
+                f"{qos.path}.priority",
+                f"a QoS priority weighs in multifactor's job priority: {why}",
+            )
+    for key in estate.slurm.options:
+        if key.lower() in MULTIFACTOR_OPTIONS:
+            yield issue(
+                f"slurm.options.{key}",
+                f"{key} is a setting of priority/multifactor: {why}",
+            )
+    # a team's fairshare also weighs its Kueue or Volcano queue
+    queued = {
+        entry.team for c in estate.kubernetes_clusters if c.queues for entry in c.queues.teams
+    }
+    for team in estate.identity.teams:
+        if team.fairshare != 1 and team.name not in queued and estate.slurm_pools:
+            yield issue(
+                f"{team.path}.fairshare",
+                f"fair share orders jobs under priority/multifactor only: {why} (sshare "
+                "still shows the share); it weighs no Kubernetes queue of this team either",
+                level="warning",
+            )
+
+
+@check
+def slurm_plugins_fit(estate: Estate) -> Iterator[Finding]:
+    """The scheduler, process tracking and job completion a site sets instead of
+    estategen's, where they would break what the rest of slurm.conf or the roles rely on."""
+    site = estate.slurm.site
+    if site.scheduler != "backfill" and site.scheduler_parameters:
+        backfill = [p for p in site.scheduler_parameters if p.startswith("bf_")]
+        if backfill:
+            yield issue(
+                "slurm.scheduler_parameters",
+                f"{', '.join(backfill)} tune the backfill scheduler, which scheduler "
+                f"{site.scheduler} does not run; remove them, or use scheduler backfill",
+            )
+    if site.proctrack != "cgroup":
+        if "cgroup" in site.task_plugins:
+            yield issue(
+                "slurm.proctrack",
+                f"proctrack/{site.proctrack} tracks a step's processes by "
+                f"{'parent process' if site.proctrack == 'linuxproc' else 'process group'}, "
+                "and slurm.conf(5) warns it 'can fail to identify all processes': those "
+                "escape the memory, core and device limits estategen's cgroup.conf sets "
+                "through task plugin cgroup, and outlive the job; use proctrack cgroup, or "
+                "task_plugins without cgroup",
+            )
+        if site.proctrack == "linuxproc" and "X11" in site.prolog_flags:
+            yield issue(
+                "slurm.prolog_flags",
+                "X11 does not go with proctrack linuxproc: slurmctld refuses the combination "
+                "(slurm.conf(5), PrologFlags X11); use proctrack cgroup or drop X11",
+            )
+    location = site.job_completion_location
+    if site.job_completion == "none" and location is not None:
+        yield issue(
+            "slurm.job_completion.location",
+            "a location without a completion log: set type filetxt, or remove it",
+        )
+    elif location is not None:
+        folder = site.paths.slurmctld_log_file.rsplit("/", 1)[0]
+        if location.rsplit("/", 1)[0] != folder:
+            yield issue(
+                "slurm.job_completion.location",
+                f"{location} is outside the folder of slurmctld's log ({folder}), the one "
+                "folder the controller role makes for SlurmUser to write in; put the file "
+                "there",
+            )
+        elif location in vars(site.paths).values():
+            yield issue(
+                "slurm.job_completion.location",
+                f"{location} is also a daemon path of slurm.paths; give the completion log a "
+                "file of its own",
+            )
 
 
 @check
@@ -1994,6 +2113,7 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 ("gpus.gres_type", pool.gpus.gres_type),
                 ("gpus.feature", pool.gpus.feature),
                 ("gpus.autodetect", pool.gpus.autodetect),
+                ("gpus.typed", None if pool.gpus.typed else False),
             ]
         for key, value in slurm_only:
             if value is not None:
@@ -2023,8 +2143,16 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "MIG instances are found by NVML only (gres.conf AutoDetect=nvml); remove "
                 "autodetect or set it to nvml",
             )
-        if pool.gpus and not pool.gpus.mig:
-            kind = gres_type(pool)
+        if pool.gpus and not pool.gpus.typed:
+            for key, value in (("gres_type", pool.gpus.gres_type), ("mig", pool.gpus.mig)):
+                if value:
+                    yield issue(
+                        f"{pool.path}.gpus.{key}",
+                        f"typed false writes the GRES without a type, and {key} names one "
+                        "(a MIG profile is the type of its instances): remove one of them",
+                    )
+        kind = gres_type(pool) if pool.gpus else None
+        if pool.gpus and not pool.gpus.mig and kind is not None:
             first = types.setdefault(kind, (pool.gpus.model, pool.path))
             if first[0] != pool.gpus.model:
                 yield issue(
@@ -2034,8 +2162,32 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 )
 
 
+def _untyped_gpus_apart(estate: Estate) -> Iterator[Finding]:
+    """estategen's billing weights bill untyped GPU GRES as gres/gpu, which every GPU job
+    counts, typed or not: in one partition untyped pools go with no typed ones, and with
+    untyped pools of their own model only (one weight)."""
+    if estate.slurm.accounting is None:
+        return  # no GRES billing without accounting
+    for part in estate.slurm.partitions:
+        if part.overrides.billing_weights is not None:
+            continue  # the site's own weights
+        pools = [estate.pools_by_name.get(name) for name in part.pools]
+        gpu_pools = [p for p in pools if p and p.gpus]
+        untyped = {p.gpus.model for p in gpu_pools if p.gpus and not p.gpus.typed}
+        typed = [p.name for p in gpu_pools if p.gpus and p.gpus.typed]
+        if untyped and (typed or len(untyped) > 1):
+            others = f"typed GPU pools ({', '.join(typed)})" if typed else "several GPU models"
+            yield issue(
+                f"{part.path}.pools",
+                f"untyped GPU GRES next to {others}: estategen's billing weight for gres/gpu "
+                "would bill every GPU of the partition, typed ones twice; give the pools GRES "
+                "types, or the partition its billing_weights",
+            )
+
+
 @check
 def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    yield from _untyped_gpus_apart(estate)
     qos_names = {q.name for q in estate.slurm.qos}
     teams = {t.name for t in estate.identity.teams}
     for part in estate.slurm.partitions:
@@ -2062,7 +2214,7 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "accounts from slurmdbd",
             )
         tracked = {t.lower() for t in accounting_tres(estate)}
-        for key, _ in site.billing_weights:
+        for key, _ in site.billing_weights or ():
             if "/" not in key or key.lower() == "fs/disk" or key.lower() in tracked:
                 continue
             yield issue(
@@ -2091,6 +2243,32 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "give max_mem_per_cpu or max_mem_per_node, not both (slurm.conf(5): they "
                 "exclude each other)",
             )
+        if site.def_mem_per_node is not None:
+            others = [k for k in ("def_mem_per_cpu", "def_mem_per_gpu") if getattr(site, k)]
+            if others:
+                yield issue(
+                    f"{part.path}.def_mem_per_node",
+                    f"give def_mem_per_node or {' and '.join(others)}, not both (slurm.conf(5): "
+                    "DefMemPerCPU, DefMemPerGPU and DefMemPerNode are mutually exclusive)",
+                )
+            globals_ = [k for k in estate.slurm.options if k.lower() in _GLOBAL_MEMORY_DEFAULTS]
+            if site.def_mem_per_node == "unlimited" and globals_:
+                yield issue(
+                    f"{part.path}.def_mem_per_node",
+                    f"unlimited leaves the partition to slurm.conf's own default, and "
+                    f"slurm.options sets {globals_[0]}: remove one of them",
+                )
+            limit = site.max_mem_per_node
+            if isinstance(site.def_mem_per_node, int) and limit and site.def_mem_per_node > limit:
+                yield issue(
+                    f"{part.path}.def_mem_per_node",
+                    f"def_mem_per_node ({site.def_mem_per_node} MiB) is above "
+                    f"max_mem_per_node ({limit} MiB): jobs asking for no memory would fail",
+                )
+
+
+# slurm.conf parameters that give every partition without its own a default memory
+_GLOBAL_MEMORY_DEFAULTS = frozenset({"defmempercpu", "defmempernode"})
 
 
 @check

@@ -192,15 +192,18 @@ def mig_instances_per_gpu(pool: NodePool) -> int:
     return sum(mig_layout(pool).values()) or 1
 
 
-def gres_type(pool: NodePool) -> str:
+def gres_type(pool: NodePool) -> str | None:
     """The GRES Type of a pool's whole GPUs: the site's name (gpus.gres_type), else the
-    catalog model name."""
+    catalog model name; None when the pool's GRES has no type (gpus.typed false)."""
     assert pool.gpus is not None
+    if not pool.gpus.typed:
+        return None
     return pool.gpus.gres_type or pool.gpus.model
 
 
-def gpu_gres(pool: NodePool) -> list[tuple[str, int]]:
-    """(type, count per node) for the gpu GRES of a pool: whole GPUs, or MIG instances."""
+def gpu_gres(pool: NodePool) -> list[tuple[str | None, int]]:
+    """(type, count per node) for the gpu GRES of a pool: whole GPUs (type None when the
+    GRES is untyped), or MIG instances."""
     if not pool.gpus:
         return []
     layout = mig_layout(pool)

@@ -24,14 +24,19 @@ from estategen.model import SLURM_PATH_DEFAULTS
 from estategen.schema import (
     ACCOUNTING_ENFORCE,
     DAEMON_PATH,
+    ENFORCE_PART_LIMITS,
     FEATURE,
     GRES_TYPE,
     GROUP,
     JOB_ACCT_GATHER_TYPES,
+    JOB_COMP_TYPES,
     OVERSUBSCRIBE,
     PARTITION_STATES,
+    PRIORITY_TYPES,
+    PROCTRACK_TYPES,
     PROLOG_FLAGS,
     SCHEDULER_PARAMETER,
+    SCHEDULER_TYPES,
     SELECT_MODIFIERS,
     SELECT_RESOURCES,
     SELECT_TYPES,
@@ -39,7 +44,7 @@ from estategen.schema import (
     TRES,
     USER,
 )
-from estategen.slurm_keys import REFUSED_IN_OPTIONS
+from estategen.slurm_keys import MULTIFACTOR_OPTIONS, REFUSED_IN_OPTIONS
 from estategen.slurmconf import (
     GRES_RECORDS,
     TOPOLOGY_RECORDS,
@@ -307,7 +312,27 @@ PARAMETERS: dict[str, Row] = {
         "slurm.accounting.enforce",
         _list_of(_canonical(ACCOUNTING_ENFORCE), none=("none", "0")),
     ),
+    "prioritytype": Row("slurm.scheduling.priority_type", _prefixed("priority", PRIORITY_TYPES)),
+    "schedulertype": Row("slurm.scheduler", _prefixed("sched", SCHEDULER_TYPES)),
+    # slurm.conf(5): YES is the old spelling of ANY
+    "enforcepartlimits": Row(
+        "slurm.enforce_part_limits",
+        _choice({**{v: v for v in ENFORCE_PART_LIMITS if v != "none"}, "yes": "any", "no": "none"}),
+    ),
+    "proctracktype": Row("slurm.proctrack", _prefixed("proctrack", PROCTRACK_TYPES)),
+    "jobcomptype": Row("slurm.job_completion.type", _prefixed("jobcomp", JOB_COMP_TYPES)),
+    "jobcomploc": Row(
+        "slurm.job_completion.location", _pattern(DAEMON_PATH, "a file path estategen can carry")
+    ),
 }
+
+# Keys only priority/multifactor reads: with priority/basic (Slurm's default) import refuses
+# them, as the blueprint does (checks.priority_basic_keys).
+_MULTIFACTOR_ROWS = frozenset(
+    k for k in PARAMETERS if k.startswith("priority") and k != "prioritytype"
+)
+# slurm.conf(5) 22.05: the file jobcomp/filetxt writes when JobCompLoc is not set
+_JOBCOMP_DEFAULT_LOCATION = "/var/log/slurm_jobcomp.log"
 
 # Keys whose Slurm default (what a slurm.conf without them runs) is not what estategen
 # renders without its blueprint key: import writes Slurm's default, so the render keeps it.
@@ -320,6 +345,8 @@ _SLURM_DEFAULTS: dict[str, tuple[str, Any]] = {
     "jobacctgathertype": ("slurm.job_acct_gather", "none"),
     "taskplugin": ("slurm.task_plugins", ["none"]),
     "schedulerparameters": ("slurm.scheduler_parameters", []),
+    "prioritytype": ("slurm.scheduling.priority_type", "basic"),
+    "enforcepartlimits": ("slurm.enforce_part_limits", "none"),
 }
 
 # Parameters the blueprint derives from what import maps elsewhere (nodes, GRES, topology,
@@ -415,8 +442,13 @@ def import_site(
         doc["versions"] = {"slurm": slurm_version}
     leaves = _leaf_switches(topo, run) if topo else {}
     models: dict[str, dict[str, Any]] = {}
+    site = _Site(
+        accounting="accounting" in slurm,
+        basic=slurm.get("scheduling", {}).get("priority_type") == "basic",
+        memory_default=any(conf.parameter(k) for k in ("DefMemPerCPU", "DefMemPerNode")),
+    )
     pools, partitions, teams, qos = _nodes_and_partitions(
-        conf, gres_conf, leaves, models, run, "accounting" in slurm
+        conf, gres_conf, leaves, models, run, site
     )
     if models:
         doc["gpu_models"] = list(models.values())
@@ -442,7 +474,9 @@ def _tracked_gpu_types(slurm: dict[str, Any], pools: list[dict[str, Any]], run: 
         return
     gpus = [pool["gpus"] for pool in pools if "gpus" in pool]
     needed = ["gres/gpu"] if gpus else []
-    needed += sorted({f"gres/gpu:{g.get('gres_type', g['model'])}" for g in gpus})
+    needed += sorted(
+        {f"gres/gpu:{g.get('gres_type', g['model'])}" for g in gpus if g.get("typed", True)}
+    )
     missing = [t for t in needed if t.lower() not in {k.lower() for k in tres}]
     if missing:
         tres += missing
@@ -484,8 +518,13 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
         )
     # slurm.conf sets the task plugins before or after JobAcctGatherParams: map them first
     ordered = sorted(conf.parameters, key=lambda s: s.name not in PARAMETERS)
+    priority = conf.parameter("PriorityType")
+    basic = priority is None or priority.value.lower() == "priority/basic"
     for setting in ordered:
         row = PARAMETERS.get(setting.name)
+        if basic and (setting.name in _MULTIFACTOR_ROWS or setting.name in MULTIFACTOR_OPTIONS):
+            run.refused(setting, _BASIC_IGNORES)
+            continue
         if row is not None:
             try:
                 _set(root, row.path, row.convert(setting.value), row.append)
@@ -536,8 +575,80 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
             if setting.name in ("accountingstoragetres", "accountingstorageenforce"):
                 run.refused(setting, "slurm.accounting needs AccountingStorageType slurmdbd")
     _paths_apart(conf, slurm, run)
+    _plugins_fit(conf, slurm, run)
     if options:
         slurm["options"] = dict(sorted(options.items()))
+
+
+_BASIC_IGNORES = (
+    "priority/basic (PriorityType, Slurm's default) orders jobs first in, first out and "
+    "ignores it; slurm.scheduling.priority_type basic refuses it"
+)
+
+
+def _plugins_fit(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
+    """Site plugin settings the blueprint refuses together (checks.slurm_plugins_fit): the
+    site's ProctrackType with task/cgroup or X11, backfill options with sched/builtin, and a
+    JobCompLoc estategen cannot keep. The setting that cannot stay is refused."""
+    lines = {s.name: s for s in conf.parameters}
+    proctrack = slurm.get("proctrack", "cgroup")
+    tasks = slurm.get("task_plugins", ["cgroup", "affinity"])
+    clash = None
+    if proctrack != "cgroup" and "cgroup" in tasks:
+        clash = "with TaskPlugin task/cgroup, whose limits processes it loses would escape"
+    elif proctrack == "linuxproc" and "X11" in slurm.get("prolog_flags", []):
+        clash = "with PrologFlags X11, which slurmctld refuses with it (slurm.conf(5))"
+    if clash:
+        setting = lines["proctracktype"]
+        run.unmap(setting, "slurm.proctrack")
+        run.refused(setting, f"slurm.proctrack: proctrack/{proctrack} is refused {clash}")
+        del slurm["proctrack"]
+    parameters = slurm.get("scheduler_parameters") or []
+    if slurm.get("scheduler") == "builtin" and "schedulerparameters" in lines:
+        setting = lines["schedulerparameters"]
+        for item in [p for p in parameters if p.startswith("bf_")]:
+            parameters.remove(item)
+            run.refused(
+                Setting(setting.key, item, setting.where),
+                "a backfill option, and SchedulerType is sched/builtin",
+            )
+    completion = slurm.get("job_completion", {})
+    location = lines.get("jobcomploc")
+    folder = (
+        slurm.get("paths", {})
+        .get("slurmctld_log_file", SLURM_PATH_DEFAULTS["slurmctld_log_file"])
+        .rsplit("/", 1)[0]
+    )
+    if completion.get("type", "none") == "none":
+        if "location" in completion:
+            assert location is not None
+            run.unmap(location, "slurm.job_completion.location")
+            run.refused(
+                location,
+                "slurm.job_completion.location: the blueprint keeps no completion log "
+                "(JobCompType none, or refused)",
+            )
+        slurm.pop("job_completion", None)
+        return
+    if location is None:
+        if _JOBCOMP_DEFAULT_LOCATION.rsplit("/", 1)[0] == folder:
+            completion["location"] = _JOBCOMP_DEFAULT_LOCATION
+        else:
+            run.reviews.append(
+                f"slurm.job_completion.location: slurm.conf leaves JobCompLoc to Slurm's "
+                f"default {_JOBCOMP_DEFAULT_LOCATION}, outside the folder of slurmctld's log; "
+                f"estategen writes {folder}/jobcomp.log"
+            )
+    elif completion["location"].rsplit("/", 1)[0] != folder or completion["location"] in (
+        {**SLURM_PATH_DEFAULTS, **slurm.get("paths", {})}.values()
+    ):
+        run.unmap(location, "slurm.job_completion.location")
+        run.refused(
+            location,
+            f"slurm.job_completion.location: estategen keeps the completion log in the folder "
+            f"of slurmctld's log ({folder}), a file of its own",
+        )
+        del completion["location"]
 
 
 def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
@@ -588,6 +699,7 @@ class _Shape:
     gpu_model: str | None
     gpu_type: str | None  # the site's GRES type name when it is not the model's name
     gpu_count: int
+    gpu_typed: bool  # False: Gres=gpu:N with no type in slurm.conf or gres.conf
     features: tuple[str, ...]
     weight: int
     switch: str | None
@@ -730,10 +842,12 @@ def _node_shape(
         real = 1
     else:
         note_mapped(record.get("RealMemory"), "node_pools[].real_memory_mib")
-    model, kind, count = None, None, 0
+    model, kind, count, typed = None, None, 0, True
     gres = record.get("Gres")
     if gres is not None:
-        model, kind, count = _node_gres(gres, gres_type, models, note_mapped, note_refused, run)
+        model, kind, count, typed = _node_gres(
+            gres, gres_type, models, note_mapped, note_refused, run
+        )
     features: list[str] = []
     for key in ("Feature", "Features"):
         setting = record.get(key)
@@ -770,6 +884,7 @@ def _node_shape(
         model,
         kind,
         count,
+        typed,
         tuple(dict.fromkeys(features)),
         weight,
         switch,
@@ -783,9 +898,12 @@ def _node_gres(
     note_mapped: Callable[[Setting | None, str], None],
     note_refused: Callable[[Setting, str], None],
     run: _Run,
-) -> tuple[str | None, str | None, int]:
-    """(model, the site's GRES type when it is not the model's name, count)."""
+) -> tuple[str | None, str | None, int, bool]:
+    """(model, the site's GRES type when it is not the model's name, count, whether the
+    GRES has a type). An untyped GRES (gpu:N, no Type in gres.conf) keeps no type: its
+    model is a placeholder named gpu."""
     model, kind, count = None, None, 0
+    typed = True
     for item in filter(None, gres.value.split(",")):
         parts = item.split(":")
         part = Setting(gres.key, item, gres.where)
@@ -793,6 +911,7 @@ def _node_gres(
             note_refused(part, "only one gpu GRES per node is a blueprint key")
             continue
         kind = parts[1] if len(parts) == 3 else gres_type or "gpu"
+        typed = len(parts) == 3 or gres_type is not None
         try:
             count = int(parts[-1].split("(")[0])
         except ValueError:
@@ -819,8 +938,8 @@ def _node_gres(
             )
         note_mapped(part, "node_pools[].gpus")
     if not (model and count):
-        return None, None, 0
-    return model, (kind if kind != model else None), count
+        return None, None, 0, True
+    return model, (kind if kind != model and typed else None), count, typed
 
 
 def _catalog_has(model: str) -> bool:
@@ -878,7 +997,7 @@ def _nodes_and_partitions(
     leaves: Mapping[str, str],
     models: dict[str, dict[str, Any]],
     run: _Run,
-    accounting: bool,
+    site: _Site,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str], set[str]]:
     all_nodes = slurmconf.nodes(conf)
     for record in conf.of_kind("NodeName"):
@@ -938,6 +1057,8 @@ def _nodes_and_partitions(
             gpus: dict[str, Any] = {"model": shape.gpu_model, "count": shape.gpu_count}
             if shape.gpu_type:
                 gpus["gres_type"] = shape.gpu_type
+            if not shape.gpu_typed:
+                gpus["typed"] = False  # the site's Gres=gpu:N names no type
             if shape.gpu_model not in shape.features:
                 gpus["feature"] = False  # the site's nodes do not carry the model as a feature
             if autodetect is not None:
@@ -951,11 +1072,14 @@ def _nodes_and_partitions(
         pools.append(pool)
         for host in hosts:
             pool_of[host] = name
+    gpu_pools = {pool["name"] for pool in pools if "gpus" in pool}
     partitions: list[dict[str, Any]] = []
     teams: set[str] = set()
     qos: set[str] = set()
     for record in part_records:
-        part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run, accounting)
+        part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run, site)
+        if part is not None:
+            _slurm_partition_defaults(part, site, gpu_pools, run)
         if part is not None:
             partitions.append(part)
     return pools, partitions, teams, qos
@@ -1022,6 +1146,21 @@ def _partition_state(value: str) -> str | None:
     return None if state == "up" else state  # UP: as estategen renders partitions
 
 
+@dataclass(frozen=True)
+class _Site:
+    """What the site's global parameters decide for its partitions."""
+
+    accounting: bool  # slurmdbd: QoS and accounts exist
+    basic: bool  # priority/basic: no PriorityJobFactor
+    memory_default: bool  # a global DefMemPerCPU or DefMemPerNode
+
+
+def _memory_or_unlimited(value: str) -> int | str:
+    if value.upper() in ("UNLIMITED", "INFINITE"):
+        return "unlimited"
+    return _int(1, 67_108_864)(value)
+
+
 # Partition record key (lower case) -> key of the blueprint partition.
 PARTITION_KEYS: dict[str, Row] = {
     "default": Row("default", _yes_no),
@@ -1051,6 +1190,7 @@ PARTITION_KEYS: dict[str, Row] = {
     "maxmempercpu": Row("max_mem_per_cpu", _limit(67_108_864)),
     "maxmempernode": Row("max_mem_per_node", _limit(67_108_864)),
     "defmempercpu": Row("def_mem_per_cpu", _int(1, 67_108_864)),
+    "defmempernode": Row("def_mem_per_node", _memory_or_unlimited),
     "defcpupergpu": Row("def_cpu_per_gpu", _int(1, 4_294_967_294)),
     "defmempergpu": Row("def_mem_per_gpu", _int(1, 67_108_864)),
     "tresbillingweights": Row("billing_weights", _weights(_billing_weight)),
@@ -1066,7 +1206,7 @@ def _partition(
     teams: set[str],
     qos: set[str],
     run: _Run,
-    accounting: bool,
+    site: _Site,
 ) -> dict[str, Any] | None:
     head = Setting("PartitionName", record.name, record.where)
     try:
@@ -1095,10 +1235,22 @@ def _partition(
             except Unsayable as why:
                 run.refused(setting, f"{row.path}: {why}", where)
                 continue
-            if row.path in ("qos", "allow_qos", "deny_accounts") and value and not accounting:
+            if row.path in ("qos", "allow_qos", "deny_accounts") and value and not site.accounting:
                 run.refused(
                     setting,
                     "QoS and accounts live in slurmdbd, and this site has no accounting",
+                    where,
+                )
+                continue
+            if site.basic and row.path == "priority_job_factor":
+                run.refused(setting, f"slurm.partitions[].priority_job_factor: {_BASIC_IGNORES}")
+                continue
+            if value == "unlimited" and site.memory_default:
+                # unlimited writes no line, so slurm.conf's own default would apply instead
+                run.refused(
+                    setting,
+                    "slurm.partitions[].def_mem_per_node: unlimited beside slurm.conf's own "
+                    "DefMemPerCPU or DefMemPerNode is not a blueprint key",
                     where,
                 )
                 continue
@@ -1106,7 +1258,13 @@ def _partition(
                 part.pop(row.path, None)
             else:
                 part[row.path] = value
-            if also is not None:
+            if also is not None and site.basic:
+                run.reviews.append(
+                    f"slurm.partitions[{name}]: {setting.key}={setting.value} sets PriorityTier "
+                    "and PriorityJobFactor; priority/basic ignores the job factor, so import "
+                    "kept the tier"
+                )
+            elif also is not None:
                 part[also.path] = extra
             if row.path == "qos":
                 qos.add(value)
@@ -1117,7 +1275,43 @@ def _partition(
             run.mapped(setting, f"slurm.partitions[{name}].{row.path}")
         else:
             run.refused(setting, "not a blueprint key", where)
+    node_default = record.get("DefMemPerNode")
+    others = [k for k in ("def_mem_per_cpu", "def_mem_per_gpu") if k in part]
+    if "def_mem_per_node" in part and others and node_default is not None:
+        # slurm.conf(5): DefMemPerCPU, DefMemPerGPU and DefMemPerNode are mutually exclusive
+        del part["def_mem_per_node"]
+        run.unmap(node_default, f"slurm.partitions[{name}].def_mem_per_node")
+        run.refused(
+            node_default,
+            f"slurm.partitions[].def_mem_per_node: not with {' or '.join(others)}",
+            where,
+        )
     return part
+
+
+def _slurm_partition_defaults(
+    part: dict[str, Any], site: _Site, gpu_pools: set[str], run: _Run
+) -> None:
+    """Where a partition sets no default memory (and slurm.conf none for all), no billing
+    weights, or no CPUs per GPU, Slurm gives a job its nodes' whole memory, bills its CPUs
+    and gives a GPU job the CPUs it asks for: import writes those defaults, which estategen
+    would otherwise replace with its own."""
+    kept = []
+    if "def_cpu_per_gpu" not in part and gpu_pools & set(part["pools"]):
+        part["def_cpu_per_gpu"] = "none"
+        kept.append("def_cpu_per_gpu: none (a GPU job gets the CPUs it asks for)")
+    memory_keys = ("def_mem_per_cpu", "def_mem_per_gpu", "def_mem_per_node")
+    if not site.memory_default and not any(k in part for k in memory_keys):
+        part["def_mem_per_node"] = "unlimited"
+        kept.append("def_mem_per_node: unlimited (a job gets its nodes' whole memory)")
+    if "billing_weights" not in part:
+        part["billing_weights"] = {}
+        kept.append("billing_weights: {} (a job is billed its CPUs)")
+    if kept:
+        run.reviews.append(
+            f"slurm.partitions[{part['name']}]: slurm.conf leaves these to Slurm's defaults, "
+            f"which import wrote so that the render keeps them: {'; '.join(kept)}"
+        )
 
 
 # --- accounts ------------------------------------------------------------------------------
@@ -1186,6 +1380,10 @@ _SLURM_ORDER = (
     "job_acct_gather",
     "prolog_flags",
     "scheduler_parameters",
+    "scheduler",
+    "enforce_part_limits",
+    "proctrack",
+    "job_completion",
     "accounting",
     "scheduling",
     "mpi",

@@ -82,6 +82,7 @@ class Gpus:
     gres_type: str | None = None
     feature: bool | None = None  # None: the model is a node feature (Slurm pools)
     autodetect: str | None = None  # gres.conf AutoDetect; None: nvml for MIG, off otherwise
+    typed: bool = True  # False: Gres=gpu:N, without a type
 
 
 @dataclass(frozen=True)
@@ -223,9 +224,11 @@ class PartitionOverrides:
     max_mem_per_cpu: int | None = None
     max_mem_per_node: int | None = None
     def_mem_per_cpu: int | None = None
-    def_cpu_per_gpu: int | None = None
+    def_mem_per_node: int | str | None = None  # MiB or "unlimited"; None: not written
+    def_cpu_per_gpu: int | str | None = None  # CPUs, or "none": no DefCpuPerGPU
     def_mem_per_gpu: int | None = None
-    billing_weights: tuple[tuple[str, str], ...] = ()  # TRESBillingWeights, in blueprint order
+    # TRESBillingWeights, in blueprint order; None: estategen's, empty: none written
+    billing_weights: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -273,10 +276,14 @@ class Preemption:
 @dataclass(frozen=True)
 class Scheduling:
     priority_weights: Mapping[str, int]
-    fairshare_half_life: str
+    fairshare_half_life: str | None  # None with priority/basic, which has no half-life
     preemption: Preemption
     # issue 13: PriorityWeightTRES, in blueprint order
     priority_weight_tres: tuple[tuple[str, int], ...] = ()
+    # issue 13: PriorityType, multifactor or basic
+    priority_type: str = "multifactor"
+    # whether the blueprint gave fairshare_half_life (basic refuses it; checks read this)
+    half_life_declared: bool = False
 
 
 # --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
@@ -372,6 +379,12 @@ class SlurmSite:
     job_acct_gather: str = "cgroup"
     prolog_flags: tuple[str, ...] = ("Contain",)
     scheduler_parameters: tuple[str, ...] | None = None  # None: estategen's backfill tuning
+    scheduler: str = "backfill"  # SchedulerType sched/...
+    enforce_part_limits: str = "all"
+    proctrack: str = "cgroup"  # ProctrackType proctrack/...
+    job_completion: str = "none"  # JobCompType jobcomp/...
+    # JobCompLoc with filetxt: the blueprint's, else jobcomp.log beside slurmctld's log
+    job_completion_location: str | None = None
 
 
 @dataclass(frozen=True)
@@ -671,6 +684,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
             gres_type=gpus.get("gres_type"),
             feature=gpus.get("feature"),
             autodetect=gpus.get("autodetect"),
+            typed=gpus.get("typed", True),
         )
         if gpus
         else None,
@@ -701,9 +715,10 @@ def _cloud(c: Mapping[str, Any] | None) -> CloudNodes | None:
 def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
     scheduling = s.get("scheduling") or {
         "priority_weights": {},
-        "fairshare_half_life": "7-0",
         "preemption": {"type": "none", "mode": "off"},
     }
+    priority_type = scheduling.get("priority_type", "multifactor")
+    half_life = scheduling.get("fairshare_half_life")
     accounting = s.get("accounting")
     return Slurm(
         declared=declared,
@@ -726,11 +741,18 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
         else None,
         scheduling=Scheduling(
             priority_weights=_frozen(dict(sorted(scheduling["priority_weights"].items()))),
-            fairshare_half_life=scheduling["fairshare_half_life"],
+            # derived default: a week with multifactor, none with basic
+            fairshare_half_life=half_life
+            if half_life is not None
+            else "7-0"
+            if priority_type == "multifactor"
+            else None,
             preemption=Preemption(
                 scheduling["preemption"]["type"], scheduling["preemption"]["mode"]
             ),
             priority_weight_tres=tuple(scheduling.get("priority_weight_tres", {}).items()),
+            priority_type=priority_type,
+            half_life_declared=half_life is not None,
         ),
         qos=tuple(
             Qos(
@@ -785,8 +807,10 @@ def _slurm_site(s: Mapping[str, Any]) -> SlurmSite:
     ctld = str(ports["slurmctld"]) if "slurmctld" in ports else None
     low, _, high = ctld.partition("-") if ctld else ("", "", "")
     select = s.get("select") or {}
+    completion = s.get("job_completion") or {}
+    paths = SlurmPaths(**{**SLURM_PATH_DEFAULTS, **(s.get("paths") or {})})
     return SlurmSite(
-        paths=SlurmPaths(**{**SLURM_PATH_DEFAULTS, **(s.get("paths") or {})}),
+        paths=paths,
         slurmctld_ports=(int(low), int(high or low)) if ctld else None,
         slurmd_port=ports.get("slurmd"),
         slurmd_user=s.get("slurmd_user"),
@@ -808,7 +832,22 @@ def _slurm_site(s: Mapping[str, Any]) -> SlurmSite:
         scheduler_parameters=tuple(s["scheduler_parameters"])
         if "scheduler_parameters" in s
         else None,
+        scheduler=s.get("scheduler", default.scheduler),
+        enforce_part_limits=s.get("enforce_part_limits", default.enforce_part_limits),
+        proctrack=s.get("proctrack", default.proctrack),
+        job_completion=completion.get("type", default.job_completion),
+        job_completion_location=_job_completion_location(completion, paths),
     )
+
+
+def _job_completion_location(completion: Mapping[str, Any], paths: SlurmPaths) -> str | None:
+    """JobCompLoc: the blueprint's location, else jobcomp.log in the folder of slurmctld's log
+    (which the controller role creates for SlurmUser). Without a completion log only a
+    location the blueprint gives (checks refuse it)."""
+    if completion.get("type", "none") == "none":
+        return completion.get("location")
+    folder = paths.slurmctld_log_file.rsplit("/", 1)[0]
+    return str(completion.get("location") or f"{folder}/jobcomp.log")
 
 
 def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
@@ -826,9 +865,12 @@ def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
         max_mem_per_cpu=p.get("max_mem_per_cpu"),
         max_mem_per_node=p.get("max_mem_per_node"),
         def_mem_per_cpu=p.get("def_mem_per_cpu"),
+        def_mem_per_node=p.get("def_mem_per_node"),
         def_cpu_per_gpu=p.get("def_cpu_per_gpu"),
         def_mem_per_gpu=p.get("def_mem_per_gpu"),
-        billing_weights=tuple((k, str(v)) for k, v in p.get("billing_weights", {}).items()),
+        billing_weights=tuple((k, str(v)) for k, v in p["billing_weights"].items())
+        if "billing_weights" in p
+        else None,
     )
 
 

@@ -280,6 +280,7 @@ def _team_facts(estate: Estate, index: _Index) -> list[TeamFacts]:
     has_slurm = bool(estate.slurm_pools)
     accounting = estate.slurm.accounting is not None and has_slurm
     total_share = sum(t.fairshare for t in teams) or 1
+    basic = estate.slurm.scheduling.priority_type == "basic"
     uids = {u.name: u.uid for u in estate.identity.users}
     qos = ", ".join(_qos_text(q) for q in estate.slurm.qos) if accounting else "-"
     out = []
@@ -295,9 +296,11 @@ def _team_facts(estate: Estate, index: _Index) -> list[TeamFacts]:
                 members=tuple((m, uids.get(m)) for m in team.members),
                 account=team.name if accounting else "-",
                 fairshare=f"{team.fairshare} ({100 * team.fairshare / total_share:.0f}%)"
+                if accounting and not basic
+                else f"{team.fairshare}, not used (priority/basic orders jobs first in, first out)"
                 if accounting
                 else "not enforced (no slurm.accounting)",
-                fairshare_share=team.fairshare / total_share if accounting else None,
+                fairshare_share=team.fairshare / total_share if accounting and not basic else None,
                 partitions=tuple(p.name for p in parts) if has_slurm else (),
                 slurm_gpus=sum(estate.pools_by_name[n].gpu_count for n in slurm_pools),
                 qos=qos,

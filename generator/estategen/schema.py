@@ -254,6 +254,8 @@ _GPUS = _dict(
         "sharing": _SHARING,
         # issue 13: a site's own GRES type name, and whether nodes get the model as a feature
         "gres_type": _s(GRES_TYPE),
+        # false: the GRES names no type (Gres=gpu:N), as on sites that count GPUs only
+        "typed": {"type": "boolean", "default": True},
         "feature": {"type": "boolean"},  # unset: true on Slurm pools
         "autodetect": {"type": "string", "allowed": ["off", "nvml"]},
     }
@@ -393,13 +395,16 @@ _PARTITION = _dict(
         "max_mem_per_cpu": _int(1, 67_108_864),
         "max_mem_per_node": _int(1, 67_108_864),
         "def_mem_per_cpu": _int(1, 67_108_864),
-        "def_cpu_per_gpu": _int(1, 4_294_967_294),
+        # MiB, or unlimited: a job gets its nodes' whole memory (Slurm's default)
+        "def_mem_per_node": {"type": ["integer", "string"], "check_with": "memory_or_unlimited"},
+        # CPUs, or none: no DefCpuPerGPU (Slurm's default)
+        "def_cpu_per_gpu": {"type": ["integer", "string"], "check_with": "count_or_none"},
         "def_mem_per_gpu": _int(1, 67_108_864),
         "billing_weights": {
             "type": "dict",
             "keysrules": _s(BILLING_TRES),
             "valuesrules": {"type": ["number", "string"], "check_with": "billing_weight"},
-            "minlength": 1,
+            # empty: no TRESBillingWeights (Slurm bills a job its CPUs)
         },
     }
 )
@@ -472,6 +477,11 @@ SELECT_MODIFIERS = (
 )
 TASK_PLUGINS = ("cgroup", "affinity", "none")
 JOB_ACCT_GATHER_TYPES = ("cgroup", "linux", "none")
+SCHEDULER_TYPES = ("backfill", "builtin")
+PRIORITY_TYPES = ("multifactor", "basic")
+ENFORCE_PART_LIMITS = ("all", "any", "none")
+PROCTRACK_TYPES = ("cgroup", "linuxproc", "pgid")
+JOB_COMP_TYPES = ("none", "filetxt")
 PROLOG_FLAGS = ("Alloc", "Contain", "DeferBatch", "NoHold", "Serial", "X11")
 ACCOUNTING_ENFORCE = ("associations", "limits", "nojobs", "nosteps", "qos", "safe", "wckeys")
 _SLURM_PATHS = _dict(
@@ -546,7 +556,15 @@ _SLURM = _dict(
                     "valuesrules": _int(-2_147_483_648, 4_294_967_295),
                     "minlength": 1,
                 },
-                "fairshare_half_life": _s(SLURM_TIME, default="7-0"),
+                # issue 13: PriorityType; basic orders jobs by submission and takes no
+                # weights, half-life or TRES weights (checks.priority_basic_keys)
+                "priority_type": {
+                    "type": "string",
+                    "allowed": list(PRIORITY_TYPES),
+                    "default": "multifactor",
+                },
+                # no static default: 7-0 with multifactor, none with basic (the model fills it)
+                "fairshare_half_life": _s(SLURM_TIME),
                 "preemption": _dict(
                     {
                         "type": {
@@ -603,6 +621,21 @@ _SLURM = _dict(
         ),
         # an empty list: no SchedulerParameters line, Slurm's own defaults
         "scheduler_parameters": _list(_s(SCHEDULER_PARAMETER), maxlength=64),
+        "scheduler": {"type": "string", "allowed": list(SCHEDULER_TYPES), "default": "backfill"},
+        "enforce_part_limits": {
+            "type": "string",
+            "allowed": list(ENFORCE_PART_LIMITS),
+            "default": "all",
+        },
+        "proctrack": {"type": "string", "allowed": list(PROCTRACK_TYPES), "default": "cgroup"},
+        "job_completion": _dict(
+            {
+                "type": {"type": "string", "allowed": list(JOB_COMP_TYPES), "default": "none"},
+                # no static default: jobcomp.log beside slurmctld's log, with filetxt
+                "location": _s(DAEMON_PATH, check_with="daemon_path"),
+            },
+            default={},
+        ),
     }
 )
 _QUEUE_TEAM = _dict(
@@ -950,6 +983,24 @@ def _port_or_range_problem(value: object) -> str | None:
     return None
 
 
+def _count_or_none_problem(value: object) -> str | None:
+    """DefCpuPerGPU: CPUs (1 to 4294967294) or none."""
+    if value == "none":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4_294_967_294:
+        return None
+    return f"{value!r} is not a CPU count; give 1 to 4294967294, or none"
+
+
+def _memory_or_unlimited_problem(value: object) -> str | None:
+    """DefMemPerNode: MiB (1 to 64 TiB) or unlimited."""
+    if value == "unlimited":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 67_108_864:
+        return None
+    return f"{value!r} is not a memory size; give MiB from 1 to 67108864, or unlimited"
+
+
 def _billing_weight_problem(value: object) -> str | None:
     """A TRESBillingWeights weight: a finite number, or a number with a K-P unit."""
     if isinstance(value, bool):
@@ -997,6 +1048,8 @@ _VALUE_CHECKS = {
     "daemon_path": _daemon_path_problem,
     "port_or_range": _port_or_range_problem,
     "billing_weight": _billing_weight_problem,
+    "memory_or_unlimited": _memory_or_unlimited_problem,
+    "count_or_none": _count_or_none_problem,
 }
 
 
@@ -1078,6 +1131,16 @@ def _validator() -> Any:
 
         def _check_with_daemon_path(self, field: Hashable, value: object) -> None:
             problem = _daemon_path_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_count_or_none(self, field: Hashable, value: object) -> None:
+            problem = _count_or_none_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_memory_or_unlimited(self, field: Hashable, value: object) -> None:
+            problem = _memory_or_unlimited_problem(value)
             if problem:
                 self._error(field, problem)
 

@@ -136,6 +136,13 @@ SLURM_KEYS: tuple[SlurmKey, ...] = (
     SlurmKey("AccountingStorageEnforce", _RENDERED, _S),
     SlurmKey("AccountingStorageTRES", _RENDERED, _S, _SLURMCTLD_READS_AT_START),
     SlurmKey("JobCompType", _RENDERED, _S, _SLURMCTLD_PLUGIN),
+    # written with slurm.job_completion type filetxt
+    SlurmKey(
+        "JobCompLoc",
+        _RENDERED,
+        _S,
+        "the jobcomp plugin slurmctld loads at start is given it; plan restarts slurmctld",
+    ),
     # Not written, but they decide whom the daemons trust, where the controller is, or what
     # estategen's priority and topology mean: `slurm.options` may not set them.
     SlurmKey("AuthInfo", _RESERVED, _A, _AUTH),
@@ -171,6 +178,23 @@ RECORD_KEYS = frozenset(
 # its other attributes (Features, Weight) take effect with scontrol reconfigure.
 NODE_HARDWARE = frozenset(
     {"Sockets", "CoresPerSocket", "ThreadsPerCore", "CPUs", "RealMemory", "Gres"}
+)
+
+# `slurm.options` keys only priority/multifactor reads (slurm.conf(5) 22.05: "applicable only
+# if PriorityType=priority/multifactor", or a fair-share setting of that plugin), lower case:
+# refused with priority type basic
+MULTIFACTOR_OPTIONS = frozenset(
+    {
+        "fairsharedampeningfactor",
+        "prioritycalcperiod",
+        "priorityfavorsmall",
+        "priorityflags",
+        "prioritymaxage",
+        "priorityparameters",
+        "prioritysitefactorparameters",
+        "prioritysitefactorplugin",
+        "priorityusageresetperiod",
+    }
 )
 
 _BY_NAME = {key.name.lower(): key for key in SLURM_KEYS}

@@ -113,7 +113,7 @@ class PartitionLine:
 
 def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
     assert pool.cpu is not None and pool.memory_gb is not None
-    gres = [f"gpu:{kind}:{count}" for kind, count in gpu_gres(pool)]
+    gres = [f"gpu:{kind}:{count}" if kind else f"gpu:{count}" for kind, count in gpu_gres(pool)]
     if shards(pool):
         gres.append(f"shard:{shards(pool)}")
     features = list(pool.features)
@@ -192,16 +192,29 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     # a GPU job by its GPUs (slurmctld applies DefMemPerGPU when a job asks for GPUs, and
     # DefMemPerCPU otherwise). A site's values replace them; only select/cons_tres knows
     # per-GPU defaults.
+    # A site's DefMemPerNode replaces both (slurm.conf(5): DefMemPerCPU, DefMemPerGPU and
+    # DefMemPerNode are mutually exclusive).
     default_memory = def_mem_per_cpu(estate, part)
     if default_memory is not None:
         fields.append(("DefMemPerCPU", str(default_memory)))
+    # unlimited is Slurm's default and writes no line: slurmctld 22.05 shows a written
+    # DefMemPerNode=UNLIMITED as DefMemPerCPU=9223372036854775807 (tests/realworld)
+    if isinstance(site.def_mem_per_node, int):
+        fields.append(("DefMemPerNode", str(site.def_mem_per_node)))
     if gpu_pools and estate.slurm.site.select_type == "cons_tres":
-        per_gpu = site.def_cpu_per_gpu or min(_cpus_per_gpu(p) for p in gpu_pools)
-        fields.append(("DefCpuPerGPU", str(per_gpu)))
-        mem_per_gpu = site.def_mem_per_gpu or min(_memory_per_gpu(p) for p in gpu_pools)
-        fields.append(("DefMemPerGPU", str(mem_per_gpu)))
-    weights = [f"{k}={v}" for k, v in site.billing_weights] or _billing_weights(estate, gpu_pools)
-    fields.append(("TRESBillingWeights", ",".join(weights)))
+        if site.def_cpu_per_gpu != "none":
+            per_gpu = site.def_cpu_per_gpu or min(_cpus_per_gpu(p) for p in gpu_pools)
+            fields.append(("DefCpuPerGPU", str(per_gpu)))
+        if site.def_mem_per_node is None:
+            mem_per_gpu = site.def_mem_per_gpu or min(_memory_per_gpu(p) for p in gpu_pools)
+            fields.append(("DefMemPerGPU", str(mem_per_gpu)))
+    weights = (
+        [f"{k}={v}" for k, v in site.billing_weights]
+        if site.billing_weights is not None
+        else _billing_weights(estate, gpu_pools)
+    )
+    if weights:
+        fields.append(("TRESBillingWeights", ",".join(weights)))
     if part.hidden:
         fields.append(("Hidden", "YES"))
     return PartitionLine(part.name, fields)
@@ -209,9 +222,11 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
 
 def def_mem_per_cpu(estate: Estate, part: Partition) -> int | None:
     """A partition's DefMemPerCPU (MiB): the blueprint's, else the smallest RealMemory per
-    CPU of its pools; None when no pool has a shape."""
+    CPU of its pools; None when no pool has a shape, or the blueprint gives DefMemPerNode."""
     if part.overrides.def_mem_per_cpu is not None:
         return part.overrides.def_mem_per_cpu
+    if part.overrides.def_mem_per_node is not None:
+        return None
     # (checks call this before partitions_resolve has refused an unknown pool)
     pools = [estate.pools_by_name[name] for name in part.pools if name in estate.pools_by_name]
     shaped = [p for p in pools if p.cpu and p.memory_gb]
@@ -225,8 +240,10 @@ def _billing_weights(estate: Estate, gpu_pools: list[NodePool]) -> list[str]:
     if estate.slurm.accounting is None:
         return billing
     models = {gres_type(p): p.gpus.model for p in gpu_pools if p.gpus and not p.gpus.mig}
-    for kind in sorted(models):
-        billing.append(f"GRES/gpu:{kind}={gpu_billing_weight(estate, models[kind])}")
+    # untyped GRES bill gres/gpu itself (checks keep them apart from typed ones)
+    for kind in sorted(models, key=lambda k: (k is not None, k or "")):
+        tres = f"GRES/gpu:{kind}" if kind else "GRES/gpu"
+        billing.append(f"{tres}={gpu_billing_weight(estate, models[kind])}")
     for pool in gpu_pools:
         assert pool.gpus is not None
         for profile in sorted(set(pool.gpus.mig)):
@@ -284,7 +301,7 @@ def required_tres(estate: Estate) -> list[str]:
     if estate.slurm.accounting is None:
         return []
     tres = ["gres/gpu"] if any(p.gpus for p in estate.slurm_pools) else []
-    kinds = sorted({kind for p in estate.slurm_pools for kind, _ in gpu_gres(p)})
+    kinds = sorted({kind for p in estate.slurm_pools for kind, _ in gpu_gres(p) if kind})
     tres += [f"gres/gpu:{kind}" for kind in kinds]
     if any(shards(p) for p in estate.slurm_pools):
         tres.append("gres/shard")
@@ -303,6 +320,8 @@ def _backfill_window(estate: Estate) -> int:
 def _scheduler_parameters(estate: Estate) -> str:
     if estate.slurm.site.scheduler_parameters is not None:
         return ",".join(estate.slurm.site.scheduler_parameters)
+    if estate.slurm.site.scheduler != "backfill":
+        return ""  # estategen's tuning is the backfill scheduler's: Slurm's own defaults
     window = _backfill_window(estate)
     resolution = 60 if window <= 1440 else 300 if window <= 10_080 else 600
     return ",".join(
