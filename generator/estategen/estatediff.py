@@ -148,13 +148,37 @@ def blueprint_key(path: tuple[str, ...]) -> str:
         if prefix in MODEL_KEYS:
             key = MODEL_KEYS[prefix] + "".join(parts[end:])
             break
-    parts = _split(key)
     known = _keys()
+    parts = []
+    for part in _split(key):
+        # a key of a free mapping (slurm.options.MaxJobCount, labels.tier) is its `.*`
+        above = "".join(parts).lstrip(".")
+        if "".join([*parts, part]).lstrip(".") not in known and f"{above}.*" in known:
+            part = ".*"
+        parts.append(part)
     for end in range(len(parts), 0, -1):
         prefix = "".join(parts[:end]).lstrip(".")
         if prefix in known:
             return prefix
     return ""
+
+
+def named(path: tuple[str, ...]) -> str:
+    """The blueprint key of a path with its items and free keys named:
+    ``slurm.partitions[gpu].max_time``, ``slurm.options.MaxJobCount``."""
+    key = blueprint_key(path)
+    names = [p[1:-1] for p in path if p.startswith("[")]
+    if path and path[0] == "gpu_models" and len(path) > 1:
+        names = [path[1]]
+    out = ""
+    for part in _split(key):
+        if part == "[]":
+            out += f"[{names.pop(0)}]" if names else "[]"
+        elif part == ".*":
+            out += f".{path[-1]}"
+        else:
+            out += part
+    return out.lstrip(".")
 
 
 def _split(key: str) -> list[str]:
