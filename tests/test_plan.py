@@ -26,8 +26,8 @@ import yaml
 from estategen import load
 from estategen.pipeline import validate_document
 from estategen.plan import Action, explain, merge_steps, model_changes, plan, text
-from estategen.renderers.estate_json import estate_data
 from estategen.render import render
+from estategen.renderers.estate_json import estate_data
 from estategen.write import with_manifest, write_tree
 
 from conftest import BLUEPRINTS, run_cli
