@@ -12,9 +12,11 @@ header names the "before" blueprint (rendered into a folder first) and the plan 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -634,3 +636,118 @@ def test_a_changed_reservation_flag_is_recreated_not_updated() -> None:
         'flags=["maint", "weekly"]',
     )
     assert "deletes and creates it again" in change.meaning
+
+
+# --- plan compares models, not texts (issue 12) ----------------------------------------------
+
+
+def policies_of(before: Path, after: Path) -> set[str]:
+    """The change policies a pair exercises: of every changed key, of every key of a named
+    item that comes or goes, and the structural ones of the keys above them."""
+    from estategen.estatediff import _keys, _split, diff, policies
+
+    found: set[str] = set()
+    for delta in diff(model_of(before), model_of(after)):
+        value = delta.after if delta.added else delta.before
+        if delta.path[-1].startswith("[") and isinstance(value, dict):
+            keys = [d.key for d in diff({}, value, delta.path)]
+        else:
+            keys = [delta.key]
+        for key in keys:
+            found |= set(policies(key))
+            parts = _split(key)
+            for end in range(1, len(parts) + 1):
+                found |= set(_keys().get("".join(parts[:end]).lstrip("."), ()))
+    return found
+
+
+def test_every_change_policy_has_a_pair() -> None:
+    from estategen.schema import CHANGE_POLICIES
+
+    covered: dict[str, list[str]] = {}
+    for after in AFTERS:
+        for policy in policies_of(PAIRS / header(after)["before"], after):
+            covered.setdefault(policy, []).append(after.stem)
+    assert set(CHANGE_POLICIES) - set(covered) == set()
+
+
+def junk_copy(source: Path, target: Path) -> None:
+    """The output in ``source`` with every slurm/ and ansible/ file replaced by junk, and
+    MANIFEST.json as the render wrote it."""
+    shutil.copytree(source, target)
+    for path in sorted(target.rglob("*")):
+        relative = path.relative_to(target).as_posix()
+        if path.is_file() and relative.startswith(("slurm/", "ansible/")):
+            path.write_bytes(b"# nothing estategen wrote\nNodeName=junk Gres=gpu:9g.1gb\n")
+
+
+def decided(result: Any) -> list[tuple[str, str, str, str, str, tuple[Action, ...]]]:
+    return sorted(
+        (f.path, c.kind, c.subject, c.before, c.after, tuple(sorted(c.actions)))
+        for f in result.files
+        for c in f.changes
+        if c.kind != "edited-by-hand"
+    )
+
+
+@pytest.mark.parametrize("after", AFTERS, ids=lambda p: p.stem)
+def test_plan_never_reads_rendered_slurm_or_ansible_text_to_decide(
+    after: Path, rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    """Every slurm/ and ansible/ file of the earlier output is junk: the plan decides the
+    same changes and steps (from estate.json and MANIFEST.json), and flags the junk as
+    edited by hand."""
+    estate = estate_of(after)
+    clean = plan(estate, render(estate), rendered[header(after)["before"]])
+    junk = tmp_path / "pairs"
+    junk_copy(rendered[header(after)["before"]], junk)
+    result = plan(estate, render(estate), junk)
+    assert decided(result) == decided(clean)
+    edits = {c.file for f in result.files for c in f.changes if c.kind == "edited-by-hand"}
+    assert all(path.startswith(("slurm/", "ansible/")) for path in edits)
+    earlier = [f for f in result.files if f.status != "added"]
+    assert all(f.edited for f in earlier if f.path.startswith(("slurm/", "ansible/")))
+    decisive = [c for f in result.files for c in f.changes if c.kind != "edited-by-hand"]
+    steps = merge_steps([a for c in decisive for a in c.actions], estate.name)
+    assert steps == clean.steps()
+
+
+def test_plan_works_from_estate_json_and_the_manifest_alone(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    estate = estate_of(PAIRS / "nodes-added.yaml")
+    clean = plan(estate, render(estate), rendered["base.yaml"])
+    bare = tmp_path / "pairs"
+    shutil.copytree(rendered["base.yaml"], bare)
+    for path in sorted(bare.rglob("*"), reverse=True):
+        if path.is_file() and path.relative_to(bare).parts[0] in ("slurm", "ansible"):
+            path.unlink()
+    assert decided(plan(estate, render(estate), bare)) == decided(clean)
+
+
+@pytest.mark.parametrize(
+    "estate_json",
+    [None, b'{"schema": "estategen/estate-v1", "name": "pairs"}\n'],
+    ids=["missing", "estate-v1"],
+)
+def test_an_older_output_cannot_be_compared_by_model_and_says_so(
+    estate_json: bytes | None, rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    target = tmp_path / "pairs"
+    shutil.copytree(rendered["base.yaml"], target)
+    manifest = json.loads((target / "MANIFEST.json").read_text())
+    if estate_json is None:
+        (target / "estate.json").unlink()
+        del manifest["files"]["estate.json"]
+    else:
+        (target / "estate.json").write_bytes(estate_json)
+        digest = hashlib.sha256(estate_json).hexdigest()
+        manifest["files"]["estate.json"]["sha256"] = digest
+    (target / "MANIFEST.json").write_text(json.dumps(manifest))
+    estate = estate_of(PAIRS / "partition-max-time.yaml")
+    result = plan(estate, render(estate), target)
+    (conf,) = [f for f in result.files if f.path == "slurm/slurm.conf"]
+    (change,) = conf.changes
+    assert change.kind == "cannot-compare"
+    assert "cannot compare models" in change.meaning and "review everything" in change.meaning
+    assert run_cli("plan", PAIRS / "partition-max-time.yaml", "-o", target).returncode == 1

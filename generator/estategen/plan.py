@@ -978,34 +978,50 @@ def _storage_change(models: _Models, delta: Delta) -> Change:
 
 
 def _definition_change(models: _Models, delta: Delta) -> list[Change]:
-    """A GPU model's definition: a change of each Slurm pool that uses it."""
+    """A GPU model's definition is a change of each pool that uses it, by what the field
+    reaches: the fabric the GPU stack (role nvidia_gpu), the MIG profiles the GRES of MIG
+    pools (a restart), memory the billing and node weights (scontrol reconfigure); where
+    clouds sell it only the managed pools (their cluster's objects say so)."""
     name = delta.path[1]
+    field = delta.path[2] if len(delta.path) > 2 else ""
     changes = []
     for pool in models.pools(models.new).values():
-        if (pool.get("gpus") or {}).get("model") == name and pool.get("scheduler") == "slurm":
-            hosts = _pool_hosts(pool)
-            changes.append(
-                _change(
-                    "slurm/slurm.conf",
-                    "slurm-node-hardware",
-                    delta,
-                    (
-                        *models.deliver("slurm/gres.conf"),
-                        Action("ansible-playbook", f"{pool_group(pool['name'])}:nvidia_gpu"),
-                        Action("restart-slurmctld"),
-                        *(Action("restart-slurmd", h) for h in hosts),
-                    ),
-                    f"GPU model {name} changes for pool {pool['name']}: "
-                    + _MEANINGS["slurm-node-hardware"],
-                )
+        gpus = pool.get("gpus") or {}
+        if gpus.get("model") != name or _managed(pool):
+            continue
+        group = pool_group(pool["name"])
+        slurm = pool.get("scheduler") == "slurm"
+        if field == "fabric":
+            kind, actions = "gpu-config", [Action("ansible-playbook", f"{group}:nvidia_gpu")]
+        elif field == "mig" and slurm and gpus.get("mig"):
+            kind = "slurm-node-hardware"
+            actions = [
+                *models.deliver("slurm/gres.conf"),
+                Action("restart-slurmctld"),
+                *(Action("restart-slurmd", h) for h in _pool_hosts(pool)),
+                Action("scontrol-reconfigure"),
+            ]
+        elif field in ("memory_gb", "name", "vendor") and slurm:
+            kind = "slurm-node-scheduling"
+            actions = [*models.deliver("slurm/slurm.conf"), Action("scontrol-reconfigure")]
+        else:
+            continue
+        changes.append(
+            _change(
+                f"ansible/group_vars/{group}.yml" if kind == "gpu-config" else "slurm/slurm.conf",
+                kind,
+                delta,
+                actions,
+                f"GPU model {name} is pool {pool['name']}'s: " + _MEANINGS.get(kind, ""),
             )
+        )
     return changes
 
 
 def _partition_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Change]:
     actions = (*models.deliver("slurm/slurm.conf"), Action("scontrol-reconfigure"))
     (first,) = deltas[:1]
-    if first.added or first.removed:
+    if first.path[-1].startswith("[") and (first.added or first.removed):
         return [
             Change(
                 "slurm/slurm.conf",
@@ -1056,7 +1072,8 @@ def _reservation_changes(models: _Models, name: str, deltas: list[Delta]) -> lis
     (first,) = deltas[:1]
     file = "slurm/reservations.scontrol"
     subject = f"{models.new.get('name', '')}.{name}"
-    if first.added:
+    item = first.path[-1].startswith("[")
+    if item and first.added:
         meaning = (
             "the role creates it (scontrol create reservation); jobs of its teams and users "
             f"run in it with --reservation={subject}"
@@ -1068,7 +1085,7 @@ def _reservation_changes(models: _Models, name: str, deltas: list[Delta]) -> lis
                 file, "slurm-reservation-added", subject, meaning, "", _attrs(first.after), apply
             )
         ]
-    if first.removed:
+    if item and first.removed:
         return [
             Change(
                 file,
