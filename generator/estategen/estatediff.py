@@ -202,6 +202,11 @@ def policies(key: str) -> tuple[str, ...]:
     return ("review",)
 
 
+def own_policies(key: str) -> tuple[str, ...]:
+    """The policies the schema declares on ``key`` itself (none for a named item)."""
+    return _keys().get(key, ())
+
+
 @cache
 def _keys() -> dict[str, tuple[str, ...]]:
     """Every blueprint key of the JSON Schema with its change policies."""

@@ -25,7 +25,7 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.errors import UsageError
-from estategen.estatediff import Delta, diff, named, recorded
+from estategen.estatediff import Delta, diff, named, own_policies, recorded
 from estategen.facts import pool_group
 from estategen.kubernetes.nvidia import DEFAULT_CONFIG
 from estategen.model import Estate
@@ -753,7 +753,7 @@ def _key_change(models: _Models, delta: Delta) -> list[Change]:
         return [_roles_change(models, delta, "observability", "all")]
     if key.startswith("slurm."):
         return _slurm_change(models, delta)
-    if "review" in policies:
+    if "review" in own_policies(key):
         return [_review(delta)]
     return []
 
@@ -817,7 +817,7 @@ def _slurm_change(models: _Models, delta: Delta) -> list[Change]:
     if "ansible-build" in policies:
         actions += _new_hosts(delta)
     if not kind:
-        return [_review(delta)] if "review" in policies else []
+        return [_review(delta)] if "review" in own_policies(key) else []
     return [_change(file, kind, delta, actions)]
 
 
