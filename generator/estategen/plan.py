@@ -1244,7 +1244,7 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
                     "slurm/topology.conf",
                     "slurm-topology",
                     delta,
-                    (*models.deliver("slurm/topology.conf"), Action("scontrol-reconfigure")),
+                    _policy_actions(models, policies, "slurm/topology.conf"),
                 )
             )
         elif "restart-slurm-daemons" in policies or "drain-and-rebuild" in policies:
