@@ -11,20 +11,25 @@ header names the "before" blueprint (rendered into a folder first) and the plan 
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from estategen import load
 from estategen.pipeline import validate_document
-from estategen.plan import Action, explain, merge_steps, plan, text
+from estategen.plan import Action, explain, merge_steps, model_changes, plan, text
 from estategen.render import render
+from estategen.renderers.estate_json import estate_data
 from estategen.write import with_manifest, write_tree
 
 from conftest import BLUEPRINTS, run_cli
@@ -85,7 +90,12 @@ def test_every_change_has_a_meaning_and_an_action(rendered: dict[str, Path]) -> 
         for file in result.files:
             assert file.changes, file.path
             for change in file.changes:
-                assert change.meaning and change.actions, (after.name, change)
+                assert change.meaning, (after.name, change)
+                # a file that carries changes the plan lists under other files (topology.conf
+                # when hosts join a switch) has no step of its own
+                assert change.actions or change.kind == "carries-changes", (after.name, change)
+        carried = any(c.kind == "carries-changes" for f in result.files for c in f.changes)
+        assert not carried or result.actions, after.name
 
 
 def test_an_s3_driver_asks_for_its_secret_config_before_pulumi_up(
@@ -112,8 +122,8 @@ def test_partition_max_time_needs_only_scontrol_reconfigure(rendered: dict[str, 
     result = plan(estate, render(estate), rendered["base.yaml"])
     change = next(c for f in result.files for c in f.changes if c.kind.startswith("slurm-part"))
     assert change.file == "slurm/slurm.conf"
-    assert change.subject == "PartitionName=gpu MaxTime"
-    assert (change.before, change.after) == ("MaxTime=2-00:00:00", "MaxTime=3-00:00:00")
+    assert change.subject == "partition gpu: max_time"
+    assert (change.before, change.after) == ("max_time=2-00:00:00", "max_time=3-00:00:00")
     assert {a.id for a in change.actions} == {"ansible-playbook", "scontrol-reconfigure"}
 
 
@@ -160,16 +170,20 @@ def test_restarting_slurmctld_and_every_slurmd_replaces_scontrol_reconfigure() -
     assert "scontrol-reconfigure" in [s.id for s in partial]
 
 
-def test_switches_added_and_changed_read_as_whole_lines(rendered: dict[str, Path]) -> None:
+def test_switches_added_and_changed_read_as_blueprint_values(rendered: dict[str, Path]) -> None:
     estate = estate_of(PAIRS / "pool-added.yaml")
     result = plan(estate, render(estate), rendered["base.yaml"])
-    topology = {c.subject: c for f in result.files for c in f.changes if c.kind == "slurm-topology"}
-    added = topology["SwitchName=cpu-leaf added"]
-    assert (added.before, added.after) == ("", "SwitchName=cpu-leaf Nodes=cpu-[01-08]")
-    assert "      + SwitchName=cpu-leaf Nodes=cpu-[01-08]\n" in text(result)
-    changed = topology["SwitchName=pairs-spine changed"]
-    assert changed.before == "SwitchName=pairs-spine Switches=leaf-[01-03]"
-    assert changed.after == "SwitchName=pairs-spine Switches=cpu-leaf,leaf-[01-03]"
+    (added,) = [c for f in result.files for c in f.changes if c.kind == "slurm-topology"]
+    assert (added.subject, added.before, added.after) == ("pool cpu switches", "", '["cpu-leaf"]')
+    assert '      + ["cpu-leaf"]\n' in text(result)
+    estate = estate_of(PAIRS / "topology-switch.yaml")
+    result = plan(estate, render(estate), rendered["base.yaml"])
+    (changed,) = [c for f in result.files for c in f.changes if c.kind == "slurm-topology"]
+    assert changed.subject == "node_pools[h100].network.switch"
+    assert (changed.before, changed.after) == (
+        '["leaf-01", "leaf-02"]',
+        '["leaf-01", "leaf-02", "leaf-03", "leaf-04"]',
+    )
     assert not re.search(r" -  ->|->  -|\(none\)", text(result))
 
 
@@ -279,8 +293,6 @@ def test_mode_change_and_unknown_files_are_still_reported() -> None:
     assert mode.kind == "file-mode"
     (other,) = explain(estate, "somewhere/else.txt", "modified", b"a\n", b"b\n")
     assert other.kind == "other" and other.actions == (Action("review", "somewhere/else.txt"),)
-    (cgroup,) = explain(estate, "slurm/cgroup.conf", "modified", b"A=1\n", b"A=2\n")
-    assert cgroup.kind == "slurm-cgroup" and Action("restart-slurmd", "*") in cgroup.actions
     (scrape,) = explain(
         estate, "observability/prometheus/scrape-configs.yml", "modified", b"a", b"b"
     )
@@ -310,7 +322,7 @@ def test_cli_exits_zero_without_changes_and_one_with_changes(rendered: dict[str,
     assert "no changes" in same.stdout
     changed = run_cli("plan", PAIRS / "partition-max-time.yaml", "-o", target)
     assert changed.returncode == 1, changed.stderr
-    assert "slurm-partition-changed: PartitionName=gpu MaxTime" in changed.stdout
+    assert "slurm-partition-changed: partition gpu: max_time" in changed.stdout
     assert "scontrol reconfigure" in changed.stdout
 
 
@@ -401,8 +413,6 @@ def test_a_copy_edited_into_nonsense_is_still_reported() -> None:
     estate = estate_of(PAIRS / "base.yaml")
     (change,) = explain(estate, "pulumi/serving/cluster.json", "modified", b"{not json", b"{}")
     assert change.kind == "other" and "could not read" in change.meaning
-    (change,) = explain(estate, "ansible/inventory.yml", "modified", b"all: [", b"all: {}")
-    assert change.kind == "other"
 
 
 # --- every `--tags ROLE` step changes something the role reads ---------------------------------
@@ -538,48 +548,46 @@ def test_role_reads_names_what_a_role_really_reads() -> None:
     assert "pool_gpu" in role_reads("dcgm_exporter", files)[0]  # site.yml's when
 
 
-def test_plan_names_exactly_the_roles_that_read_each_variable() -> None:
+def test_every_role_the_plan_names_is_a_role_site_yml_runs() -> None:
     from estategen import plan as planner
 
-    files = rendered_bytes(PAIRS / "base.yaml")
-    roles = site_roles(files)
-    reads = {role: role_reads(role, files)[0] for role in roles}
-    estate_vars = {
-        **yaml.safe_load(files["ansible/group_vars/all/estate.yml"]),
-        **yaml.safe_load(files["ansible/vars/identity.yml"]),
-    }
-    pool_vars = yaml.safe_load(files["ansible/group_vars/pool_h100.yml"])
-    tables = {**planner._ESTATE_VARS, **planner._POOL_VARS}
-    for variable in sorted({*estate_vars, *pool_vars} - {"pool_gpu", "pool_features"}):
-        readers = {r for r in roles if any(v.split(".")[0] == variable for v in reads[r])}
-        assert variable in tables, f"plan has no rule for {variable} (read by {sorted(readers)})"
-        listed = set(tables[variable][1])
-        assert listed & set(roles) == readers, variable
-        # roles this estate's site.yml does not run (slurmrestd without slurm.rest_api)
-        for role in listed - set(roles):
-            assert variable in {v.split(".")[0] for v in role_reads(role, files)[0]}, role
-    gpu_fields = {v.split(".")[1] for v in reads["nvidia_gpu"] if v.startswith("pool_gpu.")}
-    assert gpu_fields == planner._GPU_ROLE_FIELDS | {"mig"}
+    files = rendered_bytes(PAIRS / "rest-api-added.yaml")
+    named = {role for roles in planner._ROLES.values() for role in roles}
+    assert named <= set(site_roles(files))
+
+
+def model_of(path: Path) -> dict[str, Any]:
+    return estate_data(estate_of(path))
+
+
+def model_steps(
+    old: dict[str, Any], new: dict[str, Any], after: Path
+) -> list[tuple[str, set[Action]]]:
+    return [(c.kind, set(c.actions)) for c in model_changes(old, new, estate_of(after))]
 
 
 def test_gpu_sharing_alone_runs_no_role_and_a_new_gpu_runs_the_driver_role() -> None:
-    estate = estate_of(PAIRS / "base.yaml")
-    was = {"model": "l40s-48gb", "count": 4, "fabric": "none", "mig": [], "time_slicing": None}
-    now = {**was, "time_slicing": 2}
-    path = "ansible/group_vars/pool_l40s.yml"
-
-    def changes(old: object, new: object, scheduler: str) -> list[tuple[str, set[Action]]]:
-        before = yaml.safe_dump({"pool_name": "l40s", "pool_scheduler": scheduler, "pool_gpu": old})
-        after = yaml.safe_dump({"pool_name": "l40s", "pool_scheduler": scheduler, "pool_gpu": new})
-        found = explain(estate, path, "modified", before.encode(), after.encode())
-        return [(c.kind, set(c.actions)) for c in found]
-
-    assert changes(was, now, "kubernetes") == [("unread-variable", {Action("review", path)})]
+    base = model_of(PAIRS / "base.yaml")
+    sharing = model_of(PAIRS / "k8s-sharing.yaml")
+    # time-slicing reaches the machines through the device plugin's ConfigMap, not a role
+    assert model_steps(base, sharing, PAIRS / "k8s-sharing.yaml") == []
+    without = copy.deepcopy(base)
+    l40s = next(p for p in without["node_pools"] if p["name"] == "l40s")
+    l40s["gpus"] = None
     gained = {Action("ansible-playbook", "pool_l40s:nvidia_gpu")}
-    assert changes(None, was, "kubernetes") == [("gpu-config", gained)]
-    assert changes(None, was, "slurm") == [
-        ("gpu-config", gained | {Action("ansible-playbook", "pool_l40s:dcgm_exporter")})
-    ]
+    assert ("gpu-config", gained) in model_steps(without, base, PAIRS / "base.yaml")
+    assert not any(k == "mig-layout" for k, _ in model_steps(without, base, PAIRS / "base.yaml"))
+    h100 = next(p for p in without["node_pools"] if p["name"] == "h100")
+    h100["gpus"] = None
+    slurm = [a for k, a in model_steps(without, base, PAIRS / "base.yaml") if "pool_h100" in str(a)]
+    assert any(
+        {
+            Action("ansible-playbook", "pool_h100:nvidia_gpu"),
+            Action("ansible-playbook", "pool_h100:dcgm_exporter"),
+        }
+        <= actions
+        for actions in slurm
+    )
 
 
 def test_a_role_run_on_every_host_is_not_repeated_for_one_pool() -> None:
@@ -618,15 +626,128 @@ def test_a_reservation_dropped_from_the_blueprint_is_deleted_by_the_role(
 
 
 def test_a_changed_reservation_flag_is_recreated_not_updated() -> None:
-    estate = estate_of(PAIRS / "reservation-added.yaml")
-    line = "create reservation ReservationName=pairs.m StartTime=2030-01-07T06:00:00 Nodes=gpu-01"
-    (change,) = explain(
-        estate,
-        "slurm/reservations.scontrol",
-        "modified",
-        f"{line} Flags=MAINT\n".encode(),
-        f"{line} Flags=MAINT,WEEKLY\n".encode(),
-    )
+    before = model_of(PAIRS / "reservation-added.yaml")
+    after = copy.deepcopy(before)
+    after["slurm"]["reservations"][0]["flags"] = ["maint", "weekly"]
+    (change,) = model_changes(before, after, estate_of(PAIRS / "reservation-added.yaml"))
     assert change.kind == "slurm-reservation-changed"
-    assert (change.before, change.after) == ("Flags=MAINT", "Flags=MAINT,WEEKLY")
+    assert (change.before, change.after) == (
+        'flags=["maint", "ignore_jobs", "weekly"]',
+        'flags=["maint", "weekly"]',
+    )
     assert "deletes and creates it again" in change.meaning
+
+
+# --- plan compares models, not texts (issue 12) ----------------------------------------------
+
+
+def policies_of(before: Path, after: Path) -> set[str]:
+    """The change policies a pair exercises: of every changed key, of every key of a named
+    item that comes or goes, and the structural ones of the keys above them."""
+    from estategen.estatediff import _keys, _split, diff, policies
+
+    found: set[str] = set()
+    for delta in diff(model_of(before), model_of(after)):
+        value = delta.after if delta.added else delta.before
+        if delta.path[-1].startswith("[") and isinstance(value, dict):
+            keys = [d.key for d in diff({}, value, delta.path)]
+        else:
+            keys = [delta.key]
+        for key in keys:
+            found |= set(policies(key))
+            parts = _split(key)
+            for end in range(1, len(parts) + 1):
+                found |= set(_keys().get("".join(parts[:end]).lstrip("."), ()))
+    return found
+
+
+def test_every_change_policy_has_a_pair() -> None:
+    from estategen.schema import CHANGE_POLICIES
+
+    covered: dict[str, list[str]] = {}
+    for after in AFTERS:
+        for policy in policies_of(PAIRS / header(after)["before"], after):
+            covered.setdefault(policy, []).append(after.stem)
+    assert set(CHANGE_POLICIES) - set(covered) == set()
+
+
+def junk_copy(source: Path, target: Path) -> None:
+    """The output in ``source`` with every slurm/ and ansible/ file replaced by junk, and
+    MANIFEST.json as the render wrote it."""
+    shutil.copytree(source, target)
+    for path in sorted(target.rglob("*")):
+        relative = path.relative_to(target).as_posix()
+        if path.is_file() and relative.startswith(("slurm/", "ansible/")):
+            path.write_bytes(b"# nothing estategen wrote\nNodeName=junk Gres=gpu:9g.1gb\n")
+
+
+def decided(result: Any) -> list[tuple[str, str, str, str, str, tuple[Action, ...]]]:
+    return sorted(
+        (f.path, c.kind, c.subject, c.before, c.after, tuple(sorted(c.actions)))
+        for f in result.files
+        for c in f.changes
+        if c.kind != "edited-by-hand"
+    )
+
+
+@pytest.mark.parametrize("after", AFTERS, ids=lambda p: p.stem)
+def test_plan_never_reads_rendered_slurm_or_ansible_text_to_decide(
+    after: Path, rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    """Every slurm/ and ansible/ file of the earlier output is junk: the plan decides the
+    same changes and steps (from estate.json and MANIFEST.json), and flags the junk as
+    edited by hand."""
+    estate = estate_of(after)
+    clean = plan(estate, render(estate), rendered[header(after)["before"]])
+    junk = tmp_path / "pairs"
+    junk_copy(rendered[header(after)["before"]], junk)
+    result = plan(estate, render(estate), junk)
+    assert decided(result) == decided(clean)
+    edits = {c.file for f in result.files for c in f.changes if c.kind == "edited-by-hand"}
+    assert all(path.startswith(("slurm/", "ansible/")) for path in edits)
+    earlier = [f for f in result.files if f.status != "added"]
+    assert all(f.edited for f in earlier if f.path.startswith(("slurm/", "ansible/")))
+    decisive = [c for f in result.files for c in f.changes if c.kind != "edited-by-hand"]
+    steps = merge_steps([a for c in decisive for a in c.actions], estate.name)
+    assert steps == clean.steps()
+
+
+def test_plan_works_from_estate_json_and_the_manifest_alone(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    estate = estate_of(PAIRS / "nodes-added.yaml")
+    clean = plan(estate, render(estate), rendered["base.yaml"])
+    bare = tmp_path / "pairs"
+    shutil.copytree(rendered["base.yaml"], bare)
+    for path in sorted(bare.rglob("*"), reverse=True):
+        if path.is_file() and path.relative_to(bare).parts[0] in ("slurm", "ansible"):
+            path.unlink()
+    assert decided(plan(estate, render(estate), bare)) == decided(clean)
+
+
+@pytest.mark.parametrize(
+    "estate_json",
+    [None, b'{"schema": "estategen/estate-v1", "name": "pairs"}\n'],
+    ids=["missing", "estate-v1"],
+)
+def test_an_older_output_cannot_be_compared_by_model_and_says_so(
+    estate_json: bytes | None, rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    target = tmp_path / "pairs"
+    shutil.copytree(rendered["base.yaml"], target)
+    manifest = json.loads((target / "MANIFEST.json").read_text())
+    if estate_json is None:
+        (target / "estate.json").unlink()
+        del manifest["files"]["estate.json"]
+    else:
+        (target / "estate.json").write_bytes(estate_json)
+        digest = hashlib.sha256(estate_json).hexdigest()
+        manifest["files"]["estate.json"]["sha256"] = digest
+    (target / "MANIFEST.json").write_text(json.dumps(manifest))
+    estate = estate_of(PAIRS / "partition-max-time.yaml")
+    result = plan(estate, render(estate), target)
+    (conf,) = [f for f in result.files if f.path == "slurm/slurm.conf"]
+    (change,) = conf.changes
+    assert change.kind == "cannot-compare"
+    assert "cannot compare models" in change.meaning and "review everything" in change.meaning
+    assert run_cli("plan", PAIRS / "partition-max-time.yaml", "-o", target).returncode == 1

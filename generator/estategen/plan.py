@@ -1,15 +1,16 @@
 """What rendering a blueprint would change in an output folder, and what each change means.
 
-:func:`plan` compares the files a render would write (in memory) with the estategen output
-already in a folder (the files its MANIFEST.json lists). Each changed file is parsed for what
-it is - slurm.conf nodes, partitions and parameters; gres.conf; topology.conf; sacct.cfg and
-qos.sacctmgr; Ansible variables and inventory; each Pulumi project's cluster.json - and every
-change is explained as the operational steps it needs: ``scontrol reconfigure``, a slurmctld
-restart, draining nodes, ``sacctmgr``, ``ansible-playbook --tags``, ``pulumi up``.
+:func:`plan` compares models, not texts (issue 12): the render records the validated model
+(``estate.json``); the plan loads the one in the folder, diffs it key by key against the new
+one (:mod:`estategen.estatediff`) and derives the steps from each key's change policy (the
+schema's ``x-estategen-change``) and the derived facts (which hosts, groups, daemons and
+files): ``scontrol reconfigure``, a slurmctld restart, draining nodes, ``sacctmgr``,
+``ansible-playbook --tags``. A ``slurm.options`` key follows :mod:`estategen.slurm_keys`.
 
-The rules follow slurm.conf(5): what a changed parameter needs is read from the table in
-:mod:`estategen.slurm_keys`; node definition changes restart slurmctld and the slurmd daemons;
-everything else takes ``scontrol reconfigure``.
+The rendered Slurm and Ansible files are never read to decide a step: MANIFEST.json's digests
+say which files the render changes, and the folder's bytes only show hand edits since the last
+render. The Kubernetes objects, Pulumi project data and Prometheus files are still explained
+per object from the files (``pulumi up``, replacements, reloads).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.errors import UsageError
+from estategen.estatediff import Delta, diff, named, own_policies, recorded
 from estategen.facts import pool_group
 from estategen.kubernetes.nvidia import DEFAULT_CONFIG
 from estategen.model import Estate
@@ -32,28 +34,7 @@ from estategen.render import MANIFEST, Files
 from estategen.renderers.pulumi import project_name
 from estategen.slurm_keys import ChangePolicy, change_for, slurm_key
 
-# issue 14 parts 4 and 5: parameters scontrol reconfigure applies, explained by what they do
-HEALTH_CHECK_PARAMETERS = frozenset(
-    {"HealthCheckProgram", "HealthCheckInterval", "HealthCheckNodeState"}
-)
-POWER_SAVING_PARAMETERS = frozenset(
-    {
-        "ResumeProgram",
-        "SuspendProgram",
-        "ResumeFailProgram",
-        "SuspendTime",
-        "ResumeTimeout",
-        "SuspendTimeout",
-        "SuspendExcNodes",
-        "TreeWidth",
-        "PrivateData",
-    }
-)
-NODE_HARDWARE = frozenset(
-    {"Sockets", "CoresPerSocket", "ThreadsPerCore", "CPUs", "RealMemory", "Gres"}
-)
 UNSET = "(unset)"  # an attribute a line does not carry, in before/after
-_MIG_TYPE = re.compile(r"gpu:[1-7]g\.[0-9]+gb")
 
 
 @dataclass(frozen=True, order=True)
@@ -313,7 +294,13 @@ def previous_output(target: Path) -> tuple[dict[str, bytes], dict[str, dict[str,
 
 
 def plan(estate: Estate, files: Files, target: Path) -> Plan:
-    """Compare a render (``files``, without MANIFEST.json) with the output in ``target``."""
+    """Compare a render (``files``, without MANIFEST.json) with the output in ``target``.
+
+    What changed is read from the models (the estate.json the last render recorded, and the
+    new one); which files the render changes from MANIFEST.json's digests; the folder's own
+    bytes only show hand edits since the last render (and the Kubernetes objects and Prometheus
+    files, explained per object).
+    """
     old_files, entries = previous_output(target)
     result = Plan(str(target), estate.name, initial=not entries)
     new = {p: f for p, f in files.items() if p != MANIFEST}
@@ -322,29 +309,106 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
         for p in set(new) ^ set(entries)
         if p.startswith("pulumi/") and p.endswith("/cluster.json")
     }
+    model: list[Change] | str = []
+    same = True  # the models are equal: a file that changes is rendered differently
+    if entries:
+        before = recorded(old_files.get("estate.json") if "estate.json" in entries else None)
+        after = recorded(new["estate.json"].content) if "estate.json" in new else "no estate.json"
+        if isinstance(before, str) or isinstance(after, str):
+            model = before if isinstance(before, str) else str(after)
+        else:
+            model = model_changes(before, after, estate)
+            same = before == after
+    by_file: dict[str, list[Change]] = {}
+    for change in model if isinstance(model, list) else []:
+        by_file.setdefault(change.file, []).append(change)
     for path in sorted(set(new) | set(entries)):
         old = old_files.get(path)
         entry = entries.get(path, {})
-        edited = old is not None and entry.get("sha256") != hashlib.sha256(old).hexdigest()
+        edited = path in entries and (
+            old is None or entry.get("sha256") != hashlib.sha256(old).hexdigest()
+        )
+        rendered = (
+            path in new and entry.get("sha256") == hashlib.sha256(new[path].content).hexdigest()
+        )
         if path not in new:
             status = "removed"
-        elif path not in entries or old is None:
+        elif path not in entries:
             status = "added"
-        elif old != new[path].content:
+        elif not rendered or edited:
             status = "modified"
         elif entry.get("mode") != f"{new[path].mode:04o}":
             status = "mode"
         else:
             continue
-        after = new[path].content if path in new else None
+        after_bytes = new[path].content if path in new else None
         if result.initial:
             changes: tuple[Change, ...] = (_first(path),)
         elif _project(path) in projects and not path.endswith("/cluster.json"):
             changes = (_project_file(path, projects[_project(path)]),)
+        elif rendered and edited:
+            changes = (_edited(path),)
+        elif _MODELLED.fullmatch(path):
+            changes = tuple(by_file.pop(path, ())) or (_carried(path, model, same),)
         else:
-            changes = tuple(explain(estate, path, status, old, after))
+            changes = tuple(explain(estate, path, status, old, after_bytes))
         result.files.append(FileChange(path, status, edited, changes))
+    leftover = [c for changes in by_file.values() for c in changes]
+    if leftover:
+        # changes of keys whose own file did not change: estate.json records them
+        for i, f in enumerate(result.files):
+            if f.path == "estate.json":
+                result.files[i] = FileChange(f.path, f.status, f.edited, (*f.changes, *leftover))
+                break
+        else:
+            result.files.append(FileChange("estate.json", "modified", False, tuple(leftover)))
     return result
+
+
+# files whose changes are read from the model, never from their text
+_MODELLED = re.compile(
+    r"slurm/(slurm\.conf|gres\.conf|topology\.conf|cgroup\.conf|slurmdbd\.conf|sacct\.cfg"
+    r"|qos\.sacctmgr|reservations\.scontrol)|ansible/(group_vars/.+|vars/.+|inventory\.yml)"
+)
+
+
+def _edited(path: str) -> Change:
+    return Change(
+        path,
+        "edited-by-hand",
+        path,
+        "edited since it was rendered (MANIFEST.json has another digest), and the blueprint "
+        "does not change it: rendering puts estategen's version back; carry the edit into the "
+        "blueprint or keep it out of the render",
+        actions=(Action("review", path),),
+    )
+
+
+def _carried(path: str, model: list[Change] | str, same: bool) -> Change:
+    """A modelled file the render changes without a change of its own to list."""
+    if isinstance(model, str):
+        return Change(
+            path,
+            "cannot-compare",
+            path,
+            f"cannot compare models ({model}): re-render and review everything",
+            actions=(Action("review", path),),
+        )
+    if same:
+        return Change(
+            path,
+            "rendered-differently",
+            path,
+            "the blueprint did not change, the render did (another estategen release): review "
+            "the diff; the roles that install it deliver it",
+            actions=(*_ansible_for(path), Action("review", path)),
+        )
+    return Change(
+        path,
+        "carries-changes",
+        path,
+        "carries blueprint changes this plan lists under their own files; no step of its own",
+    )
 
 
 def _project(path: str) -> str:
@@ -461,339 +525,791 @@ def _comments_only(before: str, after: str) -> bool:
     return strip(before) == strip(after)
 
 
-def _pairs(line: str) -> dict[str, str]:
-    out = {}
-    for token in line.split():
-        key, _, value = token.partition("=")
-        out[key] = value
-    return out
+# --- the model: what changed in the blueprint and what each change needs (issue 12) ---------
+#
+# Every change of the estate is found by comparing the model the last render recorded
+# (estate.json) with the new one, key by key (:mod:`estategen.estatediff`). Each changed key's
+# change policy comes from the schema; the hosts, groups, daemons and objects it concerns come
+# from the model (a pool's hosts and group, the Slurm files a key reaches). The rendered
+# Slurm and Ansible files are never read to decide a step.
+
+# a policy -> the step it needs on the Slurm side (the Kubernetes and Prometheus side is
+# explained per object of kubernetes/<cluster>/ and observability/)
+_SLURM_KINDS = {
+    "restart-slurm-daemons": "slurm-restart-all",
+    "restart-slurmctld": "slurm-restart-slurmctld",
+    "restart-slurmdbd": "slurmdbd-config",
+    "scontrol-reconfigure": "slurm-reconfigure",
+}
+# the file a section of slurm.* is rendered into
+_SLURM_FILES = {
+    "slurm.accounting.port": "slurm/slurmdbd.conf",
+    "slurm.accounting.database": "slurm/slurmdbd.conf",
+    "slurm.reservations": "slurm/reservations.scontrol",
+    "slurm.qos": "slurm/qos.sacctmgr",
+}
+# keys of slurm.* with their own kind (what they are about, said once)
+_SLURM_SECTIONS = {
+    "slurm.accounting": "slurm-accounting-config",
+    "slurm.health_check": "slurm-health-check",
+    "slurm.power_saving": "slurm-power-saving",
+    "slurm.mpi": "slurm-mpi",
+    "slurm.rest_api": "slurm-rest-api",
+}
+# roles that apply a blueprint key with the `ansible-playbook` policy, by its section (the
+# longest prefix wins); tests/test_plan.py holds each tagged step against the roles' sources
+_ROLES: dict[str, tuple[str, ...]] = {
+    "identity": ("common",),
+    "storage": ("storage_client",),
+    "observability.labels": ("node_exporter",),
+    "observability.node_exporter": ("node_exporter",),
+    "observability.dcgm_exporter": ("dcgm_exporter",),
+    "observability.slurm_exporter": ("slurm_exporter",),
+    "slurm.reservations": ("slurm_controller",),
+    "slurm.rest_api": ("slurmrestd", "slurm_controller"),
+    "slurm.paths.state_save_location": ("slurm_controller",),
+    "slurm.paths.slurmctld_pid_file": ("slurm_controller",),
+    "slurm.paths.slurmctld_log_file": ("slurm_controller",),
+    "slurm.paths": ("slurm_compute",),
+    "slurm.slurmd_user": ("slurm_compute",),
+    "slurm.mpi.default": ("slurm_compute",),
+    "versions.slurm": ("slurmdbd", "slurm_controller", "slurm_compute"),
+    "node_pools[].health_check": ("slurm_compute",),
+    "node_pools[].cloud": ("slurm_compute",),
+    "node_pools[].taints": ("k8s_gpu_node",),
+    "node_pools[].labels": ("k8s_gpu_node",),
+    "node_pools[].network": ("k8s_gpu_node",),
+    "node_pools[].cluster": ("k8s_gpu_node",),
+    "node_pools[].gpus": ("nvidia_gpu",),
+}
+_MEANINGS = {
+    "identity": "users, groups and the directory client change on every host with the "
+    "common role; running jobs and pods keep their credentials",
+    "storage": "mounts change with the storage_client role; a file system in use cannot be "
+    "unmounted, so drain its users first when one goes away",
+    "observability": "the exporters restart with the new port or labels; Prometheus needs "
+    "the new targets (observability/prometheus/)",
+    "slurm-upgrade": "the Slurm roles install the new release and check it before laying "
+    "down its files; upgrade in Slurm's order (slurmdbd, then slurmctld, then slurmd) and at "
+    "most two releases at a time, with StateSaveLocation and the database backed up first",
+    "gpu-config": "the GPU stack of the pool's hosts changes with the nvidia_gpu role",
+    "kubernetes-node-labels": "kubelet registers the pool's hosts with the new labels and "
+    "taints (role k8s_gpu_node); Pulumi's NodePatch applies them to running nodes",
+    "slurm-accounting-config": "Slurm's accounting settings: slurmdbd.conf and slurm.conf "
+    "change, and the daemons that read them restart",
+    "slurm-health-check": "takes effect with scontrol reconfigure: slurmd runs the health "
+    "check with it from then on; nodes an earlier check drained stay drained until resumed",
+    "slurm-power-saving": "takes effect with scontrol reconfigure: slurmctld creates and "
+    "deletes cloud nodes with it from then on; instances already running keep running",
+    "slurm-mpi": "the compute role installs the PMIx library when the default is pmix; "
+    "MpiDefault takes effect with scontrol reconfigure",
+    "slurm-rest-api": "slurmrestd's host, port, user or JWT key change with the slurmrestd "
+    "and slurm_controller roles; a new JWT key needs every Slurm daemon restarted",
+    "slurm-restart-all": "needs slurmctld and every slurmd restarted",
+    "slurm-restart-slurmctld": "needs a slurmctld restart",
+    "slurm-reconfigure": "takes effect with scontrol reconfigure; running jobs are not affected",
+    "slurmdbd-config": "slurmdbd reads its configuration when it starts: restart it (jobs keep "
+    "running; slurmctld queues accounting records meanwhile)",
+    "slurm-node-hardware": "slurm.conf(5): changing a node's processors, memory or GRES needs "
+    "slurmctld and the nodes' slurmd restarted; nodes whose hardware does not match are "
+    "drained by slurmctld",
+    "slurm-node-scheduling": "features and weights take effect with scontrol reconfigure",
+    "slurm-topology": "slurmctld rebuilds the network topology on scontrol reconfigure; "
+    "running jobs keep their placement",
+    "review": "changes no running daemon: review the plan",
+}
+
+
+def _by_prefix(table: Mapping[str, Any], key: str, default: Any) -> Any:
+    """The entry of ``table`` for the longest prefix of blueprint ``key``."""
+    for name in sorted(table, key=len, reverse=True):
+        if key == name or key.startswith((name + ".", name + "[")):
+            return table[name]
+    return default
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return UNSET
+    if isinstance(value, str):
+        return value
+    return _short(value)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True) if value is not None else ""
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _yaml(text: str) -> Any:
+    """yaml.safe_load with libyaml's parser where PyYAML has it."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if text else None
+
+
+def _pool_hosts(pool: Mapping[str, Any] | None) -> list[str]:
+    hosts = (pool or {}).get("hosts") or ""
+    return hostlist.expand(hosts, limit=10**6) if hosts else []
+
+
+def _elastic(pool: Mapping[str, Any]) -> bool:
+    return pool.get("scheduler") == "slurm" and pool.get("provider") != "on-prem"
+
+
+def _managed(pool: Mapping[str, Any]) -> bool:
+    return pool.get("provider") != "on-prem"
 
 
 @dataclass
-class SlurmConf:
-    params: dict[str, str] = field(default_factory=dict)
-    nodes: dict[str, dict[str, str]] = field(default_factory=dict)  # host -> attributes
-    pools: dict[str, list[str]] = field(default_factory=dict)  # pool comment -> hosts
-    partitions: dict[str, dict[str, str]] = field(default_factory=dict)
+class _Models:
+    """The two models compared (as estate.json records them), with the new estate."""
+
+    old: Mapping[str, Any]
+    new: Mapping[str, Any]
+    estate: Estate
+
+    def pools(self, side: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+        return {p["name"]: p for p in side.get("node_pools") or []}
+
+    def pool(self, name: str) -> Mapping[str, Any]:
+        return self.pools(self.new).get(name) or self.pools(self.old).get(name) or {}
+
+    @property
+    def accounting(self) -> bool:
+        return bool((self.new.get("slurm") or {}).get("accounting"))
+
+    @property
+    def slurm(self) -> bool:
+        return any(p.get("scheduler") == "slurm" for p in self.new.get("node_pools") or [])
+
+    def deliver(self, path: str) -> tuple[Action, ...]:
+        return _ansible_for(path) if self.slurm else ()
 
 
-def parse_slurm_conf(text: str) -> SlurmConf:
-    conf = SlurmConf()
-    pool = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("# pool "):
-            pool = line[len("# pool ") :]
-            continue
-        if not line or line.startswith("#"):
-            continue
-        pairs = _pairs(line)
-        if line.startswith("NodeName="):
-            attrs = {k: v for k, v in pairs.items() if k not in ("NodeName", "State")}
-            hosts = hostlist.expand(pairs["NodeName"], limit=10**6)
-            for host in hosts:
-                conf.nodes[host] = attrs
-            conf.pools.setdefault(pool or pairs["NodeName"], []).extend(hosts)
-        elif line.startswith("PartitionName="):
-            conf.partitions[pairs.pop("PartitionName")] = pairs
-        else:
-            key, _, value = line.partition("=")
-            conf.params[key] = f"{conf.params[key]},{value}" if key in conf.params else value
-    return conf
-
-
-def _slurm_conf(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
-    old, new = parse_slurm_conf(before), parse_slurm_conf(after)
+def model_changes(old: Mapping[str, Any], new: Mapping[str, Any], estate: Estate) -> list[Change]:
+    """What changed between two recorded models (``new`` is ``estate``'s), each change with
+    the steps it needs."""
+    models = _Models(old, new, estate)
     changes: list[Change] = []
-    deliver = _ansible_for(path)
-    for key in sorted(set(old.params) | set(new.params)):
-        was, now = old.params.get(key, ""), new.params.get(key, "")
-        if was == now:
-            continue
-        policy, entry = change_for(key), slurm_key(key)
-        source = "slurm.conf(5)" if entry is None else entry.source
-        if key == "ClusterName" and was:
-            changes.append(
-                Change(
-                    path,
-                    "slurm-cluster-renamed",
-                    key,
-                    "slurmctld refuses to start when ClusterName differs from the one in its "
-                    "StateSaveLocation, and slurmdbd records a new cluster: this is a new cluster, "
-                    "not an update (running and queued jobs are lost)",
-                    was,
-                    now,
-                    (
-                        *deliver,
-                        Action("restart-slurmctld"),
-                        Action("restart-slurmd", "*"),
-                        Action("sacctmgr-load"),
-                    ),
-                )
-            )
-        elif policy is ChangePolicy.RESTART_ALL:
-            changes.append(
-                Change(
-                    path,
-                    "slurm-restart-all",
-                    key,
-                    f"changing {key} needs slurmctld and every slurmd restarted ({source})",
-                    was,
-                    now,
-                    (*deliver, Action("restart-slurmctld"), Action("restart-slurmd", "*")),
-                )
-            )
-        elif policy is ChangePolicy.RESTART_SLURMCTLD:
-            changes.append(
-                Change(
-                    path,
-                    "slurm-restart-slurmctld",
-                    key,
-                    f"changing {key} needs a slurmctld restart ({source})",
-                    was,
-                    now,
-                    (*deliver, Action("restart-slurmctld")),
-                )
-            )
-        elif key in HEALTH_CHECK_PARAMETERS:
-            changes.append(
-                Change(
-                    path,
-                    "slurm-health-check",
-                    key,
-                    f"{key} takes effect with scontrol reconfigure: slurmd runs the health "
-                    "check with it from then on; nodes an earlier check drained stay drained "
-                    "until resumed",
-                    was,
-                    now,
-                    (*deliver, Action("scontrol-reconfigure")),
-                )
-            )
-        elif key in POWER_SAVING_PARAMETERS:
-            changes.append(
-                Change(
-                    path,
-                    "slurm-power-saving",
-                    key,
-                    f"{key} takes effect with scontrol reconfigure: slurmctld creates and "
-                    "deletes cloud nodes with it from then on; instances already running keep "
-                    "running",
-                    was,
-                    now,
-                    (*deliver, Action("scontrol-reconfigure")),
-                )
-            )
+    grouped: dict[tuple[str, str], list[Delta]] = {}
+    for delta in diff(old, new):
+        key = delta.key
+        if key.startswith(("node_pools[]", "slurm.partitions[]", "slurm.reservations[]")):
+            grouped.setdefault((key.split("[]")[0], delta.item()), []).append(delta)
+        elif key.startswith("slurm.qos[]"):
+            grouped.setdefault(("slurm.qos", ""), []).append(delta)
         else:
-            changes.append(
-                Change(
-                    path,
-                    "slurm-reconfigure",
-                    key,
-                    f"{key} takes effect with scontrol reconfigure; running jobs are not affected",
-                    was,
-                    now,
-                    (*deliver, Action("scontrol-reconfigure")),
-                )
-            )
-    changes += _node_changes(estate, path, old, new, deliver)
-    for name in sorted(set(old.partitions) | set(new.partitions), key=_partition_order(new, old)):
-        was_p, now_p = old.partitions.get(name), new.partitions.get(name)
-        if was_p == now_p:
-            continue
-        if was_p is None:
-            changes.append(
-                Change(
-                    path,
-                    "slurm-partition-added",
-                    f"PartitionName={name}",
-                    "a new partition appears with scontrol reconfigure",
-                    "",
-                    _attrs(now_p or {}),
-                    (*deliver, Action("scontrol-reconfigure")),
-                )
-            )
-        elif now_p is None:
-            changes.append(
-                Change(
-                    path,
-                    "slurm-partition-removed",
-                    f"PartitionName={name}",
-                    "slurm.conf(5): jobs in a deleted partition are cancelled at reconfigure; "
-                    f"drain it first (scontrol update PartitionName={name} State=DRAIN) and let "
-                    "its jobs finish",
-                    _attrs(was_p),
-                    "",
-                    (*deliver, Action("scontrol-reconfigure")),
-                )
-            )
+            changes += _key_change(models, delta)
+    for (section, name), deltas in grouped.items():
+        if section == "node_pools":
+            changes += _pool_changes(models, name, deltas)
+        elif section == "slurm.partitions":
+            changes += _partition_changes(models, name, deltas)
+        elif section == "slurm.reservations":
+            changes += _reservation_changes(models, name, deltas)
         else:
-            keys = sorted(k for k in set(was_p) | set(now_p) if was_p.get(k) != now_p.get(k))
-            changes.append(
-                Change(
-                    path,
-                    "slurm-partition-changed",
-                    f"PartitionName={name} {', '.join(keys)}",
-                    "partition settings take effect with scontrol reconfigure; running jobs keep "
-                    "the limits they started with",
-                    _attrs({k: was_p.get(k, UNSET) for k in keys}),
-                    _attrs({k: now_p.get(k, UNSET) for k in keys}),
-                    (*deliver, Action("scontrol-reconfigure")),
-                )
-            )
+            changes += _qos_changes(models, deltas)
     return changes
 
 
-def _partition_order(*confs: SlurmConf) -> Callable[[str], tuple[int, str]]:
-    names = [n for conf in confs for n in conf.partitions]
-    return lambda name: (names.index(name), name)
+def _policy_actions(models: _Models, policies: Iterable[str], file: str) -> list[Action]:
+    """The Slurm-side steps of the daemon policies of a key rendered into ``file``."""
+    actions: list[Action] = []
+    for policy in policies:
+        if policy == "restart-slurm-daemons":
+            actions += [Action("restart-slurmctld"), Action("restart-slurmd", "*")]
+        elif policy == "restart-slurmctld":
+            actions.append(Action("restart-slurmctld"))
+        elif policy == "restart-slurmdbd":
+            actions.append(Action("restart-slurmdbd"))
+        elif policy == "scontrol-reconfigure":
+            actions.append(Action("scontrol-reconfigure"))
+    if actions and file:
+        actions = [*models.deliver(file), *actions]
+    return actions
 
 
-def _attrs(values: Mapping[str, str]) -> str:
-    return " ".join(f"{k}={v}" for k, v in values.items())
+def _key_change(models: _Models, delta: Delta) -> list[Change]:
+    """A change of one key outside the lists planned item by item."""
+    key, policies = delta.key, delta.policies
+    if key.startswith("gpu_models"):
+        return _definition_change(models, delta)
+    if key.startswith(("identity.teams[]", "identity.users[]", "identity.directory")):
+        return _identity_changes(models, delta)
+    if key == "slurm.cluster_name":
+        return [_cluster_renamed(models, delta)]
+    if key.startswith("slurm.options"):
+        return [_option_change(models, delta)]
+    if key.startswith("storage"):
+        return [_storage_change(models, delta)]
+    if key == "versions.slurm":
+        if delta.path[-1] != "text" or not models.slurm:
+            return []
+        return [_roles_change(models, delta, "slurm-upgrade", "all")]
+    if key.startswith("observability"):
+        if "ansible-playbook" not in policies and not key.startswith("observability.labels"):
+            return []
+        return [_roles_change(models, delta, "observability", "all")]
+    if key.startswith("slurm."):
+        return _slurm_change(models, delta)
+    if "review" in own_policies(key):
+        return [_review(delta)]
+    return []
 
 
-def _node_changes(
-    estate: Estate, path: str, old: SlurmConf, new: SlurmConf, deliver: tuple[Action, ...]
-) -> list[Change]:
+def _subject(delta: Delta) -> str:
+    """The changed key as the blueprint names it, items by name: slurm.qos[high].priority."""
+    return named(delta.path)
+
+
+def _change(
+    file: str, kind: str, delta: Delta, actions: Iterable[Action], meaning: str = ""
+) -> Change:
+    return Change(
+        file,
+        kind,
+        _subject(delta),
+        meaning or _MEANINGS.get(kind, _MEANINGS["review"]),
+        _show(delta.before),
+        _show(delta.after),
+        tuple(actions) or (Action("review", delta.key),),
+    )
+
+
+def _review(delta: Delta) -> Change:
+    return _change(
+        "estate.json",
+        "review",
+        delta,
+        (Action("review", _subject(delta)),),
+        f"{delta.key} renames or retargets many outputs at once: read the whole plan before "
+        "applying",
+    )
+
+
+def _roles_change(models: _Models, delta: Delta, kind: str, limit: str) -> Change:
+    roles = _by_prefix(_ROLES, delta.key, ())
+    return _change(
+        "ansible/group_vars/all/estate.yml",
+        kind,
+        delta,
+        (Action("ansible-playbook", f"{limit}:{role}") for role in roles),
+    )
+
+
+def _slurm_change(models: _Models, delta: Delta) -> list[Change]:
+    key, policies = delta.key, delta.policies
+    file = _by_prefix(_SLURM_FILES, key, "slurm/slurm.conf")
+    kind = _by_prefix(
+        _SLURM_SECTIONS, key, next((_SLURM_KINDS[p] for p in policies if p in _SLURM_KINDS), "")
+    )
+    actions = _policy_actions(models, policies, "slurm/slurm.conf")
+    if "restart-slurmdbd" in policies:
+        actions += [*models.deliver("slurm/slurmdbd.conf"), Action("restart-slurmdbd")]
+    if key == "slurm.rest_api.jwt_key" and models.accounting:
+        # slurmdbd reads the JWT key too (AuthAltTypes in slurmdbd.conf)
+        actions += [*models.deliver("slurm/slurmdbd.conf"), Action("restart-slurmdbd")]
+    if "ansible-playbook" in policies:
+        actions += [
+            Action("ansible-playbook", f"all:{role}") for role in _by_prefix(_ROLES, key, ())
+        ]
+    if "ansible-build" in policies:
+        actions += _new_hosts(delta)
+    if not kind:
+        return [_review(delta)] if "review" in own_policies(key) else []
+    return [_change(file, kind, delta, actions)]
+
+
+def _new_hosts(delta: Delta) -> list[Action]:
+    """Builds of hosts a key names that it did not name before (controllers, slurmdbd)."""
+
+    def names(value: Any) -> set[str]:
+        if isinstance(value, str):
+            return {value}
+        if isinstance(value, list):
+            return {v for v in value if isinstance(v, str)}
+        return set()
+
+    return [
+        Action("ansible-build", f"{h}:") for h in sorted(names(delta.after) - names(delta.before))
+    ]
+
+
+def _option_change(models: _Models, delta: Delta) -> Change:
+    """A slurm.options key: what it needs is slurm_keys' table, as slurm.conf(5) says."""
+    name = delta.path[-1]
+    policy, entry = change_for(name), slurm_key(name)
+    source = "slurm.conf(5)" if entry is None else entry.source
+    deliver = models.deliver("slurm/slurm.conf")
+    if policy is ChangePolicy.RESTART_ALL:
+        kind, meaning = "slurm-restart-all", "needs slurmctld and every slurmd restarted"
+        actions: tuple[Action, ...] = (
+            *deliver,
+            Action("restart-slurmctld"),
+            Action("restart-slurmd", "*"),
+        )
+    elif policy is ChangePolicy.RESTART_SLURMCTLD:
+        kind, meaning = "slurm-restart-slurmctld", "needs a slurmctld restart"
+        actions = (*deliver, Action("restart-slurmctld"))
+    else:
+        kind, meaning = "slurm-reconfigure", "takes effect with scontrol reconfigure"
+        actions = (*deliver, Action("scontrol-reconfigure"))
+    return _change("slurm/slurm.conf", kind, delta, actions, f"{name} {meaning} ({source})")
+
+
+def _cluster_renamed(models: _Models, delta: Delta) -> Change:
+    parent = models.new.get("name", "")
+    grant = slurm_renderer_grant(models.new)
+    return _change(
+        "slurm/slurm.conf",
+        "slurm-cluster-renamed",
+        delta,
+        (
+            *models.deliver("slurm/slurm.conf"),
+            Action("restart-slurmctld"),
+            Action("restart-slurmd", "*"),
+            *(
+                (
+                    Action("sacctmgr-load"),
+                    *((Action("sacctmgr-qos", grant),) if grant else ()),
+                    Action("sacctmgr-delete", f"delete cluster {delta.before}"),
+                )
+                if models.accounting
+                else ()
+            ),
+        ),
+        "slurmctld refuses to start when ClusterName differs from the one in its "
+        "StateSaveLocation, and slurmdbd records a new cluster: this is a new cluster, not an "
+        f"update (running and queued jobs are lost); the accounts under {parent} are loaded "
+        "for it and the old cluster's deleted",
+    )
+
+
+def slurm_renderer_grant(model: Mapping[str, Any]) -> str:
+    """The QoS grant of a recorded model, as the renderer writes it (qos_lines)."""
+    slurm = model.get("slurm") or {}
+    names = [q["name"] for q in slurm.get("qos") or []]
+    if not names:
+        return ""
+    estate = model.get("name", "")
+    parent = estate if estate != "root" else f"{estate}-estate"
+    line = f"modify account where name={parent} cluster={slurm.get('cluster_name')} set QOS="
+    line += ",".join(names)
+    return line + (" DefaultQOS=normal" if "normal" in names else "")
+
+
+def _identity_changes(models: _Models, delta: Delta) -> list[Change]:
+    changes = [
+        _change(
+            "ansible/vars/identity.yml",
+            "identity",
+            delta,
+            (Action("ansible-playbook", "all:common"),),
+        )
+    ]
+    if not models.accounting or not delta.key.startswith("identity.teams[]"):
+        return changes
+    load = (*models.deliver("slurm/sacct.cfg"), Action("sacctmgr-load"))
+    field = delta.path[-1]
+    team = delta.item()
+    if delta.removed and field.startswith("["):
+        changes.append(
+            _change(
+                "slurm/sacct.cfg",
+                "slurm-accounts-removed",
+                delta,
+                (Action("sacctmgr-delete", f"delete account name={team}"),),
+                _ACCOUNTS_REMOVED,
+            )
+        )
+    elif field == "members":
+        gone = sorted(set(delta.before or []) - set(delta.after or []))
+        if gone:
+            changes.append(
+                _change(
+                    "slurm/sacct.cfg",
+                    "slurm-accounts-removed",
+                    delta,
+                    (
+                        Action("sacctmgr-delete", f"delete user name={user} account={team}")
+                        for user in gone
+                    ),
+                    _ACCOUNTS_REMOVED,
+                )
+            )
+        if set(delta.after or []) - set(delta.before or []):
+            changes.append(_change("slurm/sacct.cfg", "slurm-accounts", delta, load, _ACCOUNTS))
+    elif field in ("fairshare",) or field.startswith("["):
+        changes.append(_change("slurm/sacct.cfg", "slurm-accounts", delta, load, _ACCOUNTS))
+    if field not in ("gid", "members") and not field.startswith("["):
+        # a team's Fairshare or namespace: nothing on the hosts reads it
+        changes.pop(0)
+    return changes
+
+
+_ACCOUNTS = (
+    "accounts, users and Fairshare change in slurmdbd with sacctmgr load; slurmctld picks "
+    "them up at once"
+)
+_ACCOUNTS_REMOVED = (
+    "sacctmgr load adds and updates but never deletes: remove it explicitly (after its jobs "
+    "end; slurmdbd refuses to delete associations with running jobs)"
+)
+
+
+def _storage_change(models: _Models, delta: Delta) -> Change:
+    """A file system's client side: the storage_client role on the pools that mount it."""
+    if "ansible-playbook" not in delta.policies and not delta.path[-1].startswith("["):
+        return _change("estate.json", "storage", delta, (), "only the Kubernetes side changes")
+    name = delta.item()
+    pools = set()
+    for side in (models.old, models.new):
+        for fs in side.get("storage") or []:
+            if fs.get("name") == name:
+                pools |= set(fs.get("pools") or [])
+    limits = sorted(pool_group(p) for p in pools) or ["all"]
+    return _change(
+        "ansible/group_vars/all/estate.yml",
+        "storage",
+        delta,
+        (Action("ansible-playbook", f"{limit}:storage_client") for limit in limits),
+    )
+
+
+def _definition_change(models: _Models, delta: Delta) -> list[Change]:
+    """A GPU model's definition is a change of each pool that uses it, by what the field
+    reaches: the fabric the GPU stack (role nvidia_gpu), the MIG profiles the GRES of MIG
+    pools (a restart), memory the billing and node weights (scontrol reconfigure); where
+    clouds sell it only the managed pools (their cluster's objects say so)."""
+    name = delta.path[1]
+    field = delta.path[2] if len(delta.path) > 2 else ""
     changes = []
-    added = [h for h in new.nodes if h not in old.nodes]
-    removed = [h for h in old.nodes if h not in new.nodes]
-    cloud = {h for p in estate.node_pools if p.elastic for h in p.hosts}
-    added_cloud = [h for h in added if h in cloud]
-    added = [h for h in added if h not in cloud]
-    if added_cloud:
-        # issue 14 part 5: nothing to build; slurmctld creates them when jobs need them
+    for pool in models.pools(models.new).values():
+        gpus = pool.get("gpus") or {}
+        if gpus.get("model") != name or _managed(pool):
+            continue
+        group = pool_group(pool["name"])
+        slurm = pool.get("scheduler") == "slurm"
+        if field == "fabric":
+            kind, actions = "gpu-config", [Action("ansible-playbook", f"{group}:nvidia_gpu")]
+        elif field == "mig" and slurm and gpus.get("mig"):
+            kind = "slurm-node-hardware"
+            actions = [
+                *models.deliver("slurm/gres.conf"),
+                Action("restart-slurmctld"),
+                *(Action("restart-slurmd", h) for h in _pool_hosts(pool)),
+                Action("scontrol-reconfigure"),
+            ]
+        elif field in ("memory_gb", "name", "vendor") and slurm:
+            kind = "slurm-node-scheduling"
+            actions = [*models.deliver("slurm/slurm.conf"), Action("scontrol-reconfigure")]
+        else:
+            continue
         changes.append(
-            Change(
-                path,
-                "slurm-cloud-nodes-added",
-                f"NodeName {_hosts(added_cloud)}",
-                "State=CLOUD nodes: slurm.conf(5) adding nodes needs slurmctld and every slurmd "
-                "restarted; they start powered down and slurmctld creates their instances "
-                "(ResumeProgram) when a job needs them, from the pool's image",
-                "",
-                f"{len(added_cloud)} cloud node(s)",
-                (*deliver, Action("restart-slurmctld"), Action("restart-slurmd", "*")),
+            _change(
+                f"ansible/group_vars/{group}.yml" if kind == "gpu-config" else "slurm/slurm.conf",
+                kind,
+                delta,
+                actions,
+                f"GPU model {name} is pool {pool['name']}'s: " + _MEANINGS.get(kind, ""),
             )
         )
-    if added:
-        pools = sorted({pool for pool, hosts in new.pools.items() if set(hosts) & set(added)})
-        groups = {pool_group(p.name): p.hosts for p in estate.node_pools if not p.managed}
-        changes.append(
+    return changes
+
+
+def _partition_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Change]:
+    actions = (*models.deliver("slurm/slurm.conf"), Action("scontrol-reconfigure"))
+    (first,) = deltas[:1]
+    if first.path[-1].startswith("[") and (first.added or first.removed):
+        return [
             Change(
-                path,
-                "slurm-nodes-added",
-                f"NodeName {_hosts(added)}",
-                "slurm.conf(5): adding nodes needs slurmctld and every slurmd restarted (all "
-                "slurmd must know every node); build the new hosts first, their slurmd starts "
-                "with the playbook",
-                "",
-                f"{len(added)} node(s) in pool(s) {', '.join(pools)}",
-                (
-                    *deliver,
-                    *build_limits(added, groups),
-                    Action("restart-slurmctld"),
-                    Action("restart-slurmd", "*"),
-                ),
+                "slurm/slurm.conf",
+                "slurm-partition-added" if first.added else "slurm-partition-removed",
+                f"partition {name}",
+                "a new partition appears with scontrol reconfigure"
+                if first.added
+                else "slurm.conf(5): jobs in a deleted partition are cancelled at reconfigure; "
+                f"drain it first (scontrol update PartitionName={name} State=DRAIN) and let "
+                "its jobs finish",
+                "" if first.added else _attrs(first.before),
+                _attrs(first.after) if first.added else "",
+                actions,
             )
+        ]
+    keys = [d.key.rsplit(".", 1)[-1] for d in deltas]
+    policies = {p for d in deltas for p in d.policies}
+    return [
+        Change(
+            "slurm/slurm.conf",
+            "slurm-partition-changed",
+            f"partition {name}: {', '.join(keys)}",
+            "partition settings take effect with scontrol reconfigure; running jobs keep the "
+            "limits they started with",
+            " ".join(f"{k}={_show(d.before)}" for k, d in zip(keys, deltas, strict=True)),
+            " ".join(f"{k}={_show(d.after)}" for k, d in zip(keys, deltas, strict=True)),
+            tuple(_policy_actions(models, policies, "slurm/slurm.conf")) or actions,
         )
-    if removed:
-        changes.append(
+    ]
+
+
+def _attrs(value: Any) -> str:
+    """A named item's settings, without its name and empty ones."""
+    if not isinstance(value, Mapping):
+        return _show(value)
+    flat = {**value, **(value.get("overrides") or {})}
+    return " ".join(
+        f"{k}={_show(v)}"
+        for k, v in flat.items()
+        if k not in ("name", "overrides") and v not in (None, [], {}, "")
+    )
+
+
+def _reservation_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Change]:
+    """Reservations live in slurmctld's state: the slurm_controller role's task creates,
+    updates and deletes them with scontrol; nothing restarts."""
+    apply = models.deliver("slurm/reservations.scontrol")
+    (first,) = deltas[:1]
+    file = "slurm/reservations.scontrol"
+    subject = f"{models.new.get('name', '')}.{name}"
+    item = first.path[-1].startswith("[")
+    if item and first.added:
+        meaning = (
+            "the role creates it (scontrol create reservation); jobs of its teams and users "
+            f"run in it with --reservation={subject}"
+        )
+        if "maint" in (first.after or {}).get("flags", []):
+            meaning += "; other jobs do not start on its nodes while it lasts"
+        return [
             Change(
-                path,
-                "slurm-nodes-removed",
-                f"NodeName {_hosts(removed)}",
-                "drain the nodes and wait for their jobs before applying: removing nodes needs "
-                "slurmctld and every slurmd restarted, and jobs still on them are lost",
-                f"{len(removed)} node(s)",
+                file, "slurm-reservation-added", subject, meaning, "", _attrs(first.after), apply
+            )
+        ]
+    if item and first.removed:
+        return [
+            Change(
+                file,
+                "slurm-reservation-removed",
+                subject,
+                "the role deletes it (scontrol delete reservation): its nodes return to every "
+                "job; jobs submitted with --reservation to it can no longer start",
+                _attrs(first.before),
                 "",
-                (
-                    Action("drain-nodes", _hosts(removed)),
-                    *deliver,
-                    Action("restart-slurmctld"),
-                    Action("restart-slurmd", "*"),
-                ),
+                apply,
             )
+        ]
+    keys = [d.key.rsplit(".", 1)[-1] for d in deltas]
+    recreate = sorted({"flags", "partition"} & set(keys))
+    return [
+        Change(
+            file,
+            "slurm-reservation-changed",
+            f"{subject} {', '.join(keys)}",
+            "the role deletes and creates it again (scontrol cannot change "
+            f"{', '.join(recreate)} in place)"
+            if recreate
+            else "the role updates it in place (scontrol update reservation)",
+            " ".join(f"{k}={_show(d.before)}" for k, d in zip(keys, deltas, strict=True)),
+            " ".join(f"{k}={_show(d.after)}" for k, d in zip(keys, deltas, strict=True)),
+            apply,
         )
-    diffs: dict[tuple[tuple[str, str, str], ...], list[str]] = {}
-    for host, attrs in new.nodes.items():
-        if host in old.nodes and old.nodes[host] != attrs:
-            was = old.nodes[host]
-            key = tuple(
-                (k, was.get(k, UNSET), attrs.get(k, UNSET))
-                for k in sorted(set(was) | set(attrs))
-                if was.get(k) != attrs.get(k)
-            )
-            diffs.setdefault(key, []).append(host)
-    for diff, hosts in diffs.items():
-        keys = [k for k, _, _ in diff]
-        subject = f"NodeName={_hosts(hosts)} {', '.join(keys)}"
-        before = " ".join(f"{k}={a}" for k, a, _ in diff)
-        after = " ".join(f"{k}={b}" for k, _, b in diff)
-        if any(_MIG_TYPE.search(f"{a} {b}") for k, a, b in diff if k == "Gres"):
-            changes.append(_mig_change(estate, path, subject, before, after, hosts, deliver))
-        elif NODE_HARDWARE.intersection(keys):
+    ]
+
+
+def _qos_changes(models: _Models, deltas: list[Delta]) -> list[Change]:
+    """QoS live in slurmdbd: the changed lines of qos.sacctmgr run with sacctmgr."""
+    from estategen.renderers.slurm import qos_lines
+
+    adds, modifies, grant = qos_lines(models.estate)
+    deliver = models.deliver("slurm/qos.sacctmgr")
+    changes = []
+    names_changed = False
+    for name in dict.fromkeys(d.item() for d in deltas):
+        mine = [d for d in deltas if d.item() == name]
+        first = mine[0]
+        file = "slurm/qos.sacctmgr"
+        if first.removed and len(first.path) == 3:
+            names_changed = True
             changes.append(
                 Change(
-                    path,
+                    file,
+                    "slurm-qos-removed",
+                    f"QoS {name}",
+                    "sacctmgr never deletes a QoS on its own: delete it once no partition, "
+                    "account or job uses it",
+                    _attrs(first.before),
+                    "",
+                    (Action("sacctmgr-delete", f"delete qos name={name}"),),
+                )
+            )
+            continue
+        lines = [modifies[name]] if name in modifies else []
+        if first.added and len(first.path) == 3:
+            names_changed = True
+            lines.insert(0, adds[name])
+        changes.append(
+            Change(
+                file,
+                "slurm-qos",
+                f"QoS {name}",
+                "QoS live in slurmdbd and change at once with sacctmgr; running jobs keep the "
+                "QoS limits they started with",
+                "" if first.added else " ".join(f"{_subject(d)}={_show(d.before)}" for d in mine),
+                " ".join(f"{_subject(d)}={_show(d.after)}" for d in mine)
+                if not first.added
+                else _attrs(first.after),
+                (*deliver, *(Action("sacctmgr-qos", line) for line in lines)),
+            )
+        )
+    if names_changed and grant:
+        changes.append(
+            Change(
+                "slurm/qos.sacctmgr",
+                "slurm-qos",
+                "QoS granted to the estate's accounts",
+                "which QoS the accounts may use changes at once with sacctmgr",
+                slurm_renderer_grant(models.old),
+                grant,
+                (*deliver, Action("sacctmgr-qos", grant)),
+            )
+        )
+    return changes
+
+
+def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Change]:
+    pool = models.pool(name)
+    group = pool_group(name)
+    first = deltas[0]
+    slurm = pool.get("scheduler") == "slurm"
+    if len(first.path) == 2 and (first.added or first.removed):
+        return _pool_added_or_removed(models, pool, first.added)
+    changes: list[Change] = []
+    deliver = models.deliver("slurm/slurm.conf")
+    was = models.pools(models.old).get(name) or {}
+    now = models.pools(models.new).get(name) or {}
+    for delta in deltas:
+        key, policies = delta.key, set(delta.policies)
+        field = key.removeprefix("node_pools[].")
+        if delta.path[2] == "host_expressions":
+            continue  # the hosts they expand to are compared
+        if was.get("scheduler") != now.get("scheduler") or field in ("scheduler", "cluster"):
+            if field in ("scheduler", "cluster"):
+                hosts = _pool_hosts(was)
+                changes.append(
+                    _change(
+                        "ansible/inventory.yml",
+                        "pool-moved",
+                        delta,
+                        (
+                            *((Action("drain-nodes", _hosts(hosts)),) if hosts and slurm else ()),
+                            Action("ansible-build", f"{group}:"),
+                            *(
+                                (Action("restart-slurmctld"), Action("restart-slurmd", "*"))
+                                if was.get("scheduler") == "slurm" or slurm
+                                else ()
+                            ),
+                        ),
+                        "the pool moves to another scheduler or cluster: drain it, rebuild its "
+                        "hosts with the whole playbook",
+                    )
+                )
+            continue
+        if field == "gpus.mig" and not (delta.before or delta.after):
+            continue  # a pool gaining or losing GPUs without MIG
+        if field == "hosts":
+            changes += _hosts_changed(models, pool, delta)
+        elif field == "gpus.mig" or (field == "gpus" and _mig(delta)):
+            changes.append(_mig_layout(models, pool, delta))
+        elif not slurm:
+            roles = _by_prefix(_ROLES, key, ())
+            if "ansible-playbook" in policies or field.startswith(("network", "labels")):
+                kind = "kubernetes-node-labels"
+            elif field in ("gpus", "gpus.model") and not _managed(pool):
+                kind = "gpu-config"
+            else:
+                continue  # the cluster's objects say what it means (kubernetes/<cluster>/)
+            if _managed(pool) or not roles:
+                continue
+            changes.append(
+                _change(
+                    f"ansible/group_vars/{group}.yml",
+                    kind,
+                    delta,
+                    (Action("ansible-playbook", f"{group}:{role}") for role in roles),
+                )
+            )
+        elif field.startswith("network"):
+            changes.append(
+                _change(
+                    "slurm/topology.conf",
+                    "slurm-topology",
+                    delta,
+                    _policy_actions(models, policies, "slurm/topology.conf"),
+                )
+            )
+        elif "restart-slurm-daemons" in policies or "drain-and-rebuild" in policies:
+            # a node's own hardware restarts its slurmd; what every slurmd reads (GresTypes
+            # for shards, the GRES type) restarts them all, as the policy says; scontrol
+            # reconfigure makes the other daemons read the nodes' new definition
+            hosts = _pool_hosts(now) if field.startswith(_NODE_HARDWARE) else ["*"]
+            gpu = field in ("gpus", "gpus.model")
+            changes.append(
+                _change(
+                    "slurm/slurm.conf",
                     "slurm-node-hardware",
-                    subject,
-                    "slurm.conf(5): changing a node's processors, memory or GRES needs slurmctld "
-                    "and the nodes' slurmd restarted; nodes whose hardware does not match are "
-                    "drained by slurmctld",
-                    before,
-                    after,
+                    delta,
                     (
                         *deliver,
+                        *models.deliver("slurm/gres.conf"),
+                        *(
+                            (Action("ansible-playbook", f"{group}:nvidia_gpu"),)
+                            + (
+                                (Action("ansible-playbook", f"{group}:dcgm_exporter"),)
+                                if not delta.before or not delta.after
+                                else ()
+                            )
+                            if gpu
+                            else ()
+                        ),
                         Action("restart-slurmctld"),
                         *(Action("restart-slurmd", h) for h in hosts),
+                        Action("scontrol-reconfigure"),
                     ),
                 )
             )
-        else:
+        elif "scontrol-reconfigure" in policies:
             changes.append(
-                Change(
-                    path,
+                _change(
+                    "slurm/slurm.conf",
                     "slurm-node-scheduling",
-                    subject,
-                    "features and weights take effect with scontrol reconfigure",
-                    before,
-                    after,
+                    delta,
                     (*deliver, Action("scontrol-reconfigure")),
+                )
+            )
+        elif "ansible-playbook" in policies:
+            kind = "slurm-health-check-program" if field.startswith("health") else "cloud-image"
+            changes.append(
+                _change(
+                    f"ansible/group_vars/{group}.yml",
+                    kind,
+                    delta,
+                    (
+                        Action("ansible-playbook", f"{group}:{role}")
+                        for role in _by_prefix(_ROLES, key, ())
+                    ),
+                    f"the pool's {field} changes on its nodes with the slurm_compute role",
                 )
             )
     return changes
 
 
-def _mig_change(
-    estate: Estate,
-    path: str,
-    subject: str,
-    before: str,
-    after: str,
-    hosts: list[str],
-    deliver: tuple[Action, ...],
-) -> Change:
-    pools = {p.name for p in estate.slurm_pools if set(p.hosts) & set(hosts)}
-    return Change(
-        path,
-        "mig-layout",
-        subject,
-        "a new MIG layout destroys the GPU instances jobs run in: drain the pool's nodes, "
-        "wait for their jobs, repartition (role nvidia_gpu), restart slurmctld and their "
-        "slurmd for the new GRES, then resume them",
-        before,
-        after,
-        (
-            Action("drain-nodes", _hosts(hosts)),
-            *deliver,
-            *(Action("ansible-playbook", f"{pool_group(p)}:nvidia_gpu") for p in sorted(pools)),
-            Action("restart-slurmctld"),
-            *(Action("restart-slurmd", h) for h in hosts),
-            Action("resume-nodes", _hosts(hosts)),
-        ),
+# fields of a pool that are each node's own hardware
+_NODE_HARDWARE = ("cpu", "memory_gb", "real_memory_mib", "gpus.count", "gpus.model")
+
+
+def _mig(delta: Delta) -> bool:
+    return any(
+        ((v or {}).get("mig") if isinstance(v, dict) else None) for v in (delta.before, delta.after)
     )
 
 
@@ -812,339 +1328,215 @@ def build_limits(added: Iterable[str], groups: Mapping[str, Iterable[str]]) -> t
     return tuple(Action("ansible-build", f"{limit}:") for limit in limits)
 
 
-def _gres_conf(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
-    def parse(text: str) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for raw in text.splitlines():
-            line = raw.strip()
-            if line.startswith("NodeName="):
-                name, _, rest = line.partition(" ")
-                for host in hostlist.expand(name[len("NodeName=") :], limit=10**6):
-                    out.setdefault(host, []).append(rest)
-        return out
+def _mig_layout(models: _Models, pool: Mapping[str, Any], delta: Delta) -> Change:
+    group = pool_group(pool["name"])
+    hosts = _pool_hosts(pool)
+    if pool.get("scheduler") != "slurm":
+        return _change(
+            f"ansible/group_vars/{group}.yml",
+            "mig-layout",
+            delta,
+            (Action("ansible-playbook", f"{group}:nvidia_gpu"),),
+            "the MIG layout the nvidia_gpu role lays down for the MIG manager; the cluster's "
+            "MIG manager repartitions the nodes (see kubernetes/)",
+        )
+    return _change(
+        "slurm/gres.conf",
+        "mig-layout",
+        delta,
+        (
+            Action("drain-nodes", _hosts(hosts)),
+            *models.deliver("slurm/slurm.conf"),
+            *models.deliver("slurm/gres.conf"),
+            Action("ansible-playbook", f"{group}:nvidia_gpu"),
+            Action("restart-slurmctld"),
+            *(Action("restart-slurmd", h) for h in hosts),
+            Action("scontrol-reconfigure"),
+            Action("resume-nodes", _hosts(hosts)),
+        ),
+        "a new MIG layout destroys the GPU instances jobs run in: drain the pool's nodes, "
+        "wait for their jobs, repartition (role nvidia_gpu), restart slurmctld and their "
+        "slurmd for the new GRES, then resume them",
+    )
 
-    old, new = parse(before), parse(after)
-    changed = [h for h in set(old) | set(new) if old.get(h) != new.get(h)]
-    both = sorted(h for h in changed if h in old and h in new)
+
+def _hosts_changed(models: _Models, pool: Mapping[str, Any], delta: Delta) -> list[Change]:
+    group = pool_group(pool["name"])
+    before = set(hostlist.expand(delta.before, limit=10**6)) if delta.before else set()
+    after = hostlist.expand(delta.after, limit=10**6) if delta.after else []
+    added = [h for h in after if h not in before]
+    removed = sorted(before - set(after))
     changes = []
-    if both:
-        text = " ".join(old[both[0]]) + " " + " ".join(new[both[0]])
-        subject = f"NodeName={_hosts(both)}"
-        if _MIG_TYPE.search(text.replace("Type=", "gpu:")):
-            changes.append(
-                _mig_change(
-                    estate,
-                    path,
-                    subject,
-                    "; ".join(old[both[0]]),
-                    "; ".join(new[both[0]]),
-                    both,
-                    _ansible_for(path),
-                )
-            )
+    restart = (Action("restart-slurmctld"), Action("restart-slurmd", "*"))
+    slurm = pool.get("scheduler") == "slurm"
+    deliver = models.deliver("slurm/slurm.conf")
+    if added:
+        if _elastic(pool):
+            changes.append(_cloud_nodes(models, added))
         else:
             changes.append(
                 Change(
-                    path,
-                    "slurm-gres",
-                    subject,
-                    "slurmd reads gres.conf when it starts: restart the nodes' slurmd (and "
-                    "slurmctld, which checks their GRES)",
-                    "; ".join(old[both[0]]),
-                    "; ".join(new[both[0]]),
+                    "slurm/slurm.conf" if slurm else "ansible/inventory.yml",
+                    "slurm-nodes-added" if slurm else "kubernetes-hosts-added",
+                    f"NodeName {_hosts(added)}" if slurm else f"{group} {_hosts(added)}",
+                    "slurm.conf(5): adding nodes needs slurmctld and every slurmd restarted (all "
+                    "slurmd must know every node); build the new hosts first, their slurmd "
+                    "starts with the playbook"
+                    if slurm
+                    else "build the new hosts (kubelet, GPU stack); they join the cluster and "
+                    "get the pool's labels",
+                    "",
+                    f"{len(added)} node(s) in pool {pool['name']}",
                     (
-                        *_ansible_for(path),
-                        Action("restart-slurmctld"),
-                        *(Action("restart-slurmd", h) for h in both),
+                        *(deliver if slurm else ()),
+                        *build_limits(added, {group: set(after)}),
+                        *(restart if slurm else ()),
                     ),
                 )
             )
-    only = sorted(h for h in changed if h not in both)
-    if only:
+    if removed:
         changes.append(
             Change(
-                path,
-                "slurm-gres",
-                f"NodeName={_hosts(only)}",
-                "GRES lines of nodes that join or leave; their slurmd restarts with the node "
-                "change",
-                actions=_ansible_for(path),
+                "slurm/slurm.conf" if slurm else "ansible/inventory.yml",
+                "slurm-nodes-removed" if slurm else "kubernetes-hosts-removed",
+                f"NodeName {_hosts(removed)}" if slurm else f"{group} {_hosts(removed)}",
+                "drain the nodes and wait for their jobs before applying: removing nodes needs "
+                "slurmctld and every slurmd restarted, and jobs still on them are lost"
+                if slurm
+                else "the hosts leave the pool; Ansible stops managing them (it does not undo "
+                "what it installed); drain them in Kubernetes first",
+                f"{len(removed)} node(s)",
+                "",
+                (Action("drain-nodes", _hosts(removed)), *deliver, *restart)
+                if slurm and not _elastic(pool)
+                else (*deliver, *restart)
+                if slurm
+                else (Action("review", f"kubectl drain {_hosts(removed)}"),),
             )
         )
     return changes
 
 
-def _topology_conf(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
-    def parse(text: str) -> dict[str, str]:
-        out = {}
-        for line in text.splitlines():
-            if line.startswith(("SwitchName=", "BlockName=", "BlockSizes=")):
-                head, _, rest = line.partition(" ")
-                out[head] = rest
-        return out
+def _cloud_nodes(models: _Models, added: list[str]) -> Change:
+    # issue 14 part 5: nothing to build; slurmctld creates them when jobs need them
+    return Change(
+        "slurm/slurm.conf",
+        "slurm-cloud-nodes-added",
+        f"NodeName {_hosts(added)}",
+        "State=CLOUD nodes: slurm.conf(5) adding nodes needs slurmctld and every slurmd "
+        "restarted; they start powered down and slurmctld creates their instances "
+        "(ResumeProgram) when a job needs them, from the pool's image",
+        "",
+        f"{len(added)} cloud node(s)",
+        (
+            *models.deliver("slurm/slurm.conf"),
+            Action("restart-slurmctld"),
+            Action("restart-slurmd", "*"),
+        ),
+    )
 
-    old, new = parse(before), parse(after)
+
+def _pool_added_or_removed(models: _Models, pool: Mapping[str, Any], added: bool) -> list[Change]:
+    name = pool["name"]
+    group = pool_group(name)
+    hosts = _pool_hosts(pool)
+    slurm = pool.get("scheduler") == "slurm"
+    # topology.conf places every Slurm node once it exists (a pool without switches gets a
+    # leaf of its own)
+    topology = slurm and any(
+        p.get("switches") or p.get("blocks")
+        for side in (models.old, models.new)
+        for p in side.get("node_pools") or []
+        if p.get("scheduler") == "slurm"
+    )
+    where = pool.get("switches") or pool.get("blocks") or [f"{name}-leaf"]
+    restart = (
+        *models.deliver("slurm/slurm.conf"),
+        Action("restart-slurmctld"),
+        Action("restart-slurmd", "*"),
+    )
     changes = []
-    for name in sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)):
-        was = f"{name} {old[name]}".strip() if name in old else ""
-        now = f"{name} {new[name]}".strip() if name in new else ""
-        what = "added" if not was else "removed" if not now else "changed"
-        changes.append(
+    if added and _elastic(pool):
+        changes += [
+            _cloud_nodes(models, hosts),
             Change(
-                path,
-                "slurm-topology",
-                f"{name} {what}",
-                "slurmctld rebuilds the network topology on scontrol reconfigure; running jobs "
-                "keep their placement",
-                was,
-                now,
-                (*_ansible_for(path), Action("scontrol-reconfigure")),
-            )
-        )
-    return changes
-
-
-def _cgroup_conf(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
-    if _comments_only(before, after):
-        return []
-    return [
-        Change(
-            path,
-            "slurm-cgroup",
-            path,
-            "slurmd reads cgroup.conf when it starts: restart slurmd on every node",
-            actions=(*_ansible_for(path), Action("restart-slurmd", "*")),
-        )
-    ]
-
-
-def _slurmdbd_conf(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
-    if _comments_only(before, after):
-        return []
-    return [
-        Change(
-            path,
-            "slurmdbd-config",
-            path,
-            "slurmdbd reads its configuration when it starts: restart it (jobs keep running; "
-            "slurmctld queues accounting records meanwhile)",
-            actions=(*_ansible_for(path), Action("restart-slurmdbd")),
-        )
-    ]
-
-
-def parse_sacct_cfg(text: str) -> dict[tuple[str, str, str], dict[str, str]]:
-    """(kind, name, parent) -> attributes, from a `sacctmgr load` file."""
-    out: dict[tuple[str, str, str], dict[str, str]] = {}
-    parent = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        head, _, rest = line.partition(":")
-        kind, _, name = head.partition(" - ")
-        name = name.strip().strip("'")
-        if kind == "Parent":
-            parent = name
-            continue
-        attrs = dict(part.split("=", 1) for part in rest.split(":") if "=" in part)
-        out[(kind, name, parent)] = {k: v.strip("'") for k, v in attrs.items()}
-    return out
-
-
-def _sacct_cfg(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
-    old, new = parse_sacct_cfg(before), parse_sacct_cfg(after)
-    changes = []
-    for key in sorted(set(old) | set(new), key=lambda k: (k[0] != "Account", k)):
-        kind, name, parent = key
-        if old.get(key) == new.get(key):
-            continue
-        subject = f"{kind} {name}" + (f" under {parent}" if parent else "")
-        if key not in new:
-            line = (
-                f"delete user name={name} account={parent}"
-                if kind == "User"
-                else f"delete account name={name}"
-                if kind == "Account"
-                else f"delete cluster {name}"
-            )
-            changes.append(
-                Change(
-                    path,
-                    "slurm-accounts-removed",
-                    subject,
-                    "sacctmgr load adds and updates but never deletes: remove it explicitly "
-                    "(after its jobs end; slurmdbd refuses to delete associations with running "
-                    "jobs)",
-                    _attrs(old[key]),
-                    "",
-                    (Action("sacctmgr-delete", line),),
-                )
-            )
-        else:
-            was = old.get(key, {})
-            changes.append(
-                Change(
-                    path,
-                    "slurm-accounts",
-                    subject,
-                    "accounts, users and Fairshare change in slurmdbd with sacctmgr load; "
-                    "slurmctld picks them up at once",
-                    _attrs(was),
-                    _attrs(new[key]),
-                    (*_ansible_for(path), Action("sacctmgr-load")),
-                )
-            )
-    return changes
-
-
-def parse_qos(text: str) -> dict[str, str]:
-    """QoS name (or `account` for the grant line) -> its sacctmgr line."""
-    out = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("add qos "):
-            out[f"add:{line.split()[2]}"] = line
-        elif line.startswith("modify qos where name="):
-            out[f"modify:{line.split()[3].split('=', 1)[1]}"] = line
-        elif line.startswith("modify account "):
-            out["grant"] = line
-    return out
-
-
-def _qos_sacctmgr(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
-    old, new = parse_qos(before), parse_qos(after)
-    changes = []
-    names = sorted({k.split(":", 1)[1] for k in set(old) | set(new) if ":" in k})
-    for name in names:
-        was = old.get(f"modify:{name}") or old.get(f"add:{name}")
-        now = new.get(f"modify:{name}") or new.get(f"add:{name}")
-        if was == now:
-            continue
-        if now is None:
-            changes.append(
-                Change(
-                    path,
-                    "slurm-qos-removed",
-                    f"QoS {name}",
-                    "sacctmgr never deletes a QoS on its own: delete it once no partition, "
-                    "account or job uses it",
-                    was or "",
-                    "",
-                    (Action("sacctmgr-delete", f"delete qos name={name}"),),
-                )
-            )
-            continue
-        lines = [
-            new[k] for k in (f"add:{name}", f"modify:{name}") if k in new and new[k] != old.get(k)
+                f"ansible/group_vars/{group}.yml",
+                "cloud-image-added",
+                group,
+                "a Slurm cloud pool: build the image its instances boot on a VM added to "
+                f"{group} from a second inventory (ansible-playbook -i inventory.yml -i "
+                f"image.yml site.yml --limit {group}), then pin that image in the pool's "
+                "cloud.image",
+                actions=(Action("review", f"build the image of {group}"),),
+            ),
         ]
+    elif added and not _managed(pool):
         changes.append(
             Change(
-                path,
-                "slurm-qos",
-                f"QoS {name}",
-                "QoS live in slurmdbd and change at once with sacctmgr; running jobs keep the "
-                "QoS limits they started with",
-                was or "",
-                now,
-                (*_ansible_for(path), *(Action("sacctmgr-qos", ln) for ln in lines)),
+                "ansible/inventory.yml",
+                "pool-added",
+                f"pool {name}",
+                "a new pool: build its hosts with the whole playbook"
+                + (
+                    "; slurm.conf(5): new nodes need slurmctld and every slurmd restarted"
+                    if slurm
+                    else ""
+                ),
+                "",
+                f"{len(hosts)} host(s) in {group}",
+                (Action("ansible-build", f"{group}:"), *(restart if slurm else ())),
             )
         )
-    if old.get("grant") != new.get("grant") and "grant" in new:
+    elif not added and slurm:
         changes.append(
             Change(
-                path,
-                "slurm-qos",
-                "QoS granted to the estate's accounts",
-                "which QoS the accounts may use changes at once with sacctmgr",
-                old.get("grant", ""),
-                new["grant"],
-                (*_ansible_for(path), Action("sacctmgr-qos", new["grant"])),
+                "slurm/slurm.conf",
+                "pool-removed",
+                f"pool {name}",
+                "drain the pool's nodes and wait for their jobs before applying: removing nodes "
+                "needs slurmctld and every slurmd restarted, and jobs still on them are lost; "
+                "Ansible no longer manages its hosts",
+                f"{len(hosts)} host(s)",
+                "",
+                (
+                    *(
+                        (Action("drain-nodes", _hosts(hosts)),)
+                        if hosts and not _elastic(pool)
+                        else ()
+                    ),
+                    *restart,
+                ),
             )
         )
-    return changes
-
-
-# --- reservations (issue 14 part 1) ---
-
-
-def parse_reservations(text: str) -> dict[str, dict[str, str]]:
-    """reservations.scontrol: each ``create reservation`` line's Key=value pairs, by name."""
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("create reservation "):
-            pairs = _pairs(line[len("create reservation ") :])
-            out[pairs.pop("ReservationName")] = pairs
-    return out
-
-
-def _reservations_scontrol(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
-    """Reservations live in slurmctld's state: the slurm_controller role's task creates,
-    updates and deletes them with scontrol; nothing restarts."""
-    old, new = parse_reservations(before), parse_reservations(after)
-    apply = _ansible_for(path)
-    changes = []
-    for name in sorted(set(old) | set(new)):
-        was, now = old.get(name), new.get(name)
-        if was == now:
-            continue
-        if was is None:
-            meaning = (
-                "the role creates it (scontrol create reservation); jobs of its teams and users "
-                f"run in it with --reservation={name}"
+    elif not added and not _managed(pool):
+        changes.append(
+            Change(
+                "ansible/inventory.yml",
+                "pool-removed",
+                f"pool {name}",
+                "the pool's hosts leave the estate; Ansible no longer manages them (drain them "
+                "in Kubernetes first)",
+                f"{len(hosts)} host(s)",
+                "",
+                (
+                    Action("review", f"kubectl drain {_hosts(hosts)}")
+                    if hosts
+                    else Action("review", group),
+                ),
             )
-            if "MAINT" in (now or {}).get("Flags", "").split(","):
-                meaning += "; other jobs do not start on its nodes while it lasts"
-            changes.append(
-                Change(path, "slurm-reservation-added", name, meaning, "", _attrs(now or {}), apply)
+        )
+    if topology:
+        changes.append(
+            Change(
+                "slurm/topology.conf",
+                "slurm-topology",
+                f"pool {name} switches",
+                _MEANINGS["slurm-topology"],
+                "" if added else _short(where),
+                _short(where) if added else "",
+                (*models.deliver("slurm/topology.conf"), Action("scontrol-reconfigure")),
             )
-        elif now is None:
-            changes.append(
-                Change(
-                    path,
-                    "slurm-reservation-removed",
-                    name,
-                    "the role deletes it (scontrol delete reservation): its nodes return to every "
-                    "job; jobs submitted with --reservation to it can no longer start",
-                    _attrs(was),
-                    "",
-                    apply,
-                )
-            )
-        else:
-            keys = sorted(k for k in set(was) | set(now) if was.get(k) != now.get(k))
-            recreate = {"Flags", "PartitionName"} & set(keys)
-            meaning = (
-                "the role deletes and creates it again (scontrol cannot change "
-                f"{', '.join(sorted(recreate))} in place)"
-                if recreate
-                else "the role updates it in place (scontrol update reservation)"
-            )
-            changes.append(
-                Change(
-                    path,
-                    "slurm-reservation-changed",
-                    f"{name} {', '.join(keys)}",
-                    meaning,
-                    _attrs({k: was.get(k, UNSET) for k in keys}),
-                    _attrs({k: now.get(k, UNSET) for k in keys}),
-                    apply,
-                )
-            )
+        )
     return changes
 
 
@@ -1187,320 +1579,6 @@ def _ansible_copy(
             actions=_ansible_for(name),
         )
     ]
-
-
-# estate.yml (or vars/<topic>.yml) variable -> (change kind, roles whose tasks, templates or
-# defaults read it; none: nothing on the machines changes). tests/test_plan.py holds these
-# against the roles' sources.
-_ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "estate_name": (
-        "ansible-vars",
-        ("common", "node_exporter", "dcgm_exporter", "slurm_exporter", "slurm_controller"),
-    ),
-    "estate_users": ("identity", ("common",)),
-    "estate_teams": ("identity", ("common",)),
-    "estate_directory": ("identity", ("common",)),
-    "estate_storage": ("storage", ("storage_client",)),
-    "estate_labels": ("observability", ("node_exporter",)),
-    "estate_node_exporter_port": ("observability", ("node_exporter",)),
-    "estate_dcgm_exporter_port": ("observability", ("dcgm_exporter",)),
-    "estate_slurm_exporter_port": ("observability", ("slurm_exporter",)),
-    "estate_slurm_exporter_host": ("observability", ("slurm_exporter",)),
-    "slurm_cluster_name": ("unread-variable", ()),
-    "slurm_version": ("slurm-upgrade", ("slurmdbd", "slurm_controller", "slurm_compute")),
-    "slurm_config_files": ("slurm-accounting-config", ("slurm_controller", "slurm_compute")),
-    "slurm_accounting": ("slurm-accounting-config", ("slurm_controller",)),
-    "slurm_accounting_port": ("slurm-accounting-config", ("slurmdbd",)),
-    "slurm_database_host": ("slurm-accounting-config", ("slurmdbd",)),
-    "slurm_database_name": ("slurm-accounting-config", ("slurmdbd",)),
-    "slurm_database_user": ("slurm-accounting-config", ("slurmdbd",)),
-    "slurm_database_password_secret": ("slurm-accounting-config", ("slurmdbd",)),
-    "slurm_controller_folders": ("slurm-accounting-config", ("slurm_controller",)),
-    "slurm_compute_folders": ("slurm-accounting-config", ("slurm_compute",)),
-    "slurm_slurmd_user": ("slurm-accounting-config", ("slurm_compute",)),
-    "slurm_mpi_default": ("slurm-mpi", ("slurm_compute",)),
-    # slurm_packages, a dependency of every Slurm role, checks for the JWT plugin
-    "slurm_rest_api": (
-        "slurm-rest-api",
-        ("slurm_controller", "slurm_compute", "slurmdbd", "slurmrestd"),
-    ),
-}
-# pool group variable -> (change kind, roles that read it), as for _ESTATE_VARS
-_POOL_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "pool_name": (
-        "ansible-vars",
-        ("node_exporter", "nvidia_gpu", "k8s_gpu_node", "slurm_compute"),
-    ),
-    "pool_scheduler": ("ansible-vars", ("node_exporter", "nvidia_gpu", "dcgm_exporter")),
-    "pool_kubernetes_cluster": ("kubernetes-node-labels", ("k8s_gpu_node",)),
-    "pool_storage": ("storage", ("storage_client",)),
-    "pool_node_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
-    "pool_node_host_labels": ("kubernetes-node-labels", ("k8s_gpu_node",)),
-    "pool_node_taints": ("kubernetes-node-labels", ("k8s_gpu_node",)),
-    "pool_cloud_image": ("ansible-vars", ("slurm_compute",)),
-}
-# pool_gpu fields the nvidia_gpu role reads (MIG has its own rule); the others (model, count,
-# time_slicing, mps) reach the machines through slurm.conf, gres.conf or cluster.json
-_GPU_ROLE_FIELDS = frozenset({"fabric"})
-_KIND_MEANING = {
-    "identity": "users, groups and the directory client change on every host with the "
-    "common role; running jobs and pods keep their credentials",
-    "storage": "mounts change with the storage_client role; a file system in use cannot be "
-    "unmounted, so drain its users first when one goes away",
-    "observability": "the exporters restart with the new port or labels; Prometheus needs "
-    "the new targets (observability/prometheus/)",
-    "slurm-accounting-config": "Slurm service settings the roles template; the roles restart "
-    "the daemons whose files change",
-    "slurm-upgrade": "the Slurm roles install the new release and check it before laying "
-    "down its files; upgrade in Slurm's order (slurmdbd, then slurmctld, then slurmd) and at "
-    "most two releases at a time, with StateSaveLocation and the database backed up first",
-    "gpu-config": "the GPU stack of the pool's hosts changes with the nvidia_gpu role",
-    "kubernetes-node-labels": "kubelet registers the pool's hosts with the new labels and "
-    "taints (role k8s_gpu_node); Pulumi's NodePatch applies them to running nodes",
-    "pool-added": "a new pool: build its hosts with the whole playbook",
-    "unread-variable": "recorded in the Ansible variables for reference; no role reads it, so "
-    "nothing changes on the machines (the files that carry it explain their own change)",
-    "pool-removed": "the pool's hosts leave the estate; Ansible no longer manages them",
-    "slurm-mpi": "the compute role installs the PMIx library when the default is pmix; "
-    "MpiDefault itself changes in slurm.conf",
-    "slurm-rest-api": "slurmrestd's host, port, user or JWT key change with the slurmrestd "
-    "and slurm_controller roles, which restart the daemons whose settings change",
-}
-
-
-def _yaml(text: str) -> Any:
-    """yaml.safe_load with libyaml's parser where PyYAML has it (the pure-Python one is ~20
-    times slower on a large file read back)."""
-    import yaml
-
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if text else None
-
-
-def _estate_vars(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
-    old, new = _yaml(before) or {}, _yaml(after) or {}
-    changes = []
-    for key in sorted(set(old) | set(new)):
-        if old.get(key) == new.get(key):
-            continue
-        kind, roles = _ESTATE_VARS.get(key, ("ansible-vars", ("",)))
-        meaning = _KIND_MEANING.get(kind, "a variable every role may read: run the playbook")
-        changes.append(
-            Change(
-                path,
-                kind,
-                key,
-                meaning,
-                _short(old.get(key)),
-                _short(new.get(key)),
-                tuple(Action("ansible-playbook", f"all:{role}") for role in roles)
-                or (Action("review", path),),
-            )
-        )
-    return changes
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True) if value is not None else ""
-    return text if len(text) <= 200 else text[:199] + "…"
-
-
-def _pool_vars(
-    estate: Estate, path: str, status: str, before: str, after: str, group: str
-) -> list[Change]:
-    old, new = _yaml(before) or {}, _yaml(after) or {}
-    if status == "added" and new.get("pool_cloud_image"):
-        # issue 14 part 5: a Slurm cloud pool has no hosts to build, only its image
-        return [
-            Change(
-                path,
-                "cloud-image-added",
-                group,
-                "a Slurm cloud pool: build the image its instances boot on a VM added to "
-                f"{group} from a second inventory (ansible-playbook -i inventory.yml -i "
-                f"image.yml site.yml --limit {group}), then pin that image in the pool's "
-                "cloud.image",
-                actions=(Action("review", f"build the image of {group}"),),
-            )
-        ]
-    if status == "added":
-        return [
-            Change(
-                path,
-                "pool-added",
-                group,
-                _KIND_MEANING["pool-added"],
-                actions=(Action("ansible-build", f"{group}:"),),
-            )
-        ]
-    if status == "removed":
-        return [
-            Change(
-                path,
-                "pool-removed",
-                group,
-                _KIND_MEANING["pool-removed"],
-                actions=(Action("review", path),),
-            )
-        ]
-    changes = []
-    pool_name = new.get("pool_name", "")
-    pool = estate.pools_by_name.get(pool_name)
-    for key in sorted(set(old) | set(new)):
-        was, now = old.get(key), new.get(key)
-        if was == now:
-            continue
-        if key == "pool_gpu" and ((was or {}).get("mig") or []) != ((now or {}).get("mig") or []):
-            hosts = list(pool.hosts) if pool else []
-            if pool and pool.scheduler == "slurm":
-                changes.append(
-                    Change(
-                        path,
-                        "mig-layout",
-                        f"{group} MIG layout",
-                        "the nvidia_gpu role repartitions the pool's GPUs, which destroys the GPU "
-                        "instances jobs run in: drain the pool's nodes first",
-                        _short((was or {}).get("mig")),
-                        _short((now or {}).get("mig")),
-                        (
-                            Action("drain-nodes", _hosts(hosts)),
-                            Action("ansible-playbook", f"{group}:nvidia_gpu"),
-                            Action("resume-nodes", _hosts(hosts)),
-                        ),
-                    )
-                )
-            else:
-                changes.append(
-                    Change(
-                        path,
-                        "mig-layout",
-                        f"{group} MIG layout",
-                        "the MIG layout the nvidia_gpu role lays down for the MIG manager; the "
-                        "cluster's MIG manager repartitions the nodes (see cluster.json)",
-                        _short((was or {}).get("mig")),
-                        _short((now or {}).get("mig")),
-                        (Action("ansible-playbook", f"{group}:nvidia_gpu"),),
-                    )
-                )
-            continue
-        kind, roles = _POOL_VARS.get(key, ("ansible-vars", ("",)))
-        if key == "pool_gpu":
-            kind, roles = _gpu_vars(was, now, new.get("pool_scheduler"))
-        if key == "pool_features":
-            changes.append(
-                Change(
-                    path,
-                    "review",
-                    key,
-                    "features are Slurm node features: see slurm.conf",
-                    _short(was),
-                    _short(now),
-                    (Action("review", path),),
-                )
-            )
-            continue
-        changes.append(
-            Change(
-                path,
-                kind,
-                f"{group} {key}",
-                _KIND_MEANING.get(kind, "a pool variable the roles read: run the playbook on it"),
-                _short(was),
-                _short(now),
-                tuple(Action("ansible-playbook", f"{group}:{role}") for role in roles)
-                or (Action("review", path),),
-            )
-        )
-    return changes
-
-
-def _gpu_vars(was: Any, now: Any, scheduler: Any) -> tuple[str, tuple[str, ...]]:
-    """(kind, roles) of a pool_gpu change other than its MIG layout."""
-    if not isinstance(was, dict) or not isinstance(now, dict):
-        # the pool gains or loses GPUs: the driver stack, and the DCGM exporter that site.yml
-        # runs on Slurm GPU pools (Kubernetes runs it as a DaemonSet)
-        exporter = ("dcgm_exporter",) if scheduler == "slurm" else ()
-        return "gpu-config", ("nvidia_gpu", *exporter)
-    fields = {k for k in set(was) | set(now) if was.get(k) != now.get(k)}
-    if fields & _GPU_ROLE_FIELDS:
-        return "gpu-config", ("nvidia_gpu",)
-    return "unread-variable", ()
-
-
-def parse_inventory(text: str) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """(group -> its own hosts, group -> its child groups) of an inventory.yml."""
-    hosts: dict[str, set[str]] = {}
-    children: dict[str, set[str]] = {}
-    for name, body in ((_yaml(text) or {}).get("all", {}).get("children") or {}).items():
-        hosts[name] = {
-            host
-            for pattern in (body or {}).get("hosts") or {}
-            for host in hostlist.expand(re.sub(r"\[(\w+):(\w+)\]", r"[\1-\2]", pattern))
-        }
-        children[name] = set((body or {}).get("children") or {})
-    return hosts, children
-
-
-def _members(group: str, hosts: dict[str, set[str]], children: dict[str, set[str]]) -> set[str]:
-    """Every host of a group, through its child groups."""
-    out, todo, seen = set(), [group], set()
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            out |= hosts.get(name, set())
-            todo.extend(children.get(name, ()))
-    return out
-
-
-def _inventory(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
-    old_hosts, old_children = parse_inventory(before)
-    new_hosts, new_children = parse_inventory(after)
-    changes = []
-    for name in sorted(set(old_hosts) | set(new_hosts)):
-        old = old_hosts.get(name, set()) | old_children.get(name, set())
-        new = new_hosts.get(name, set()) | new_children.get(name, set())
-        added = sorted(new - old)
-        removed = sorted(old - new)
-        if not (added or removed):
-            continue
-        joining = _members(name, new_hosts, new_children) - _members(name, old_hosts, old_children)
-        actions = (
-            build_limits(joining, {g: h for g, h in new_hosts.items() if h})
-            if joining
-            else (Action("review", path),)
-        )
-        leaving = _members(name, old_hosts, old_children) - _members(name, new_hosts, new_children)
-        changes.append(
-            Change(
-                path,
-                "inventory",
-                f"group {name}",
-                "hosts join the group: the playbook builds them (and only them) for its roles"
-                if joining
-                else "hosts leave the group; Ansible stops managing that role on them (it does "
-                "not undo what it installed)"
-                if leaving
-                # issue 14 part 5: a cloud pool's group, whose only host is its image's build VM
-                else "groups without hosts join or leave (a cloud pool's image group); no host "
-                "changes",
-                _names(removed),
-                _names(added),
-                actions,
-            )
-        )
-    return changes
-
-
-def _names(names: list[str]) -> str:
-    """Host names as one hostlist where they are host names; group names as they are."""
-    try:
-        return _short(hostlist.compress(names)).strip('"') if names else ""
-    except hostlist.HostlistError:
-        return _short(", ".join(names)).strip('"')
 
 
 def _ansible_other(
@@ -2073,22 +2151,9 @@ def _power_program(
 
 
 _EXPLAINERS: list[tuple[str, Explainer]] = [
-    (r"slurm/slurm\.conf", _slurm_conf),
     (r"slurm/healthcheck/([a-z0-9-]+)\.sh", _health_check_program),
     (r"slurm/power/(resume|suspend)\.sh", _power_program),
-    (r"slurm/gres\.conf", _gres_conf),
-    (r"slurm/topology\.conf", _topology_conf),
-    (r"slurm/cgroup\.conf", _cgroup_conf),
-    (r"slurm/slurmdbd\.conf", _slurmdbd_conf),
-    (r"slurm/sacct\.cfg", _sacct_cfg),
-    (r"slurm/qos\.sacctmgr", _qos_sacctmgr),
-    (r"slurm/reservations\.scontrol", _reservations_scontrol),
     (r"ansible/files/slurm/(.+)", _ansible_copy),
-    (r"ansible/group_vars/all/estate\.yml", _estate_vars),
-    # lists that grow with the estate, loaded by the play whose role reads them
-    (r"ansible/vars/[a-z0-9_]+\.yml", _estate_vars),
-    (r"ansible/group_vars/(pool_[a-z0-9_]+)\.yml", _pool_vars),
-    (r"ansible/inventory\.yml", _inventory),
     (r"ansible/.+", _ansible_other),
     (r"pulumi/([^/]+)/cluster\.json", _cluster_json),
     (r"kubernetes/([^/]+)/helm/([^/]+)\.values\.yaml", _helm_values),

@@ -1,25 +1,33 @@
 """``estate.json``: the validated estate with every default filled in.
 
 Pipelines and reviewers diff this file to see what a blueprint change means after defaults
-and hostlists are resolved.
+and hostlists are resolved, and ``estategen plan`` compares the one in an output folder with
+a fresh render key by key (:mod:`estategen.estatediff`): it records the whole model a plan
+needs, each pool's hosts as one hostlist.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from estategen import hostlist
 from estategen.model import Estate
 from estategen.render import Files, json_file, renderer, to_data
 
+# estate-v2 (issue 12): pools keep their hosts (one hostlist), so a plan can diff models.
+SCHEMA = "estategen/estate-v2"
 
-@renderer
-def estate_json(estate: Estate) -> Files:
-    data = to_data(estate)
+
+def estate_data(estate: Estate) -> dict[str, Any]:
+    """What estate.json records of an estate (without its ``schema`` field)."""
+    data: dict[str, Any] = to_data(estate)
     data["gpu_models"] = {
         name: model
         for name, model in data["gpu_models"].items()
         if any(p.gpus and p.gpus.model == name for p in estate.node_pools)
     }
-    for pool in data["node_pools"]:
-        pool.pop("hosts")
+    for pool, model in zip(data["node_pools"], estate.node_pools, strict=True):
+        pool["hosts"] = hostlist.compress(list(model.hosts)) if model.hosts else ""
         # issue 14 parts 4 and 5: shown where the blueprint uses them
         for key in ("health_checks", "cloud"):
             if pool[key] is None:
@@ -30,4 +38,9 @@ def estate_json(estate: Estate) -> Files:
         data["slurm"].pop("power_saving")
     else:
         data["slurm"]["power_saving"].pop("declared")
-    return {"estate.json": json_file({"schema": "estategen/estate-v1", **data})}
+    return data
+
+
+@renderer
+def estate_json(estate: Estate) -> Files:
+    return {"estate.json": json_file({"schema": SCHEMA, **estate_data(estate)})}

@@ -506,16 +506,42 @@ def parent_account(estate: Estate) -> str:
 
 
 def qos_commands(estate: Estate) -> str:
-    names = [q.name for q in estate.slurm.qos]
+    adds, modifies, grant = qos_lines(estate)
     return _render(
         "qos.sacctmgr.j2",
         estate,
-        qos=estate.slurm.qos,
-        cluster=estate.slurm.cluster_name,
-        parent=parent_account(estate),
-        default_qos="normal" if "normal" in names else None,
-        gpu_tres=any(p.gpus for p in estate.slurm_pools),
+        lines=[*adds.values(), *modifies.values()],
+        grant=grant,
     )
+
+
+def qos_lines(estate: Estate) -> tuple[dict[str, str], dict[str, str], str]:
+    """The sacctmgr lines of qos.sacctmgr: ``add qos`` and ``modify qos`` by QoS name, and
+    the line that grants every QoS to the estate's accounts (``estategen plan`` runs the
+    ones a change needs)."""
+    qos = estate.slurm.qos
+    names = [q.name for q in qos]
+    gpu_tres = any(p.gpus for p in estate.slurm_pools)
+    adds = {q.name: f"add qos {q.name}" for q in qos}
+    modifies = {}
+    for q in qos:
+        line = (
+            f"modify qos where name={q.name} set Priority={q.priority} UsageFactor={q.usage_factor}"
+        )
+        if q.preempt:
+            line += f" Preempt={','.join(q.preempt)}"
+        if gpu_tres:
+            limit = q.max_gpus_per_user if q.max_gpus_per_user is not None else -1
+            line += f" MaxTRESPerUser=gres/gpu={limit}"
+        line += f" MaxWall={slurm_time(q.max_time) if q.max_time else '-1'}"
+        modifies[q.name] = line
+    grant = (
+        f"modify account where name={parent_account(estate)} cluster={estate.slurm.cluster_name} "
+        f"set QOS={','.join(names)}"
+    )
+    if "normal" in names:
+        grant += " DefaultQOS=normal"
+    return adds, modifies, grant
 
 
 # --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
