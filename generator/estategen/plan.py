@@ -616,6 +616,8 @@ _MEANINGS = {
     "slurm-node-scheduling": "features and weights take effect with scontrol reconfigure",
     "slurm-topology": "slurmctld rebuilds the network topology on scontrol reconfigure; "
     "running jobs keep their placement",
+    "slurm-topology-plugin": "TopologyPlugin turns on, off or from tree to block: slurmctld "
+    "loads the plugin only when it starts; running jobs keep their placement",
     "review": "changes no running daemon: review the plan",
 }
 
@@ -682,6 +684,15 @@ class _Models:
     @property
     def slurm(self) -> bool:
         return any(p.get("scheduler") == "slurm" for p in self.new.get("node_pools") or [])
+
+    def topology(self, side: Mapping[str, Any]) -> str | None:
+        """The TopologyPlugin a recorded model renders, as renderers.slurm chooses it."""
+        pools = [p for p in side.get("node_pools") or [] if p.get("scheduler") == "slurm"]
+        if any(p.get("blocks") for p in pools):
+            return "block"
+        if any(p.get("switches") for p in pools):
+            return "tree"
+        return None
 
     def deliver(self, path: str) -> tuple[Action, ...]:
         return _ansible_for(path) if self.slurm else ()
@@ -1239,12 +1250,18 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
                 )
             )
         elif field.startswith("network"):
+            # the declared policy is for the change that turns TopologyPlugin on, off or
+            # from tree to block; within one plugin, topology.conf is reread on reconfigure
+            plugin = models.topology(models.new)
+            same_plugin = plugin is not None and plugin == models.topology(models.old)
             changes.append(
                 _change(
                     "slurm/topology.conf",
-                    "slurm-topology",
+                    "slurm-topology" if same_plugin else "slurm-topology-plugin",
                     delta,
-                    _policy_actions(models, policies, "slurm/topology.conf"),
+                    (*models.deliver("slurm/topology.conf"), Action("scontrol-reconfigure"))
+                    if same_plugin
+                    else _policy_actions(models, policies, "slurm/topology.conf"),
                 )
             )
         elif "restart-slurm-daemons" in policies or "drain-and-rebuild" in policies:
