@@ -104,6 +104,8 @@ TESTED_CHECKS = [
     # elastic cloud nodes (issue 14 part 5)
     "cloud_options_not_owned",
     "power_saving_has_cloud_nodes",
+    # cloud nodes the site's own programs start (issue 13)
+    "site_cloud_pools",
     "aks_cluster_settings",
     "aks_pools_buildable",
     "eks_autoscaler_tags_fit",
@@ -2340,6 +2342,90 @@ def test_power_saving_without_cloud_nodes_is_refused() -> None:
     assert run(checks.power_saving_has_cloud_nodes, joined(CLOUD_POOL, saving)) == []
     found = run(checks.power_saving_has_cloud_nodes, saving)
     only(found, "slurm.power_saving", "no Slurm pool has a provider")
+
+
+# --- cloud nodes the site's own programs start (issue 13) --------------------------------
+
+SITE_CLOUD_POOL = """
+    node_pools:
+      - name: a100
+        scheduler: slurm
+        hosts: lab-gpu-[01-02]
+        cpu: {sockets: 2, cores_per_socket: 32}
+        memory_gb: 512
+        gpus: {model: a100-sxm-80gb, count: 4}
+      - name: spot
+        scheduler: slurm
+        state: cloud
+        hosts: spot-[1-4]
+        cpu: {sockets: 1, cores_per_socket: 36}
+        memory_gb: 192
+"""
+SITE_PROGRAMS = """
+    slurm:
+      power_saving:
+        resume_program: /opt/site/slurm/resume
+        suspend_program: /opt/site/slurm/suspend
+        exclude_nodes: ["spot-[1-1]"]
+"""
+
+
+def test_a_site_cloud_pool_with_the_sites_programs_passes() -> None:
+    for function in (
+        checks.site_cloud_pools,
+        checks.power_saving_has_cloud_nodes,
+        checks.pool_fields_for_provider,
+    ):
+        assert run(function, joined(SITE_CLOUD_POOL, SITE_PROGRAMS)) == [], function.__name__
+
+
+def test_power_saving_with_only_a_site_cloud_pool_is_not_refused() -> None:
+    saving = "slurm: {power_saving: {suspend_time: 300}}"
+    assert run(checks.power_saving_has_cloud_nodes, joined(SITE_CLOUD_POOL, saving)) == []
+
+
+def test_state_cloud_on_a_provider_pool_is_refused() -> None:
+    pools = CLOUD_POOL.replace("provider: gke", "provider: gke\n        state: cloud")
+    only(run(checks.site_cloud_pools, pools), "node_pools[1].state", "State=CLOUD already")
+
+
+def test_state_cloud_on_a_kubernetes_pool_is_refused() -> None:
+    fragment = """
+    node_pools:
+      - name: a100
+        scheduler: slurm
+        hosts: lab-gpu-[01-02]
+        cpu: {sockets: 2, cores_per_socket: 32}
+        memory_gb: 512
+        gpus: {model: a100-sxm-80gb, count: 4}
+      - name: l4-serve
+        scheduler: kubernetes
+        cluster: lab-k8s
+        state: cloud
+        hosts: lab-k8s-[01-02]
+        gpus: {model: l4-24gb, count: 2}
+    """
+    only(run(checks.site_cloud_pools, fragment), "node_pools[1].state", "Kubernetes pools")
+
+
+def test_the_sites_programs_beside_a_provider_pool_are_refused() -> None:
+    saving = "slurm: {power_saving: {resume_program: /opt/site/slurm/resume}}"
+    found = run(checks.site_cloud_pools, joined(CLOUD_POOL, saving))
+    only(found, "slurm.power_saving.resume_program", "estategen's own ResumeProgram")
+
+
+def test_a_site_program_inside_the_state_folder_is_refused() -> None:
+    saving = "slurm: {power_saving: {suspend_program: /var/spool/slurmctld/suspend}}"
+    found = run(checks.site_cloud_pools, joined(SITE_CLOUD_POOL, saving))
+    only(found, "slurm.power_saving.suspend_program", "slurm.paths.state_save_location")
+
+
+def test_excluded_nodes_outside_the_cloud_pools_are_refused() -> None:
+    saving = 'slurm: {power_saving: {exclude_nodes: ["spot-[1-2]", "lab-gpu-01"]}}'
+    found = run(checks.site_cloud_pools, joined(SITE_CLOUD_POOL, saving))
+    only(
+        found, "slurm.power_saving.exclude_nodes[1]", "'lab-gpu-01' is not a node of a Slurm cloud"
+    )
 
 
 # --- node health checks (issue 14 part 4) -------------------------------------------------

@@ -456,12 +456,76 @@ def cloud_options_not_owned(estate: Estate) -> Iterator[Finding]:
 @check
 def power_saving_has_cloud_nodes(estate: Estate) -> Iterator[Finding]:
     """slurm.power_saving times apply to cloud nodes only: without one they would do nothing."""
-    if estate.slurm.power_saving.declared and not any(p.elastic for p in estate.node_pools):
+    if estate.slurm.power_saving.declared and not any(p.cloud_nodes for p in estate.node_pools):
         yield issue(
             "slurm.power_saving",
             "power saving creates and deletes cloud nodes, and no Slurm pool has a provider "
-            "(gke or eks); remove slurm.power_saving or add a Slurm cloud pool",
+            "(gke or eks) or `state: cloud`; remove slurm.power_saving or add a Slurm cloud pool",
         )
+
+
+# --- cloud nodes the site's own programs create (issue 13) ---
+_SITE_PROGRAMS = ("resume_program", "suspend_program", "resume_fail_program")
+
+
+@check
+def site_cloud_pools(estate: Estate) -> Iterator[Finding]:
+    """`state: cloud` makes a Slurm pool's nodes State=CLOUD, started by the site's programs
+    (slurm.power_saving); a pool with a provider is State=CLOUD already, started by
+    estategen's programs, and slurm.conf has one ResumeProgram."""
+    for pool in estate.node_pools:
+        if not pool.site_cloud:
+            continue
+        if pool.scheduler != "slurm" or pool.hosted:
+            yield issue(
+                f"{pool.path}.state",
+                "`state: cloud` makes a Slurm pool's slurm.conf nodes State=CLOUD; "
+                + (
+                    "Kubernetes pools scale with their cluster's provider"
+                    if pool.scheduler != "slurm"
+                    else "a hosted pool's slurmd pods register dynamically"
+                ),
+            )
+        elif pool.elastic:
+            yield issue(
+                f"{pool.path}.state",
+                f"a Slurm {pool.provider} pool's nodes are State=CLOUD already, created by "
+                "estategen's power programs; remove `state`",
+            )
+    saving = estate.slurm.power_saving
+    elastic = next((p for p in estate.slurm_pools if p.elastic), None)
+    if elastic is not None:
+        for key in _SITE_PROGRAMS:
+            if getattr(saving, key) is not None:
+                yield issue(
+                    f"slurm.power_saving.{key}",
+                    f"pool {elastic.name!r} has a provider, whose instances estategen's own "
+                    "ResumeProgram and SuspendProgram create and delete, and slurm.conf has "
+                    "one of each; the site's programs serve pools with `state: cloud` only",
+                )
+    paths = estate.slurm.site.paths
+    daemon_folders = {
+        "state_save_location": paths.state_save_location,
+        "slurmd_spool_dir": paths.slurmd_spool_dir,
+    }
+    for key in _SITE_PROGRAMS:
+        program = getattr(saving, key)
+        for folder_key, folder in daemon_folders.items():
+            if program is not None and (program + "/").startswith(folder + "/"):
+                yield issue(
+                    f"slurm.power_saving.{key}",
+                    f"{program} lies inside slurm.paths.{folder_key} ({folder}), which the "
+                    "daemon fills and owns; slurmctld runs only a program others cannot write",
+                )
+    cloud_hosts = {h for p in estate.slurm_pools if p.cloud_nodes for h in p.hosts}
+    for index, expression in enumerate(saving.exclude_nodes):
+        strays = [h for h in hostlist.expand(expression) if h not in cloud_hosts]
+        if strays:
+            yield issue(
+                f"slurm.power_saving.exclude_nodes[{index}]",
+                f"{strays[0]!r} is not a node of a Slurm cloud pool (provider gke or eks, or "
+                "`state: cloud`); only cloud nodes are suspended",
+            )
 
 
 @check

@@ -130,6 +130,8 @@ class NodePool:
     cloud: CloudNodes | None = None
     # issue 13: the site's exact RealMemory (MiB); None keeps estategen's reserve
     real_memory_mib: int | None = None
+    # issue 13: `state: cloud`, State=CLOUD nodes the site's own programs create
+    site_cloud: bool = False
 
     @property
     def managed(self) -> bool:
@@ -146,6 +148,12 @@ class NodePool:
         """A Slurm pool of cloud nodes: named by `hosts`, created and deleted by slurmctld's
         power saving (State=CLOUD)."""
         return self.managed and self.scheduler == "slurm"
+
+    @property
+    def cloud_nodes(self) -> bool:
+        """A Slurm pool of State=CLOUD nodes: created by estategen's power programs (elastic)
+        or by the site's own (`state: cloud`, slurm.power_saving's programs)."""
+        return self.elastic or self.site_cloud
 
     @property
     def node_count(self) -> int:
@@ -329,6 +337,16 @@ class PowerSaving:
     suspend_time: int
     resume_timeout: int
     suspend_timeout: int
+    # issue 13: the site's programs for `state: cloud` pools (None: not written), and the
+    # nodes never suspended, as the blueprint writes them (hostlist expressions)
+    resume_program: str | None = None
+    suspend_program: str | None = None
+    resume_fail_program: str | None = None
+    exclude_nodes: tuple[str, ...] = ()
+
+    @property
+    def site_programs(self) -> bool:
+        return any((self.resume_program, self.suspend_program, self.resume_fail_program))
 
 
 # --- site overrides of what estategen renders (issue 13) ---
@@ -682,6 +700,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         health_checks=tuple(p["health_check"]["checks"]) if "health_check" in p else None,
         cloud=_cloud(p.get("cloud")),
         real_memory_mib=p.get("real_memory_mib"),
+        site_cloud=p.get("state") == "cloud",
     )
 
 
@@ -769,11 +788,24 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
         )
         if "health_check" in s
         else None,
-        power_saving=PowerSaving(True, **s["power_saving"])
-        if "power_saving" in s
-        else PowerSaving(False, **POWER_SAVING_DEFAULTS),
+        power_saving=_power_saving(s.get("power_saving")),
         auth_key=_secret(s.get("auth_key")),
         site=_slurm_site(s),
+    )
+
+
+def _power_saving(p: Mapping[str, Any] | None) -> PowerSaving:
+    if p is None:
+        return PowerSaving(False, **POWER_SAVING_DEFAULTS)
+    return PowerSaving(
+        True,
+        suspend_time=p["suspend_time"],
+        resume_timeout=p["resume_timeout"],
+        suspend_timeout=p["suspend_timeout"],
+        resume_program=p.get("resume_program"),
+        suspend_program=p.get("suspend_program"),
+        resume_fail_program=p.get("resume_fail_program"),
+        exclude_nodes=tuple(p.get("exclude_nodes", ())),
     )
 
 

@@ -660,7 +660,7 @@ def _node_changes(
     changes = []
     added = [h for h in new.nodes if h not in old.nodes]
     removed = [h for h in old.nodes if h not in new.nodes]
-    cloud = {h for p in estate.node_pools if p.elastic for h in p.hosts}
+    cloud = {h for p in estate.node_pools if p.cloud_nodes for h in p.hosts}
     added_cloud = [h for h in added if h in cloud]
     added = [h for h in added if h not in cloud]
     if added_cloud:

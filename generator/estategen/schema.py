@@ -303,12 +303,22 @@ _POOL_CLOUD = _dict(
 )
 _SLURM_POWER_SAVING = _dict(
     {
-        key: _int(low, high, default=POWER_SAVING_DEFAULTS[key])
-        for key, (low, high) in (
-            ("suspend_time", (10, 2_592_000)),
-            ("resume_timeout", (30, 65_533)),
-            ("suspend_timeout", (10, 65_533)),
-        )
+        **{
+            key: _int(low, high, default=POWER_SAVING_DEFAULTS[key])
+            for key, (low, high) in (
+                ("suspend_time", (10, 2_592_000)),
+                ("resume_timeout", (30, 65_533)),
+                ("suspend_timeout", (10, 65_533)),
+            )
+        },
+        # the site's own programs for pools with state: cloud (issue 13)
+        **{
+            key: _s(DAEMON_PATH, check_with="daemon_path")
+            for key in ("resume_program", "suspend_program", "resume_fail_program")
+        },
+        "exclude_nodes": _list(
+            {"type": "string", "check_with": "hostlists"}, minlength=1, maxlength=64
+        ),
     }
 )
 _NODE_POOL = _dict(
@@ -347,6 +357,8 @@ _NODE_POOL = _dict(
         "weight": _int(1, 4_294_967_293),
         "health_check": _POOL_HEALTH_CHECK,
         "cloud": _POOL_CLOUD,
+        # issue 13: State=CLOUD nodes the site's own programs create (slurm.power_saving)
+        "state": {"type": "string", "allowed": ["cloud"]},
     }
 )
 _QOS = _dict(

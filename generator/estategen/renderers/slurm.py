@@ -137,7 +137,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         gres=",".join(gres),
         features=",".join(dict.fromkeys(features)),
         weight=weight,
-        state="CLOUD" if pool.elastic else "UNKNOWN",
+        state="CLOUD" if pool.cloud_nodes else "UNKNOWN",
     )
 
 
@@ -608,15 +608,26 @@ CLOUD_TREE_WIDTH = 65533
 
 
 def _power_saving(estate: Estate) -> dict[str, Any] | None:
-    """The slurm.conf power-saving parameters cloud nodes need, or None without cloud pools."""
-    elastic = [p for p in estate.slurm_pools if p.elastic]
-    if not elastic:
+    """The slurm.conf power-saving parameters cloud nodes need, or None without cloud pools.
+    estategen's programs serve pools with a provider (`own`); pools with `state: cloud` are
+    created by the site's programs (slurm.power_saving), whose nodes' addressing, TreeWidth
+    and PrivateData stay the site's (slurm.options)."""
+    cloud = [p for p in estate.slurm_pools if p.cloud_nodes]
+    if not cloud:
         return None
     saving = estate.slurm.power_saving
-    kept = [f"{slurm_hostlist(p.hosts)}:{p.nodes_min}" for p in elastic if p.nodes_min]
+    own = any(p.elastic for p in cloud)
+    kept = list(saving.exclude_nodes)
+    kept += [f"{slurm_hostlist(p.hosts)}:{p.nodes_min}" for p in cloud if p.nodes_min]
+    programs = (
+        (RESUME_PROGRAM, SUSPEND_PROGRAM, SUSPEND_PROGRAM)
+        if own
+        else (saving.resume_program, saving.suspend_program, saving.resume_fail_program)
+    )
+    keys = ("ResumeProgram", "SuspendProgram", "ResumeFailProgram")
     return {
-        "resume_program": RESUME_PROGRAM,
-        "suspend_program": SUSPEND_PROGRAM,
+        "own": own,
+        "programs": [(key, path) for key, path in zip(keys, programs, strict=True) if path],
         "suspend_time": saving.suspend_time,
         "resume_timeout": saving.resume_timeout,
         "suspend_timeout": saving.suspend_timeout,
