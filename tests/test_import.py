@@ -509,3 +509,79 @@ def test_over_memory_kill_passes_through_unless_task_cgroup_enforces_memory(
     )
     (outcome,) = [o for o in imported.outcomes if o.key == "JobAcctGatherParams"]
     assert outcome.kind == kind
+
+
+# --- State=CLOUD nodes: pools with `state: cloud` and the site's power saving ---------------
+
+CLOUD = (
+    "SuspendTime=300\nResumeTimeout=1600\n"
+    "ResumeProgram=/opt/site/slurm/resume\nSuspendProgram=/opt/site/slurm/suspend\n"
+    "SuspendExcNodes=st-[1-1]\n"
+    "NodeName=st-[1-1] CPUs=8 RealMemory=16000 State=CLOUD Feature=static\n"
+    "NodeName=dy-[1-4] CPUs=8 RealMemory=16000 State=CLOUD Feature=dynamic\n"
+    "PartitionName=p Nodes=st-1,dy-[1-4]\n"
+)
+
+
+def test_state_cloud_nodes_become_state_cloud_pools_with_the_sites_power_saving(
+    tmp_path: Path,
+) -> None:
+    data = blueprint(tmp_path, CLOUD)
+    assert {name: p.get("state") for name, p in pools(data).items()} == {
+        "st": "cloud",
+        "dy": "cloud",
+    }
+    assert data["slurm"]["power_saving"] == {
+        "suspend_time": 300,
+        "resume_timeout": 1600,
+        "resume_program": "/opt/site/slurm/resume",
+        "suspend_program": "/opt/site/slurm/suspend",
+        "exclude_nodes": ["st-[1-1]"],
+        "suspend_timeout": 30,  # Slurm's default, written with a review note
+    }
+
+
+def test_state_cloud_nodes_render_as_the_site_wrote_them(tmp_path: Path) -> None:
+    rendered = rendered_conf(tmp_path, CLOUD)
+    assert rendered["NodeName=dy-[1-4]"].endswith(" State=CLOUD")
+    assert (rendered["ResumeProgram"], rendered["SuspendProgram"]) == (
+        "/opt/site/slurm/resume",
+        "/opt/site/slurm/suspend",
+    )
+    assert (rendered["SuspendTime"], rendered["ResumeTimeout"]) == ("300", "1600")
+    assert (rendered["SuspendTimeout"], rendered["SuspendExcNodes"]) == ("30", "st-[1-1]")
+    assert "ResumeFailProgram" not in rendered and "TreeWidth" not in rendered
+
+
+def test_cloud_nodes_without_a_resume_program_get_a_review_note(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=dy-[1-2] CPUs=4 State=CLOUD\nPartitionName=p Nodes=ALL\n")
+    )
+    assert any(
+        note.startswith("slurm.power_saving.resume_program: slurm.conf names no ResumeProgram")
+        for note in imported.reviews
+    )
+    assert any(note.startswith("slurm.power_saving.suspend_time:") for note in imported.reviews)
+
+
+def test_power_saving_without_cloud_nodes_is_refused_with_its_line(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            BASE + "SuspendTime=300\nResumeProgram=/opt/site/resume\n"
+            "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n",
+        )
+    )
+    refused = {o.key: o for o in imported.outcomes if o.kind == "refused"}
+    assert set(refused) == {"SuspendTime", "ResumeProgram"}
+    assert "no State=CLOUD nodes" in refused["SuspendTime"].target
+    assert not [o for o in imported.outcomes if o.kind == "mapped" and o.key == "SuspendTime"]
+    assert "power_saving" not in yaml.safe_load(imported.text)["slurm"]
+
+
+def test_other_node_states_stay_refused(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=n1 CPUs=4 State=FUTURE\nPartitionName=p Nodes=n1\n")
+    )
+    refused = [o for o in imported.outcomes if o.kind == "refused"]
+    assert [(o.key, o.value) for o in refused] == [("State", "FUTURE")]

@@ -221,6 +221,18 @@ def _billing_weight(value: str) -> str:
     return value
 
 
+def _excluded_nodes(value: str) -> list[str]:
+    """SuspendExcNodes: hostlist expressions, kept as written (slurmctld shows them so)."""
+    try:
+        items = hostlist.split_items(value)
+    except hostlist.HostlistError as why:
+        raise Unsayable(str(why)) from None
+    for item in items:
+        if ":" in item or not re.fullmatch(r"[a-z0-9\[\],-]{1,256}", item):
+            raise Unsayable(f"{item!r} is not a hostlist of nodes (NODES:COUNT is not imported)")
+    return items
+
+
 def _mpi_ports(value: str) -> str:
     match = re.fullmatch(r"ports=([0-9]{1,5}-[0-9]{1,5})", value)
     if not match:
@@ -307,7 +319,24 @@ PARAMETERS: dict[str, Row] = {
         "slurm.accounting.enforce",
         _list_of(_canonical(ACCOUNTING_ENFORCE), none=("none", "0")),
     ),
+    # power saving of the site's State=CLOUD nodes (pools with `state: cloud`)
+    "suspendtime": Row("slurm.power_saving.suspend_time", _int(10, 2_592_000)),
+    "resumetimeout": Row("slurm.power_saving.resume_timeout", _int(30, 65_533)),
+    "suspendtimeout": Row("slurm.power_saving.suspend_timeout", _int(10, 65_533)),
+    **{
+        f"{kind}program": Row(
+            f"slurm.power_saving.{kind.replace('fail', '_fail')}_program",
+            _pattern(DAEMON_PATH, "a program's absolute path"),
+        )
+        for kind in ("resume", "suspend", "resumefail")
+    },
+    "suspendexcnodes": Row("slurm.power_saving.exclude_nodes", _excluded_nodes),
 }
+# slurm.conf(5) of 22.05: ResumeTimeout 60 and SuspendTimeout 30 seconds when unset. (Unset
+# SuspendTime never suspends, which slurm.power_saving cannot say: estategen's 600 stays.)
+_POWER_SAVING_DEFAULTS = {"resume_timeout": 60, "suspend_timeout": 30}
+# The rows above that only State=CLOUD nodes give a meaning to.
+_POWER_SAVING = {name for name, row in PARAMETERS.items() if ".power_saving." in row.path}
 
 # Keys whose Slurm default (what a slurm.conf without them runs) is not what estategen
 # renders without its blueprint key: import writes Slurm's default, so the render keeps it.
@@ -425,6 +454,7 @@ def import_site(
     if team_list:
         doc["identity"] = {"teams": team_list}
     doc["node_pools"] = pools
+    _power_saving(conf, slurm, pools, run)
     _tracked_gpu_types(slurm, pools, run)
     if qos:
         slurm["qos"] = [{"name": name} for name in sorted(qos)]
@@ -432,6 +462,55 @@ def import_site(
     doc["slurm"] = _ordered_slurm(slurm)
     _compare_rendered(conf, doc, run)
     return Imported(_blueprint_text(doc, run), tuple(run.outcomes), tuple(run.reviews))
+
+
+def _power_saving(
+    conf: ConfFile, slurm: dict[str, Any], pools: list[dict[str, Any]], run: _Run
+) -> None:
+    """Power saving is the site's State=CLOUD nodes' (pools with `state: cloud`): without
+    them its settings are refused; with them and no ResumeProgram, a review note says that
+    slurmctld only waits for the nodes."""
+    saving = slurm.get("power_saving")
+    if not any(pool.get("state") == "cloud" for pool in pools):
+        if saving is None:
+            return
+        slurm.pop("power_saving")
+        for setting in conf.parameters:
+            if setting.name in _POWER_SAVING:
+                row = PARAMETERS[setting.name]
+                if Outcome("mapped", setting.where, setting.key, setting.value, row.path) in (
+                    run.outcomes
+                ):
+                    run.unmap(setting, row.path)
+                run.refused(
+                    setting,
+                    "estategen renders power saving for cloud nodes only, and this site has no "
+                    "State=CLOUD nodes",
+                )
+        return
+    saving = slurm.setdefault("power_saving", {})
+    defaulted = []
+    for key, value in _POWER_SAVING_DEFAULTS.items():
+        if key not in saving:
+            saving[key] = value
+            defaulted.append(f"{key}: {value}")
+    if defaulted:
+        run.reviews.append(
+            "slurm.conf leaves these power-saving times to Slurm's defaults, which import "
+            f"wrote as slurm.power_saving keys so that the render keeps them: {'; '.join(defaulted)}"
+        )
+    if "suspend_time" not in saving:
+        run.reviews.append(
+            "slurm.power_saving.suspend_time: slurm.conf sets no SuspendTime, so its "
+            "State=CLOUD nodes are never suspended; estategen suspends nodes idle 600 seconds "
+            "unless you set suspend_time"
+        )
+    if "resume_program" not in saving:
+        run.reviews.append(
+            "slurm.power_saving.resume_program: slurm.conf names no ResumeProgram for its "
+            "State=CLOUD nodes (node_pools[].state: cloud), so slurmctld only waits for their "
+            "slurmd to register; name the program that starts them"
+        )
 
 
 def _tracked_gpu_types(slurm: dict[str, Any], pools: list[dict[str, Any]], run: _Run) -> None:
@@ -591,6 +670,7 @@ class _Shape:
     features: tuple[str, ...]
     weight: int
     switch: str | None
+    cloud: bool = False  # State=CLOUD
 
 
 def _memory(real_mib: int) -> dict[str, int]:
@@ -754,11 +834,15 @@ def _node_shape(
     else:
         note_mapped(record.get("Weight"), "node_pools[].weight")
     state = record.get("State")
+    cloud = False
     if state is not None:
         if state.value.upper() in ("UNKNOWN", "IDLE"):
             note_mapped(state, "State=UNKNOWN, as estategen renders nodes")
+        elif state.value.upper() == "CLOUD":
+            cloud = True
+            note_mapped(state, "node_pools[].state")
         else:
-            note_refused(state, "node State other than UNKNOWN is not a blueprint key")
+            note_refused(state, "node State other than UNKNOWN or CLOUD is not a blueprint key")
     for setting in record.settings:
         if setting.name not in _NODE_KEYS:
             note_refused(setting, "not a blueprint key")
@@ -773,6 +857,7 @@ def _node_shape(
         tuple(dict.fromkeys(features)),
         weight,
         switch,
+        cloud,
     )
 
 
@@ -948,6 +1033,8 @@ def _nodes_and_partitions(
         if shape.features:
             pool["features"] = list(shape.features)
         pool["weight"] = shape.weight
+        if shape.cloud:
+            pool["state"] = "cloud"
         pools.append(pool)
         for host in hosts:
             pool_of[host] = name
@@ -1188,6 +1275,7 @@ _SLURM_ORDER = (
     "accounting",
     "scheduling",
     "mpi",
+    "power_saving",
     "qos",
     "partitions",
     "options",

@@ -344,9 +344,14 @@ class PowerSaving:
     resume_fail_program: str | None = None
     exclude_nodes: tuple[str, ...] = ()
 
-    @property
-    def site_programs(self) -> bool:
-        return any((self.resume_program, self.suspend_program, self.resume_fail_program))
+
+# what a blueprint without slurm.power_saving gets
+NO_POWER_SAVING = PowerSaving(
+    False,
+    suspend_time=POWER_SAVING_DEFAULTS["suspend_time"],
+    resume_timeout=POWER_SAVING_DEFAULTS["resume_timeout"],
+    suspend_timeout=POWER_SAVING_DEFAULTS["suspend_timeout"],
+)
 
 
 # --- site overrides of what estategen renders (issue 13) ---
@@ -405,7 +410,7 @@ class Slurm:
     rest_api: RestApi | None
     options: Mapping[str, str]
     health_check: HealthCheck | None = None
-    power_saving: PowerSaving = PowerSaving(False, **POWER_SAVING_DEFAULTS)
+    power_saving: PowerSaving = NO_POWER_SAVING
     # Slurm hosted in Kubernetes (issue 15): the auth/slurm key, by reference
     auth_key: SecretRef | None = None
     site: SlurmSite = SlurmSite()
@@ -796,7 +801,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
 
 def _power_saving(p: Mapping[str, Any] | None) -> PowerSaving:
     if p is None:
-        return PowerSaving(False, **POWER_SAVING_DEFAULTS)
+        return NO_POWER_SAVING
     return PowerSaving(
         True,
         suspend_time=p["suspend_time"],
