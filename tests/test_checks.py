@@ -2428,6 +2428,31 @@ def test_excluded_nodes_outside_the_cloud_pools_are_refused() -> None:
     )
 
 
+def nodeset_findings(*nodesets: str) -> list[Finding]:
+    parts = ", ".join(
+        f"{{name: p{i}, pools: [a100], nodeset: {name}}}" for i, name in enumerate(nodesets)
+    )
+    return run(checks.partition_site_settings_valid, f"slurm: {{partitions: [{parts}]}}")
+
+
+def test_a_partition_nodeset_passes() -> None:
+    assert nodeset_findings("gpu_nodes") == []
+
+
+@pytest.mark.parametrize(
+    ("names", "path", "text"),
+    [
+        (("ALL",), "slurm.partitions[0].nodeset", "means every node"),
+        (("lab-gpu-01",), "slurm.partitions[0].nodeset", "already the name of a node"),
+        (("gpu_nodes", "gpu_nodes"), "slurm.partitions[1].nodeset", "the NodeSet of partition p0"),
+    ],
+)
+def test_a_nodeset_name_slurm_would_confuse_is_refused(
+    names: tuple[str, ...], path: str, text: str
+) -> None:
+    only(nodeset_findings(*names), path, text)
+
+
 # --- node health checks (issue 14 part 4) -------------------------------------------------
 
 HEALTH = "slurm: {health_check: {interval: 60}}"

@@ -585,3 +585,24 @@ def test_other_node_states_stay_refused(tmp_path: Path) -> None:
     )
     refused = [o for o in imported.outcomes if o.kind == "refused"]
     assert [(o.key, o.value) for o in refused] == [("State", "FUTURE")]
+
+
+def test_a_partition_naming_one_nodeset_keeps_it(tmp_path: Path) -> None:
+    data = blueprint(
+        tmp_path,
+        "NodeName=n[1-2] CPUs=4\nNodeSet=gpu_nodes Nodes=n[1-2]\n"
+        "PartitionName=a Nodes=gpu_nodes\nPartitionName=b Nodes=gpu_nodes\n"
+        "PartitionName=c Nodes=n1,n2\n",
+    )
+    parts = {p["name"]: p for p in data["slurm"]["partitions"]}
+    # one NodeSet line, named by the first partition; the others list the hosts
+    assert [parts[name].get("nodeset") for name in "abc"] == ["gpu_nodes", None, None]
+
+
+def test_a_nodeset_renders_as_the_site_wrote_it(tmp_path: Path) -> None:
+    rendered = rendered_conf(
+        tmp_path,
+        "NodeName=n[1-2] CPUs=4\nNodeSet=efa_nodes Nodes=n[1-2]\nPartitionName=efa Nodes=efa_nodes\n",
+    )
+    assert rendered["NodeSet"] == "efa_nodes Nodes=n[1-2]"
+    assert rendered["PartitionName=efa"].startswith("Nodes=efa_nodes ")

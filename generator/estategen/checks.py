@@ -2098,10 +2098,34 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 )
 
 
+def _nodeset_problems(estate: Estate) -> Iterator[Finding]:
+    """A partition's `nodeset` is one more name in slurm.conf's Nodes= namespace: not a
+    node's, not a hosted pool's NodeSet, not ALL, and one partition's only."""
+    taken = {h: "the name of a node" for p in estate.slurm_pools for h in p.hosts}
+    taken.update({p.name: "the NodeSet of hosted pool " + p.name for p in estate.hosted_pools()})
+    for part in estate.slurm.partitions:
+        name = part.overrides.nodeset
+        if name is None:
+            continue
+        path = f"{part.path}.nodeset"
+        if any(estate.pools_by_name[p].hosted for p in part.pools if p in estate.pools_by_name):
+            yield issue(
+                path,
+                "a partition over a hosted pool names that pool's own NodeSet; a NodeSet of "
+                "listed nodes cannot hold the pods that register dynamically",
+            )
+        elif name.lower() == "all":
+            yield issue(path, "ALL in a partition's Nodes= means every node; choose another name")
+        elif name in taken:
+            yield issue(path, f"{name!r} is already {taken[name]}; choose another name")
+        taken.setdefault(name, f"the NodeSet of partition {part.name}")
+
+
 @check
 def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
     qos_names = {q.name for q in estate.slurm.qos}
     teams = {t.name for t in estate.identity.teams}
+    yield from _nodeset_problems(estate)
     for part in estate.slurm.partitions:
         site = part.overrides
         for name in site.allow_qos:

@@ -28,6 +28,7 @@ from estategen.schema import (
     GRES_TYPE,
     GROUP,
     JOB_ACCT_GATHER_TYPES,
+    NODESET,
     OVERSUBSCRIBE,
     PARTITION_STATES,
     PROLOG_FLAGS,
@@ -496,8 +497,8 @@ def _power_saving(
             defaulted.append(f"{key}: {value}")
     if defaulted:
         run.reviews.append(
-            "slurm.conf leaves these power-saving times to Slurm's defaults, which import "
-            f"wrote as slurm.power_saving keys so that the render keeps them: {'; '.join(defaulted)}"
+            "slurm.conf leaves these power-saving times to Slurm's defaults, which import wrote "
+            f"as slurm.power_saving keys so that the render keeps them: {'; '.join(defaulted)}"
         )
     if "suspend_time" not in saving:
         run.reviews.append(
@@ -1041,10 +1042,24 @@ def _nodes_and_partitions(
     partitions: list[dict[str, Any]] = []
     teams: set[str] = set()
     qos: set[str] = set()
+    named: dict[str, str] = {}  # NodeSet -> the partition that names it
     for record in part_records:
         part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run, accounting)
-        if part is not None:
-            partitions.append(part)
+        if part is None:
+            continue
+        nodes = record.get("Nodes")
+        nodeset = nodes.value if nodes is not None and nodes.value in sets else None
+        if nodeset is not None and re.fullmatch(NODESET, nodeset) and nodeset not in all_nodes:
+            if nodeset in named:
+                run.reviews.append(
+                    f"slurm.partitions[{part['name']}]: its NodeSet {nodeset} is partition "
+                    f"{named[nodeset]}'s, whose NodeSet the blueprint renders; this partition "
+                    "lists the hosts instead"
+                )
+            else:
+                named[nodeset] = part["name"]
+                part["nodeset"] = nodeset
+        partitions.append(part)
     return pools, partitions, teams, qos
 
 

@@ -233,6 +233,7 @@ class PartitionOverrides:
     def_cpu_per_gpu: int | None = None
     def_mem_per_gpu: int | None = None
     billing_weights: tuple[tuple[str, str], ...] = ()  # TRESBillingWeights, in blueprint order
+    nodeset: str | None = None  # a NodeSet of the partition's nodes, named in its Nodes=
 
 
 @dataclass(frozen=True)
@@ -864,6 +865,7 @@ def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
         def_cpu_per_gpu=p.get("def_cpu_per_gpu"),
         def_mem_per_gpu=p.get("def_mem_per_gpu"),
         billing_weights=tuple((k, str(v)) for k, v in p.get("billing_weights", {}).items()),
+        nodeset=p.get("nodeset"),
     )
 
 

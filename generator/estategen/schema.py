@@ -67,6 +67,9 @@ PORT_RANGE = r"[0-9]{1,5}-[0-9]{1,5}"
 # --- site overrides of what estategen renders (issue 13) ---
 # An absolute path of a daemon's file or folder: no '.', '..', '//' or trailing '/'.
 DAEMON_PATH = r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,62}){1,16}"
+# A NodeSet's name as slurm.conf writes it (NodeSet=): a letter, then letters, digits, '_'
+# and '-' (ParallelCluster names them like efa_nodes); no hostlist brackets or commas.
+NODESET = r"[A-Za-z][A-Za-z0-9_-]{0,39}"
 # A GRES type name as slurm.conf and gres.conf write it (Type=): no ':' ',' or '='.
 GRES_TYPE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 # A TRES as AccountingStorageTRES names it: cpu, mem, gres/gpu, gres/gpu:a100, license/x...
@@ -171,6 +174,7 @@ _PATTERN_HINTS = {
     PORT_RANGE: "port range like '12000-12999'",
     DAEMON_PATH: "absolute path like /var/spool/slurmctld (no '.', '..', '//' or trailing '/')",
     GRES_TYPE: "GRES type name like 'a100', 'GV100GL' or 'rtx_3090' (letters, digits, '_.-')",
+    NODESET: "NodeSet name like 'gpu_nodes' (a letter, then letters, digits, '_' or '-')",
     TRES: "TRES like 'cpu', 'mem', 'gres/gpu' or 'gres/gpu:a100'",
     SCHEDULER_PARAMETER: "SchedulerParameters option like 'bf_continue' or 'bf_window=4320'",
     OVERSUBSCRIBE: "'no', 'exclusive', 'yes', 'force', or 'yes:N' / 'force:N' (N jobs each)",
@@ -406,6 +410,7 @@ _PARTITION = _dict(
         "def_mem_per_cpu": _int(1, 67_108_864),
         "def_cpu_per_gpu": _int(1, 4_294_967_294),
         "def_mem_per_gpu": _int(1, 67_108_864),
+        "nodeset": _s(NODESET),
         "billing_weights": {
             "type": "dict",
             "keysrules": _s(BILLING_TRES),

@@ -146,11 +146,25 @@ def node_line(estate: Estate, pool: NodePool) -> NodeLine:
     return _node_line(estate, pool)
 
 
+def _nodesets(estate: Estate) -> list[tuple[str, str]]:
+    """The NodeSet lines partitions name (partition `nodeset`): each gathers the hosts of its
+    partition's pools."""
+    out = []
+    for part in estate.slurm.partitions:
+        if part.overrides.nodeset:
+            pools = [estate.pools_by_name[name] for name in part.pools]
+            hosts = [host for pool in pools for host in pool.hosts]
+            out.append((part.overrides.nodeset, slurm_hostlist(hosts)))
+    return out
+
+
 def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     pools = [estate.pools_by_name[name] for name in part.pools]
     hosts = [host for pool in pools for host in pool.hosts]
     # hosted pools' nodes register dynamically: the partition names their NodeSet
     members = [slurm_hostlist(hosts)] if hosts else []
+    if part.overrides.nodeset:
+        members = [part.overrides.nodeset]  # the NodeSet line gathers the hosts (nodesets())
     members += [p.name for p in pools if p.hosted]
     fields: list[tuple[str, str]] = [("Nodes", ",".join(members))]
     fields.append(("Default", "YES" if part.default else "NO"))
@@ -419,6 +433,7 @@ def slurm_conf(estate: Estate) -> str:
         auth_alt=auth_alt(estate),
         nodes=[_node_line(estate, p) for p in estate.slurm_pools if not p.hosted],
         hosted=hosted_conf(estate),
+        nodesets=_nodesets(estate),
         partitions=[_partition_line(estate, p) for p in slurm.partitions],
         options=sorted(slurm.options.items()),
         reserve_percent=int(MEMORY_RESERVE_FRACTION * 100),
