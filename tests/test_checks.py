@@ -2453,6 +2453,44 @@ def test_a_nodeset_name_slurm_would_confuse_is_refused(
     only(nodeset_findings(*names), path, text)
 
 
+ADDRESSED = """
+    node_pools:
+      - name: a100
+        scheduler: slurm
+        hosts: lab-gpu-[01-02]
+        addresses: {addresses}
+        cpu: {{sockets: 2, cores_per_socket: 32}}
+        memory_gb: 512
+        gpus: {{model: a100-sxm-80gb, count: 4}}
+"""
+
+
+def test_one_address_per_host_passes() -> None:
+    found = run(checks.pool_site_settings_valid, ADDRESSED.format(addresses="'10.1.0.[1-2]'"))
+    assert found == []
+    addresses = estate(ADDRESSED.format(addresses="[10.1.0.7, 'fe80::2']")).node_pools[0].addresses
+    assert addresses == ("10.1.0.7", "fe80::2")
+
+
+def test_an_address_count_other_than_the_hosts_is_refused() -> None:
+    found = run(checks.pool_site_settings_valid, ADDRESSED.format(addresses="10.1.0.1"))
+    only(found, "node_pools[0].addresses", "1 addresses for 2 hosts")
+
+
+def test_addresses_of_a_cloud_pool_are_refused() -> None:
+    pools = CLOUD_POOL.replace(
+        "hosts: burst-[01-04]", "hosts: burst-[01-04]\n        addresses: 'b[1-4]'"
+    )
+    found = run(checks.pool_site_settings_valid, pools)
+    only(found, "node_pools[1].addresses", "the one its slurmd registers from")
+
+
+def test_a_controller_address_names_a_controller() -> None:
+    fragment = "slurm: {controller_addresses: {lab-ctl: 10.1.0.254, other: 10.1.0.253}}"
+    found = run(checks.pool_site_settings_valid, fragment)
+    only(found, "slurm.controller_addresses.other", "not in slurm.controllers")
+
+
 # --- node health checks (issue 14 part 4) -------------------------------------------------
 
 HEALTH = "slurm: {health_check: {interval: 60}}"

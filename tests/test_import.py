@@ -602,7 +602,45 @@ def test_a_partition_naming_one_nodeset_keeps_it(tmp_path: Path) -> None:
 def test_a_nodeset_renders_as_the_site_wrote_it(tmp_path: Path) -> None:
     rendered = rendered_conf(
         tmp_path,
-        "NodeName=n[1-2] CPUs=4\nNodeSet=efa_nodes Nodes=n[1-2]\nPartitionName=efa Nodes=efa_nodes\n",
+        "NodeName=n[1-2] CPUs=4\nNodeSet=efa_nodes Nodes=n[1-2]\n"
+        "PartitionName=efa Nodes=efa_nodes\n",
     )
     assert rendered["NodeSet"] == "efa_nodes Nodes=n[1-2]"
     assert rendered["PartitionName=efa"].startswith("Nodes=efa_nodes ")
+
+
+def test_node_and_controller_addresses_are_the_sites(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            "ClusterName=lab\nSlurmctldHost=ctl(10.0.0.254)\n"
+            "NodeName=n[1-3] NodeAddr=10.0.0.[11-13] CPUs=4\nNodeName=m1 CPUs=4\n"
+            "PartitionName=p Nodes=ALL\n",
+        )
+    )
+    data = yaml.safe_load(imported.text)
+    assert data["slurm"]["controllers"] == ["ctl"]
+    assert data["slurm"]["controller_addresses"] == {"ctl": "10.0.0.254"}
+    assert pools(data)["n"]["addresses"] == "10.0.0.[11-13]"
+    assert "addresses" not in pools(data)["m"]
+    assert not [o for o in imported.outcomes if o.kind == "refused"]
+
+
+def test_node_and_controller_addresses_render_as_the_site_wrote_them(tmp_path: Path) -> None:
+    rendered = rendered_conf(
+        tmp_path,
+        "NodeName=n[1-3] NodeAddr=10.0.0.13,10.0.0.[11-12] CPUs=4\nPartitionName=p Nodes=ALL\n",
+    )
+    # n1 is 10.0.0.13 wherever the addresses are written
+    assert rendered["NodeName=n[1-3]"].startswith("NodeAddr=10.0.0.13,10.0.0.[11-12] ")
+
+
+def test_nodeaddr_not_one_per_node_is_refused_with_its_line(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=n[1-3] NodeAddr=a,b CPUs=4\nPartitionName=p Nodes=ALL\n")
+    )
+    refused = [o for o in imported.outcomes if o.kind == "refused"]
+    assert [(o.key, o.where.line, o.target) for o in refused] == [
+        ("NodeAddr", 3, "node_pools[].addresses: 2 addresses for 3 nodes (one per node)")
+    ]
+    assert "addresses" not in pools(yaml.safe_load(imported.text))["n"]

@@ -2051,6 +2051,32 @@ def memory_enforcement_single(estate: Estate) -> Iterator[Finding]:
 
 @check
 def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    for host, address in estate.slurm.controller_addresses.items():
+        path = f"slurm.controller_addresses.{host}"
+        if host not in estate.slurm.controllers:
+            yield issue(path, f"{host!r} is not in slurm.controllers")
+        elif hostlist.count(address, addresses=True) != 1:
+            yield issue(path, "give one address (SlurmctldHost=NAME(ADDRESS))")
+    for pool in estate.node_pools:
+        if not pool.addresses:
+            continue
+        path = f"{pool.path}.addresses"
+        if pool.scheduler != "slurm" or pool.hosted or pool.elastic:
+            yield issue(
+                path,
+                "addresses are slurm.conf's NodeAddr of a Slurm pool's listed hosts; "
+                + (
+                    "a cloud node's address is the one its slurmd registers from"
+                    if pool.elastic
+                    else "this pool's nodes are not listed in slurm.conf"
+                ),
+            )
+        elif len(pool.addresses) != len(pool.hosts):
+            yield issue(
+                path,
+                f"{len(pool.addresses)} addresses for {len(pool.hosts)} hosts: give one "
+                "address per host, in the order `hosts` names them",
+            )
     for pool in estate.kubernetes_pools:
         slurm_only: list[tuple[str, object]] = [("real_memory_mib", pool.real_memory_mib)]
         if pool.gpus:

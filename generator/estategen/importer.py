@@ -382,6 +382,7 @@ _NODE_KEYS = {
     "features",
     "weight",
     "state",
+    "nodeaddr",
 }
 
 # --- the import ----------------------------------------------------------------------------
@@ -615,9 +616,29 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
         for setting in conf.parameters:
             if setting.name in ("accountingstoragetres", "accountingstorageenforce"):
                 run.refused(setting, "slurm.accounting needs AccountingStorageType slurmdbd")
+    _controller_addresses(conf, slurm, run)
     _paths_apart(conf, slurm, run)
     if options:
         slurm["options"] = dict(sorted(options.items()))
+
+
+def _controller_addresses(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
+    """SlurmctldHost=NAME(ADDRESS): the address goes to slurm.controller_addresses (mapped with
+    the name; refused with its line, the name kept, when it is not one address)."""
+    for setting in conf.parameters:
+        if setting.name not in ("slurmctldhost", "controlmachine") or "(" not in setting.value:
+            continue
+        name, _, rest = setting.value.partition("(")
+        address = rest.removesuffix(")").strip()
+        try:
+            if not rest.endswith(")") or hostlist.count(address, addresses=True) != 1:
+                raise hostlist.HostlistError("not one address")
+        except hostlist.HostlistError:
+            part = Setting(setting.key, address, setting.where)
+            run.refused(part, "slurm.controller_addresses: not one address")
+            continue
+        if name.strip() in slurm.get("controllers", []):
+            slurm.setdefault("controller_addresses", {})[name.strip()] = address
 
 
 def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
@@ -672,6 +693,7 @@ class _Shape:
     weight: int
     switch: str | None
     cloud: bool = False  # State=CLOUD
+    addressed: bool = False  # NodeAddr given (each host's is in _node_addresses)
 
 
 def _memory(real_mib: int) -> dict[str, int]:
@@ -760,6 +782,7 @@ def _node_shape(
     run: _Run,
     seen: set[Where],
     label: str,
+    addressed: bool = False,
 ) -> _Shape:
     first = record.where not in seen
     seen.add(record.where)
@@ -847,6 +870,8 @@ def _node_shape(
     for setting in record.settings:
         if setting.name not in _NODE_KEYS:
             note_refused(setting, "not a blueprint key")
+    if addressed:
+        note_mapped(record.get("NodeAddr"), "node_pools[].addresses")
     return _Shape(
         sockets,
         cores,
@@ -859,6 +884,7 @@ def _node_shape(
         weight,
         switch,
         cloud,
+        addressed,
     )
 
 
@@ -913,6 +939,32 @@ def _catalog_has(model: str) -> bool:
     from estategen.catalog import builtin_models
 
     return model in builtin_models()
+
+
+def _node_addresses(conf: ConfFile, run: _Run) -> dict[str, str]:
+    """host -> its NodeAddr: a NodeName line's addresses pair with its hosts in order; a line
+    whose addresses are not one per host is refused (its nodes are reached by name)."""
+    out: dict[str, str] = {}
+    for record in slurmconf.with_defaults(conf.records, "NodeName"):
+        setting = record.get("NodeAddr")
+        if setting is None:
+            continue
+        hosts = slurmconf.expand_hosts(record.name, record.where)
+        try:
+            addresses = hostlist.expand(setting.value, addresses=True)
+        except hostlist.HostlistError as err:
+            run.refused(setting, f"node_pools[].addresses: {err}", f"NodeName={record.name}")
+            continue
+        if len(addresses) != len(hosts):
+            run.refused(
+                setting,
+                f"node_pools[].addresses: {len(addresses)} addresses for {len(hosts)} nodes "
+                "(one per node)",
+                f"NodeName={record.name}",
+            )
+            continue
+        out.update(zip(hosts, addresses, strict=True))
+    return out
 
 
 def _nodeset_hosts(
@@ -977,6 +1029,7 @@ def _nodes_and_partitions(
         for record in conf.of_kind(kind):
             run.refused(Setting(kind, record.name, record.where), "not a blueprint key")
     sets = _nodeset_hosts(conf, all_nodes, run)
+    addresses = _node_addresses(conf, run)
     gres_types, autodetect = _gres_types(gres_conf, run)
     part_records = slurmconf.with_defaults(conf.records, "PartitionName")
     for record in conf.of_kind("PartitionName"):
@@ -1002,6 +1055,7 @@ def _nodes_and_partitions(
             run,
             seen,
             line_names.get(record.where, host),
+            host in addresses,
         )
         groups.setdefault((shape, tuple(membership[host])), []).append(host)
     pools: list[dict[str, Any]] = []
@@ -1029,6 +1083,10 @@ def _nodes_and_partitions(
             if autodetect is not None:
                 gpus["autodetect"] = autodetect
             pool["gpus"] = gpus
+        if shape.addressed:
+            from estategen.renderers.slurm import address_list
+
+            pool["addresses"] = address_list(addresses[h] for h in hostlist.expand(pool["hosts"]))
         if shape.switch:
             pool["network"] = {"switch": shape.switch}
         if shape.features:
@@ -1278,6 +1336,7 @@ def _teams(referenced: set[str], accounts: Mapping[str, int], run: _Run) -> list
 _SLURM_ORDER = (
     "cluster_name",
     "controllers",
+    "controller_addresses",
     "paths",
     "ports",
     "slurmd_user",

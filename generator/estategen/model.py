@@ -132,6 +132,8 @@ class NodePool:
     real_memory_mib: int | None = None
     # issue 13: `state: cloud`, State=CLOUD nodes the site's own programs create
     site_cloud: bool = False
+    # issue 13: NodeAddr of each host (in `hosts` order); empty: nodes reached by name
+    addresses: tuple[str, ...] = ()
 
     @property
     def managed(self) -> bool:
@@ -415,6 +417,8 @@ class Slurm:
     # Slurm hosted in Kubernetes (issue 15): the auth/slurm key, by reference
     auth_key: SecretRef | None = None
     site: SlurmSite = SlurmSite()
+    # issue 13: the address each controller named here is reached at (SlurmctldHost=N(A))
+    controller_addresses: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -651,14 +655,16 @@ def _secret(value: Mapping[str, str] | None) -> SecretRef | None:
     return SecretRef(value["secret"]) if value else None
 
 
-def _expand_all(expressions: Any, limit: int = hostlist.MAX_EXPANSION) -> tuple[str, ...]:
+def _expand_all(
+    expressions: Any, limit: int = hostlist.MAX_EXPANSION, addresses: bool = False
+) -> tuple[str, ...]:
     if expressions is None:
         return ()
     if isinstance(expressions, str):
         expressions = [expressions]
     names: list[str] = []
     for expression in expressions:
-        names.extend(hostlist.expand(expression, limit))
+        names.extend(hostlist.expand(expression, limit, addresses))
     return tuple(names)
 
 
@@ -707,6 +713,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         cloud=_cloud(p.get("cloud")),
         real_memory_mib=p.get("real_memory_mib"),
         site_cloud=p.get("state") == "cloud",
+        addresses=_expand_all(p.get("addresses"), addresses=True),
     )
 
 
@@ -733,6 +740,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
         declared=declared,
         cluster_name=s.get("cluster_name") or estate,
         controllers=tuple(s.get("controllers", ())),
+        controller_addresses=_frozen(dict(s.get("controller_addresses", {}))),
         accounting=Accounting(
             host=accounting["host"],
             port=accounting["port"],

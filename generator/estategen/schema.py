@@ -363,6 +363,8 @@ _NODE_POOL = _dict(
         "cloud": _POOL_CLOUD,
         # issue 13: State=CLOUD nodes the site's own programs create (slurm.power_saving)
         "state": {"type": "string", "allowed": ["cloud"]},
+        # issue 13: NodeAddr, one address per host in the order `hosts` names them
+        "addresses": {"type": ["string", "list"], "check_with": "addresses"},
     }
 )
 _QOS = _dict(
@@ -523,6 +525,13 @@ _SLURM = _dict(
     {
         "cluster_name": _name(),
         "controllers": _list(_s(HOSTNAME), minlength=1, maxlength=4),
+        # issue 13: SlurmctldHost=NAME(ADDRESS), for controllers whose name does not resolve
+        "controller_addresses": {
+            "type": "dict",
+            "keysrules": _s(HOSTNAME),
+            "valuesrules": {"type": "string", "check_with": "addresses"},
+            "default": {},
+        },
         "accounting": _dict(
             {
                 "host": _s(HOSTNAME, required=True),
@@ -861,6 +870,20 @@ def _hostlists_problem(value: object) -> str | None:
     return None
 
 
+def _addresses_problem(value: object) -> str | None:
+    """Why a pool's `addresses` (an expression or a list of them, of IPv4, IPv6 or DNS
+    names, like 10.1.0.[1-4]) is refused, or None; how many it names is checks.py's."""
+    expressions = value if isinstance(value, list) else [value]
+    for expression in expressions:
+        if not isinstance(expression, str):
+            return f"address entries must be strings, not {expression!r}"
+        try:
+            hostlist.count(expression, addresses=True)
+        except hostlist.HostlistError as err:
+            return str(err).replace("hostlist", "address list")
+    return None
+
+
 def _local_datetime_problem(value: object) -> str | None:
     """Why a date and time the pattern lets through is no date (``2027-02-30T08:00``), or None."""
     try:
@@ -1007,6 +1030,7 @@ def _mount_point_problem(value: object) -> str | None:
 _VALUE_CHECKS = {
     "mount_point": _mount_point_problem,
     "hostlists": _hostlists_problem,
+    "addresses": _addresses_problem,
     "finite": _finite_problem,
     "slurm_option_value": _slurm_option_value_problem,
     "local_datetime": _local_datetime_problem,
@@ -1055,6 +1079,11 @@ def _validator() -> Any:
 
         def _check_with_hostlists(self, field: Hashable, value: object) -> None:
             problem = _hostlists_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_addresses(self, field: Hashable, value: object) -> None:
+            problem = _addresses_problem(value)
             if problem:
                 self._error(field, problem)
 
@@ -1556,6 +1585,10 @@ def _to_json(rule: Mapping[str, Any]) -> dict[str, Any]:
         out["default"] = rule["default"]
     if rule.get("check_with") == "hostlists":
         out["description"] = "Slurm hostlist expression like 'gpu-[001-032]', or a list of them"
+        out["type"] = ["string", "array"]
+        out["items"] = {"type": "string"}
+    if rule.get("check_with") == "addresses":
+        out["description"] = "addresses like '10.1.0.[1-4]' (IPv4, IPv6 or DNS names), or a list"
         out["type"] = ["string", "array"]
         out["items"] = {"type": "string"}
     if kind == "dict" and "schema" in rule:

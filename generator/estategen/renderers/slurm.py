@@ -7,6 +7,7 @@ make AllowAccounts and QoS mean something. Output follows ``versions.slurm``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -103,12 +104,56 @@ class NodeLine:
     features: str
     weight: int
     state: str = "UNKNOWN"
+    addresses: str = ""  # NodeAddr, in the order Slurm expands `hosts`
 
 
 @dataclass(frozen=True)
 class PartitionLine:
     name: str
     fields: list[tuple[str, str]]
+
+
+def address_list(addresses: Iterable[str]) -> str:
+    """NodeAddr as slurm.conf writes it: the addresses in order, each run of consecutive
+    last numbers (10.1.0.1, 10.1.0.2, ...) as one bracket range (10.1.0.[1-2]); IPv6
+    addresses one by one."""
+    items: list[str] = []
+    run: list[tuple[str, str]] = []  # (prefix, digits) of the current run
+
+    def close() -> None:
+        if len(run) == 1:
+            items.append("".join(run[0]))
+        elif run:
+            items.append(f"{run[0][0]}[{run[0][1]}-{run[-1][1]}]")
+        run.clear()
+
+    for address in addresses:
+        match = re.fullmatch(r"(.*?)([0-9]+)", address)
+        if match is None or ":" in address:
+            close()
+            items.append(address)
+            continue
+        prefix, digits = match.groups()
+        if run and (
+            prefix != run[-1][0]
+            or int(digits) != int(run[-1][1]) + 1
+            or (
+                len(digits) != len(run[-1][1])
+                and (digits.startswith("0") or run[0][1].startswith("0"))
+            )
+        ):
+            close()
+        run.append((prefix, digits))
+    close()
+    return ",".join(items)
+
+
+def _node_addresses(pool: NodePool, hosts: str) -> str:
+    """The pool's NodeAddr in the order Slurm expands the NodeName hostlist ``hosts``."""
+    if not pool.addresses:
+        return ""
+    of = dict(zip(pool.hosts, pool.addresses, strict=True))
+    return address_list(of[host] for host in hostlist.expand(hosts))
 
 
 def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
@@ -127,9 +172,10 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         weight = 1 + estate.gpu_models[pool.gpus.model].memory_gb
     else:
         weight = 1
+    hosts = slurm_hostlist(pool.hosts) if pool.hosts else ""
     return NodeLine(
         pool=pool.name,
-        hosts=slurm_hostlist(pool.hosts) if pool.hosts else "",
+        hosts=hosts,
         sockets=pool.cpu.sockets,
         cores_per_socket=pool.cpu.cores_per_socket,
         threads_per_core=pool.cpu.threads_per_core,
@@ -138,6 +184,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         features=",".join(dict.fromkeys(features)),
         weight=weight,
         state="CLOUD" if pool.cloud_nodes else "UNKNOWN",
+        addresses=_node_addresses(pool, hosts),
     )
 
 
