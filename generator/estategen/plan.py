@@ -1218,6 +1218,8 @@ _ESTATE_VARS: dict[str, tuple[str, tuple[str, ...]]] = {
     "slurm_controller_folders": ("slurm-accounting-config", ("slurm_controller",)),
     "slurm_compute_folders": ("slurm-accounting-config", ("slurm_compute",)),
     "slurm_slurmd_user": ("slurm-accounting-config", ("slurm_compute",)),
+    # issue 13: the site's power programs the controller role checks before slurmctld starts
+    "slurm_site_power_programs": ("slurm-accounting-config", ("slurm_controller",)),
     "slurm_mpi_default": ("slurm-mpi", ("slurm_compute",)),
     # slurm_packages, a dependency of every Slurm role, checks for the JWT plugin
     "slurm_rest_api": (
