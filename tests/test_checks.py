@@ -2491,6 +2491,15 @@ def test_a_controller_address_names_a_controller() -> None:
     only(found, "slurm.controller_addresses.other", "not in slurm.controllers")
 
 
+def test_cpus_other_than_the_cores_are_refused() -> None:
+    pools = ADDRESSED.replace("        addresses: {addresses}\n", "").replace(
+        "cores_per_socket: 32}}", "cores_per_socket: 32, threads_per_core: 2, cpus: {cpus}}}"
+    )
+    assert run(checks.pool_site_settings_valid, pools.format(cpus=64)) == []
+    found = run(checks.pool_site_settings_valid, pools.format(cpus=100))
+    only(found, "node_pools[0].cpu.cpus", "give the cores (64")
+
+
 # --- node health checks (issue 14 part 4) -------------------------------------------------
 
 HEALTH = "slurm: {health_check: {interval: 60}}"

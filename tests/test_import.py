@@ -644,3 +644,35 @@ def test_nodeaddr_not_one_per_node_is_refused_with_its_line(tmp_path: Path) -> N
         ("NodeAddr", 3, "node_pools[].addresses: 2 addresses for 3 nodes (one per node)")
     ]
     assert "addresses" not in pools(yaml.safe_load(imported.text))["n"]
+
+
+def test_cpus_counting_the_cores_make_each_core_a_cpu(tmp_path: Path) -> None:
+    text = (
+        "NodeName=n1 CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 RealMemory=64000\n"
+        "PartitionName=p Nodes=n1\n"
+    )
+    data = blueprint(tmp_path, text)
+    assert pools(data)["n"]["cpu"] == {
+        "sockets": 2,
+        "cores_per_socket": 8,
+        "threads_per_core": 2,
+        "cpus": 16,
+    }
+    rendered = rendered_conf(tmp_path, text)
+    assert " CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 " in f" {rendered['NodeName=n1']}"
+    # the per-CPU memory default counts the 16 CPUs Slurm schedules, not the 32 threads
+    assert rendered["PartitionName=p"].split("DefMemPerCPU=")[1].split()[0] == str(64000 // 16)
+
+
+def test_cpus_that_are_neither_cores_nor_threads_are_refused(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            BASE + "NodeName=n1 CPUs=12 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2\n"
+            "PartitionName=p Nodes=n1\n",
+        )
+    )
+    refused = [o for o in imported.outcomes if o.kind == "refused"]
+    assert [(o.key, o.value, o.target) for o in refused] == [
+        ("CPUs", "12", "CPUs other than the cores or the threads")
+    ]

@@ -2077,8 +2077,18 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 f"{len(pool.addresses)} addresses for {len(pool.hosts)} hosts: give one "
                 "address per host, in the order `hosts` names them",
             )
+    for pool in estate.slurm_pools:
+        if pool.cpu and pool.cpu.cpus is not None and pool.cpu.cpus != pool.cpu.cores:
+            yield issue(
+                f"{pool.path}.cpu.cpus",
+                f"give the cores ({pool.cpu.cores}: sockets x cores_per_socket), which makes "
+                "each core a Slurm CPU, or leave cpus out for every thread "
+                f"({pool.cpu.threads})",
+            )
     for pool in estate.kubernetes_pools:
         slurm_only: list[tuple[str, object]] = [("real_memory_mib", pool.real_memory_mib)]
+        if pool.cpu:
+            slurm_only.append(("cpu.cpus", pool.cpu.cpus))
         if pool.gpus:
             slurm_only += [
                 ("gpus.gres_type", pool.gpus.gres_type),

@@ -685,6 +685,7 @@ class _Shape:
     sockets: int
     cores_per_socket: int
     threads_per_core: int
+    cpus: int | None  # CPUs= when it counts the cores, not the threads
     real_memory: int  # MiB, the site's RealMemory
     gpu_model: str | None
     gpu_type: str | None  # the site's GRES type name when it is not the model's name
@@ -821,9 +822,13 @@ def _node_shape(
     for key in ("Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "Boards"):
         note_mapped(record.get(key), "node_pools[].cpu")
     cpus_setting = record.get("CPUs")
+    core_cpus = None
     if cpus_setting is not None:
-        if cpus and cpus != sockets * cores * threads:
-            note_refused(cpus_setting, "CPUs below the thread count is not a blueprint key")
+        if cpus and threads > 1 and cpus == sockets * cores:
+            core_cpus = cpus  # each core a CPU
+            note_mapped(cpus_setting, "node_pools[].cpu.cpus")
+        elif cpus and cpus != sockets * cores * threads:
+            note_refused(cpus_setting, "CPUs other than the cores or the threads")
         else:
             note_mapped(cpus_setting, "node_pools[].cpu")
     if sockets > 16:
@@ -876,6 +881,7 @@ def _node_shape(
         sockets,
         cores,
         threads,
+        core_cpus,
         real,
         model,
         kind,
@@ -1071,6 +1077,7 @@ def _nodes_and_partitions(
                 "sockets": shape.sockets,
                 "cores_per_socket": shape.cores_per_socket,
                 "threads_per_core": shape.threads_per_core,
+                **({"cpus": shape.cpus} if shape.cpus else {}),
             },
             **_memory(shape.real_memory),
         }

@@ -55,6 +55,7 @@ class Cpu:
     sockets: int
     cores_per_socket: int
     threads_per_core: int
+    cpus: int | None = None  # issue 13: slurm.conf CPUs= (the cores); None: every thread
 
     @property
     def cores(self) -> int:
@@ -63,6 +64,11 @@ class Cpu:
     @property
     def threads(self) -> int:
         return self.cores * self.threads_per_core
+
+    @property
+    def slurm_cpus(self) -> int:
+        """The CPUs Slurm schedules on a node: every thread, or each core with `cpus`."""
+        return self.cpus or self.threads
 
 
 @dataclass(frozen=True)
@@ -686,7 +692,9 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         instance_type=p.get("instance_type"),
         nodes_min=nodes.get("min"),
         nodes_max=nodes.get("max"),
-        cpu=Cpu(cpu["sockets"], cpu["cores_per_socket"], cpu["threads_per_core"]) if cpu else None,
+        cpu=Cpu(cpu["sockets"], cpu["cores_per_socket"], cpu["threads_per_core"], cpu.get("cpus"))
+        if cpu
+        else None,
         memory_gb=p.get("memory_gb"),
         gpus=Gpus(
             model=gpus["model"],

@@ -339,6 +339,8 @@ _NODE_POOL = _dict(
                 "sockets": _int(1, 16, required=True),
                 "cores_per_socket": _int(1, 512, required=True),
                 "threads_per_core": _int(1, 8, default=1),
+                # issue 13: CPUs=, the cores when each core (not thread) is a Slurm CPU
+                "cpus": _int(1, 65_536),
             }
         ),
         "memory_gb": _int(1, 65_536),

@@ -100,6 +100,7 @@ class NodeLine:
     cores_per_socket: int
     threads_per_core: int
     real_memory: int
+    cpus: int | None
     gres: str
     features: str
     weight: int
@@ -179,6 +180,7 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         sockets=pool.cpu.sockets,
         cores_per_socket=pool.cpu.cores_per_socket,
         threads_per_core=pool.cpu.threads_per_core,
+        cpus=pool.cpu.cpus,
         real_memory=pool_real_memory(pool),
         gres=",".join(gres),
         features=",".join(dict.fromkeys(features)),
@@ -303,7 +305,7 @@ def _gpus_per_node(pool: NodePool) -> int:
 
 def _cpus_per_gpu(pool: NodePool) -> int:
     assert pool.cpu is not None
-    return max(1, pool.cpu.threads // _gpus_per_node(pool))
+    return max(1, pool.cpu.slurm_cpus // _gpus_per_node(pool))
 
 
 def _memory_per_gpu(pool: NodePool) -> int:
@@ -313,7 +315,7 @@ def _memory_per_gpu(pool: NodePool) -> int:
 
 def _memory_per_cpu(pool: NodePool) -> int:
     assert pool.cpu is not None and pool.memory_gb is not None
-    return max(1, pool_real_memory(pool) // pool.cpu.threads)
+    return max(1, pool_real_memory(pool) // pool.cpu.slurm_cpus)
 
 
 def _gres_types(estate: Estate) -> list[str]:
