@@ -526,6 +526,7 @@ CLOUD = (
 def test_state_cloud_nodes_become_state_cloud_pools_with_the_sites_power_saving(
     tmp_path: Path,
 ) -> None:
+    """slurm.conf(5) of 22.05: SuspendTimeout defaults to 30 seconds, ResumeTimeout to 60."""
     data = blueprint(tmp_path, CLOUD)
     assert {name: p.get("state") for name, p in pools(data).items()} == {
         "st": "cloud",
@@ -636,6 +637,7 @@ def test_node_and_controller_addresses_render_as_the_site_wrote_them(tmp_path: P
 
 
 def test_nodeaddr_not_one_per_node_is_refused_with_its_line(tmp_path: Path) -> None:
+    """slurm.conf(5) NodeAddr: a range "must exactly match the entries in the NodeName"."""
     imported = import_site(
         conf(tmp_path, BASE + "NodeName=n[1-3] NodeAddr=a,b CPUs=4\nPartitionName=p Nodes=ALL\n")
     )
@@ -647,6 +649,8 @@ def test_nodeaddr_not_one_per_node_is_refused_with_its_line(tmp_path: Path) -> N
 
 
 def test_cpus_counting_the_cores_make_each_core_a_cpu(tmp_path: Path) -> None:
+    """slurm.conf(5) CPUs: "It can be set to the total number of sockets (select/linear),
+    cores or threads ... when you want to schedule only the cores on a hyper-threaded node"."""
     text = (
         "NodeName=n1 CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 RealMemory=64000\n"
         "PartitionName=p Nodes=n1\n"
