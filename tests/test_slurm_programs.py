@@ -265,6 +265,13 @@ def test_a_state_cloud_pool_without_programs_renders_only_the_times() -> None:
     assert "SuspendExcNodes" not in conf
 
 
+def test_the_report_shows_a_state_cloud_pool_as_cloud_nodes() -> None:
+    from estategen.report import build, markdown
+
+    rows = markdown(build(site_cloud_estate(PROGRAMS))).splitlines()
+    assert "4 cloud nodes" in next(line for line in rows if line.startswith("| spot | slurm"))
+
+
 def test_the_controller_role_checks_the_sites_programs() -> None:
     from estategen.renderers.ansible import _all_vars
 
