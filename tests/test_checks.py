@@ -104,6 +104,8 @@ TESTED_CHECKS = [
     # elastic cloud nodes (issue 14 part 5)
     "cloud_options_not_owned",
     "power_saving_has_cloud_nodes",
+    # cloud nodes the site's own programs start (issue 13)
+    "site_cloud_pools",
     "aks_cluster_settings",
     "aks_pools_buildable",
     "eks_autoscaler_tags_fit",
@@ -2342,6 +2344,162 @@ def test_power_saving_without_cloud_nodes_is_refused() -> None:
     assert run(checks.power_saving_has_cloud_nodes, joined(CLOUD_POOL, saving)) == []
     found = run(checks.power_saving_has_cloud_nodes, saving)
     only(found, "slurm.power_saving", "no Slurm pool has a provider")
+
+
+# --- cloud nodes the site's own programs start (issue 13) --------------------------------
+
+SITE_CLOUD_POOL = """
+    node_pools:
+      - name: a100
+        scheduler: slurm
+        hosts: lab-gpu-[01-02]
+        cpu: {sockets: 2, cores_per_socket: 32}
+        memory_gb: 512
+        gpus: {model: a100-sxm-80gb, count: 4}
+      - name: spot
+        scheduler: slurm
+        state: cloud
+        hosts: spot-[1-4]
+        cpu: {sockets: 1, cores_per_socket: 36}
+        memory_gb: 192
+"""
+SITE_PROGRAMS = """
+    slurm:
+      power_saving:
+        resume_program: /opt/site/slurm/resume
+        suspend_program: /opt/site/slurm/suspend
+        exclude_nodes: ["spot-[1-1]"]
+"""
+
+
+def test_a_site_cloud_pool_with_the_sites_programs_passes() -> None:
+    for function in (
+        checks.site_cloud_pools,
+        checks.power_saving_has_cloud_nodes,
+        checks.pool_fields_for_provider,
+    ):
+        assert run(function, joined(SITE_CLOUD_POOL, SITE_PROGRAMS)) == [], function.__name__
+
+
+def test_power_saving_with_only_a_site_cloud_pool_is_not_refused() -> None:
+    saving = "slurm: {power_saving: {suspend_time: 300}}"
+    assert run(checks.power_saving_has_cloud_nodes, joined(SITE_CLOUD_POOL, saving)) == []
+
+
+def test_state_cloud_on_a_provider_pool_is_refused() -> None:
+    pools = CLOUD_POOL.replace("provider: gke", "provider: gke\n        state: cloud")
+    only(run(checks.site_cloud_pools, pools), "node_pools[1].state", "State=CLOUD already")
+
+
+def test_state_cloud_on_a_kubernetes_pool_is_refused() -> None:
+    fragment = """
+    node_pools:
+      - name: a100
+        scheduler: slurm
+        hosts: lab-gpu-[01-02]
+        cpu: {sockets: 2, cores_per_socket: 32}
+        memory_gb: 512
+        gpus: {model: a100-sxm-80gb, count: 4}
+      - name: l4-serve
+        scheduler: kubernetes
+        cluster: lab-k8s
+        state: cloud
+        hosts: lab-k8s-[01-02]
+        gpus: {model: l4-24gb, count: 2}
+    """
+    only(run(checks.site_cloud_pools, fragment), "node_pools[1].state", "Kubernetes pools")
+
+
+def test_the_sites_programs_beside_a_provider_pool_are_refused() -> None:
+    saving = "slurm: {power_saving: {resume_program: /opt/site/slurm/resume}}"
+    found = run(checks.site_cloud_pools, joined(CLOUD_POOL, saving))
+    only(found, "slurm.power_saving.resume_program", "estategen's own ResumeProgram")
+
+
+def test_a_site_program_inside_the_state_folder_is_refused() -> None:
+    saving = "slurm: {power_saving: {suspend_program: /var/spool/slurmctld/suspend}}"
+    found = run(checks.site_cloud_pools, joined(SITE_CLOUD_POOL, saving))
+    only(found, "slurm.power_saving.suspend_program", "slurm.paths.state_save_location")
+
+
+def test_excluded_nodes_outside_the_cloud_pools_are_refused() -> None:
+    saving = 'slurm: {power_saving: {exclude_nodes: ["spot-[1-2]", "lab-gpu-01"]}}'
+    found = run(checks.site_cloud_pools, joined(SITE_CLOUD_POOL, saving))
+    only(
+        found, "slurm.power_saving.exclude_nodes[1]", "'lab-gpu-01' is not a node of a Slurm cloud"
+    )
+
+
+def nodeset_findings(*nodesets: str) -> list[Finding]:
+    parts = ", ".join(
+        f"{{name: p{i}, pools: [a100], nodeset: {name}}}" for i, name in enumerate(nodesets)
+    )
+    return run(checks.partition_site_settings_valid, f"slurm: {{partitions: [{parts}]}}")
+
+
+def test_a_partition_nodeset_passes() -> None:
+    assert nodeset_findings("gpu_nodes") == []
+
+
+@pytest.mark.parametrize(
+    ("names", "path", "text"),
+    [
+        (("ALL",), "slurm.partitions[0].nodeset", "means every node"),
+        (("lab-gpu-01",), "slurm.partitions[0].nodeset", "already the name of a node"),
+        (("gpu_nodes", "gpu_nodes"), "slurm.partitions[1].nodeset", "the NodeSet of partition p0"),
+    ],
+)
+def test_a_nodeset_name_slurm_would_confuse_is_refused(
+    names: tuple[str, ...], path: str, text: str
+) -> None:
+    only(nodeset_findings(*names), path, text)
+
+
+ADDRESSED = """
+    node_pools:
+      - name: a100
+        scheduler: slurm
+        hosts: lab-gpu-[01-02]
+        addresses: {addresses}
+        cpu: {{sockets: 2, cores_per_socket: 32}}
+        memory_gb: 512
+        gpus: {{model: a100-sxm-80gb, count: 4}}
+"""
+
+
+def test_one_address_per_host_passes() -> None:
+    found = run(checks.pool_site_settings_valid, ADDRESSED.format(addresses="'10.1.0.[1-2]'"))
+    assert found == []
+    addresses = estate(ADDRESSED.format(addresses="[10.1.0.7, 'fe80::2']")).node_pools[0].addresses
+    assert addresses == ("10.1.0.7", "fe80::2")
+
+
+def test_an_address_count_other_than_the_hosts_is_refused() -> None:
+    found = run(checks.pool_site_settings_valid, ADDRESSED.format(addresses="10.1.0.1"))
+    only(found, "node_pools[0].addresses", "1 addresses for 2 hosts")
+
+
+def test_addresses_of_a_cloud_pool_are_refused() -> None:
+    pools = CLOUD_POOL.replace(
+        "hosts: burst-[01-04]", "hosts: burst-[01-04]\n        addresses: 'b[1-4]'"
+    )
+    found = run(checks.pool_site_settings_valid, pools)
+    only(found, "node_pools[1].addresses", "the one its slurmd registers from")
+
+
+def test_a_controller_address_names_a_controller() -> None:
+    fragment = "slurm: {controller_addresses: {lab-ctl: 10.1.0.254, other: 10.1.0.253}}"
+    found = run(checks.pool_site_settings_valid, fragment)
+    only(found, "slurm.controller_addresses.other", "not in slurm.controllers")
+
+
+def test_cpus_other_than_the_cores_are_refused() -> None:
+    pools = ADDRESSED.replace("        addresses: {addresses}\n", "").replace(
+        "cores_per_socket: 32}}", "cores_per_socket: 32, threads_per_core: 2, cpus: {cpus}}}"
+    )
+    assert run(checks.pool_site_settings_valid, pools.format(cpus=64)) == []
+    found = run(checks.pool_site_settings_valid, pools.format(cpus=100))
+    only(found, "node_pools[0].cpu.cpus", "give the cores (64")
 
 
 # --- node health checks (issue 14 part 4) -------------------------------------------------

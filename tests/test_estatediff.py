@@ -72,6 +72,7 @@ def test_a_named_item_added_is_one_change_and_a_settings_block_is_its_keys() -> 
         "slurm.power_saving.suspend_time",
         "slurm.power_saving.resume_timeout",
         "slurm.power_saving.suspend_timeout",
+        "slurm.power_saving.exclude_nodes",
     }
 
 
@@ -144,3 +145,21 @@ def test_an_older_or_missing_estate_json_says_why_it_cannot_be_compared(
 ) -> None:
     result = recorded(content)
     assert isinstance(result, str) and why in result
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        (("node_pools", "[burst]", "site_cloud"), "node_pools[].state"),
+        (("slurm", "site", "job_completion"), "slurm.job_completion.type"),
+        (("slurm", "site", "job_completion_location"), "slurm.job_completion.location"),
+        (("slurm", "site", "select_type"), "slurm.select.type"),
+    ],
+)
+def test_a_model_field_named_apart_from_its_key_is_planned_by_that_keys_policy(
+    path: tuple[str, ...], key: str
+) -> None:
+    """Without its entry in MODEL_KEYS such a field falls back to the key above it (a
+    review, or per-key), and plan would ask for no restart at all."""
+    assert blueprint_key(path) == key
+    assert set(policies(key)) - {"review"}

@@ -122,6 +122,7 @@ def test_frontier_uses_every_seed_system_the_schema_offers() -> None:
     slurm = estate.slurm
     assert slurm.accounting and slurm.reservations and slurm.rest_api and slurm.health_check
     assert slurm.mpi.default == "pmix" and slurm.power_saving.declared
+    assert any(p.overrides.nodeset for p in slurm.partitions), "a partition names a NodeSet"
     assert all(c.prometheus_operator for c in k8s)
 
 
@@ -310,6 +311,8 @@ def test_slurmctld_shows_every_partition_and_node_of_the_frontier(
     for part in estate.slurm.partitions:
         hosts = {h for name in part.pools for h in estate.pools_by_name[name].hosts}
         assert set(hostlist.expand(partitions[part.name]["Nodes"])) == hosts, part.name
+        if part.overrides.nodeset:
+            assert partitions[part.name]["NodeSets"] == part.overrides.nodeset
     nodes = {
         n["NodeName"]: n for n in parse_records(frontier_ctld.run("scontrol", "-o", "show", "node"))
     }

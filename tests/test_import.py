@@ -671,3 +671,187 @@ def test_a_partition_memory_default_the_blueprint_cannot_keep_is_refused(tmp_pat
     imported = import_site(conf(tmp_path, BASE + beside))
     (outcome,) = [o for o in imported.outcomes if o.key == "DefMemPerNode"]
     assert outcome.kind == "refused"
+
+
+# --- State=CLOUD nodes: pools with `state: cloud` and the site's power saving ---------------
+
+CLOUD = (
+    "SuspendTime=300\nResumeTimeout=1600\n"
+    "ResumeProgram=/opt/site/slurm/resume\nSuspendProgram=/opt/site/slurm/suspend\n"
+    "SuspendExcNodes=st-[1-1]\n"
+    "NodeName=st-[1-1] CPUs=8 RealMemory=16000 State=CLOUD Feature=static\n"
+    "NodeName=dy-[1-4] CPUs=8 RealMemory=16000 State=CLOUD Feature=dynamic\n"
+    "PartitionName=p Nodes=st-1,dy-[1-4]\n"
+)
+
+
+def test_state_cloud_nodes_become_state_cloud_pools_with_the_sites_power_saving(
+    tmp_path: Path,
+) -> None:
+    """slurm.conf(5) of 22.05: SuspendTimeout defaults to 30 seconds, ResumeTimeout to 60."""
+    data = blueprint(tmp_path, CLOUD)
+    assert {name: p.get("state") for name, p in pools(data).items()} == {
+        "st": "cloud",
+        "dy": "cloud",
+    }
+    assert data["slurm"]["power_saving"] == {
+        "suspend_time": 300,
+        "resume_timeout": 1600,
+        "resume_program": "/opt/site/slurm/resume",
+        "suspend_program": "/opt/site/slurm/suspend",
+        "exclude_nodes": ["st-[1-1]"],
+        "suspend_timeout": 30,  # Slurm's default, written with a review note
+    }
+
+
+def test_state_cloud_nodes_render_as_the_site_wrote_them(tmp_path: Path) -> None:
+    rendered = rendered_conf(tmp_path, CLOUD)
+    assert rendered["NodeName=dy-[1-4]"].endswith(" State=CLOUD")
+    assert (rendered["ResumeProgram"], rendered["SuspendProgram"]) == (
+        "/opt/site/slurm/resume",
+        "/opt/site/slurm/suspend",
+    )
+    assert (rendered["SuspendTime"], rendered["ResumeTimeout"]) == ("300", "1600")
+    assert (rendered["SuspendTimeout"], rendered["SuspendExcNodes"]) == ("30", "st-[1-1]")
+    assert "ResumeFailProgram" not in rendered and "TreeWidth" not in rendered
+
+
+def test_cloud_nodes_without_a_resume_program_get_a_review_note(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=dy-[1-2] CPUs=4 State=CLOUD\nPartitionName=p Nodes=ALL\n")
+    )
+    assert any(
+        note.startswith("slurm.power_saving.resume_program: slurm.conf names no ResumeProgram")
+        for note in imported.reviews
+    )
+    assert any(note.startswith("slurm.power_saving.suspend_time:") for note in imported.reviews)
+
+
+def test_power_saving_without_cloud_nodes_is_refused_with_its_line(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            BASE + "SuspendTime=300\nResumeProgram=/opt/site/resume\n"
+            "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n",
+        )
+    )
+    refused = {o.key: o for o in imported.outcomes if o.kind == "refused"}
+    assert set(refused) == {"SuspendTime", "ResumeProgram"}
+    assert "no State=CLOUD nodes" in refused["SuspendTime"].target
+    assert not [o for o in imported.outcomes if o.kind == "mapped" and o.key == "SuspendTime"]
+    assert "power_saving" not in yaml.safe_load(imported.text)["slurm"]
+
+
+def test_other_node_states_stay_refused(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=n1 CPUs=4 State=FUTURE\nPartitionName=p Nodes=n1\n")
+    )
+    refused = [o for o in imported.outcomes if o.kind == "refused"]
+    assert [(o.key, o.value) for o in refused] == [("State", "FUTURE")]
+
+
+def test_a_partition_naming_one_nodeset_keeps_it(tmp_path: Path) -> None:
+    data = blueprint(
+        tmp_path,
+        "NodeName=n[1-2] CPUs=4\nNodeSet=gpu_nodes Nodes=n[1-2]\n"
+        "PartitionName=a Nodes=gpu_nodes\nPartitionName=b Nodes=gpu_nodes\n"
+        "PartitionName=c Nodes=n1,n2\n",
+    )
+    parts = {p["name"]: p for p in data["slurm"]["partitions"]}
+    # one NodeSet line, named by the first partition; the others list the hosts
+    assert [parts[name].get("nodeset") for name in "abc"] == ["gpu_nodes", None, None]
+
+
+def test_a_nodeset_renders_as_the_site_wrote_it(tmp_path: Path) -> None:
+    rendered = rendered_conf(
+        tmp_path,
+        "NodeName=n[1-2] CPUs=4\nNodeSet=efa_nodes Nodes=n[1-2]\n"
+        "PartitionName=efa Nodes=efa_nodes\n",
+    )
+    assert rendered["NodeSet"] == "efa_nodes Nodes=n[1-2]"
+    assert rendered["PartitionName=efa"].startswith("Nodes=efa_nodes ")
+
+
+def test_node_and_controller_addresses_are_the_sites(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            "ClusterName=lab\nSlurmctldHost=ctl(10.0.0.254)\n"
+            "NodeName=n[1-3] NodeAddr=10.0.0.[11-13] CPUs=4\nNodeName=m1 CPUs=4\n"
+            "PartitionName=p Nodes=ALL\n",
+        )
+    )
+    data = yaml.safe_load(imported.text)
+    assert data["slurm"]["controllers"] == ["ctl"]
+    assert data["slurm"]["controller_addresses"] == {"ctl": "10.0.0.254"}
+    assert pools(data)["n"]["addresses"] == "10.0.0.[11-13]"
+    assert "addresses" not in pools(data)["m"]
+    assert not [o for o in imported.outcomes if o.kind == "refused"]
+
+
+def test_node_and_controller_addresses_render_as_the_site_wrote_them(tmp_path: Path) -> None:
+    rendered = rendered_conf(
+        tmp_path,
+        "NodeName=n[1-3] NodeAddr=10.0.0.13,10.0.0.[11-12] CPUs=4\nPartitionName=p Nodes=ALL\n",
+    )
+    # n1 is 10.0.0.13 wherever the addresses are written
+    assert rendered["NodeName=n[1-3]"].startswith("NodeAddr=10.0.0.13,10.0.0.[11-12] ")
+
+
+def test_nodeaddr_not_one_per_node_is_refused_with_its_line(tmp_path: Path) -> None:
+    """slurm.conf(5) NodeAddr: a range "must exactly match the entries in the NodeName"."""
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=n[1-3] NodeAddr=a,b CPUs=4\nPartitionName=p Nodes=ALL\n")
+    )
+    refused = [o for o in imported.outcomes if o.kind == "refused"]
+    assert [(o.key, o.where.line, o.target) for o in refused] == [
+        ("NodeAddr", 3, "node_pools[].addresses: 2 addresses for 3 nodes (one per node)")
+    ]
+    assert "addresses" not in pools(yaml.safe_load(imported.text))["n"]
+
+
+def test_cpus_counting_the_cores_make_each_core_a_cpu(tmp_path: Path) -> None:
+    """slurm.conf(5) CPUs: "It can be set to the total number of sockets (select/linear),
+    cores or threads ... when you want to schedule only the cores on a hyper-threaded node"."""
+    text = (
+        "NodeName=n1 CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 RealMemory=64000\n"
+        "PartitionName=p Nodes=n1\n"
+    )
+    data = blueprint(tmp_path, text)
+    assert pools(data)["n"]["cpu"] == {
+        "sockets": 2,
+        "cores_per_socket": 8,
+        "threads_per_core": 2,
+        "cpus": 16,
+    }
+    rendered = rendered_conf(tmp_path, text)
+    assert " CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 " in f" {rendered['NodeName=n1']}"
+    # the per-CPU memory default estategen gives (when the partition does not keep Slurm's
+    # whole-node default, as import does) counts the 16 CPUs Slurm schedules, not the 32 threads
+    from estategen import load
+    from estategen.pipeline import validate_document
+    from estategen.renderers.slurm import slurm_conf
+
+    (partition,) = data["slurm"]["partitions"]
+    assert partition.pop("def_mem_per_node") == "unlimited"
+    document = load.parse_blueprint(yaml.safe_dump(data).encode(), "i.yaml")
+    (line,) = [
+        line
+        for line in slurm_conf(validate_document(document).estate).splitlines()
+        if line.startswith("PartitionName=p ")
+    ]
+    assert line.split("DefMemPerCPU=")[1].split()[0] == str(64000 // 16)
+
+
+def test_cpus_that_are_neither_cores_nor_threads_are_refused(tmp_path: Path) -> None:
+    imported = import_site(
+        conf(
+            tmp_path,
+            BASE + "NodeName=n1 CPUs=12 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2\n"
+            "PartitionName=p Nodes=n1\n",
+        )
+    )
+    refused = [o for o in imported.outcomes if o.kind == "refused"]
+    assert [(o.key, o.value, o.target) for o in refused] == [
+        ("CPUs", "12", "CPUs other than the cores or the threads")
+    ]

@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_checks import CLOUD_POOL, estate, joined
+from test_checks import CLOUD_POOL, SITE_CLOUD_POOL, estate, joined
 
 from estategen.model import Estate
 from estategen.pipeline import validate_document
@@ -220,6 +220,68 @@ def test_cloud_nodes_are_state_cloud_with_the_power_saving_settings() -> None:
     ):
         assert f"\n{line}\n" in conf, line
     assert "ResumeProgram" not in slurm_conf(estate())
+
+
+def site_cloud_estate(saving: str = "") -> Estate:
+    """SITE_CLOUD_POOL's estate with a partition over the cloud pool, and the
+    slurm.power_saving keys ``saving`` adds to SITE_PROGRAMS' (none without it)."""
+    power = f"power_saving: {{{saving}}}, " if saving else ""
+    return estate(
+        joined(SITE_CLOUD_POOL, f"slurm: {{{power}partitions: [{{name: spot, pools: [spot]}}]}}")
+    )
+
+
+PROGRAMS = (
+    "resume_program: /opt/site/slurm/resume, suspend_program: /opt/site/slurm/suspend, "
+    'exclude_nodes: ["spot-[1-1]"]'
+)
+
+
+def test_a_state_cloud_pool_is_state_cloud_with_the_sites_programs() -> None:
+    """slurm.conf(5) ResumeProgram, SuspendProgram, SuspendExcNodes: the site's programs and
+    exclusions as the blueprint writes them; estategen renders no programs of its own."""
+    lab = site_cloud_estate(PROGRAMS + ", resume_timeout: 1600")
+    conf = slurm_conf(lab)
+    assert " State=CLOUD\n" in conf.split("# pool spot\n")[1]
+    for line in (
+        "ResumeProgram=/opt/site/slurm/resume",
+        "SuspendProgram=/opt/site/slurm/suspend",
+        "SuspendTime=600",
+        "ResumeTimeout=1600",
+        "SuspendTimeout=120",
+        "SuspendExcNodes=spot-[1-1]",
+    ):
+        assert f"\n{line}\n" in conf, line
+    # no ResumeFailProgram unless the site names one; addressing and TreeWidth stay the site's
+    for key in ("ResumeFailProgram", "SlurmctldParameters", "TreeWidth", "PrivateData"):
+        assert f"\n{key}=" not in conf, key
+    assert power_programs(lab) == {}
+
+
+def test_a_state_cloud_pool_without_programs_renders_only_the_times() -> None:
+    conf = slurm_conf(site_cloud_estate())
+    assert "\nSuspendTime=600\nResumeTimeout=600\nSuspendTimeout=120\n" in conf
+    assert "Program=" not in conf
+    assert "SuspendExcNodes" not in conf
+
+
+def test_the_report_shows_a_state_cloud_pool_as_cloud_nodes() -> None:
+    from estategen.report import build, markdown
+
+    rows = markdown(build(site_cloud_estate(PROGRAMS))).splitlines()
+    assert "4 cloud nodes" in next(line for line in rows if line.startswith("| spot | slurm"))
+
+
+def test_the_controller_role_checks_the_sites_programs() -> None:
+    from estategen.renderers.ansible import _all_vars
+
+    lab = site_cloud_estate(PROGRAMS + ", resume_fail_program: /opt/site/slurm/fail")
+    assert _all_vars(lab, [])["slurm_site_power_programs"] == [
+        "/opt/site/slurm/resume",
+        "/opt/site/slurm/suspend",
+        "/opt/site/slurm/fail",
+    ]
+    assert _all_vars(cloud_estate(CLOUD_POOL), [])["slurm_site_power_programs"] == []
 
 
 def test_a_cloud_pool_is_valid_end_to_end() -> None:

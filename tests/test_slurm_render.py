@@ -394,3 +394,24 @@ def test_default_leaf_switches_of_several_pools_are_named_one_by_one() -> None:
     topology = conf_lines(rendered("", pools), "slurm/topology.conf")
     spine = [line for line in topology if line.startswith("SwitchName=t-spine")]
     assert spine == ["SwitchName=t-spine Switches=cpu1-leaf,cpu2-leaf,sw-1"]
+
+
+@pytest.mark.parametrize(
+    ("addresses", "written"),
+    [
+        (["10.1.0.9", "10.1.0.10", "10.1.0.11"], "10.1.0.[9-11]"),
+        (["10.1.0.2", "10.1.0.1"], "10.1.0.2,10.1.0.1"),  # order is the hosts', kept
+        (["n08", "n09", "n10"], "n[08-10]"),
+        (["n09", "n010"], "n09,n010"),  # padding changes: not one range
+        (["fe80::1", "fe80::2", "ctl.example.org"], "fe80::1,fe80::2,ctl.example.org"),
+    ],
+)
+def test_node_addresses_are_written_in_host_order_with_ranges(
+    addresses: list[str], written: str
+) -> None:
+    """slurm.conf(5) NodeAddr pairs with NodeName's hosts in order; runs become ranges."""
+    from estategen import hostlist
+    from estategen.renderers.slurm import address_list
+
+    assert address_list(addresses) == written
+    assert hostlist.expand(written, addresses=True) == addresses

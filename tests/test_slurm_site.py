@@ -796,6 +796,7 @@ def test_plan_restarts_what_slurm_conf5_says_a_changed_key_needs(
 # --- the real daemons ----------------------------------------------------------------------
 
 NODE = "site-node-01"
+CLOUD_NODES = "site-cloud-[1-2]"  # State=CLOUD, started by the site's own (test) programs
 # what the lab must keep its own: slurmctld and slurmd run as root with the lab's munge socket
 LAB_KEEPS = ("SlurmUser", "AuthInfo", "AccountingStoragePort", "AccountingStoragePass")
 
@@ -838,14 +839,28 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
             scheduler: slurm
             hosts: {NODE}
             cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
-                   threads_per_core: {shape["threads_per_core"]}}}
+                   threads_per_core: {shape["threads_per_core"]},
+                   cpus: {shape["sockets"] * shape["cores_per_socket"]}}}
             memory_gb: 4
             real_memory_mib: 1000
             weight: 100000
             gpus: {{model: l4-24gb, count: 2, gres_type: L4_Lab, feature: false}}
             features: [site, "Rack:A1"]
+          - name: burst
+            scheduler: slurm
+            state: cloud
+            hosts: {CLOUD_NODES}
+            addresses: "127.0.0.[51-52]"
+            cpu: {{sockets: 1, cores_per_socket: 2}}
+            memory_gb: 2
         slurm:
           controllers: [site-ctl]
+          controller_addresses: {{site-ctl: 127.0.0.1}}
+          power_saving:
+            resume_program: {run}/power/resume
+            suspend_program: {run}/power/suspend
+            resume_timeout: 300
+            exclude_nodes: ["{CLOUD_NODES.replace("[1-2]", "[1-1]")}"]
           accounting:
             host: site-dbd
             database: {{host: site-db, password: {{secret: slurmdbd_db}}}}
@@ -889,6 +904,7 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
               def_cpu_per_gpu: 1
               def_mem_per_gpu: 200
               billing_weights: {{CPU: 1.0, Mem: 0.5G, "GRES/gpu:L4_Lab": 4}}
+            - {{name: burst, pools: [burst], nodeset: burst_nodes}}
             - name: closed
               pools: [gpu]
               state: down
@@ -898,6 +914,13 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
               max_mem_per_node: 900
         """
     )
+
+
+def machine_cores() -> int:
+    from test_slurm_engine import machine_shape
+
+    shape = machine_shape()
+    return shape["sockets"] * shape["cores_per_socket"]
 
 
 def records(text: str) -> dict[str, dict[str, str]]:
@@ -935,6 +958,12 @@ def site_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
     lab.ports.update(ctld=ctld[0], slurmd=slurmd)
     # paths of the lab's own names would hide whether the blueprint's reached the daemons
     (lab.work / "site-state").mkdir()
+    # the site's power programs: slurmctld runs only an executable others cannot write
+    (lab.work / "power").mkdir()
+    for name in ("resume", "suspend"):
+        program = lab.work / "power" / name
+        program.write_text("#!/bin/sh\nexit 0\n")
+        program.chmod(0o755)
     database = MariaDB(work / "db")
     try:
         lab.install_configs(gpu_files=2)
@@ -987,6 +1016,12 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
         "EnforcePartLimits": "ANY",
         "JobCompType": "jobcomp/filetxt",
         "JobCompLoc": f"{run}/log/site-jobs.txt",
+        # cloud nodes the site's programs start (state: cloud), and the controller's address
+        "ResumeProgram": f"{run}/power/resume",
+        "SuspendProgram": f"{run}/power/suspend",
+        "ResumeTimeout": "300 sec",
+        "SuspendExcNodes": "site-cloud-[1-1]",
+        "SlurmctldHost[0]": "site-ctl(127.0.0.1)",
     }
     assert {k: config.get(k) for k in expected_config} == expected_config
     tres = config["AccountingStorageTRES"].split(",")
@@ -997,9 +1032,12 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
     assert node["Weight"] == "100000"
     assert node["AvailableFeatures"] == "site,Rack:A1"
     assert node["Gres"] == "gpu:L4_Lab:2"
+    assert node["CPUTot"] == str(machine_cores())  # cpu.cpus: each core one CPU
 
     parts = records(site_lab.run("scontrol", "-o", "show", "partition"))
     open_part, closed = parts["open"], parts["closed"]
+    assert parts["burst"]["NodeSets"] == "burst_nodes"
+    assert parts["burst"]["Nodes"] == CLOUD_NODES
     assert open_part["OverSubscribe"] == "FORCE:2"
     assert open_part["PriorityJobFactor"] == "10"
     assert open_part["AllowQos"] == "normal,high"

@@ -462,12 +462,76 @@ def cloud_options_not_owned(estate: Estate) -> Iterator[Finding]:
 @check
 def power_saving_has_cloud_nodes(estate: Estate) -> Iterator[Finding]:
     """slurm.power_saving times apply to cloud nodes only: without one they would do nothing."""
-    if estate.slurm.power_saving.declared and not any(p.elastic for p in estate.node_pools):
+    if estate.slurm.power_saving.declared and not any(p.cloud_nodes for p in estate.node_pools):
         yield issue(
             "slurm.power_saving",
             "power saving creates and deletes cloud nodes, and no Slurm pool has a provider "
-            "(gke or eks); remove slurm.power_saving or add a Slurm cloud pool",
+            "(gke or eks) or `state: cloud`; remove slurm.power_saving or add a Slurm cloud pool",
         )
+
+
+# --- cloud nodes the site's own programs create (issue 13) ---
+_SITE_PROGRAMS = ("resume_program", "suspend_program", "resume_fail_program")
+
+
+@check
+def site_cloud_pools(estate: Estate) -> Iterator[Finding]:
+    """`state: cloud` makes a Slurm pool's nodes State=CLOUD, started by the site's programs
+    (slurm.power_saving); a pool with a provider is State=CLOUD already, started by
+    estategen's programs, and slurm.conf has one ResumeProgram."""
+    for pool in estate.node_pools:
+        if not pool.site_cloud:
+            continue
+        if pool.scheduler != "slurm" or pool.hosted:
+            yield issue(
+                f"{pool.path}.state",
+                "`state: cloud` makes a Slurm pool's slurm.conf nodes State=CLOUD; "
+                + (
+                    "Kubernetes pools scale with their cluster's provider"
+                    if pool.scheduler != "slurm"
+                    else "a hosted pool's slurmd pods register dynamically"
+                ),
+            )
+        elif pool.elastic:
+            yield issue(
+                f"{pool.path}.state",
+                f"a Slurm {pool.provider} pool's nodes are State=CLOUD already, created by "
+                "estategen's power programs; remove `state`",
+            )
+    saving = estate.slurm.power_saving
+    elastic = next((p for p in estate.slurm_pools if p.elastic), None)
+    if elastic is not None:
+        for key in _SITE_PROGRAMS:
+            if getattr(saving, key) is not None:
+                yield issue(
+                    f"slurm.power_saving.{key}",
+                    f"pool {elastic.name!r} has a provider, whose instances estategen's own "
+                    "ResumeProgram and SuspendProgram create and delete, and slurm.conf has "
+                    "one of each; the site's programs serve pools with `state: cloud` only",
+                )
+    paths = estate.slurm.site.paths
+    daemon_folders = {
+        "state_save_location": paths.state_save_location,
+        "slurmd_spool_dir": paths.slurmd_spool_dir,
+    }
+    for key in _SITE_PROGRAMS:
+        program = getattr(saving, key)
+        for folder_key, folder in daemon_folders.items():
+            if program is not None and (program + "/").startswith(folder + "/"):
+                yield issue(
+                    f"slurm.power_saving.{key}",
+                    f"{program} lies inside slurm.paths.{folder_key} ({folder}), which the "
+                    "daemon fills and owns; slurmctld runs only a program others cannot write",
+                )
+    cloud_hosts = {h for p in estate.slurm_pools if p.cloud_nodes for h in p.hosts}
+    for index, expression in enumerate(saving.exclude_nodes):
+        strays = [h for h in hostlist.expand(expression) if h not in cloud_hosts]
+        if strays:
+            yield issue(
+                f"slurm.power_saving.exclude_nodes[{index}]",
+                f"{strays[0]!r} is not a node of a Slurm cloud pool (provider gke or eks, or "
+                "`state: cloud`); only cloud nodes are suspended",
+            )
 
 
 @check
@@ -2106,8 +2170,44 @@ def memory_enforcement_single(estate: Estate) -> Iterator[Finding]:
 
 @check
 def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
+    for host, address in estate.slurm.controller_addresses.items():
+        path = f"slurm.controller_addresses.{host}"
+        if host not in estate.slurm.controllers:
+            yield issue(path, f"{host!r} is not in slurm.controllers")
+        elif hostlist.count(address, addresses=True) != 1:
+            yield issue(path, "give one address (SlurmctldHost=NAME(ADDRESS))")
+    for pool in estate.node_pools:
+        if not pool.addresses:
+            continue
+        path = f"{pool.path}.addresses"
+        if pool.scheduler != "slurm" or pool.hosted or pool.elastic:
+            yield issue(
+                path,
+                "addresses are slurm.conf's NodeAddr of a Slurm pool's listed hosts; "
+                + (
+                    "a cloud node's address is the one its slurmd registers from"
+                    if pool.elastic
+                    else "this pool's nodes are not listed in slurm.conf"
+                ),
+            )
+        elif len(pool.addresses) != len(pool.hosts):
+            yield issue(
+                path,
+                f"{len(pool.addresses)} addresses for {len(pool.hosts)} hosts: give one "
+                "address per host, in the order `hosts` names them",
+            )
+    for pool in estate.slurm_pools:
+        if pool.cpu and pool.cpu.cpus is not None and pool.cpu.cpus != pool.cpu.cores:
+            yield issue(
+                f"{pool.path}.cpu.cpus",
+                f"give the cores ({pool.cpu.cores}: sockets x cores_per_socket), which makes "
+                "each core a Slurm CPU, or leave cpus out for every thread "
+                f"({pool.cpu.threads})",
+            )
     for pool in estate.kubernetes_pools:
         slurm_only: list[tuple[str, object]] = [("real_memory_mib", pool.real_memory_mib)]
+        if pool.cpu:
+            slurm_only.append(("cpu.cpus", pool.cpu.cpus))
         if pool.gpus:
             slurm_only += [
                 ("gpus.gres_type", pool.gpus.gres_type),
@@ -2185,11 +2285,35 @@ def _untyped_gpus_apart(estate: Estate) -> Iterator[Finding]:
             )
 
 
+def _nodeset_problems(estate: Estate) -> Iterator[Finding]:
+    """A partition's `nodeset` is one more name in slurm.conf's Nodes= namespace: not a
+    node's, not a hosted pool's NodeSet, not ALL, and one partition's only."""
+    taken = {h: "the name of a node" for p in estate.slurm_pools for h in p.hosts}
+    taken.update({p.name: "the NodeSet of hosted pool " + p.name for p in estate.hosted_pools()})
+    for part in estate.slurm.partitions:
+        name = part.overrides.nodeset
+        if name is None:
+            continue
+        path = f"{part.path}.nodeset"
+        if any(estate.pools_by_name[p].hosted for p in part.pools if p in estate.pools_by_name):
+            yield issue(
+                path,
+                "a partition over a hosted pool names that pool's own NodeSet; a NodeSet of "
+                "listed nodes cannot hold the pods that register dynamically",
+            )
+        elif name.lower() == "all":
+            yield issue(path, "ALL in a partition's Nodes= means every node; choose another name")
+        elif name in taken:
+            yield issue(path, f"{name!r} is already {taken[name]}; choose another name")
+        taken.setdefault(name, f"the NodeSet of partition {part.name}")
+
+
 @check
 def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
     yield from _untyped_gpus_apart(estate)
     qos_names = {q.name for q in estate.slurm.qos}
     teams = {t.name for t in estate.identity.teams}
+    yield from _nodeset_problems(estate)
     for part in estate.slurm.partitions:
         site = part.overrides
         for name in site.allow_qos:

@@ -27,6 +27,7 @@ _NUMBER = re.compile(r"[0-9]+")
 _LAST_NUMBER = re.compile(r"(.*?)([0-9]+)([^0-9]*)")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 _ALLOWED_CHARS = _NAME_CHARS | frozenset("[],")
+_ADDRESS_CHARS = frozenset(".:")  # network addresses (NodeAddr) only
 _CHAR_NAMES = {" ": "space", "\t": "tab", "\n": "newline", "\r": "carriage return"}
 _SHOWN_CHARS = 60
 
@@ -82,10 +83,12 @@ def _char_hint(char: str) -> str:
     return ""
 
 
-def _check_characters(expression: str) -> None:
-    """Refuse characters no host name may contain, before any structural parsing."""
+def _check_characters(expression: str, addresses: bool = False) -> None:
+    """Refuse characters no host name (or, with ``addresses``, no network address: IPv4,
+    IPv6 or DNS name) may contain, before any structural parsing."""
+    allowed = _ALLOWED_CHARS | _ADDRESS_CHARS if addresses else _ALLOWED_CHARS
     for position, char in enumerate(expression, start=1):
-        if char not in _ALLOWED_CHARS:
+        if char not in allowed:
             shown = _CHAR_NAMES.get(char, repr(char))
             raise HostlistError(
                 f"character {shown} at position {position} is not allowed "
@@ -188,11 +191,11 @@ def _parse_item(item: str) -> _Item:
     return tuple(parts)
 
 
-def _parse(expression: str) -> list[_Item]:
+def _parse(expression: str, addresses: bool = False) -> list[_Item]:
     """Validate the whole expression up front so errors never depend on expansion."""
     if not expression.strip():
         raise HostlistError("hostlist expression is empty")
-    _check_characters(expression)
+    _check_characters(expression, addresses)
     return [_parse_item(item) for item in split_items(expression)]
 
 
@@ -201,17 +204,19 @@ def _item_count(item: _Item) -> int:
     return math.prod(sum(r.size for r in part) for part in item if not isinstance(part, str))
 
 
-def count(expression: str) -> int:
+def count(expression: str, addresses: bool = False) -> int:
     """Return how many names the expression denotes, without expanding it."""
-    return sum(_item_count(item) for item in _parse(expression))
+    return sum(_item_count(item) for item in _parse(expression, addresses))
 
 
-def expand(expression: str, limit: int = MAX_EXPANSION) -> list[str]:
+def expand(expression: str, limit: int = MAX_EXPANSION, addresses: bool = False) -> list[str]:
     """Return all names in order of appearance, refusing expressions larger than limit.
+    With ``addresses``, names may hold '.' and ':' (slurm.conf's NodeAddr: IPv4 like
+    ``10.1.0.[1-4]``, IPv6, or DNS names).
 
     Duplicates are kept, so len(expand(x)) == count(x).
     """
-    items = _parse(expression)
+    items = _parse(expression, addresses)
     total = sum(_item_count(item) for item in items)
     if total > limit:
         raise HostlistError(

@@ -30,6 +30,7 @@ from estategen.schema import (
     GROUP,
     JOB_ACCT_GATHER_TYPES,
     JOB_COMP_TYPES,
+    NODESET,
     OVERSUBSCRIBE,
     PARTITION_STATES,
     PRIORITY_TYPES,
@@ -226,6 +227,18 @@ def _billing_weight(value: str) -> str:
     return value
 
 
+def _excluded_nodes(value: str) -> list[str]:
+    """SuspendExcNodes: hostlist expressions, kept as written (slurmctld shows them so)."""
+    try:
+        items = hostlist.split_items(value)
+    except hostlist.HostlistError as why:
+        raise Unsayable(str(why)) from None
+    for item in items:
+        if ":" in item or not re.fullmatch(r"[a-z0-9\[\],-]{1,256}", item):
+            raise Unsayable(f"{item!r} is not a hostlist of nodes (NODES:COUNT is not imported)")
+    return items
+
+
 def _mpi_ports(value: str) -> str:
     match = re.fullmatch(r"ports=([0-9]{1,5}-[0-9]{1,5})", value)
     if not match:
@@ -324,7 +337,24 @@ PARAMETERS: dict[str, Row] = {
     "jobcomploc": Row(
         "slurm.job_completion.location", _pattern(DAEMON_PATH, "a file path estategen can carry")
     ),
+    # power saving of the site's State=CLOUD nodes (pools with `state: cloud`)
+    "suspendtime": Row("slurm.power_saving.suspend_time", _int(10, 2_592_000)),
+    "resumetimeout": Row("slurm.power_saving.resume_timeout", _int(30, 65_533)),
+    "suspendtimeout": Row("slurm.power_saving.suspend_timeout", _int(10, 65_533)),
+    **{
+        f"{kind}program": Row(
+            f"slurm.power_saving.{kind.replace('fail', '_fail')}_program",
+            _pattern(DAEMON_PATH, "a program's absolute path"),
+        )
+        for kind in ("resume", "suspend", "resumefail")
+    },
+    "suspendexcnodes": Row("slurm.power_saving.exclude_nodes", _excluded_nodes),
 }
+# slurm.conf(5) of 22.05: ResumeTimeout 60 and SuspendTimeout 30 seconds when unset. (Unset
+# SuspendTime never suspends, which slurm.power_saving cannot say: estategen's 600 stays.)
+_POWER_SAVING_DEFAULTS = {"resume_timeout": 60, "suspend_timeout": 30}
+# The rows above that only State=CLOUD nodes give a meaning to.
+_POWER_SAVING = {name for name, row in PARAMETERS.items() if ".power_saving." in row.path}
 
 # Keys only priority/multifactor reads: with priority/basic (Slurm's default) import refuses
 # them, as the blueprint does (checks.priority_basic_keys).
@@ -379,6 +409,7 @@ _NODE_KEYS = {
     "features",
     "weight",
     "state",
+    "nodeaddr",
 }
 
 # --- the import ----------------------------------------------------------------------------
@@ -457,6 +488,7 @@ def import_site(
     if team_list:
         doc["identity"] = {"teams": team_list}
     doc["node_pools"] = pools
+    _power_saving(conf, slurm, pools, run)
     _tracked_gpu_types(slurm, pools, run)
     if qos:
         slurm["qos"] = [{"name": name} for name in sorted(qos)]
@@ -464,6 +496,55 @@ def import_site(
     doc["slurm"] = _ordered_slurm(slurm)
     _compare_rendered(conf, doc, run)
     return Imported(_blueprint_text(doc, run), tuple(run.outcomes), tuple(run.reviews))
+
+
+def _power_saving(
+    conf: ConfFile, slurm: dict[str, Any], pools: list[dict[str, Any]], run: _Run
+) -> None:
+    """Power saving is the site's State=CLOUD nodes' (pools with `state: cloud`): without
+    them its settings are refused; with them and no ResumeProgram, a review note says that
+    slurmctld only waits for the nodes."""
+    saving = slurm.get("power_saving")
+    if not any(pool.get("state") == "cloud" for pool in pools):
+        if saving is None:
+            return
+        slurm.pop("power_saving")
+        for setting in conf.parameters:
+            if setting.name in _POWER_SAVING:
+                row = PARAMETERS[setting.name]
+                if Outcome("mapped", setting.where, setting.key, setting.value, row.path) in (
+                    run.outcomes
+                ):
+                    run.unmap(setting, row.path)
+                run.refused(
+                    setting,
+                    "estategen renders power saving for cloud nodes only, and this site has no "
+                    "State=CLOUD nodes",
+                )
+        return
+    saving = slurm.setdefault("power_saving", {})
+    defaulted = []
+    for key, value in _POWER_SAVING_DEFAULTS.items():
+        if key not in saving:
+            saving[key] = value
+            defaulted.append(f"{key}: {value}")
+    if defaulted:
+        run.reviews.append(
+            "slurm.conf leaves these power-saving times to Slurm's defaults, which import wrote "
+            f"as slurm.power_saving keys so that the render keeps them: {'; '.join(defaulted)}"
+        )
+    if "suspend_time" not in saving:
+        run.reviews.append(
+            "slurm.power_saving.suspend_time: slurm.conf sets no SuspendTime, so its "
+            "State=CLOUD nodes are never suspended; estategen suspends nodes idle 600 seconds "
+            "unless you set suspend_time"
+        )
+    if "resume_program" not in saving:
+        run.reviews.append(
+            "slurm.power_saving.resume_program: slurm.conf names no ResumeProgram for its "
+            "State=CLOUD nodes (node_pools[].state: cloud), so slurmctld only waits for their "
+            "slurmd to register; name the program that starts them"
+        )
 
 
 def _tracked_gpu_types(slurm: dict[str, Any], pools: list[dict[str, Any]], run: _Run) -> None:
@@ -574,6 +655,7 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
         for setting in conf.parameters:
             if setting.name in ("accountingstoragetres", "accountingstorageenforce"):
                 run.refused(setting, "slurm.accounting needs AccountingStorageType slurmdbd")
+    _controller_addresses(conf, slurm, run)
     _paths_apart(conf, slurm, run)
     _plugins_fit(conf, slurm, run)
     if options:
@@ -651,6 +733,25 @@ def _plugins_fit(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
         del completion["location"]
 
 
+def _controller_addresses(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
+    """SlurmctldHost=NAME(ADDRESS): the address goes to slurm.controller_addresses (mapped with
+    the name; refused with its line, the name kept, when it is not one address)."""
+    for setting in conf.parameters:
+        if setting.name not in ("slurmctldhost", "controlmachine") or "(" not in setting.value:
+            continue
+        name, _, rest = setting.value.partition("(")
+        address = rest.removesuffix(")").strip()
+        try:
+            if not rest.endswith(")") or hostlist.count(address, addresses=True) != 1:
+                raise hostlist.HostlistError("not one address")
+        except hostlist.HostlistError:
+            part = Setting(setting.key, address, setting.where)
+            run.refused(part, "slurm.controller_addresses: not one address")
+            continue
+        if name.strip() in slurm.get("controllers", []):
+            slurm.setdefault("controller_addresses", {})[name.strip()] = address
+
+
 def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
     """Site daemon paths that slurm.paths refuses together (one path for two daemon files, a
     file inside a daemon's folder, a system folder): the later lines go back to estategen's
@@ -695,6 +796,7 @@ class _Shape:
     sockets: int
     cores_per_socket: int
     threads_per_core: int
+    cpus: int | None  # CPUs= when it counts the cores, not the threads
     real_memory: int  # MiB, the site's RealMemory
     gpu_model: str | None
     gpu_type: str | None  # the site's GRES type name when it is not the model's name
@@ -703,6 +805,8 @@ class _Shape:
     features: tuple[str, ...]
     weight: int
     switch: str | None
+    cloud: bool = False  # State=CLOUD
+    addressed: bool = False  # NodeAddr given (each host's is in _node_addresses)
 
 
 def _memory(real_mib: int) -> dict[str, int]:
@@ -791,6 +895,7 @@ def _node_shape(
     run: _Run,
     seen: set[Where],
     label: str,
+    addressed: bool = False,
 ) -> _Shape:
     first = record.where not in seen
     seen.add(record.where)
@@ -829,9 +934,13 @@ def _node_shape(
     for key in ("Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "Boards"):
         note_mapped(record.get(key), "node_pools[].cpu")
     cpus_setting = record.get("CPUs")
+    core_cpus = None
     if cpus_setting is not None:
-        if cpus and cpus != sockets * cores * threads:
-            note_refused(cpus_setting, "CPUs below the thread count is not a blueprint key")
+        if cpus and threads > 1 and cpus == sockets * cores:
+            core_cpus = cpus  # each core a CPU
+            note_mapped(cpus_setting, "node_pools[].cpu.cpus")
+        elif cpus and cpus != sockets * cores * threads:
+            note_refused(cpus_setting, "CPUs other than the cores or the threads")
         else:
             note_mapped(cpus_setting, "node_pools[].cpu")
     if sockets > 16:
@@ -868,18 +977,25 @@ def _node_shape(
     else:
         note_mapped(record.get("Weight"), "node_pools[].weight")
     state = record.get("State")
+    cloud = False
     if state is not None:
         if state.value.upper() in ("UNKNOWN", "IDLE"):
             note_mapped(state, "State=UNKNOWN, as estategen renders nodes")
+        elif state.value.upper() == "CLOUD":
+            cloud = True
+            note_mapped(state, "node_pools[].state")
         else:
-            note_refused(state, "node State other than UNKNOWN is not a blueprint key")
+            note_refused(state, "node State other than UNKNOWN or CLOUD is not a blueprint key")
     for setting in record.settings:
         if setting.name not in _NODE_KEYS:
             note_refused(setting, "not a blueprint key")
+    if addressed:
+        note_mapped(record.get("NodeAddr"), "node_pools[].addresses")
     return _Shape(
         sockets,
         cores,
         threads,
+        core_cpus,
         real,
         model,
         kind,
@@ -888,6 +1004,8 @@ def _node_shape(
         tuple(dict.fromkeys(features)),
         weight,
         switch,
+        cloud,
+        addressed,
     )
 
 
@@ -946,6 +1064,32 @@ def _catalog_has(model: str) -> bool:
     from estategen.catalog import builtin_models
 
     return model in builtin_models()
+
+
+def _node_addresses(conf: ConfFile, run: _Run) -> dict[str, str]:
+    """host -> its NodeAddr: a NodeName line's addresses pair with its hosts in order; a line
+    whose addresses are not one per host is refused (its nodes are reached by name)."""
+    out: dict[str, str] = {}
+    for record in slurmconf.with_defaults(conf.records, "NodeName"):
+        setting = record.get("NodeAddr")
+        if setting is None:
+            continue
+        hosts = slurmconf.expand_hosts(record.name, record.where)
+        try:
+            addresses = hostlist.expand(setting.value, addresses=True)
+        except hostlist.HostlistError as err:
+            run.refused(setting, f"node_pools[].addresses: {err}", f"NodeName={record.name}")
+            continue
+        if len(addresses) != len(hosts):
+            run.refused(
+                setting,
+                f"node_pools[].addresses: {len(addresses)} addresses for {len(hosts)} nodes "
+                "(one per node)",
+                f"NodeName={record.name}",
+            )
+            continue
+        out.update(zip(hosts, addresses, strict=True))
+    return out
 
 
 def _nodeset_hosts(
@@ -1010,6 +1154,7 @@ def _nodes_and_partitions(
         for record in conf.of_kind(kind):
             run.refused(Setting(kind, record.name, record.where), "not a blueprint key")
     sets = _nodeset_hosts(conf, all_nodes, run)
+    addresses = _node_addresses(conf, run)
     gres_types, autodetect = _gres_types(gres_conf, run)
     part_records = slurmconf.with_defaults(conf.records, "PartitionName")
     for record in conf.of_kind("PartitionName"):
@@ -1035,6 +1180,7 @@ def _nodes_and_partitions(
             run,
             seen,
             line_names.get(record.where, host),
+            host in addresses,
         )
         groups.setdefault((shape, tuple(membership[host])), []).append(host)
     pools: list[dict[str, Any]] = []
@@ -1050,6 +1196,7 @@ def _nodes_and_partitions(
                 "sockets": shape.sockets,
                 "cores_per_socket": shape.cores_per_socket,
                 "threads_per_core": shape.threads_per_core,
+                **({"cpus": shape.cpus} if shape.cpus else {}),
             },
             **_memory(shape.real_memory),
         }
@@ -1064,11 +1211,17 @@ def _nodes_and_partitions(
             if autodetect is not None:
                 gpus["autodetect"] = autodetect
             pool["gpus"] = gpus
+        if shape.addressed:
+            from estategen.renderers.slurm import address_list
+
+            pool["addresses"] = address_list(addresses[h] for h in hostlist.expand(pool["hosts"]))
         if shape.switch:
             pool["network"] = {"switch": shape.switch}
         if shape.features:
             pool["features"] = list(shape.features)
         pool["weight"] = shape.weight
+        if shape.cloud:
+            pool["state"] = "cloud"
         pools.append(pool)
         for host in hosts:
             pool_of[host] = name
@@ -1076,12 +1229,25 @@ def _nodes_and_partitions(
     partitions: list[dict[str, Any]] = []
     teams: set[str] = set()
     qos: set[str] = set()
+    named: dict[str, str] = {}  # NodeSet -> the partition that names it
     for record in part_records:
         part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run, site)
-        if part is not None:
-            _slurm_partition_defaults(part, site, gpu_pools, run)
-        if part is not None:
-            partitions.append(part)
+        if part is None:
+            continue
+        _slurm_partition_defaults(part, site, gpu_pools, run)
+        nodes = record.get("Nodes")
+        nodeset = nodes.value if nodes is not None and nodes.value in sets else None
+        if nodeset is not None and re.fullmatch(NODESET, nodeset) and nodeset not in all_nodes:
+            if nodeset in named:
+                run.reviews.append(
+                    f"slurm.partitions[{part['name']}]: its NodeSet {nodeset} is partition "
+                    f"{named[nodeset]}'s, whose NodeSet the blueprint renders; this partition "
+                    "lists the hosts instead"
+                )
+            else:
+                named[nodeset] = part["name"]
+                part["nodeset"] = nodeset
+        partitions.append(part)
     return pools, partitions, teams, qos
 
 
@@ -1371,6 +1537,7 @@ def _teams(referenced: set[str], accounts: Mapping[str, int], run: _Run) -> list
 _SLURM_ORDER = (
     "cluster_name",
     "controllers",
+    "controller_addresses",
     "paths",
     "ports",
     "slurmd_user",
@@ -1387,6 +1554,7 @@ _SLURM_ORDER = (
     "accounting",
     "scheduling",
     "mpi",
+    "power_saving",
     "qos",
     "partitions",
     "options",

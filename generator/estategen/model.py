@@ -55,6 +55,7 @@ class Cpu:
     sockets: int
     cores_per_socket: int
     threads_per_core: int
+    cpus: int | None = None  # issue 13: slurm.conf CPUs= (the cores); None: every thread
 
     @property
     def cores(self) -> int:
@@ -63,6 +64,11 @@ class Cpu:
     @property
     def threads(self) -> int:
         return self.cores * self.threads_per_core
+
+    @property
+    def slurm_cpus(self) -> int:
+        """The CPUs Slurm schedules on a node: every thread, or each core with `cpus`."""
+        return self.cpus or self.threads
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,10 @@ class NodePool:
     cloud: CloudNodes | None = None
     # issue 13: the site's exact RealMemory (MiB); None keeps estategen's reserve
     real_memory_mib: int | None = None
+    # issue 13: `state: cloud`, State=CLOUD nodes the site's own programs create
+    site_cloud: bool = False
+    # issue 13: NodeAddr of each host (in `hosts` order); empty: nodes reached by name
+    addresses: tuple[str, ...] = ()
 
     @property
     def managed(self) -> bool:
@@ -147,6 +157,12 @@ class NodePool:
         """A Slurm pool of cloud nodes: named by `hosts`, created and deleted by slurmctld's
         power saving (State=CLOUD)."""
         return self.managed and self.scheduler == "slurm"
+
+    @property
+    def cloud_nodes(self) -> bool:
+        """A Slurm pool of State=CLOUD nodes: created by estategen's power programs (elastic)
+        or by the site's own (`state: cloud`, slurm.power_saving's programs)."""
+        return self.elastic or self.site_cloud
 
     @property
     def node_count(self) -> int:
@@ -229,6 +245,7 @@ class PartitionOverrides:
     def_mem_per_gpu: int | None = None
     # TRESBillingWeights, in blueprint order; None: estategen's, empty: none written
     billing_weights: tuple[tuple[str, str], ...] | None = None
+    nodeset: str | None = None  # a NodeSet of the partition's nodes, named in its Nodes=
 
 
 @dataclass(frozen=True)
@@ -337,6 +354,21 @@ class PowerSaving:
     suspend_time: int
     resume_timeout: int
     suspend_timeout: int
+    # issue 13: the site's programs for `state: cloud` pools (None: not written), and the
+    # nodes never suspended, as the blueprint writes them (hostlist expressions)
+    resume_program: str | None = None
+    suspend_program: str | None = None
+    resume_fail_program: str | None = None
+    exclude_nodes: tuple[str, ...] = ()
+
+
+# what a blueprint without slurm.power_saving gets
+NO_POWER_SAVING = PowerSaving(
+    False,
+    suspend_time=POWER_SAVING_DEFAULTS["suspend_time"],
+    resume_timeout=POWER_SAVING_DEFAULTS["resume_timeout"],
+    suspend_timeout=POWER_SAVING_DEFAULTS["suspend_timeout"],
+)
 
 
 # --- site overrides of what estategen renders (issue 13) ---
@@ -401,10 +433,12 @@ class Slurm:
     rest_api: RestApi | None
     options: Mapping[str, str]
     health_check: HealthCheck | None = None
-    power_saving: PowerSaving = PowerSaving(False, **POWER_SAVING_DEFAULTS)
+    power_saving: PowerSaving = NO_POWER_SAVING
     # Slurm hosted in Kubernetes (issue 15): the auth/slurm key, by reference
     auth_key: SecretRef | None = None
     site: SlurmSite = SlurmSite()
+    # issue 13: the address each controller named here is reached at (SlurmctldHost=N(A))
+    controller_addresses: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -641,14 +675,16 @@ def _secret(value: Mapping[str, str] | None) -> SecretRef | None:
     return SecretRef(value["secret"]) if value else None
 
 
-def _expand_all(expressions: Any, limit: int = hostlist.MAX_EXPANSION) -> tuple[str, ...]:
+def _expand_all(
+    expressions: Any, limit: int = hostlist.MAX_EXPANSION, addresses: bool = False
+) -> tuple[str, ...]:
     if expressions is None:
         return ()
     if isinstance(expressions, str):
         expressions = [expressions]
     names: list[str] = []
     for expression in expressions:
-        names.extend(hostlist.expand(expression, limit))
+        names.extend(hostlist.expand(expression, limit, addresses))
     return tuple(names)
 
 
@@ -670,7 +706,9 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         instance_type=p.get("instance_type"),
         nodes_min=nodes.get("min"),
         nodes_max=nodes.get("max"),
-        cpu=Cpu(cpu["sockets"], cpu["cores_per_socket"], cpu["threads_per_core"]) if cpu else None,
+        cpu=Cpu(cpu["sockets"], cpu["cores_per_socket"], cpu["threads_per_core"], cpu.get("cpus"))
+        if cpu
+        else None,
         memory_gb=p.get("memory_gb"),
         gpus=Gpus(
             model=gpus["model"],
@@ -697,6 +735,8 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         health_checks=tuple(p["health_check"]["checks"]) if "health_check" in p else None,
         cloud=_cloud(p.get("cloud")),
         real_memory_mib=p.get("real_memory_mib"),
+        site_cloud=p.get("state") == "cloud",
+        addresses=_expand_all(p.get("addresses"), addresses=True),
     )
 
 
@@ -724,6 +764,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
         declared=declared,
         cluster_name=s.get("cluster_name") or estate,
         controllers=tuple(s.get("controllers", ())),
+        controller_addresses=_frozen(dict(s.get("controller_addresses", {}))),
         accounting=Accounting(
             host=accounting["host"],
             port=accounting["port"],
@@ -792,11 +833,24 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
         )
         if "health_check" in s
         else None,
-        power_saving=PowerSaving(True, **s["power_saving"])
-        if "power_saving" in s
-        else PowerSaving(False, **POWER_SAVING_DEFAULTS),
+        power_saving=_power_saving(s.get("power_saving")),
         auth_key=_secret(s.get("auth_key")),
         site=_slurm_site(s),
+    )
+
+
+def _power_saving(p: Mapping[str, Any] | None) -> PowerSaving:
+    if p is None:
+        return NO_POWER_SAVING
+    return PowerSaving(
+        True,
+        suspend_time=p["suspend_time"],
+        resume_timeout=p["resume_timeout"],
+        suspend_timeout=p["suspend_timeout"],
+        resume_program=p.get("resume_program"),
+        suspend_program=p.get("suspend_program"),
+        resume_fail_program=p.get("resume_fail_program"),
+        exclude_nodes=tuple(p.get("exclude_nodes", ())),
     )
 
 
@@ -871,6 +925,7 @@ def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
         billing_weights=tuple((k, str(v)) for k, v in p["billing_weights"].items())
         if "billing_weights" in p
         else None,
+        nodeset=p.get("nodeset"),
     )
 
 

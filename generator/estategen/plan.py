@@ -656,7 +656,10 @@ def _pool_hosts(pool: Mapping[str, Any] | None) -> list[str]:
 
 
 def _elastic(pool: Mapping[str, Any]) -> bool:
-    return pool.get("scheduler") == "slurm" and pool.get("provider") != "on-prem"
+    """State=CLOUD nodes: a provider's (estategen's power programs) or the site's own."""
+    return pool.get("scheduler") == "slurm" and (
+        pool.get("provider") != "on-prem" or bool(pool.get("site_cloud"))
+    )
 
 
 def _managed(pool: Mapping[str, Any]) -> bool:

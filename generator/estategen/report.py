@@ -224,6 +224,9 @@ def _pool_facts(estate: Estate, index: _Index, pool: NodePool) -> PoolFacts:
             f"{pool.provider} {pool.instance_type or ''}, "
             f"{pool.nodes_min or 0}-{len(pool.hosts)} cloud nodes"
         )
+    elif pool.site_cloud:
+        # issue 13: State=CLOUD nodes the site's own programs start
+        nodes = f"{len(pool.hosts)} cloud nodes"
     elif pool.managed:
         instance = pool.instance_type or ""
         nodes = f"{pool.provider} {instance}, {pool.nodes_min or 0}-{pool.nodes_max} nodes"

@@ -67,6 +67,9 @@ PORT_RANGE = r"[0-9]{1,5}-[0-9]{1,5}"
 # --- site overrides of what estategen renders (issue 13) ---
 # An absolute path of a daemon's file or folder: no '.', '..', '//' or trailing '/'.
 DAEMON_PATH = r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,62}){1,16}"
+# A NodeSet's name as slurm.conf writes it (NodeSet=): a letter, then letters, digits, '_'
+# and '-' (ParallelCluster names them like efa_nodes); no hostlist brackets or commas.
+NODESET = r"[A-Za-z][A-Za-z0-9_-]{0,39}"
 # A GRES type name as slurm.conf and gres.conf write it (Type=): no ':' ',' or '='.
 GRES_TYPE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 # A TRES as AccountingStorageTRES names it: cpu, mem, gres/gpu, gres/gpu:a100, license/x...
@@ -171,6 +174,7 @@ _PATTERN_HINTS = {
     PORT_RANGE: "port range like '12000-12999'",
     DAEMON_PATH: "absolute path like /var/spool/slurmctld (no '.', '..', '//' or trailing '/')",
     GRES_TYPE: "GRES type name like 'a100', 'GV100GL' or 'rtx_3090' (letters, digits, '_.-')",
+    NODESET: "NodeSet name like 'gpu_nodes' (a letter, then letters, digits, '_' or '-')",
     TRES: "TRES like 'cpu', 'mem', 'gres/gpu' or 'gres/gpu:a100'",
     SCHEDULER_PARAMETER: "SchedulerParameters option like 'bf_continue' or 'bf_window=4320'",
     OVERSUBSCRIBE: "'no', 'exclusive', 'yes', 'force', or 'yes:N' / 'force:N' (N jobs each)",
@@ -305,12 +309,22 @@ _POOL_CLOUD = _dict(
 )
 _SLURM_POWER_SAVING = _dict(
     {
-        key: _int(low, high, default=POWER_SAVING_DEFAULTS[key])
-        for key, (low, high) in (
-            ("suspend_time", (10, 2_592_000)),
-            ("resume_timeout", (30, 65_533)),
-            ("suspend_timeout", (10, 65_533)),
-        )
+        **{
+            key: _int(low, high, default=POWER_SAVING_DEFAULTS[key])
+            for key, (low, high) in (
+                ("suspend_time", (10, 2_592_000)),
+                ("resume_timeout", (30, 65_533)),
+                ("suspend_timeout", (10, 65_533)),
+            )
+        },
+        # the site's own programs for pools with state: cloud (issue 13)
+        **{
+            key: _s(DAEMON_PATH, check_with="daemon_path")
+            for key in ("resume_program", "suspend_program", "resume_fail_program")
+        },
+        "exclude_nodes": _list(
+            {"type": "string", "check_with": "hostlists"}, minlength=1, maxlength=64
+        ),
     }
 )
 _NODE_POOL = _dict(
@@ -327,6 +341,8 @@ _NODE_POOL = _dict(
                 "sockets": _int(1, 16, required=True),
                 "cores_per_socket": _int(1, 512, required=True),
                 "threads_per_core": _int(1, 8, default=1),
+                # issue 13: CPUs=, the cores when each core (not thread) is a Slurm CPU
+                "cpus": _int(1, 65_536),
             }
         ),
         "memory_gb": _int(1, 65_536),
@@ -349,6 +365,10 @@ _NODE_POOL = _dict(
         "weight": _int(1, 4_294_967_293),
         "health_check": _POOL_HEALTH_CHECK,
         "cloud": _POOL_CLOUD,
+        # issue 13: State=CLOUD nodes the site's own programs create (slurm.power_saving)
+        "state": {"type": "string", "allowed": ["cloud"]},
+        # issue 13: NodeAddr, one address per host in the order `hosts` names them
+        "addresses": {"type": ["string", "list"], "check_with": "addresses"},
     }
 )
 _QOS = _dict(
@@ -400,6 +420,7 @@ _PARTITION = _dict(
         # CPUs, or none: no DefCpuPerGPU (Slurm's default)
         "def_cpu_per_gpu": {"type": ["integer", "string"], "check_with": "count_or_none"},
         "def_mem_per_gpu": _int(1, 67_108_864),
+        "nodeset": _s(NODESET),
         "billing_weights": {
             "type": "dict",
             "keysrules": _s(BILLING_TRES),
@@ -517,6 +538,13 @@ _SLURM = _dict(
     {
         "cluster_name": _name(),
         "controllers": _list(_s(HOSTNAME), minlength=1, maxlength=4),
+        # issue 13: SlurmctldHost=NAME(ADDRESS), for controllers whose name does not resolve
+        "controller_addresses": {
+            "type": "dict",
+            "keysrules": _s(HOSTNAME),
+            "valuesrules": {"type": "string", "check_with": "addresses"},
+            "default": {},
+        },
         "accounting": _dict(
             {
                 "host": _s(HOSTNAME, required=True),
@@ -878,6 +906,20 @@ def _hostlists_problem(value: object) -> str | None:
     return None
 
 
+def _addresses_problem(value: object) -> str | None:
+    """Why a pool's `addresses` (an expression or a list of them, of IPv4, IPv6 or DNS
+    names, like 10.1.0.[1-4]) is refused, or None; how many it names is checks.py's."""
+    expressions = value if isinstance(value, list) else [value]
+    for expression in expressions:
+        if not isinstance(expression, str):
+            return f"address entries must be strings, not {expression!r}"
+        try:
+            hostlist.count(expression, addresses=True)
+        except hostlist.HostlistError as err:
+            return str(err).replace("hostlist", "address list")
+    return None
+
+
 def _local_datetime_problem(value: object) -> str | None:
     """Why a date and time the pattern lets through is no date (``2027-02-30T08:00``), or None."""
     try:
@@ -1042,6 +1084,7 @@ def _mount_point_problem(value: object) -> str | None:
 _VALUE_CHECKS = {
     "mount_point": _mount_point_problem,
     "hostlists": _hostlists_problem,
+    "addresses": _addresses_problem,
     "finite": _finite_problem,
     "slurm_option_value": _slurm_option_value_problem,
     "local_datetime": _local_datetime_problem,
@@ -1092,6 +1135,11 @@ def _validator() -> Any:
 
         def _check_with_hostlists(self, field: Hashable, value: object) -> None:
             problem = _hostlists_problem(value)
+            if problem:
+                self._error(field, problem)
+
+        def _check_with_addresses(self, field: Hashable, value: object) -> None:
+            problem = _addresses_problem(value)
             if problem:
                 self._error(field, problem)
 
@@ -1603,6 +1651,10 @@ def _to_json(rule: Mapping[str, Any]) -> dict[str, Any]:
         out["default"] = rule["default"]
     if rule.get("check_with") == "hostlists":
         out["description"] = "Slurm hostlist expression like 'gpu-[001-032]', or a list of them"
+        out["type"] = ["string", "array"]
+        out["items"] = {"type": "string"}
+    if rule.get("check_with") == "addresses":
+        out["description"] = "addresses like '10.1.0.[1-4]' (IPv4, IPv6 or DNS names), or a list"
         out["type"] = ["string", "array"]
         out["items"] = {"type": "string"}
     if kind == "dict" and "schema" in rule:

@@ -182,8 +182,9 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
     }
     if kubernetes:
         pool_vars["pool_node_host_labels"] = host_labels(pool)
-    if pool.elastic:
+    if pool.cloud_nodes:
         # issue 14 part 5: the play builds the pool's image; slurmd starts on the instances
+        # (issue 13: for `state: cloud`, the image the site's ResumeProgram boots)
         pool_vars["pool_cloud_image"] = True
     return pool_vars
 
@@ -251,6 +252,17 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         "slurm_controller_folders": slurm_folders(estate, controller=True),
         "slurm_compute_folders": slurm_folders(estate, controller=False),
         "slurm_slurmd_user": estate.slurm.site.slurmd_user or "root",
+        # issue 13: the site's own power programs (slurm.power_saving), which the controller
+        # role checks are in place: slurmctld would run without power saving otherwise
+        "slurm_site_power_programs": [
+            path
+            for path in (
+                estate.slurm.power_saving.resume_program,
+                estate.slurm.power_saving.suspend_program,
+                estate.slurm.power_saving.resume_fail_program,
+            )
+            if path
+        ],
         # --- MPI and the REST API (issue 14 parts 2-3) ---
         "slurm_mpi_default": estate.slurm.mpi.default,
         "slurm_rest_api": {

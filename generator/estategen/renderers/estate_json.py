@@ -34,7 +34,7 @@ def estate_data(estate: Estate) -> dict[str, Any]:
                 pool.pop(key)
     if data["slurm"]["health_check"] is None:
         data["slurm"].pop("health_check")
-    if not any(p.elastic for p in estate.node_pools):
+    if not any(p.cloud_nodes for p in estate.node_pools):
         data["slurm"].pop("power_saving")
     else:
         data["slurm"]["power_saving"].pop("declared")

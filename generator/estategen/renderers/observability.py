@@ -87,7 +87,7 @@ def dcgm_exporter_targets(estate: Estate) -> list[dict[str, Any]]:
     return [
         _group(pool.hosts, port, labels, {"pool": pool.name, "scheduler": pool.scheduler})
         for pool in estate.slurm_pools
-        if pool.gpus and pool.hosts and not pool.elastic  # cloud nodes: not built by Ansible
+        if pool.gpus and pool.hosts and not pool.cloud_nodes  # cloud nodes: not built by Ansible
     ]
 
 

@@ -7,6 +7,7 @@ make AllowAccounts and QoS mean something. Output follows ``versions.slurm``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -99,16 +100,61 @@ class NodeLine:
     cores_per_socket: int
     threads_per_core: int
     real_memory: int
+    cpus: int | None
     gres: str
     features: str
     weight: int
     state: str = "UNKNOWN"
+    addresses: str = ""  # NodeAddr, in the order Slurm expands `hosts`
 
 
 @dataclass(frozen=True)
 class PartitionLine:
     name: str
     fields: list[tuple[str, str]]
+
+
+def address_list(addresses: Iterable[str]) -> str:
+    """NodeAddr as slurm.conf writes it: the addresses in order, each run of consecutive
+    last numbers (10.1.0.1, 10.1.0.2, ...) as one bracket range (10.1.0.[1-2]); IPv6
+    addresses one by one."""
+    items: list[str] = []
+    run: list[tuple[str, str]] = []  # (prefix, digits) of the current run
+
+    def close() -> None:
+        if len(run) == 1:
+            items.append("".join(run[0]))
+        elif run:
+            items.append(f"{run[0][0]}[{run[0][1]}-{run[-1][1]}]")
+        run.clear()
+
+    for address in addresses:
+        match = re.fullmatch(r"(.*?)([0-9]+)", address)
+        if match is None or ":" in address:
+            close()
+            items.append(address)
+            continue
+        prefix, digits = match.groups()
+        if run and (
+            prefix != run[-1][0]
+            or int(digits) != int(run[-1][1]) + 1
+            or (
+                len(digits) != len(run[-1][1])
+                and (digits.startswith("0") or run[0][1].startswith("0"))
+            )
+        ):
+            close()
+        run.append((prefix, digits))
+    close()
+    return ",".join(items)
+
+
+def _node_addresses(pool: NodePool, hosts: str) -> str:
+    """The pool's NodeAddr in the order Slurm expands the NodeName hostlist ``hosts``."""
+    if not pool.addresses:
+        return ""
+    of = dict(zip(pool.hosts, pool.addresses, strict=True))
+    return address_list(of[host] for host in hostlist.expand(hosts))
 
 
 def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
@@ -127,17 +173,20 @@ def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
         weight = 1 + estate.gpu_models[pool.gpus.model].memory_gb
     else:
         weight = 1
+    hosts = slurm_hostlist(pool.hosts) if pool.hosts else ""
     return NodeLine(
         pool=pool.name,
-        hosts=slurm_hostlist(pool.hosts) if pool.hosts else "",
+        hosts=hosts,
         sockets=pool.cpu.sockets,
         cores_per_socket=pool.cpu.cores_per_socket,
         threads_per_core=pool.cpu.threads_per_core,
+        cpus=pool.cpu.cpus,
         real_memory=pool_real_memory(pool),
         gres=",".join(gres),
         features=",".join(dict.fromkeys(features)),
         weight=weight,
-        state="CLOUD" if pool.elastic else "UNKNOWN",
+        state="CLOUD" if pool.cloud_nodes else "UNKNOWN",
+        addresses=_node_addresses(pool, hosts),
     )
 
 
@@ -146,11 +195,25 @@ def node_line(estate: Estate, pool: NodePool) -> NodeLine:
     return _node_line(estate, pool)
 
 
+def _nodesets(estate: Estate) -> list[tuple[str, str]]:
+    """The NodeSet lines partitions name (partition `nodeset`): each gathers the hosts of its
+    partition's pools."""
+    out = []
+    for part in estate.slurm.partitions:
+        if part.overrides.nodeset:
+            pools = [estate.pools_by_name[name] for name in part.pools]
+            hosts = [host for pool in pools for host in pool.hosts]
+            out.append((part.overrides.nodeset, slurm_hostlist(hosts)))
+    return out
+
+
 def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     pools = [estate.pools_by_name[name] for name in part.pools]
     hosts = [host for pool in pools for host in pool.hosts]
     # hosted pools' nodes register dynamically: the partition names their NodeSet
     members = [slurm_hostlist(hosts)] if hosts else []
+    if part.overrides.nodeset:
+        members = [part.overrides.nodeset]  # the NodeSet line gathers the hosts (nodesets())
     members += [p.name for p in pools if p.hosted]
     fields: list[tuple[str, str]] = [("Nodes", ",".join(members))]
     fields.append(("Default", "YES" if part.default else "NO"))
@@ -261,7 +324,7 @@ def _gpus_per_node(pool: NodePool) -> int:
 
 def _cpus_per_gpu(pool: NodePool) -> int:
     assert pool.cpu is not None
-    return max(1, pool.cpu.threads // _gpus_per_node(pool))
+    return max(1, pool.cpu.slurm_cpus // _gpus_per_node(pool))
 
 
 def _memory_per_gpu(pool: NodePool) -> int:
@@ -271,7 +334,7 @@ def _memory_per_gpu(pool: NodePool) -> int:
 
 def _memory_per_cpu(pool: NodePool) -> int:
     assert pool.cpu is not None and pool.memory_gb is not None
-    return max(1, pool_real_memory(pool) // pool.cpu.threads)
+    return max(1, pool_real_memory(pool) // pool.cpu.slurm_cpus)
 
 
 def _gres_types(estate: Estate) -> list[str]:
@@ -440,6 +503,7 @@ def slurm_conf(estate: Estate) -> str:
         auth_alt=auth_alt(estate),
         nodes=[_node_line(estate, p) for p in estate.slurm_pools if not p.hosted],
         hosted=hosted_conf(estate),
+        nodesets=_nodesets(estate),
         partitions=[_partition_line(estate, p) for p in slurm.partitions],
         options=sorted(slurm.options.items()),
         reserve_percent=int(MEMORY_RESERVE_FRACTION * 100),
@@ -655,15 +719,26 @@ CLOUD_TREE_WIDTH = 65533
 
 
 def _power_saving(estate: Estate) -> dict[str, Any] | None:
-    """The slurm.conf power-saving parameters cloud nodes need, or None without cloud pools."""
-    elastic = [p for p in estate.slurm_pools if p.elastic]
-    if not elastic:
+    """The slurm.conf power-saving parameters cloud nodes need, or None without cloud pools.
+    estategen's programs serve pools with a provider (`own`); pools with `state: cloud` are
+    created by the site's programs (slurm.power_saving), whose nodes' addressing, TreeWidth
+    and PrivateData stay the site's (slurm.options)."""
+    cloud = [p for p in estate.slurm_pools if p.cloud_nodes]
+    if not cloud:
         return None
     saving = estate.slurm.power_saving
-    kept = [f"{slurm_hostlist(p.hosts)}:{p.nodes_min}" for p in elastic if p.nodes_min]
+    own = any(p.elastic for p in cloud)
+    kept = list(saving.exclude_nodes)
+    kept += [f"{slurm_hostlist(p.hosts)}:{p.nodes_min}" for p in cloud if p.nodes_min]
+    programs = (
+        (RESUME_PROGRAM, SUSPEND_PROGRAM, SUSPEND_PROGRAM)
+        if own
+        else (saving.resume_program, saving.suspend_program, saving.resume_fail_program)
+    )
+    keys = ("ResumeProgram", "SuspendProgram", "ResumeFailProgram")
     return {
-        "resume_program": RESUME_PROGRAM,
-        "suspend_program": SUSPEND_PROGRAM,
+        "own": own,
+        "programs": [(key, path) for key, path in zip(keys, programs, strict=True) if path],
         "suspend_time": saving.suspend_time,
         "resume_timeout": saving.resume_timeout,
         "suspend_timeout": saving.suspend_timeout,
