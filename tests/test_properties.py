@@ -23,11 +23,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from estategen import cli, hostlist, schema
+from estategen import cli, hostlist, schema, yamltext
 from estategen.catalog import builtin_models
 from estategen.errors import BlueprintInvalid
 from estategen.load import parse_blueprint
@@ -539,6 +540,19 @@ TEXT = st.text(
         "x\ny",
         "x\ny\n",
         "version: v1\nflags:\n  migStrategy: none\n",
+        "  indented\nfirst line\n",
+        "a\n  \nb\n",
+        "a\n\n  b\n  c\n",
+        "a\n\tb\n",
+        "200001",
+        "0.5",
+        "1e3",
+        "0o17",
+        "2024-01-01T00:00:00Z",
+        "TRUE",
+        "off",
+        "NULL",
+        "1_000",
         "a\n\nb\n",
         "a \nb\n",
         "\u2028",
@@ -567,10 +581,62 @@ def test_the_block_yaml_writer_matches_pyyaml(data: Any) -> None:
 
 def test_the_block_yaml_writer_leaves_shared_objects_to_pyyaml() -> None:
     shared = ["a", "b"]
-    data = {"x": shared, "y": shared}
-    for manifest in (False, True):
-        assert _block(data, manifest) == _dump(data, manifest)
-        assert "&id001" in _block(data, manifest)
+    empty: dict[str, Any] = {}
+    for data in ({"x": shared, "y": shared}, [shared, [shared]], {"x": empty, "y": [empty]}):
+        for manifest in (False, True):
+            assert _block(data, manifest) == _dump(data, manifest)
+            assert "&id001" in _block(data, manifest)
+
+
+def test_the_block_yaml_writer_writes_embedded_files_quoted_numbers_and_nested_lists_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the manifests hold (a device plugin's config file with indented lines, a GID
+    that reads back as a number, a command's argument lists) needs no PyYAML fallback."""
+    data = {
+        "data": {"default": "version: v1\nflags:\n  migStrategy: none\n\n  x: 1\n"},
+        "annotations": {"estategen.io/gid": "200001", "on": "yes"},
+        "args": [["sh", "-c"], [{"b": "0.5", "a": []}]],
+        "empty": {},
+    }
+    manifest_text = yamltext._dump(data, manifest=True)
+    variables = {key: value for key, value in data.items() if key != "data"}
+    variables_text = yamltext._dump(variables)
+    # the same text first quoted on one line in Ansible variables stays a block in a manifest
+    assert '"version: v1\\n' in _block({"config": data["data"]["default"]}, manifest=False)
+
+    def no_fallback(data: Any, manifest: bool = False) -> str:
+        if isinstance(data, list) and len(data) == 1 and isinstance(data[0], str):
+            return dump(data, manifest)  # how one unusual string is quoted
+        raise AssertionError(f"fell back to PyYAML for {data!r}")
+
+    dump = yamltext._dump
+
+    monkeypatch.setattr(yamltext, "_dump", no_fallback)
+    assert _block(data, manifest=True) == manifest_text
+    assert "  default: |\n    version: v1\nflags:\n" not in manifest_text
+    assert "  default: |\n    version: v1\n    flags:\n      migStrategy: none\n" in manifest_text
+    assert "estategen.io/gid: '200001'" in manifest_text
+    # Ansible variables (keys sorted); a multi-line string there is PyYAML's to quote
+    assert _block(variables, manifest=False) == variables_text
+
+
+@examples(200)
+@given(
+    st.recursive(
+        SCALARS,
+        lambda inner: (
+            st.lists(inner, min_size=1, max_size=3).map(lambda items: [items])
+            | st.lists(st.lists(inner, max_size=3), max_size=3)
+            | st.dictionaries(TEXT, st.lists(inner, max_size=3), max_size=3)
+        ),
+        max_leaves=20,
+    )
+)
+def test_the_block_yaml_writer_matches_pyyaml_on_nested_lists(data: Any) -> None:
+    # "- - x": a list's first item on the line of the dash of the list that holds it
+    assert _block(data, manifest=False) == _dump(data)
+    assert _block(data, manifest=True) == _dump(data, manifest=True)
 
 
 @examples(400)

@@ -8,6 +8,7 @@ their key) for the shapes our outputs take, and hands anything unusual back to P
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -51,44 +52,62 @@ class _Unusual(Exception):
 _PLAIN = re.compile(r"[A-Za-z0-9_/](?:[A-Za-z0-9_./=@+\[\],-]|:(?=.))*")
 _RESOLVER = yaml.resolver.Resolver()
 _STR_TAG = "tag:yaml.org,2002:str"
-# What PyYAML writes for each string seen (plain, or quoted for the rare others); its style
-# choice does not depend on where the string stands once it is on one line, is not empty and
-# is a short key.
-_QUOTED: dict[str, str] = {}
+# What PyYAML writes for each one-line string seen (plain, or quoted for the others); its
+# style choice does not depend on where the string stands once it is on one line, is not
+# empty and is a short key. Held for this process only, and bounded.
+_STRINGS: dict[str, str] = {}
+_KEYS: dict[str, str] = {}
+_MEMO_LIMIT = 100_000
 _LONGEST_SCALAR = 200  # far below width=1000 and the 128-character simple key limit
 _LINE_BREAKS = frozenset("\n\r\x85\u2028\u2029")
+
+
+def _string(text: str) -> str:
+    """A one-line string as PyYAML writes it: plain when it reads back as a string, quoted
+    (single quotes) when plain would read back as a number, boolean, null or date."""
+    if len(text) > _LONGEST_SCALAR:
+        raise _Unusual
+    if _PLAIN.fullmatch(text):
+        if _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG:  # type: ignore[no-untyped-call]
+            written = text
+        else:
+            # no quote, space, line break or special character in it: PyYAML's choice
+            # for a scalar that is not plain is then single quotes, written as is
+            written = f"'{text}'"
+    else:
+        line = _dump([text])
+        if not line.startswith("- ") or line.count("\n") != 1:
+            raise _Unusual
+        written = line[2:-1]
+    # a multi-line string is a | block in a manifest: only one-line strings are remembered
+    if len(_STRINGS) < _MEMO_LIMIT and "\n" not in text:
+        _STRINGS[text] = written
+    return written
 
 
 def _scalar(value: object) -> str:
     kind = type(value)
     if kind is str:
         text: str = value  # type: ignore[assignment]
-        cached = _QUOTED.get(text)
-        if cached is not None:
-            return cached
-        if (
-            len(text) <= _LONGEST_SCALAR
-            and _PLAIN.fullmatch(text)
-            and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
-        ):
-            if len(_QUOTED) < 10_000:
-                _QUOTED[text] = text
-            return text
-        if len(text) > _LONGEST_SCALAR:
-            raise _Unusual
-        line = _dump([text])
-        if not line.startswith("- ") or line.count("\n") != 1:
-            raise _Unusual
-        if len(_QUOTED) < 10_000:
-            _QUOTED[text] = line[2:-1]
-        return line[2:-1]
+        written = _STRINGS.get(text)
+        return _string(text) if written is None else written
     if value is None:
         return "null"
     if kind is bool:
         return "true" if value else "false"
     if kind is int:
-        return str(value)
+        return int.__repr__(value)
     raise _Unusual  # floats and others: rare, and PyYAML's spelling is subtle
+
+
+def _key(key: object) -> str:
+    """A mapping key followed by ``:``; keys PyYAML writes as ``? key`` are _Unusual."""
+    if type(key) is not str or not key or len(key) > 100 or _LINE_BREAKS & set(key):
+        raise _Unusual
+    written = _scalar(key) + ":"
+    if len(_KEYS) < _MEMO_LIMIT:
+        _KEYS[key] = written
+    return written
 
 
 def block(data: Any) -> str:
@@ -105,20 +124,24 @@ def manifest(data: Any) -> str:
 def _block(data: Any, manifest: bool) -> str:
     try:
         out: list[str] = []
-        seen: set[int] = {id(data)}
+        containers: list[int] = [id(data)]
         if type(data) is dict and data:
-            _write_mapping(data, "", out, seen, manifest)
+            _write_mapping(data, "", "", out.append, containers, manifest)
         elif type(data) is list and data:
-            _write_sequence(data, "", out, seen, manifest)
+            _write_sequence(data, "", "", out.append, containers, manifest)
         else:
             raise _Unusual
+        if len(set(containers)) != len(containers):
+            raise _Unusual  # a shared object: PyYAML writes an anchor and an alias
         return "".join(out)
     except (_Unusual, TypeError):  # TypeError: keys that do not sort
         return _dump(data, manifest)
 
 
-# what a literal block may hold: printable ASCII lines without trailing blanks
-_LITERAL_LINE = re.compile(r"(?:[!-~][ -~]*[!-~]|[!-~])?")
+# what a literal block may hold: printable ASCII lines without trailing blanks (the first
+# also without leading ones: PyYAML would add an indentation indicator)
+_FIRST_LINE = re.compile(r"[!-~](?:[ -~]*[!-~])?")
+_LITERAL_LINE = re.compile(r"(?:[ -~]*[!-~])?")
 
 
 def _literal_block(text: str, indent: str) -> str:
@@ -126,58 +149,83 @@ def _literal_block(text: str, indent: str) -> str:
     if not text.endswith("\n") or text.endswith("\n\n"):
         raise _Unusual  # PyYAML would write |- or |+
     lines = text[:-1].split("\n")
-    if not all(_LITERAL_LINE.fullmatch(line) for line in lines) or not lines[0]:
+    if not _FIRST_LINE.fullmatch(lines[0]) or not all(map(_LITERAL_LINE.fullmatch, lines)):
         raise _Unusual
     inner = indent + "  "
     return " |\n" + "".join(f"{inner}{line}\n" if line else "\n" for line in lines)
 
 
-def _write_value(value: Any, indent: str, out: list[str], seen: set[int], manifest: bool) -> None:
-    """Write what follows a ``key:`` or ``-`` at ``indent``, starting on that line."""
-    kind = type(value)
-    if kind is dict or kind is list:
-        if id(value) in seen:  # shared object: PyYAML writes an anchor and an alias
-            raise _Unusual
-        seen.add(id(value))
-        if not value:
-            out.append(" {}\n" if kind is dict else " []\n")
-        elif kind is dict:
-            out.append("\n")
-            _write_mapping(value, indent + "  ", out, seen, manifest)
-        else:
-            out.append("\n")
-            _write_sequence(value, indent + "  ", out, seen, manifest)
-    elif manifest and kind is str and "\n" in value:
-        out.append(_literal_block(value, indent))
-    else:
-        out.append(f" {_scalar(value)}\n")
+Append = Callable[[str], None]
 
 
 def _write_mapping(
-    mapping: dict[Any, Any], indent: str, out: list[str], seen: set[int], manifest: bool
+    mapping: dict[Any, Any],
+    first: str,
+    indent: str,
+    append: Append,
+    containers: list[int],
+    manifest: bool,
 ) -> None:
-    for key in mapping if manifest else sorted(mapping):
-        if type(key) is not str or not key or len(key) > 100 or _LINE_BREAKS & set(key):
-            raise _Unusual  # PyYAML writes these as "? key" complex keys
-        out.append(f"{indent}{_scalar(key)}:")
-        _write_value(mapping[key], indent, out, seen, manifest)
+    """The keys of ``mapping`` at ``indent``; the first line starts with ``first`` instead
+    (``- `` when the mapping is a list item: ``- name: x``)."""
+    prefix = first
+    inner = indent + "  "
+    for key, value in mapping.items() if manifest else sorted(mapping.items()):
+        written = _KEYS.get(key)
+        if written is None:
+            written = _key(key)
+        kind = type(value)
+        if kind is str:
+            scalar = _STRINGS.get(value)
+            if scalar is None:
+                if manifest and "\n" in value:
+                    append(f"{prefix}{written}{_literal_block(value, indent)}")
+                    prefix = indent
+                    continue
+                scalar = _string(value)
+            append(f"{prefix}{written} {scalar}\n")
+        elif kind is dict:
+            containers.append(id(value))
+            if value:
+                append(f"{prefix}{written}\n")
+                _write_mapping(value, inner, inner, append, containers, manifest)
+            else:
+                append(f"{prefix}{written} {{}}\n")
+        elif kind is list:
+            containers.append(id(value))
+            if value:
+                append(f"{prefix}{written}\n")
+                _write_sequence(value, inner, inner, append, containers, manifest)
+            else:
+                append(f"{prefix}{written} []\n")
+        else:
+            append(f"{prefix}{written} {_scalar(value)}\n")
+        prefix = indent
 
 
 def _write_sequence(
-    items: list[Any], indent: str, out: list[str], seen: set[int], manifest: bool
+    items: list[Any],
+    first: str,
+    indent: str,
+    append: Append,
+    containers: list[int],
+    manifest: bool,
 ) -> None:
+    """The items of ``items`` at ``indent``, the first line starting with ``first``."""
+    prefix = first
+    inner = indent + "  "
     for item in items:
         kind = type(item)
-        if kind is dict and item:
-            if id(item) in seen:
-                raise _Unusual
-            seen.add(id(item))
-            # the first key shares the line of the dash: "- name: x"
-            start = len(out)
-            _write_mapping(item, indent + "  ", out, seen, manifest)
-            out[start] = f"{indent}- {out[start][len(indent) + 2 :]}"
-        elif kind is list and item:
-            raise _Unusual  # "- - x": nested lists do not occur in our files
+        if kind is dict or kind is list:
+            containers.append(id(item))
+            if not item:
+                append(f"{prefix}- {{}}\n" if kind is dict else f"{prefix}- []\n")
+            elif kind is dict:
+                _write_mapping(item, prefix + "- ", inner, append, containers, manifest)
+            else:  # "- - x": the inner list's first item shares the line
+                _write_sequence(item, prefix + "- ", inner, append, containers, manifest)
+        elif manifest and kind is str and "\n" in item:
+            append(f"{prefix}-{_literal_block(item, indent)}")
         else:
-            out.append(f"{indent}-")
-            _write_value(item, indent, out, seen, manifest)
+            append(f"{prefix}- {_scalar(item)}\n")
+        prefix = indent
