@@ -642,7 +642,8 @@ def test_the_block_yaml_writer_matches_pyyaml_on_nested_lists(data: Any) -> None
 @examples(400)
 @given(
     st.recursive(
-        SCALARS | st.floats(),
+        # finite: JSON has no NaN or Infinity (the standard library writes them anyway)
+        SCALARS | st.floats(allow_nan=False, allow_infinity=False),
         lambda inner: (
             st.lists(inner, max_size=4)
             | st.dictionaries(TEXT, inner, max_size=4)
@@ -653,3 +654,17 @@ def test_the_block_yaml_writer_matches_pyyaml_on_nested_lists(data: Any) -> None
 )
 def test_the_json_writer_matches_the_json_module(data: Any) -> None:
     assert dumps(data) == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def test_the_json_writer_writes_what_orjson_cannot_as_the_json_module_does() -> None:
+    cases = [
+        {"ratio": 0.5, "big": 10**30},  # a float: orjson spells 1e16 and 1e-05 otherwise
+        {"x": [1e16, 1e-05]},
+        {1: "non-string key"},
+        {"huge": 2**64},
+        {"tuple": ("a", 1), "nested": {"b": [None, True]}},
+    ]
+    for data in cases:
+        assert dumps(data) == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+    # JSON cannot hold NaN: the files never do (the schema refuses non-finite numbers)
+    assert dumps({"x": math.nan}) == '{\n  "x": null\n}'

@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 import jinja2
+import orjson
 
 from estategen.errors import EstategenError
 from estategen.model import STATE_SAVE_LOCATION, Estate
@@ -77,65 +78,34 @@ def json_file(data: object, mode: int = 0o644) -> OutputFile:
 
 
 def dumps(data: object) -> str:
-    """``json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)``, faster.
+    """``json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)``, written by orjson.
 
-    With ``indent`` the standard library encodes in pure Python, one generator per level;
-    this writes the same text from plain dicts, lists and scalars, and leaves anything else
-    (other types, non-string keys) to the standard library.
+    With ``indent`` the standard library encodes in pure Python; orjson writes the same text
+    in C for what our files hold (strings, integers, booleans, null, dicts with string keys,
+    lists and tuples). Floats are spelt differently (``1e16``, not ``1e+16``): a document
+    with a float, and anything orjson refuses (non-string keys, integers beyond 64 bits,
+    other types), is the standard library's. Non-finite floats, which the schema refuses and
+    JSON cannot hold, are written as ``null``.
     """
-    out: list[str] = []
     try:
-        _encode(data, "\n", out)
-    except _Unusual:
+        written = orjson.dumps(data, option=_ORJSON).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        written = None
+    if written is None or _FLOAT.search(written):
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
-    return "".join(out)
+    return written
 
 
-class _Unusual(Exception):
-    """A value :func:`dumps` leaves to the standard library."""
-
-
-_encode_string = json.encoder.encode_basestring  # what ensure_ascii=False uses
-
-
-def _encode(value: Any, newline: str, out: list[str]) -> None:
-    kind = type(value)
-    if kind is str:
-        out.append(_encode_string(value))
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif kind is int:
-        out.append(int.__repr__(value))
-    elif kind is dict:
-        if not value:
-            out.append("{}")
-            return
-        inner = newline + "  "
-        opening = "{" + inner
-        for key in sorted(value):
-            if type(key) is not str:
-                raise _Unusual
-            out.append(f"{opening}{_encode_string(key)}: ")
-            _encode(value[key], inner, out)
-            opening = "," + inner
-        out.append(newline + "}")
-    elif kind is list or kind is tuple:
-        if not value:
-            out.append("[]")
-            return
-        inner = newline + "  "
-        opening = "[" + inner
-        for item in value:
-            out.append(opening)
-            _encode(item, inner, out)
-            opening = "," + inner
-        out.append(newline + "]")
-    else:
-        raise _Unusual  # floats (NaN, Infinity spellings), subclasses, anything else
+_ORJSON = (
+    orjson.OPT_INDENT_2
+    | orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+# a float where a value starts (after "key": or an indent, "[" or "," of a one-line array);
+# a string holding such text only sends the document the slower way
+_FLOAT = re.compile(r"(?:^|[:\[,]) *-?[0-9]+[.eE]", re.MULTILINE)
 
 
 @cache
