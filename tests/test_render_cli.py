@@ -232,3 +232,41 @@ def test_an_earlier_untouched_stack_settings_file_is_removed(lab: Path, tmp_path
     assert run_cli("render", lab, "-o", tmp_path).returncode == 0
     assert not (tmp_path / STACK).exists()  # its keys are in Pulumi.yaml now
     assert run_cli("render", lab, "-o", tmp_path, "--check").returncode == 0
+
+
+def test_the_compiled_templates_are_what_jinja_writes_now() -> None:
+    """estategen.templates_compiled holds each template as Jinja compiles it for the
+    environment that renders it, under a name made from the template text, the Jinja version
+    and the settings; run `python -m estategen.render` after changing a template."""
+    from estategen import render
+
+    folder = Path(render.__file__).parent / "templates_compiled"
+    expected = render.compiled_templates()
+    shipped = {
+        f"{render.COMPILED_PACKAGE}.{path.stem}": path.read_text(encoding="utf-8")
+        for path in folder.glob("t_*.py")
+    }
+    assert sorted(shipped) == sorted(expected), "stale: run `python -m estategen.render`"
+    for module, python in expected.items():
+        assert shipped[module].split("\n", 1)[1] == python
+
+
+def test_a_changed_template_is_compiled_afresh_not_taken_from_the_package(
+    tmp_path: Path,
+) -> None:
+    import jinja2
+
+    from estategen.render import CompiledLoader, templates
+
+    shipped = templates().get_template("ansible/ansible.cfg.j2")
+    changed = jinja2.Environment(
+        loader=CompiledLoader("estategen", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,  # another setting: Jinja writes other Python
+    )
+    changed.globals.update(templates().globals)
+    fresh = changed.from_string(Path(shipped.filename or "").read_text(encoding="utf-8"))
+    assert changed.get_template("ansible/ansible.cfg.j2").render() != shipped.render()
+    assert changed.get_template("ansible/ansible.cfg.j2").render() == fresh.render()
