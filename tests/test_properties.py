@@ -579,13 +579,49 @@ def test_the_block_yaml_writer_matches_pyyaml(data: Any) -> None:
     assert _block(data, manifest=True) == _dump(data, manifest=True)
 
 
-def test_the_block_yaml_writer_leaves_shared_objects_to_pyyaml() -> None:
+def test_the_block_yaml_writer_writes_shared_objects_as_pyyaml_does() -> None:
     shared = ["a", "b"]
     empty: dict[str, Any] = {}
     for data in ({"x": shared, "y": shared}, [shared, [shared]], {"x": empty, "y": [empty]}):
         for manifest in (False, True):
             assert _block(data, manifest) == _dump(data, manifest)
             assert "&id001" in _block(data, manifest)
+    # the device plugin's DaemonSet lists one NODE_NAME variable in three containers
+    variable = {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+    containers = [{"name": name, "env": [variable]} for name in ("a", "b", "c")]
+    written = _block({"spec": {"containers": containers}}, manifest=True)
+    assert written == _dump({"spec": {"containers": containers}}, manifest=True)
+    assert written.count("- &id001\n") == 1 and written.count("- *id001\n") == 2
+
+
+def _containers(tree: Any) -> list[Any]:
+    if isinstance(tree, dict):
+        return [tree, *(c for value in tree.values() for c in _containers(value))]
+    if isinstance(tree, list):
+        return [tree, *(c for item in tree for c in _containers(item))]
+    return []
+
+
+@st.composite
+def shared_trees(draw: st.DrawFn) -> Any:
+    """Documents that hold some lists and dicts more than once, in any position."""
+    pool = _containers(draw(TREES.filter(lambda tree: isinstance(tree, dict | list))))
+    member = st.sampled_from(pool) | SCALARS
+    return draw(
+        st.lists(
+            member | st.lists(member, max_size=3) | st.dictionaries(TEXT, member, max_size=3),
+            min_size=1,
+            max_size=5,
+        )
+        | st.dictionaries(TEXT, member | st.lists(member, max_size=3), min_size=1, max_size=5)
+    )
+
+
+@examples(300)
+@given(shared_trees())
+def test_the_block_yaml_writer_matches_pyyaml_on_shared_objects(data: Any) -> None:
+    assert _block(data, manifest=False) == _dump(data)
+    assert _block(data, manifest=True) == _dump(data, manifest=True)
 
 
 def test_the_block_yaml_writer_writes_embedded_files_quoted_numbers_and_nested_lists_itself(
@@ -660,6 +696,8 @@ def test_the_json_writer_writes_what_orjson_cannot_as_the_json_module_does() -> 
     cases = [
         {"ratio": 0.5, "big": 10**30},  # a float: orjson spells 1e16 and 1e-05 otherwise
         {"x": [1e16, 1e-05]},
+        1e16,
+        {"text": "x 2.5", "address": "10.0.0.1"},
         {1: "non-string key"},
         {"huge": 2**64},
         {"tuple": ("a", 1), "nested": {"b": [None, True]}},

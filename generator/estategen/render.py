@@ -92,12 +92,16 @@ def dumps(data: object) -> str:
     JSON cannot hold, are written as ``null``.
     """
     try:
-        written = orjson.dumps(data, option=_ORJSON).decode()
+        written = orjson.dumps(data, option=_ORJSON)
     except (orjson.JSONEncodeError, TypeError):
-        written = None
-    if written is None or _FLOAT.search(written):
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
-    return written
+    for candidate in _DIGIT_POINT.finditer(written):
+        start = candidate.start()
+        while start and written[start - 1] in _NUMBER_BYTES:
+            start -= 1
+        if start == 0 or written[start - 1 : start] in (b" ", b"\n", b"["):  # not in a string
+            return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+    return written.decode()
 
 
 _ORJSON = (
@@ -107,9 +111,11 @@ _ORJSON = (
     | orjson.OPT_PASSTHROUGH_DATETIME
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
-# a float where a value starts (after "key": or an indent, "[" or "," of a one-line array);
-# a string holding such text only sends the document the slower way
-_FLOAT = re.compile(r"(?:^|[:\[,]) *-?[0-9]+[.eE]", re.MULTILINE)
+# where a float may be written (1.5, 1e16): a digit before a point or an exponent; most are
+# inside strings ("10.0.0.1"), and a string such as "x 1.5" only sends the document the
+# standard library's way
+_DIGIT_POINT = re.compile(rb"[0-9][.eE]")
+_NUMBER_BYTES = frozenset(b"0123456789-")
 
 
 class CompiledLoader(jinja2.PackageLoader):

@@ -125,17 +125,69 @@ def _block(data: Any, manifest: bool) -> str:
     try:
         out: list[str] = []
         containers: list[int] = [id(data)]
-        if type(data) is dict and data:
-            _write_mapping(data, "", "", out.append, containers, manifest)
-        elif type(data) is list and data:
-            _write_sequence(data, "", "", out.append, containers, manifest)
-        else:
-            raise _Unusual
+        _write(data, out, containers, {}, manifest)
         if len(set(containers)) != len(containers):
-            raise _Unusual  # a shared object: PyYAML writes an anchor and an alias
+            # an object written twice: PyYAML writes it once with an anchor (&id001), then
+            # aliases (*id001)
+            anchors = _anchors(data, manifest)
+            if id(data) in anchors:
+                raise _Unusual  # the document holds itself
+            out = []
+            _write(data, out, [], anchors, manifest)
         return "".join(out)
     except (_Unusual, TypeError):  # TypeError: keys that do not sort
         return _dump(data, manifest)
+
+
+def _write(
+    data: Any, out: list[str], containers: list[int], anchors: Anchors, manifest: bool
+) -> None:
+    if type(data) is dict and data:
+        _write_mapping(data, "", "", out.append, containers, anchors, manifest)
+    elif type(data) is list and data:
+        _write_sequence(data, "", "", out.append, containers, anchors, manifest)
+    else:
+        raise _Unusual
+
+
+# id of each object written more than once -> "&idNNN" until it is written, "*idNNN" after
+Anchors = dict[int, str]
+
+
+def _anchors(data: Any, manifest: bool) -> Anchors:
+    """PyYAML's anchors: numbered in the order each object is met a second time, walking
+    the document as it is written (an alias is not walked into)."""
+    seen: set[int] = set()
+    anchors: Anchors = {}
+
+    def walk(node: Any) -> None:
+        kind = type(node)
+        if kind is not dict and kind is not list:
+            return
+        if id(node) in seen:
+            if id(node) not in anchors:
+                anchors[id(node)] = f"&id{len(anchors) + 1:03d}"
+            return
+        seen.add(id(node))
+        if kind is list:
+            items = node
+        else:
+            items = node.values() if manifest else [v for _, v in sorted(node.items())]
+        for item in items:
+            walk(item)
+
+    walk(data)
+    return anchors
+
+
+def _anchor(value: Any, anchors: Anchors) -> str:
+    """ "" for an object written once; its anchor ("&id001") the first time it is written,
+    then its alias ("*id001")."""
+    anchor = anchors.get(id(value))
+    if anchor is None:
+        return ""
+    anchors[id(value)] = "*" + anchor[1:]
+    return anchor
 
 
 # what a literal block may hold: printable ASCII lines without trailing blanks (the first
@@ -164,6 +216,7 @@ def _write_mapping(
     indent: str,
     append: Append,
     containers: list[int],
+    anchors: Anchors,
     manifest: bool,
 ) -> None:
     """The keys of ``mapping`` at ``indent``; the first line starts with ``first`` instead
@@ -184,20 +237,20 @@ def _write_mapping(
                     continue
                 scalar = _string(value)
             append(f"{prefix}{written} {scalar}\n")
-        elif kind is dict:
+        elif kind is dict or kind is list:
             containers.append(id(value))
-            if value:
-                append(f"{prefix}{written}\n")
-                _write_mapping(value, inner, inner, append, containers, manifest)
+            mark = _anchor(value, anchors) if anchors else ""
+            if mark.startswith("*"):
+                append(f"{prefix}{written} {mark}\n")
+            elif not value:
+                empty = "{}" if kind is dict else "[]"
+                append(f"{prefix}{written}{' ' if mark else ''}{mark} {empty}\n")
             else:
-                append(f"{prefix}{written} {{}}\n")
-        elif kind is list:
-            containers.append(id(value))
-            if value:
-                append(f"{prefix}{written}\n")
-                _write_sequence(value, inner, inner, append, containers, manifest)
-            else:
-                append(f"{prefix}{written} []\n")
+                append(f"{prefix}{written}{' ' if mark else ''}{mark}\n")
+                if kind is dict:
+                    _write_mapping(value, inner, inner, append, containers, anchors, manifest)
+                else:
+                    _write_sequence(value, inner, inner, append, containers, anchors, manifest)
         else:
             append(f"{prefix}{written} {_scalar(value)}\n")
         prefix = indent
@@ -209,6 +262,7 @@ def _write_sequence(
     indent: str,
     append: Append,
     containers: list[int],
+    anchors: Anchors,
     manifest: bool,
 ) -> None:
     """The items of ``items`` at ``indent``, the first line starting with ``first``."""
@@ -218,12 +272,21 @@ def _write_sequence(
         kind = type(item)
         if kind is dict or kind is list:
             containers.append(id(item))
-            if not item:
-                append(f"{prefix}- {{}}\n" if kind is dict else f"{prefix}- []\n")
+            mark = _anchor(item, anchors) if anchors else ""
+            if mark.startswith("*"):
+                append(f"{prefix}- {mark}\n")
+            elif not item:
+                append(f"{prefix}- {mark}{' ' if mark else ''}{'{}' if kind is dict else '[]'}\n")
+            elif mark:  # "- &id001", then the object on the lines below
+                append(f"{prefix}- {mark}\n")
+                if kind is dict:
+                    _write_mapping(item, inner, inner, append, containers, anchors, manifest)
+                else:
+                    _write_sequence(item, inner, inner, append, containers, anchors, manifest)
             elif kind is dict:
-                _write_mapping(item, prefix + "- ", inner, append, containers, manifest)
+                _write_mapping(item, prefix + "- ", inner, append, containers, anchors, manifest)
             else:  # "- - x": the inner list's first item shares the line
-                _write_sequence(item, prefix + "- ", inner, append, containers, manifest)
+                _write_sequence(item, prefix + "- ", inner, append, containers, anchors, manifest)
         elif manifest and kind is str and "\n" in item:
             append(f"{prefix}-{_literal_block(item, indent)}")
         else:
