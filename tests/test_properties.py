@@ -617,6 +617,21 @@ def shared_trees(draw: st.DrawFn) -> Any:
     )
 
 
+# one-line printable ASCII, indicators and spaces anywhere, up to the writer's 500 characters
+LINE = st.text(st.sampled_from(list(" -:#?'\"!&*|>%@`,[]{}.~=+/0123456789abeflnoprstuxyENT")))
+LONG_LINE = st.builds(lambda word, n: (word + " ") * n + word, LINE, st.integers(0, 40)).filter(
+    lambda text: len(text) <= 500
+)
+
+
+@examples(300)
+@given(st.dictionaries(TEXT, st.lists(LINE | LONG_LINE, max_size=3) | LINE | LONG_LINE, max_size=4))
+def test_the_block_yaml_writer_quotes_one_line_strings_as_pyyaml_does(data: Any) -> None:
+    nested = {"a": {"b": [{"c": data}]}}
+    assert _block(nested, manifest=False) == _dump(nested)
+    assert _block(nested, manifest=True) == _dump(nested, manifest=True)
+
+
 @examples(300)
 @given(shared_trees())
 def test_the_block_yaml_writer_matches_pyyaml_on_shared_objects(data: Any) -> None:

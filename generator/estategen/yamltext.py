@@ -47,9 +47,6 @@ class _Unusual(Exception):
     """Data the block writer does not reproduce exactly; PyYAML writes the whole document."""
 
 
-# Strings PyYAML writes plain (unquoted) in block context, when the YAML 1.1 resolver also
-# reads them back as strings: no indicator first, no ": " or " #", ASCII, no spaces.
-_PLAIN = re.compile(r"[A-Za-z0-9_/](?:[A-Za-z0-9_./=@+\[\],-]|:(?=.))*")
 _RESOLVER = yaml.resolver.Resolver()
 _STR_TAG = "tag:yaml.org,2002:str"
 # What PyYAML writes for each one-line string seen (plain, or quoted for the others); its
@@ -58,22 +55,41 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _STRINGS: dict[str, str] = {}
 _KEYS: dict[str, str] = {}
 _MEMO_LIMIT = 100_000
-_LONGEST_SCALAR = 200  # far below width=1000 and the 128-character simple key limit
+# Far below width=1000 (where PyYAML would fold a line at a space) with a 100-character key
+# and the indentation of our documents, and above the longest PromQL expression we write.
+_LONGEST_SCALAR = 500
 _LINE_BREAKS = frozenset("\n\r\x85\u2028\u2029")
+_ONE_LINE = re.compile(r"[ -~]*")  # printable ASCII: nothing PyYAML would escape
+# what PyYAML's emitter (analyze_scalar) takes for an indicator in block context
+_FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
+
+
+def _plain_allowed(text: str) -> bool:
+    """Whether PyYAML may write one-line printable ASCII ``text`` plain in block context
+    (before asking the resolver whether it would read back as a string)."""
+    if not text or text[0] == " " or text[-1] == " " or text.startswith(("---", "...")):
+        return False
+    first = text[0]
+    if first in _FIRST_INDICATORS:
+        return False
+    if first in "?:-" and (len(text) == 1 or text[1] == " "):
+        return False
+    return not (": " in text or text.endswith(":") or " #" in text)
 
 
 def _string(text: str) -> str:
-    """A one-line string as PyYAML writes it: plain when it reads back as a string, quoted
-    (single quotes) when plain would read back as a number, boolean, null or date."""
+    """A one-line string as PyYAML writes it: plain when it may be and reads back as a
+    string, else in single quotes; escapes (double quotes) are PyYAML's to write."""
     if len(text) > _LONGEST_SCALAR:
         raise _Unusual
-    if _PLAIN.fullmatch(text):
-        if _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG:  # type: ignore[no-untyped-call]
+    if _ONE_LINE.fullmatch(text):
+        if (
+            _plain_allowed(text)
+            and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
+        ):
             written = text
         else:
-            # no quote, space, line break or special character in it: PyYAML's choice
-            # for a scalar that is not plain is then single quotes, written as is
-            written = f"'{text}'"
+            written = "'" + text.replace("'", "''") + "'"
     else:
         line = _dump([text])
         if not line.startswith("- ") or line.count("\n") != 1:
