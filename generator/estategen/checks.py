@@ -2038,6 +2038,7 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
 def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
     qos_names = {q.name for q in estate.slurm.qos}
     teams = {t.name for t in estate.identity.teams}
+    tracked = {t.lower() for t in accounting_tres(estate)}  # once, not once per partition
     for part in estate.slurm.partitions:
         site = part.overrides
         for name in site.allow_qos:
@@ -2061,7 +2062,6 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "allow_qos and deny_accounts need slurm.accounting: slurmctld knows QoS and "
                 "accounts from slurmdbd",
             )
-        tracked = {t.lower() for t in accounting_tres(estate)}
         for key, _ in site.billing_weights:
             if "/" not in key or key.lower() == "fs/disk" or key.lower() in tracked:
                 continue
