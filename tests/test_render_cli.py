@@ -237,18 +237,17 @@ def test_an_earlier_untouched_stack_settings_file_is_removed(lab: Path, tmp_path
 def test_the_compiled_templates_are_what_jinja_writes_now() -> None:
     """estategen.templates_compiled holds each template as Jinja compiles it for the
     environment that renders it, under a name made from the template text, the Jinja version
-    and the settings; run `python -m estategen.render` after changing a template."""
-    from estategen import render
+    and the settings; run `python -m estategen.templating` after changing a template."""
+    from estategen import templating
 
-    folder = Path(render.__file__).parent / "templates_compiled"
-    expected = render.compiled_templates()
+    expected = templating.compiled_templates()
     shipped = {
-        f"{render.COMPILED_PACKAGE}.{path.stem}": path.read_text(encoding="utf-8")
-        for path in folder.glob("t_*.py")
+        f"{templating.COMPILED_PACKAGE}.{path.stem}": path.read_text(encoding="utf-8")
+        for path in templating.COMPILED_FOLDER.glob("t_*.py")
     }
-    assert sorted(shipped) == sorted(expected), "stale: run `python -m estategen.render`"
+    assert sorted(shipped) == sorted(expected), "stale: run `python -m estategen.templating`"
     for module, python in expected.items():
-        assert shipped[module].split("\n", 1)[1] == python
+        assert shipped[module] == templating.HEADER + python
 
 
 def test_a_changed_template_is_compiled_afresh_not_taken_from_the_package(
@@ -256,7 +255,8 @@ def test_a_changed_template_is_compiled_afresh_not_taken_from_the_package(
 ) -> None:
     import jinja2
 
-    from estategen.render import CompiledLoader, templates
+    from estategen.render import templates
+    from estategen.templating import CompiledLoader
 
     shipped = templates().get_template("ansible/ansible.cfg.j2")
     changed = jinja2.Environment(

@@ -877,7 +877,7 @@ def md(value: object) -> str:
 def _environment() -> Any:
     import jinja2
 
-    from estategen.render import CompiledLoader
+    from estategen.templating import CompiledLoader
 
     env = jinja2.Environment(
         loader=CompiledLoader("estategen", "templates"),

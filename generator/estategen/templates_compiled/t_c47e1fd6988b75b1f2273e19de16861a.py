@@ -1,4 +1,4 @@
-# Written by `python -m estategen.render` from estategen/templates; do not edit.
+# Written by `python -m estategen.templating` from estategen/templates; do not edit.
 from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
 name = 'slurm/reservations.scontrol.j2'
 
