@@ -38,7 +38,10 @@ class CompiledLoader(jinja2.PackageLoader):
     ) -> jinja2.Template:
         source, filename, _ = self.get_source(environment, name)
         module = compiled_module(environment, name, source)
-        spec = importlib.util.find_spec(module)
+        try:
+            spec = importlib.util.find_spec(module)
+        except ModuleNotFoundError:  # a copy of the package without templates_compiled
+            spec = None
         if spec is None or not isinstance(spec.loader, importlib.abc.InspectLoader):
             return super().load(environment, name, globals)
         code = spec.loader.get_code(module)  # the byte-compiled file when there is one
