@@ -721,3 +721,79 @@ def test_the_json_writer_writes_what_orjson_cannot_as_the_json_module_does() -> 
         assert dumps(data) == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
     # JSON cannot hold NaN: the files never do (the schema refuses non-finite numbers)
     assert dumps({"x": math.nan}) == '{\n  "x": null\n}'
+
+
+def _libyaml(data: Any) -> str:
+    return yaml.dump(
+        data, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False, width=1000
+    )
+
+
+@examples(300)
+@given(
+    st.dictionaries(
+        TEXT,
+        TREES | LINE | LONG_LINE | st.lists(LINE | LONG_LINE | TREES, max_size=3),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_the_libyaml_layout_writer_matches_libyaml(data: Any) -> None:
+    assert yamltext.libyaml_block(data) == _libyaml(data)
+    long = {"k": data, "runbook": " ".join(["word"] * 260), "x": [{"y": "a b " * 300}]}
+    assert yamltext.libyaml_block(long) == _libyaml(long)  # folded past the width
+
+
+@examples(150)
+@given(
+    st.lists(
+        st.sampled_from(["w", "word", "x" * 60, " ", "  ", "|", '"', "=~", ":", "#"]),
+        min_size=100,
+        max_size=400,
+    ).map("".join),
+    st.integers(0, 3),
+)
+def test_the_libyaml_layout_writer_folds_long_values_as_libyaml_does(text: str, depth: int) -> None:
+    data: dict[str, Any] = {"expr": text}
+    for level in range(depth):
+        data = {f"k{level}": [data, {"x": text}]} if level % 2 else {f"k{level}": data}
+    assert yamltext.libyaml_block(data) == _libyaml(data)
+
+
+def test_the_libyaml_layout_writer_folds_nothing_libyaml_would_fold() -> None:
+    for data in (
+        {"expr": "x" * 990 + " y"},  # a space before column 1000: one line
+        {"expr": "x" * 1200 + " y"},  # past it: libyaml folds the line there
+        {"expr": "y " + "x" * 1200},  # long, its one space early
+        {"expr": ["x" * 997 + " y z"]},
+        {"alertname": "|".join(["a"] * 1500)},  # long without a space: never folded
+        {"groups": [{"rules": [{"expr": "|".join(["t"] * 600) + ' "x", "y") z  w'}]}]},
+        {"expr": " ".join(["w" * 7] * 400), "quoted": "'" + " ".join(["w"] * 600)},
+    ):
+        assert yamltext.libyaml_block(data) == _libyaml(data)
+    nested = {"groups": [{"name": "g", "rules": [data, [data]]}]}
+    assert yamltext.libyaml_block(nested) == _libyaml(nested)
+
+
+def test_the_libyaml_layout_writer_writes_the_prometheus_files_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The estate's rules and scrape jobs (long PromQL on one line, quoted runbooks) are
+    written without handing the document to libyaml."""
+    from estategen.pipeline import validate_file
+    from estategen.prometheus_rules import observability_rules
+    from estategen.renderers.observability import scrape_configs
+
+    estate = validate_file(BLUEPRINTS / "campus.yaml").estate
+    documents = [
+        {"groups": observability_rules(estate)},
+        {"rule_files": ["estategen.rules.yml"], "scrape_configs": scrape_configs(estate)},
+        {"runbook": "x" * 600, "q": "'quoted' it's", "e": "", "n": "200001", "s": "a " * 400},
+    ]
+    expected = [_libyaml(document) for document in documents]
+
+    def no_fallback(*args: Any, **kwargs: Any) -> str:
+        raise AssertionError("handed to libyaml")
+
+    monkeypatch.setattr(yamltext.yaml, "dump", no_fallback)
+    assert [yamltext.libyaml_block(document) for document in documents] == expected

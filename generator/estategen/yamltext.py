@@ -308,3 +308,143 @@ def _write_sequence(
         else:
             append(f"{prefix}- {_scalar(item)}\n")
         prefix = indent
+
+
+# --- libyaml's layout (the Prometheus files): lists not indented under their key ---------
+
+
+def libyaml_block(data: Any) -> str:
+    """What ``yaml.dump(data, Dumper=yaml.CSafeDumper, sort_keys=False,
+    default_flow_style=False, width=1000)`` writes: keys in the order written, lists not
+    indented under their key. Mappings, lists, integers, booleans, null and one-line
+    printable strings are written here (libyaml chooses their styles as PyYAML does); a
+    document holding anything else, or an object twice, is libyaml's to write."""
+    try:
+        if type(data) is not dict or not data:
+            raise _Unusual
+        out: list[str] = []
+        containers: list[int] = [id(data)]
+        _c_mapping(data, "", "", out.append, containers)
+        if len(set(containers)) != len(containers):
+            raise _Unusual
+        return "".join(out)
+    except _Unusual:
+        return yaml.dump(
+            data,
+            Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+            sort_keys=False,
+            default_flow_style=False,
+            width=1000,
+        )
+
+
+_C_STRINGS: dict[str, str] = {}
+_WIDTH = 1000  # yaml.dump(width=1000): libyaml folds a line at a space past this column
+
+
+def _c_string(text: str) -> str:
+    """A one-line printable string as libyaml writes it: plain or in single quotes (the
+    writers refuse a line longer than the width that holds a space, where libyaml folds)."""
+    written = _C_STRINGS.get(text)
+    if written is not None:
+        return written
+    if not _ONE_LINE.fullmatch(text):
+        raise _Unusual
+    if (
+        _plain_allowed(text) and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
+    ):
+        written = text
+    else:
+        written = "'" + text.replace("'", "''") + "'"
+    if len(_C_STRINGS) < _MEMO_LIMIT:
+        _C_STRINGS[text] = written
+    return written
+
+
+def _c_scalar(value: object) -> str:
+    kind = type(value)
+    if kind is str:
+        return _c_string(value)  # type: ignore[arg-type]
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    raise _Unusual
+
+
+def _c_mapping(
+    mapping: dict[Any, Any], first: str, indent: str, append: Append, containers: list[int]
+) -> None:
+    prefix = first
+    inner = indent + "  "
+    for key, value in mapping.items():
+        if type(key) is not str or not key or len(key) > 100:
+            raise _Unusual
+        written = _c_string(key)
+        kind = type(value)
+        if kind is dict or kind is list:
+            containers.append(id(value))
+            if not value:
+                append(f"{prefix}{written}: {'{}' if kind is dict else '[]'}\n")
+            elif kind is dict:
+                append(f"{prefix}{written}:\n")
+                _c_mapping(value, inner, inner, append, containers)
+            else:  # "key:" then "- item" at the key's own indentation
+                append(f"{prefix}{written}:\n")
+                _c_sequence(value, indent, indent, append, containers)
+        else:
+            scalar = _c_scalar(value)
+            line = f"{prefix}{written}: {scalar}\n"
+            if line.find(" ", _WIDTH) != -1:  # libyaml folds at a space past the width
+                line = _c_folded(f"{prefix}{written}: ", scalar, inner)
+            append(line)
+        prefix = indent
+
+
+def _c_folded(head: str, scalar: str, indent: str) -> str:
+    """A mapping value's plain scalar folded as libyaml folds it: at each single space met
+    past the width, a line break and the value's indentation instead of the space."""
+    if scalar.startswith("'"):
+        raise _Unusual  # single quotes fold by other rules
+    out = [head]
+    column = len(head)
+    start = 0
+    for index, char in enumerate(scalar):
+        if (
+            char == " "
+            and column > _WIDTH
+            and scalar[index - 1] != " "
+            and scalar[index + 1 : index + 2] not in (" ", "")
+        ):
+            out.append(f"{scalar[start:index]}\n{indent}")
+            column = len(indent)
+            start = index + 1
+        else:
+            column += 1
+    out.append(f"{scalar[start:]}\n")
+    return "".join(out)
+
+
+def _c_sequence(
+    items: list[Any], first: str, indent: str, append: Append, containers: list[int]
+) -> None:
+    prefix = first
+    inner = indent + "  "
+    for item in items:
+        kind = type(item)
+        if kind is dict or kind is list:
+            containers.append(id(item))
+            if not item:
+                append(f"{prefix}- {'{}' if kind is dict else '[]'}\n")
+            elif kind is dict:
+                _c_mapping(item, prefix + "- ", inner, append, containers)
+            else:
+                _c_sequence(item, prefix + "- ", inner, append, containers)
+        else:
+            line = f"{prefix}- {_c_scalar(item)}\n"
+            if line.find(" ", _WIDTH) != -1:
+                raise _Unusual
+            append(line)
+        prefix = indent
