@@ -7,7 +7,9 @@ Python process that loads the same blueprint with libyaml's ``CSafeLoader`` and 
 compares or prints the same bytes (``benchmarks/floor.py``); for ``schema`` and ``--help`` a
 bare interpreter printing the same bytes. The two run alternately, N pairs, and the ratio
 is the median of the pairs' ratios (the machine is shared: a pair sees the same load). Peak
-RSS is the estategen process's own (``wait4``), not this script's.
+RSS is the estategen process's own (``wait4``), not this script's. The estategen package is
+byte-compiled first (``compileall``), as ``pip install`` does: with PYTHONDONTWRITEBYTECODE
+set, every run would otherwise compile each module from source.
 
 Shapes (blueprints/large.py):
 
@@ -192,12 +194,24 @@ def static_rows(work: Path, repeat: int) -> list[tuple[str, ...]]:
     return rows
 
 
+def byte_compile() -> None:
+    """Byte-compile the estategen package the processes import, as an install does."""
+    where = subprocess.run(
+        [sys.executable, "-c", "import estategen, os; print(os.path.dirname(estategen.__file__))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", where], check=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--shape", action="append", choices=list(SHAPES))
     parser.add_argument("--no-inventory", action="store_true")
     args = parser.parse_args()
+    byte_compile()
     work = Path(tempfile.mkdtemp(prefix="estategen-processes-"))
     try:
         rows = static_rows(work, args.repeat * 2)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 
 from conftest import BLUEPRINTS, run_cli
@@ -82,6 +83,19 @@ def test_schema_is_json_schema_that_accepts_every_example() -> None:
         jsonschema.validate(yaml.safe_load(path.read_text()), schema)
 
 
+def test_schema_prints_the_schema_the_validator_is_built_from() -> None:
+    """`estategen schema` prints the shipped data/schema.json without importing the
+    validator; it must be what schema.py builds now (regenerate it with
+    `python -m estategen.schema` after changing the schema or its docs)."""
+    from estategen.schema import SHIPPED_SCHEMA, json_schema_text
+
+    generated = json_schema_text()
+    assert SHIPPED_SCHEMA.read_text(encoding="utf-8") == generated, (
+        "data/schema.json is stale: run `python -m estategen.schema`"
+    )
+    assert run_cli("schema").stdout == generated
+
+
 def test_schema_rejects_an_unknown_key() -> None:
     schema = json.loads(run_cli("schema").stdout)
     validator = jsonschema.Draft202012Validator(schema)
@@ -89,15 +103,17 @@ def test_schema_rejects_an_unknown_key() -> None:
     assert any("colour" in e.message for e in errors)
 
 
-def test_help_does_not_import_heavy_modules() -> None:
+@pytest.mark.parametrize("command", [["--help"], ["schema"]])
+def test_help_and_schema_do_not_import_heavy_modules(command: list[str]) -> None:
     import subprocess
     import sys
 
     code = (
         "import sys; from estategen import cli\n"
-        "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+        f"try:\n    cli.main({command!r})\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('cerberus', 'jinja2', 'yaml', 'ansible', 'pulumi', "
-        "'kubernetes_validate', 'grafana_foundation_sdk') if m in sys.modules]\n"
+        "'kubernetes_validate', 'grafana_foundation_sdk', 'estategen.model', "
+        "'estategen.schema', 'estategen.errors') if m in sys.modules]\n"
         "print('HEAVY=' + ','.join(heavy))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -23,11 +23,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from estategen import cli, hostlist, schema
+from estategen import cli, hostlist, schema, yamltext
 from estategen.catalog import builtin_models
 from estategen.errors import BlueprintInvalid
 from estategen.load import parse_blueprint
@@ -539,6 +540,19 @@ TEXT = st.text(
         "x\ny",
         "x\ny\n",
         "version: v1\nflags:\n  migStrategy: none\n",
+        "  indented\nfirst line\n",
+        "a\n  \nb\n",
+        "a\n\n  b\n  c\n",
+        "a\n\tb\n",
+        "200001",
+        "0.5",
+        "1e3",
+        "0o17",
+        "2024-01-01T00:00:00Z",
+        "TRUE",
+        "off",
+        "NULL",
+        "1_000",
         "a\n\nb\n",
         "a \nb\n",
         "\u2028",
@@ -565,18 +579,122 @@ def test_the_block_yaml_writer_matches_pyyaml(data: Any) -> None:
     assert _block(data, manifest=True) == _dump(data, manifest=True)
 
 
-def test_the_block_yaml_writer_leaves_shared_objects_to_pyyaml() -> None:
+def test_the_block_yaml_writer_writes_shared_objects_as_pyyaml_does() -> None:
     shared = ["a", "b"]
-    data = {"x": shared, "y": shared}
-    for manifest in (False, True):
-        assert _block(data, manifest) == _dump(data, manifest)
-        assert "&id001" in _block(data, manifest)
+    empty: dict[str, Any] = {}
+    for data in ({"x": shared, "y": shared}, [shared, [shared]], {"x": empty, "y": [empty]}):
+        for manifest in (False, True):
+            assert _block(data, manifest) == _dump(data, manifest)
+            assert "&id001" in _block(data, manifest)
+    # the device plugin's DaemonSet lists one NODE_NAME variable in three containers
+    variable = {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+    containers = [{"name": name, "env": [variable]} for name in ("a", "b", "c")]
+    written = _block({"spec": {"containers": containers}}, manifest=True)
+    assert written == _dump({"spec": {"containers": containers}}, manifest=True)
+    assert written.count("- &id001\n") == 1 and written.count("- *id001\n") == 2
+
+
+def _containers(tree: Any) -> list[Any]:
+    if isinstance(tree, dict):
+        return [tree, *(c for value in tree.values() for c in _containers(value))]
+    if isinstance(tree, list):
+        return [tree, *(c for item in tree for c in _containers(item))]
+    return []
+
+
+@st.composite
+def shared_trees(draw: st.DrawFn) -> Any:
+    """Documents that hold some lists and dicts more than once, in any position."""
+    pool = _containers(draw(TREES.filter(lambda tree: isinstance(tree, dict | list))))
+    member = st.sampled_from(pool) | SCALARS
+    return draw(
+        st.lists(
+            member | st.lists(member, max_size=3) | st.dictionaries(TEXT, member, max_size=3),
+            min_size=1,
+            max_size=5,
+        )
+        | st.dictionaries(TEXT, member | st.lists(member, max_size=3), min_size=1, max_size=5)
+    )
+
+
+# one-line printable ASCII, indicators and spaces anywhere, up to the writer's 500 characters
+LINE = st.text(st.sampled_from(list(" -:#?'\"!&*|>%@`,[]{}.~=+/0123456789abeflnoprstuxyENT")))
+LONG_LINE = st.builds(lambda word, n: (word + " ") * n + word, LINE, st.integers(0, 40)).filter(
+    lambda text: len(text) <= 500
+)
+
+
+@examples(300)
+@given(st.dictionaries(TEXT, st.lists(LINE | LONG_LINE, max_size=3) | LINE | LONG_LINE, max_size=4))
+def test_the_block_yaml_writer_quotes_one_line_strings_as_pyyaml_does(data: Any) -> None:
+    nested = {"a": {"b": [{"c": data}]}}
+    assert _block(nested, manifest=False) == _dump(nested)
+    assert _block(nested, manifest=True) == _dump(nested, manifest=True)
+
+
+@examples(300)
+@given(shared_trees())
+def test_the_block_yaml_writer_matches_pyyaml_on_shared_objects(data: Any) -> None:
+    assert _block(data, manifest=False) == _dump(data)
+    assert _block(data, manifest=True) == _dump(data, manifest=True)
+
+
+def test_the_block_yaml_writer_writes_embedded_files_quoted_numbers_and_nested_lists_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the manifests hold (a device plugin's config file with indented lines, a GID
+    that reads back as a number, a command's argument lists) needs no PyYAML fallback."""
+    data = {
+        "data": {"default": "version: v1\nflags:\n  migStrategy: none\n\n  x: 1\n"},
+        "annotations": {"estategen.io/gid": "200001", "on": "yes"},
+        "args": [["sh", "-c"], [{"b": "0.5", "a": []}]],
+        "empty": {},
+    }
+    manifest_text = yamltext._dump(data, manifest=True)
+    variables = {key: value for key, value in data.items() if key != "data"}
+    variables_text = yamltext._dump(variables)
+    # the same text first quoted on one line in Ansible variables stays a block in a manifest
+    assert '"version: v1\\n' in _block({"config": data["data"]["default"]}, manifest=False)
+
+    def no_fallback(data: Any, manifest: bool = False) -> str:
+        if isinstance(data, list) and len(data) == 1 and isinstance(data[0], str):
+            return dump(data, manifest)  # how one unusual string is quoted
+        raise AssertionError(f"fell back to PyYAML for {data!r}")
+
+    dump = yamltext._dump
+
+    monkeypatch.setattr(yamltext, "_dump", no_fallback)
+    assert _block(data, manifest=True) == manifest_text
+    assert "  default: |\n    version: v1\nflags:\n" not in manifest_text
+    assert "  default: |\n    version: v1\n    flags:\n      migStrategy: none\n" in manifest_text
+    assert "estategen.io/gid: '200001'" in manifest_text
+    # Ansible variables (keys sorted); a multi-line string there is PyYAML's to quote
+    assert _block(variables, manifest=False) == variables_text
+
+
+@examples(200)
+@given(
+    st.recursive(
+        SCALARS,
+        lambda inner: (
+            st.lists(inner, min_size=1, max_size=3).map(lambda items: [items])
+            | st.lists(st.lists(inner, max_size=3), max_size=3)
+            | st.dictionaries(TEXT, st.lists(inner, max_size=3), max_size=3)
+        ),
+        max_leaves=20,
+    )
+)
+def test_the_block_yaml_writer_matches_pyyaml_on_nested_lists(data: Any) -> None:
+    # "- - x": a list's first item on the line of the dash of the list that holds it
+    assert _block(data, manifest=False) == _dump(data)
+    assert _block(data, manifest=True) == _dump(data, manifest=True)
 
 
 @examples(400)
 @given(
     st.recursive(
-        SCALARS | st.floats(),
+        # finite: JSON has no NaN or Infinity (the standard library writes them anyway)
+        SCALARS | st.floats(allow_nan=False, allow_infinity=False),
         lambda inner: (
             st.lists(inner, max_size=4)
             | st.dictionaries(TEXT, inner, max_size=4)
@@ -587,3 +705,95 @@ def test_the_block_yaml_writer_leaves_shared_objects_to_pyyaml() -> None:
 )
 def test_the_json_writer_matches_the_json_module(data: Any) -> None:
     assert dumps(data) == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def test_the_json_writer_writes_what_orjson_cannot_as_the_json_module_does() -> None:
+    cases = [
+        {"ratio": 0.5, "big": 10**30},  # a float: orjson spells 1e16 and 1e-05 otherwise
+        {"x": [1e16, 1e-05]},
+        1e16,
+        {"text": "x 2.5", "address": "10.0.0.1"},
+        {1: "non-string key"},
+        {"huge": 2**64},
+        {"tuple": ("a", 1), "nested": {"b": [None, True]}},
+    ]
+    for data in cases:
+        assert dumps(data) == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+    # JSON cannot hold NaN: the files never do (the schema refuses non-finite numbers)
+    assert dumps({"x": math.nan}) == '{\n  "x": null\n}'
+
+
+def _libyaml(data: Any) -> str:
+    return yaml.dump(
+        data, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False, width=1000
+    )
+
+
+@examples(300)
+@given(
+    st.dictionaries(
+        TEXT,
+        TREES | LINE | LONG_LINE | st.lists(LINE | LONG_LINE | TREES, max_size=3),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_the_libyaml_layout_writer_matches_libyaml(data: Any) -> None:
+    assert yamltext.libyaml_block(data) == _libyaml(data)
+    long = {"k": data, "runbook": " ".join(["word"] * 260), "x": [{"y": "a b " * 300}]}
+    assert yamltext.libyaml_block(long) == _libyaml(long)  # folded past the width
+
+
+@examples(150)
+@given(
+    st.lists(
+        st.sampled_from(["w", "word", "x" * 60, " ", "  ", "|", '"', "=~", ":", "#"]),
+        min_size=100,
+        max_size=400,
+    ).map("".join),
+    st.integers(0, 3),
+)
+def test_the_libyaml_layout_writer_folds_long_values_as_libyaml_does(text: str, depth: int) -> None:
+    data: dict[str, Any] = {"expr": text}
+    for level in range(depth):
+        data = {f"k{level}": [data, {"x": text}]} if level % 2 else {f"k{level}": data}
+    assert yamltext.libyaml_block(data) == _libyaml(data)
+
+
+def test_the_libyaml_layout_writer_folds_nothing_libyaml_would_fold() -> None:
+    for data in (
+        {"expr": "x" * 990 + " y"},  # a space before column 1000: one line
+        {"expr": "x" * 1200 + " y"},  # past it: libyaml folds the line there
+        {"expr": "y " + "x" * 1200},  # long, its one space early
+        {"expr": ["x" * 997 + " y z"]},
+        {"alertname": "|".join(["a"] * 1500)},  # long without a space: never folded
+        {"groups": [{"rules": [{"expr": "|".join(["t"] * 600) + ' "x", "y") z  w'}]}]},
+        {"expr": " ".join(["w" * 7] * 400), "quoted": "'" + " ".join(["w"] * 600)},
+    ):
+        assert yamltext.libyaml_block(data) == _libyaml(data)
+    nested = {"groups": [{"name": "g", "rules": [data, [data]]}]}
+    assert yamltext.libyaml_block(nested) == _libyaml(nested)
+
+
+def test_the_libyaml_layout_writer_writes_the_prometheus_files_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The estate's rules and scrape jobs (long PromQL on one line, quoted runbooks) are
+    written without handing the document to libyaml."""
+    from estategen.pipeline import validate_file
+    from estategen.prometheus_rules import observability_rules
+    from estategen.renderers.observability import scrape_configs
+
+    estate = validate_file(BLUEPRINTS / "campus.yaml").estate
+    documents = [
+        {"groups": observability_rules(estate)},
+        {"rule_files": ["estategen.rules.yml"], "scrape_configs": scrape_configs(estate)},
+        {"runbook": "x" * 600, "q": "'quoted' it's", "e": "", "n": "200001", "s": "a " * 400},
+    ]
+    expected = [_libyaml(document) for document in documents]
+
+    def no_fallback(*args: Any, **kwargs: Any) -> str:
+        raise AssertionError("handed to libyaml")
+
+    monkeypatch.setattr(yamltext.yaml, "dump", no_fallback)
+    assert [yamltext.libyaml_block(document) for document in documents] == expected

@@ -2314,6 +2314,7 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
     qos_names = {q.name for q in estate.slurm.qos}
     teams = {t.name for t in estate.identity.teams}
     yield from _nodeset_problems(estate)
+    tracked = {t.lower() for t in accounting_tres(estate)}  # once, not once per partition
     for part in estate.slurm.partitions:
         site = part.overrides
         for name in site.allow_qos:
@@ -2337,7 +2338,6 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "allow_qos and deny_accounts need slurm.accounting: slurmctld knows QoS and "
                 "accounts from slurmdbd",
             )
-        tracked = {t.lower() for t in accounting_tres(estate)}
         for key, _ in site.billing_weights or ():
             if "/" not in key or key.lower() == "fs/disk" or key.lower() in tracked:
                 continue

@@ -1,32 +1,22 @@
 """The ``estategen`` command: a thin shell over the pipeline that catches one error root.
 
-Heavy modules are imported inside the commands so that ``estategen --help`` stays fast.
+Modules are imported inside the commands that use them, so that ``estategen --help`` and
+``estategen schema`` start about as fast as a bare interpreter.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from estategen import __version__
-from estategen.errors import (
-    BlueprintInvalid,
-    EstategenError,
-    Finding,
-    FindingsGate,
-    UsageError,
-    fails,
-    findings_json,
-    text_report,
-)
 
 if TYPE_CHECKING:
+    from estategen.errors import Finding
     from estategen.pipeline import Validated
 
 
@@ -124,38 +114,56 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    global _WHOLE_PROCESS
+    _WHOLE_PROCESS = argv is None  # the console script, not a caller inside a longer process
     try:
-        if args.command == "validate":
-            return _validate(args.blueprint, args.format, args.suppress, args.fail_on)
-        if args.command == "render":
-            return _render(args.blueprint, args.output, args.check, args.suppress, args.fail_on)
-        if args.command == "report":
-            return _report(args.blueprint, args.output, args.suppress)
-        if args.command == "plan":
-            return _plan(args.blueprint, args.output, args.format, args.suppress)
-        if args.command == "import":
-            return _import(args)
-        return _schema(args.format)
-    except BlueprintInvalid as err:
-        sys.stderr.write(text_report(err.findings, err.source, err.suppressed))
-        return err.exit_code
-    except EstategenError as err:
-        print(f"estategen: {err}", file=sys.stderr)
-        return err.exit_code
+        return _command(args)
     except KeyboardInterrupt:
         return 130
-    except Exception as err:  # the last line of defence against tracebacks
-        print(
-            f"estategen: internal error ({type(err).__name__}: {err}). This is a bug in "
-            "estategen, not in your blueprint; please report it with the blueprint attached",
-            file=sys.stderr,
-        )
-        return 3
+    except Exception as err:
+        return _failed(err)
+
+
+def _command(args: argparse.Namespace) -> int:
+    if args.command == "validate":
+        return _validate(args.blueprint, args.format, args.suppress, args.fail_on)
+    if args.command == "render":
+        return _render(args.blueprint, args.output, args.check, args.suppress, args.fail_on)
+    if args.command == "report":
+        return _report(args.blueprint, args.output, args.suppress)
+    if args.command == "plan":
+        return _plan(args.blueprint, args.output, args.format, args.suppress)
+    if args.command == "import":
+        return _import(args)
+    return _schema(args.format)
+
+
+def _failed(err: Exception) -> int:
+    """The exit code of a command that raised ``err``, its message printed to stderr."""
+    from estategen.errors import BlueprintInvalid, EstategenError, text_report
+
+    if isinstance(err, BlueprintInvalid):
+        sys.stderr.write(text_report(err.findings, err.source, err.suppressed))
+        return err.exit_code
+    if isinstance(err, EstategenError):
+        print(f"estategen: {err}", file=sys.stderr)
+        return err.exit_code
+    # the last line of defence against tracebacks
+    print(
+        f"estategen: internal error ({type(err).__name__}: {err}). This is a bug in "
+        "estategen, not in your blueprint; please report it with the blueprint attached",
+        file=sys.stderr,
+    )
+    return 3
 
 
 def _print_json_report(
     valid: bool, findings: Sequence[Finding], suppressed: Sequence[Finding] = ()
 ) -> None:
+    import json
+
+    from estategen.errors import findings_json
+
     report = {
         "valid": valid,
         "findings": json.loads(findings_json(findings)),
@@ -167,19 +175,34 @@ def _print_json_report(
 def _validated(path: str, suppress: Sequence[str], fail_on: str = "error") -> Validated:
     """The validated blueprint, its findings printed to stderr; a finding at or above
     ``fail_on`` stops the command as an error does."""
+    from estategen.errors import FindingsGate, fails, text_report
     from estategen.pipeline import validate_file
 
     result = validate_file(path, suppress)
+    if _WHOLE_PROCESS:
+        # The model lives until the process exits: each full collection of the cycle
+        # collector while rendering would walk its objects again (a tenth of a render of
+        # the 100k estate). Frozen, they are left out of collections; garbage made later is
+        # collected as usual.
+        import gc
+
+        gc.freeze()
     sys.stderr.write(text_report(result.findings, result.document.raw, result.suppressed))
     if fails(result.findings, fail_on):
         raise FindingsGate(fail_on)
     return result
 
 
+_WHOLE_PROCESS = False
+
+
 def _validate(path: str, output_format: str, suppress: Sequence[str], fail_on: str) -> int:
+    from estategen.errors import BlueprintInvalid, fails, text_report
     from estategen.pipeline import validate_file
 
     if output_format == "sarif":
+        import json
+
         from estategen.sarif import validate_sarif
 
         log, found = validate_sarif(path, suppress)
@@ -239,6 +262,9 @@ def _render(
 
 
 def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
+    import tempfile
+
+    from estategen.errors import UsageError
     from estategen.report import report_files
 
     result = _validated(path, suppress)
@@ -263,6 +289,9 @@ def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
 
 def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[str]) -> int:
     """Exit 0 without changes, 1 with changes (a CI gate), 2 when there is nothing to plan."""
+    import json
+
+    from estategen.errors import BlueprintInvalid, text_report
     from estategen.plan import plan, text
     from estategen.render import render
 
@@ -300,7 +329,13 @@ def _schema(output_format: str) -> int:
 
         sys.stdout.write(markdown())
         return 0
-    from estategen.schema import json_schema
+    # the text schema.json_schema_text() returns, shipped with the package (a test keeps
+    # the two equal): printing it needs neither the validator nor the model
+    shipped = Path(__file__).parent / "data" / "schema.json"
+    try:
+        sys.stdout.write(shipped.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        from estategen.schema import json_schema_text
 
-    print(json.dumps(json_schema(), indent=2, sort_keys=True))
+        sys.stdout.write(json_schema_text())
     return 0

@@ -11,12 +11,15 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, is_dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
+import orjson
 
 from estategen.errors import EstategenError
-from estategen.model import STATE_SAVE_LOCATION, Estate
+from estategen.model import Estate
+
+if TYPE_CHECKING:
+    import jinja2
 
 
 @dataclass(frozen=True)
@@ -77,80 +80,48 @@ def json_file(data: object, mode: int = 0o644) -> OutputFile:
 
 
 def dumps(data: object) -> str:
-    """``json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)``, faster.
+    """``json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)``, written by orjson.
 
-    With ``indent`` the standard library encodes in pure Python, one generator per level;
-    this writes the same text from plain dicts, lists and scalars, and leaves anything else
-    (other types, non-string keys) to the standard library.
+    With ``indent`` the standard library encodes in pure Python; orjson writes the same text
+    in C for what our files hold (strings, integers, booleans, null, dicts with string keys,
+    lists and tuples). Floats are spelt differently (``1e16``, not ``1e+16``): a document
+    with a float, and anything orjson refuses (non-string keys, integers beyond 64 bits,
+    other types), is the standard library's. Non-finite floats, which the schema refuses and
+    JSON cannot hold, are written as ``null``.
     """
-    out: list[str] = []
     try:
-        _encode(data, "\n", out)
-    except _Unusual:
+        written = orjson.dumps(data, option=_ORJSON)
+    except (orjson.JSONEncodeError, TypeError):
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
-    return "".join(out)
+    for candidate in _DIGIT_POINT.finditer(written):
+        start = candidate.start()
+        while start and written[start - 1] in _NUMBER_BYTES:
+            start -= 1
+        if start == 0 or written[start - 1 : start] in (b" ", b"\n", b"["):  # not in a string
+            return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+    return written.decode()
 
 
-class _Unusual(Exception):
-    """A value :func:`dumps` leaves to the standard library."""
+_ORJSON = (
+    orjson.OPT_INDENT_2
+    | orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+# where a float may be written (1.5, 1e16): a digit before a point or an exponent; most are
+# inside strings ("10.0.0.1"), and a string such as "x 1.5" only sends the document the
+# standard library's way
+_DIGIT_POINT = re.compile(rb"[0-9][.eE]")
+_NUMBER_BYTES = frozenset(b"0123456789-")
 
 
-_encode_string = json.encoder.encode_basestring  # what ensure_ascii=False uses
-
-
-def _encode(value: Any, newline: str, out: list[str]) -> None:
-    kind = type(value)
-    if kind is str:
-        out.append(_encode_string(value))
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif kind is int:
-        out.append(int.__repr__(value))
-    elif kind is dict:
-        if not value:
-            out.append("{}")
-            return
-        inner = newline + "  "
-        opening = "{" + inner
-        for key in sorted(value):
-            if type(key) is not str:
-                raise _Unusual
-            out.append(f"{opening}{_encode_string(key)}: ")
-            _encode(value[key], inner, out)
-            opening = "," + inner
-        out.append(newline + "}")
-    elif kind is list or kind is tuple:
-        if not value:
-            out.append("[]")
-            return
-        inner = newline + "  "
-        opening = "[" + inner
-        for item in value:
-            out.append(opening)
-            _encode(item, inner, out)
-            opening = "," + inner
-        out.append(newline + "]")
-    else:
-        raise _Unusual  # floats (NaN, Infinity spellings), subclasses, anything else
-
-
-@cache
 def templates() -> jinja2.Environment:
-    """The one Jinja environment: strict, whitespace-tidy, templates from the package."""
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("estategen", "templates"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    environment.globals["state_save_location"] = STATE_SAVE_LOCATION
-    return environment
+    """The one Jinja environment (:func:`estategen.templating.environment`), imported when a
+    renderer first needs it: validation does not import Jinja."""
+    from estategen.templating import environment
+
+    return environment()
 
 
 _ATOMS = frozenset({str, int, float, bool, type(None)})

@@ -883,8 +883,10 @@ def md(value: object) -> str:
 def _environment() -> Any:
     import jinja2
 
+    from estategen.templating import CompiledLoader
+
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("estategen", "templates"),
+        loader=CompiledLoader("estategen", "templates"),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -8,11 +8,13 @@ namespace, the Slurm cluster name) are filled by the model, which says so where 
 from __future__ import annotations
 
 import copy
+import json
 import math
 import re
 from collections.abc import Hashable, Mapping
 from datetime import datetime
 from functools import cache
+from pathlib import Path
 from typing import Any, ClassVar
 
 from estategen import hostlist
@@ -1575,6 +1577,18 @@ def json_schema() -> dict[str, Any]:
     }
 
 
+def json_schema_text() -> str:
+    """What ``estategen schema`` prints: :func:`json_schema` as sorted, indented JSON.
+
+    The package ships this text as ``data/schema.json`` so that the command prints it
+    without importing the validator (``python -m estategen.schema`` writes it;
+    tests/test_cli.py fails when the shipped file is not what this returns)."""
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+SHIPPED_SCHEMA = Path(__file__).parent / "data" / "schema.json"
+
+
 def _with_docs(root: dict[str, Any]) -> dict[str, Any]:
     """Merge data/schema-docs.yaml (description and examples per key path) into the schema.
 
@@ -1670,3 +1684,8 @@ def _to_json(rule: Mapping[str, Any]) -> dict[str, Any]:
     if kind == "list" and "schema" in rule:
         out["items"] = _to_json(rule["schema"])
     return out
+
+
+if __name__ == "__main__":
+    SHIPPED_SCHEMA.write_text(json_schema_text(), encoding="utf-8")
+    print(f"{SHIPPED_SCHEMA}: written")

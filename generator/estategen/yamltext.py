@@ -8,6 +8,7 @@ their key) for the shapes our outputs take, and hands anything unusual back to P
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -46,49 +47,83 @@ class _Unusual(Exception):
     """Data the block writer does not reproduce exactly; PyYAML writes the whole document."""
 
 
-# Strings PyYAML writes plain (unquoted) in block context, when the YAML 1.1 resolver also
-# reads them back as strings: no indicator first, no ": " or " #", ASCII, no spaces.
-_PLAIN = re.compile(r"[A-Za-z0-9_/](?:[A-Za-z0-9_./=@+\[\],-]|:(?=.))*")
 _RESOLVER = yaml.resolver.Resolver()
 _STR_TAG = "tag:yaml.org,2002:str"
-# What PyYAML writes for each string seen (plain, or quoted for the rare others); its style
-# choice does not depend on where the string stands once it is on one line, is not empty and
-# is a short key.
-_QUOTED: dict[str, str] = {}
-_LONGEST_SCALAR = 200  # far below width=1000 and the 128-character simple key limit
+# What PyYAML writes for each one-line string seen (plain, or quoted for the others); its
+# style choice does not depend on where the string stands once it is on one line, is not
+# empty and is a short key. Held for this process only, and bounded.
+_STRINGS: dict[str, str] = {}
+_KEYS: dict[str, str] = {}
+_MEMO_LIMIT = 100_000
+# Far below width=1000 (where PyYAML would fold a line at a space) with a 100-character key
+# and the indentation of our documents, and above the longest PromQL expression we write.
+_LONGEST_SCALAR = 500
 _LINE_BREAKS = frozenset("\n\r\x85\u2028\u2029")
+_ONE_LINE = re.compile(r"[ -~]*")  # printable ASCII: nothing PyYAML would escape
+# what PyYAML's emitter (analyze_scalar) takes for an indicator in block context
+_FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
+
+
+def _plain_allowed(text: str) -> bool:
+    """Whether PyYAML may write one-line printable ASCII ``text`` plain in block context
+    (before asking the resolver whether it would read back as a string)."""
+    if not text or text[0] == " " or text[-1] == " " or text.startswith(("---", "...")):
+        return False
+    first = text[0]
+    if first in _FIRST_INDICATORS:
+        return False
+    if first in "?:-" and (len(text) == 1 or text[1] == " "):
+        return False
+    return not (": " in text or text.endswith(":") or " #" in text)
+
+
+def _string(text: str) -> str:
+    """A one-line string as PyYAML writes it: plain when it may be and reads back as a
+    string, else in single quotes; escapes (double quotes) are PyYAML's to write."""
+    if len(text) > _LONGEST_SCALAR:
+        raise _Unusual
+    if _ONE_LINE.fullmatch(text):
+        if (
+            _plain_allowed(text)
+            and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
+        ):
+            written = text
+        else:
+            written = "'" + text.replace("'", "''") + "'"
+    else:
+        line = _dump([text])
+        if not line.startswith("- ") or line.count("\n") != 1:
+            raise _Unusual
+        written = line[2:-1]
+    # a multi-line string is a | block in a manifest: only one-line strings are remembered
+    if len(_STRINGS) < _MEMO_LIMIT and "\n" not in text:
+        _STRINGS[text] = written
+    return written
 
 
 def _scalar(value: object) -> str:
     kind = type(value)
     if kind is str:
         text: str = value  # type: ignore[assignment]
-        cached = _QUOTED.get(text)
-        if cached is not None:
-            return cached
-        if (
-            len(text) <= _LONGEST_SCALAR
-            and _PLAIN.fullmatch(text)
-            and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
-        ):
-            if len(_QUOTED) < 10_000:
-                _QUOTED[text] = text
-            return text
-        if len(text) > _LONGEST_SCALAR:
-            raise _Unusual
-        line = _dump([text])
-        if not line.startswith("- ") or line.count("\n") != 1:
-            raise _Unusual
-        if len(_QUOTED) < 10_000:
-            _QUOTED[text] = line[2:-1]
-        return line[2:-1]
+        written = _STRINGS.get(text)
+        return _string(text) if written is None else written
     if value is None:
         return "null"
     if kind is bool:
         return "true" if value else "false"
     if kind is int:
-        return str(value)
+        return int.__repr__(value)
     raise _Unusual  # floats and others: rare, and PyYAML's spelling is subtle
+
+
+def _key(key: object) -> str:
+    """A mapping key followed by ``:``; keys PyYAML writes as ``? key`` are _Unusual."""
+    if type(key) is not str or not key or len(key) > 100 or _LINE_BREAKS & set(key):
+        raise _Unusual
+    written = _scalar(key) + ":"
+    if len(_KEYS) < _MEMO_LIMIT:
+        _KEYS[key] = written
+    return written
 
 
 def block(data: Any) -> str:
@@ -105,20 +140,76 @@ def manifest(data: Any) -> str:
 def _block(data: Any, manifest: bool) -> str:
     try:
         out: list[str] = []
-        seen: set[int] = {id(data)}
-        if type(data) is dict and data:
-            _write_mapping(data, "", out, seen, manifest)
-        elif type(data) is list and data:
-            _write_sequence(data, "", out, seen, manifest)
-        else:
-            raise _Unusual
+        containers: list[int] = [id(data)]
+        _write(data, out, containers, {}, manifest)
+        if len(set(containers)) != len(containers):
+            # an object written twice: PyYAML writes it once with an anchor (&id001), then
+            # aliases (*id001)
+            anchors = _anchors(data, manifest)
+            if id(data) in anchors:
+                raise _Unusual  # the document holds itself
+            out = []
+            _write(data, out, [], anchors, manifest)
         return "".join(out)
     except (_Unusual, TypeError):  # TypeError: keys that do not sort
         return _dump(data, manifest)
 
 
-# what a literal block may hold: printable ASCII lines without trailing blanks
-_LITERAL_LINE = re.compile(r"(?:[!-~][ -~]*[!-~]|[!-~])?")
+def _write(
+    data: Any, out: list[str], containers: list[int], anchors: Anchors, manifest: bool
+) -> None:
+    if type(data) is dict and data:
+        _write_mapping(data, "", "", out.append, containers, anchors, manifest)
+    elif type(data) is list and data:
+        _write_sequence(data, "", "", out.append, containers, anchors, manifest)
+    else:
+        raise _Unusual
+
+
+# id of each object written more than once -> "&idNNN" until it is written, "*idNNN" after
+Anchors = dict[int, str]
+
+
+def _anchors(data: Any, manifest: bool) -> Anchors:
+    """PyYAML's anchors: numbered in the order each object is met a second time, walking
+    the document as it is written (an alias is not walked into)."""
+    seen: set[int] = set()
+    anchors: Anchors = {}
+
+    def walk(node: Any) -> None:
+        kind = type(node)
+        if kind is not dict and kind is not list:
+            return
+        if id(node) in seen:
+            if id(node) not in anchors:
+                anchors[id(node)] = f"&id{len(anchors) + 1:03d}"
+            return
+        seen.add(id(node))
+        if kind is list:
+            items = node
+        else:
+            items = node.values() if manifest else [v for _, v in sorted(node.items())]
+        for item in items:
+            walk(item)
+
+    walk(data)
+    return anchors
+
+
+def _anchor(value: Any, anchors: Anchors) -> str:
+    """ "" for an object written once; its anchor ("&id001") the first time it is written,
+    then its alias ("*id001")."""
+    anchor = anchors.get(id(value))
+    if anchor is None:
+        return ""
+    anchors[id(value)] = "*" + anchor[1:]
+    return anchor
+
+
+# what a literal block may hold: printable ASCII lines without trailing blanks (the first
+# also without leading ones: PyYAML would add an indentation indicator)
+_FIRST_LINE = re.compile(r"[!-~](?:[ -~]*[!-~])?")
+_LITERAL_LINE = re.compile(r"(?:[ -~]*[!-~])?")
 
 
 def _literal_block(text: str, indent: str) -> str:
@@ -126,58 +217,234 @@ def _literal_block(text: str, indent: str) -> str:
     if not text.endswith("\n") or text.endswith("\n\n"):
         raise _Unusual  # PyYAML would write |- or |+
     lines = text[:-1].split("\n")
-    if not all(_LITERAL_LINE.fullmatch(line) for line in lines) or not lines[0]:
+    if not _FIRST_LINE.fullmatch(lines[0]) or not all(map(_LITERAL_LINE.fullmatch, lines)):
         raise _Unusual
     inner = indent + "  "
     return " |\n" + "".join(f"{inner}{line}\n" if line else "\n" for line in lines)
 
 
-def _write_value(value: Any, indent: str, out: list[str], seen: set[int], manifest: bool) -> None:
-    """Write what follows a ``key:`` or ``-`` at ``indent``, starting on that line."""
-    kind = type(value)
-    if kind is dict or kind is list:
-        if id(value) in seen:  # shared object: PyYAML writes an anchor and an alias
-            raise _Unusual
-        seen.add(id(value))
-        if not value:
-            out.append(" {}\n" if kind is dict else " []\n")
-        elif kind is dict:
-            out.append("\n")
-            _write_mapping(value, indent + "  ", out, seen, manifest)
-        else:
-            out.append("\n")
-            _write_sequence(value, indent + "  ", out, seen, manifest)
-    elif manifest and kind is str and "\n" in value:
-        out.append(_literal_block(value, indent))
-    else:
-        out.append(f" {_scalar(value)}\n")
+Append = Callable[[str], None]
 
 
 def _write_mapping(
-    mapping: dict[Any, Any], indent: str, out: list[str], seen: set[int], manifest: bool
+    mapping: dict[Any, Any],
+    first: str,
+    indent: str,
+    append: Append,
+    containers: list[int],
+    anchors: Anchors,
+    manifest: bool,
 ) -> None:
-    for key in mapping if manifest else sorted(mapping):
-        if type(key) is not str or not key or len(key) > 100 or _LINE_BREAKS & set(key):
-            raise _Unusual  # PyYAML writes these as "? key" complex keys
-        out.append(f"{indent}{_scalar(key)}:")
-        _write_value(mapping[key], indent, out, seen, manifest)
+    """The keys of ``mapping`` at ``indent``; the first line starts with ``first`` instead
+    (``- `` when the mapping is a list item: ``- name: x``)."""
+    prefix = first
+    inner = indent + "  "
+    for key, value in mapping.items() if manifest else sorted(mapping.items()):
+        written = _KEYS.get(key)
+        if written is None:
+            written = _key(key)
+        kind = type(value)
+        if kind is str:
+            scalar = _STRINGS.get(value)
+            if scalar is None:
+                if manifest and "\n" in value:
+                    append(f"{prefix}{written}{_literal_block(value, indent)}")
+                    prefix = indent
+                    continue
+                scalar = _string(value)
+            append(f"{prefix}{written} {scalar}\n")
+        elif kind is dict or kind is list:
+            containers.append(id(value))
+            mark = _anchor(value, anchors) if anchors else ""
+            if mark.startswith("*"):
+                append(f"{prefix}{written} {mark}\n")
+            elif not value:
+                empty = "{}" if kind is dict else "[]"
+                append(f"{prefix}{written}{' ' if mark else ''}{mark} {empty}\n")
+            else:
+                append(f"{prefix}{written}{' ' if mark else ''}{mark}\n")
+                if kind is dict:
+                    _write_mapping(value, inner, inner, append, containers, anchors, manifest)
+                else:
+                    _write_sequence(value, inner, inner, append, containers, anchors, manifest)
+        else:
+            append(f"{prefix}{written} {_scalar(value)}\n")
+        prefix = indent
 
 
 def _write_sequence(
-    items: list[Any], indent: str, out: list[str], seen: set[int], manifest: bool
+    items: list[Any],
+    first: str,
+    indent: str,
+    append: Append,
+    containers: list[int],
+    anchors: Anchors,
+    manifest: bool,
 ) -> None:
+    """The items of ``items`` at ``indent``, the first line starting with ``first``."""
+    prefix = first
+    inner = indent + "  "
     for item in items:
         kind = type(item)
-        if kind is dict and item:
-            if id(item) in seen:
-                raise _Unusual
-            seen.add(id(item))
-            # the first key shares the line of the dash: "- name: x"
-            start = len(out)
-            _write_mapping(item, indent + "  ", out, seen, manifest)
-            out[start] = f"{indent}- {out[start][len(indent) + 2 :]}"
-        elif kind is list and item:
-            raise _Unusual  # "- - x": nested lists do not occur in our files
+        if kind is dict or kind is list:
+            containers.append(id(item))
+            mark = _anchor(item, anchors) if anchors else ""
+            if mark.startswith("*"):
+                append(f"{prefix}- {mark}\n")
+            elif not item:
+                append(f"{prefix}- {mark}{' ' if mark else ''}{'{}' if kind is dict else '[]'}\n")
+            elif mark:  # "- &id001", then the object on the lines below
+                append(f"{prefix}- {mark}\n")
+                if kind is dict:
+                    _write_mapping(item, inner, inner, append, containers, anchors, manifest)
+                else:
+                    _write_sequence(item, inner, inner, append, containers, anchors, manifest)
+            elif kind is dict:
+                _write_mapping(item, prefix + "- ", inner, append, containers, anchors, manifest)
+            else:  # "- - x": the inner list's first item shares the line
+                _write_sequence(item, prefix + "- ", inner, append, containers, anchors, manifest)
+        elif manifest and kind is str and "\n" in item:
+            append(f"{prefix}-{_literal_block(item, indent)}")
         else:
-            out.append(f"{indent}-")
-            _write_value(item, indent, out, seen, manifest)
+            append(f"{prefix}- {_scalar(item)}\n")
+        prefix = indent
+
+
+# --- libyaml's layout (the Prometheus files): lists not indented under their key ---------
+
+
+def libyaml_block(data: Any) -> str:
+    """What ``yaml.dump(data, Dumper=yaml.CSafeDumper, sort_keys=False,
+    default_flow_style=False, width=1000)`` writes: keys in the order written, lists not
+    indented under their key. Mappings, lists, integers, booleans, null and one-line
+    printable strings are written here (libyaml chooses their styles as PyYAML does); a
+    document holding anything else, or an object twice, is libyaml's to write."""
+    try:
+        if type(data) is not dict or not data:
+            raise _Unusual
+        out: list[str] = []
+        containers: list[int] = [id(data)]
+        _c_mapping(data, "", "", out.append, containers)
+        if len(set(containers)) != len(containers):
+            raise _Unusual
+        return "".join(out)
+    except _Unusual:
+        return yaml.dump(
+            data,
+            Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+            sort_keys=False,
+            default_flow_style=False,
+            width=1000,
+        )
+
+
+_C_STRINGS: dict[str, str] = {}
+_WIDTH = 1000  # yaml.dump(width=1000): libyaml folds a line at a space past this column
+
+
+def _c_string(text: str) -> str:
+    """A one-line printable string as libyaml writes it: plain or in single quotes (the
+    writers refuse a line longer than the width that holds a space, where libyaml folds)."""
+    written = _C_STRINGS.get(text)
+    if written is not None:
+        return written
+    if not _ONE_LINE.fullmatch(text):
+        raise _Unusual
+    if (
+        _plain_allowed(text) and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
+    ):
+        written = text
+    else:
+        written = "'" + text.replace("'", "''") + "'"
+    if len(_C_STRINGS) < _MEMO_LIMIT:
+        _C_STRINGS[text] = written
+    return written
+
+
+def _c_scalar(value: object) -> str:
+    kind = type(value)
+    if kind is str:
+        return _c_string(value)  # type: ignore[arg-type]
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    raise _Unusual
+
+
+def _c_mapping(
+    mapping: dict[Any, Any], first: str, indent: str, append: Append, containers: list[int]
+) -> None:
+    prefix = first
+    inner = indent + "  "
+    for key, value in mapping.items():
+        if type(key) is not str or not key or len(key) > 100:
+            raise _Unusual
+        written = _c_string(key)
+        kind = type(value)
+        if kind is dict or kind is list:
+            containers.append(id(value))
+            if not value:
+                append(f"{prefix}{written}: {'{}' if kind is dict else '[]'}\n")
+            elif kind is dict:
+                append(f"{prefix}{written}:\n")
+                _c_mapping(value, inner, inner, append, containers)
+            else:  # "key:" then "- item" at the key's own indentation
+                append(f"{prefix}{written}:\n")
+                _c_sequence(value, indent, indent, append, containers)
+        else:
+            scalar = _c_scalar(value)
+            line = f"{prefix}{written}: {scalar}\n"
+            if line.find(" ", _WIDTH) != -1:  # libyaml folds at a space past the width
+                line = _c_folded(f"{prefix}{written}: ", scalar, inner)
+            append(line)
+        prefix = indent
+
+
+def _c_folded(head: str, scalar: str, indent: str) -> str:
+    """A mapping value's plain scalar folded as libyaml folds it: at each single space met
+    past the width, a line break and the value's indentation instead of the space."""
+    if scalar.startswith("'"):
+        raise _Unusual  # single quotes fold by other rules
+    out = [head]
+    column = len(head)
+    start = 0
+    for index, char in enumerate(scalar):
+        if (
+            char == " "
+            and column > _WIDTH
+            and scalar[index - 1] != " "
+            and scalar[index + 1 : index + 2] not in (" ", "")
+        ):
+            out.append(f"{scalar[start:index]}\n{indent}")
+            column = len(indent)
+            start = index + 1
+        else:
+            column += 1
+    out.append(f"{scalar[start:]}\n")
+    return "".join(out)
+
+
+def _c_sequence(
+    items: list[Any], first: str, indent: str, append: Append, containers: list[int]
+) -> None:
+    prefix = first
+    inner = indent + "  "
+    for item in items:
+        kind = type(item)
+        if kind is dict or kind is list:
+            containers.append(id(item))
+            if not item:
+                append(f"{prefix}- {'{}' if kind is dict else '[]'}\n")
+            elif kind is dict:
+                _c_mapping(item, prefix + "- ", inner, append, containers)
+            else:
+                _c_sequence(item, prefix + "- ", inner, append, containers)
+        else:
+            line = f"{prefix}- {_c_scalar(item)}\n"
+            if line.find(" ", _WIDTH) != -1:
+                raise _Unusual
+            append(line)
+        prefix = indent

@@ -1,0 +1,1 @@
+"""Jinja templates compiled to Python (see estategen.render.CompiledLoader); generated."""
