@@ -27,9 +27,10 @@ from estategen import hostlist
 from estategen.errors import UsageError
 from estategen.estatediff import Delta, diff, named, own_policies, recorded
 from estategen.facts import pool_group
-from estategen.kubernetes.nvidia import DEFAULT_CONFIG
+from estategen.kubernetes.objects import Obj
 from estategen.model import Estate
 from estategen.readback import OutputFolder, check_content
+from estategen.recorded import NotRecorded, estate_from_data
 from estategen.render import MANIFEST, Files
 from estategen.renderers.pulumi import project_name
 from estategen.slurm_keys import ChangePolicy, change_for, slurm_key
@@ -310,6 +311,7 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
         if p.startswith("pulumi/") and p.endswith("/cluster.json")
     }
     model: list[Change] | str = []
+    derived: dict[str, list[Change]] | str = {}  # the clusters' objects, from both models
     same = True  # the models are equal: a file that changes is rendered differently
     if entries:
         before = recorded(old_files.get("estate.json") if "estate.json" in entries else None)
@@ -319,6 +321,10 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
         else:
             model = model_changes(before, after, estate)
             same = before == after
+            try:
+                derived = kubernetes_changes(estate_from_data(before), estate)
+            except NotRecorded as err:
+                derived = str(err)
     by_file: dict[str, list[Change]] = {}
     for change in model if isinstance(model, list) else []:
         by_file.setdefault(change.file, []).append(change)
@@ -341,17 +347,19 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
             status = "mode"
         else:
             continue
-        after_bytes = new[path].content if path in new else None
         if result.initial:
             changes: tuple[Change, ...] = (_first(path),)
-        elif _project(path) in projects and not path.endswith("/cluster.json"):
+        elif _project(path) in projects:
             changes = (_project_file(path, projects[_project(path)]),)
         elif rendered and edited:
             changes = (_edited(path),)
+        elif _DERIVED.fullmatch(path):
+            found = derived.pop(path, []) if isinstance(derived, dict) else []
+            changes = tuple(found) or (_derived_carried(path, derived, model, same),)
         elif _MODELLED.fullmatch(path):
             changes = tuple(by_file.pop(path, ())) or (_carried(path, model, same),)
         else:
-            changes = tuple(explain(estate, path, status, old, after_bytes))
+            changes = tuple(explain(path, status))
         result.files.append(FileChange(path, status, edited, changes))
     leftover = [c for changes in by_file.values() for c in changes]
     if leftover:
@@ -370,6 +378,34 @@ _MODELLED = re.compile(
     r"slurm/(slurm\.conf|gres\.conf|topology\.conf|cgroup\.conf|slurmdbd\.conf|sacct\.cfg"
     r"|qos\.sacctmgr|reservations\.scontrol)|ansible/(group_vars/.+|vars/.+|inventory\.yml)"
 )
+
+
+# files of a cluster whose changes are derived from both models' objects, never from their text
+_DERIVED = re.compile(
+    r"pulumi/[^/]+/cluster\.json|kubernetes/[^/]+/(helm/[^/]+\.values\.yaml"
+    r"|(?!kustomization\.)[^/]+\.yaml)"
+)
+
+
+def _derived_carried(
+    path: str, derived: dict[str, list[Change]] | str, model: list[Change] | str, same: bool
+) -> Change:
+    """A cluster's file the render changes whose objects, as both models build them, are the
+    same: what the earlier render wrote is not in any model."""
+    up = Action("pulumi-up", _project(path))
+    reason = derived if isinstance(derived, str) else model if isinstance(model, str) else ""
+    if reason:
+        return _carried(path, reason, same)
+    if same:
+        return Change(
+            path,
+            "rendered-differently",
+            path,
+            "the blueprint did not change, the render did (another estategen release): review "
+            "the diff; pulumi up applies it",
+            actions=(up, Action("review", path)),
+        )
+    return Change(path, "kubernetes-manifest", path, "manifest layout only", actions=(up,))
 
 
 def _edited(path: str) -> Change:
@@ -420,6 +456,19 @@ def _project(path: str) -> str:
 
 
 def _project_file(path: str, status: str) -> Change:
+    if path.endswith("/cluster.json"):
+        return Change(
+            path,
+            f"kubernetes-cluster-{status}",
+            _project(path),
+            "a new Pulumi project: create its stack and apply it"
+            if status == "added"
+            else "the cluster left the blueprint: destroy its stack from the current output "
+            "before rendering, or its resources stay unmanaged",
+            actions=(
+                Action("pulumi-new" if status == "added" else "pulumi-destroy", _project(path)),
+            ),
+        )
     if status == "added":
         return Change(
             path,
@@ -455,12 +504,10 @@ def _first(path: str) -> Change:
 # --- explaining changes ------------------------------------------------------------------------
 
 
-def explain(
-    estate: Estate, path: str, status: str, old: bytes | None, new: bytes | None
-) -> list[Change]:
-    """The changes in one file; every changed file yields at least one."""
-    import yaml
-
+def explain(path: str, status: str) -> list[Change]:
+    """The change of one file that no model decides (the render's own files: roles, the
+    Pulumi program, the Prometheus and Grafana files, the programs Ansible installs); every
+    changed file yields at least one. Its text is never read."""
     if status == "mode":
         return [
             Change(
@@ -471,38 +518,10 @@ def explain(
                 actions=_ansible_for(path),
             )
         ]
-    before = (old or b"").decode("utf-8", "replace")
-    after = (new or b"").decode("utf-8", "replace")
     for pattern, explainer in _EXPLAINERS:
         match = re.fullmatch(pattern, path)
         if match:
-            try:
-                changes = explainer(estate, path, status, before, after, *match.groups())
-            except (*_UNREADABLE, yaml.YAMLError) as err:
-                # a copy edited by hand into something we cannot read: still a change, to
-                # review by its diff
-                return [
-                    Change(
-                        path,
-                        "other",
-                        path,
-                        f"could not read this file as estategen writes it ({err}); review the diff",
-                        actions=(Action("review", path),),
-                    )
-                ]
-            if changes:
-                return changes
-            if _comments_only(before, after):
-                return [
-                    Change(
-                        path,
-                        "comments-only",
-                        path,
-                        "only comments differ; no daemon needs to act",
-                        actions=(Action("review", path),),
-                    )
-                ]
-            break
+            return explainer(path, status, *match.groups())
     return [
         Change(
             path,
@@ -512,17 +531,6 @@ def explain(
             actions=(Action("review", path),),
         )
     ]
-
-
-# what parsing a file edited by hand may raise (hostlist errors are ValueErrors)
-_UNREADABLE = (ValueError, KeyError, TypeError, AttributeError, IndexError)
-
-
-def _comments_only(before: str, after: str) -> bool:
-    def strip(text: str) -> list[str]:
-        return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
-
-    return strip(before) == strip(after)
 
 
 # --- the model: what changed in the blueprint and what each change needs (issue 12) ---------
@@ -641,13 +649,6 @@ def _show(value: Any) -> str:
 def _short(value: Any) -> str:
     text = json.dumps(value, sort_keys=True) if value is not None else ""
     return text if len(text) <= 200 else text[:199] + "…"
-
-
-def _yaml(text: str) -> Any:
-    """yaml.safe_load with libyaml's parser where PyYAML has it."""
-    import yaml
-
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if text else None
 
 
 def _pool_hosts(pool: Mapping[str, Any] | None) -> list[str]:
@@ -1583,9 +1584,7 @@ def _ansible_for(path: str) -> tuple[Action, ...]:
     return tuple(Action("ansible-playbook", f"all:{role}") for role in _FILE_ROLES.get(name, ()))
 
 
-def _ansible_copy(
-    estate: Estate, path: str, status: str, before: str, after: str, name: str
-) -> list[Change]:
+def _ansible_copy(path: str, status: str, name: str) -> list[Change]:
     return [
         Change(
             path,
@@ -1598,9 +1597,7 @@ def _ansible_copy(
     ]
 
 
-def _ansible_other(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
+def _ansible_other(path: str, status: str, *_: str) -> list[Change]:
     match = re.match(r"ansible/roles/([^/]+)/", path)
     role = match.group(1) if match else ""
     return [
@@ -1616,33 +1613,12 @@ def _ansible_other(
     ]
 
 
-def _cluster_json(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str
+def _cluster_data_changes(
+    path: str, cluster: str, old: Mapping[str, Any], new: Mapping[str, Any]
 ) -> list[Change]:
-    """The Pulumi project's data: its releases and managed node pools (the objects it applies
-    are the manifests, explained per object)."""
-    if status == "added":
-        return [
-            Change(
-                path,
-                "kubernetes-cluster-added",
-                cluster,
-                "a new Pulumi project: create its stack and apply it",
-                actions=(Action("pulumi-new", cluster),),
-            )
-        ]
-    if status == "removed":
-        return [
-            Change(
-                path,
-                "kubernetes-cluster-removed",
-                cluster,
-                "the cluster left the blueprint: destroy its stack from the current "
-                "output before rendering, or its resources stay unmanaged",
-                actions=(Action("pulumi-destroy", cluster),),
-            )
-        ]
-    old, new = json.loads(before or "{}"), json.loads(after or "{}")
+    """The Pulumi project's data (:func:`estategen.renderers.pulumi.cluster_data` of each
+    model): its releases and managed node pools (the objects it applies are the manifests,
+    explained per object)."""
     up = Action("pulumi-up", cluster)
     changes = []
     was = {p["name"]: p for p in old.get("node_pools") or []}
@@ -1684,6 +1660,62 @@ def _cluster_json(
             Change(path, kind, key, meaning, _short(old.get(key)), _short(new.get(key)), (up,))
         )
     return changes
+
+
+def kubernetes_changes(old: Estate, new: Estate) -> dict[str, list[Change]]:
+    """What changes on each cluster both models have, by the file that carries it: the
+    objects of kubernetes/<cluster>/ (:func:`estategen.kubernetes.cluster_objects`), the Helm
+    values of its releases and the Pulumi project's data (:func:`cluster_data`), built from
+    each model by the renderers' own functions and compared object by object."""
+    from estategen.kubernetes import cluster_objects
+    from estategen.renderers.kubernetes import manifest_folder, values_file
+    from estategen.renderers.pulumi import cluster_data
+
+    out: dict[str, list[Change]] = {}
+    was = {c.name: c for c in old.kubernetes_clusters}
+    for cluster in new.kubernetes_clusters:
+        earlier = was.get(cluster.name)
+        if earlier is None:
+            continue  # a new project: pulumi-new
+        name = cluster.name
+        base = manifest_folder(cluster)
+        path = f"pulumi/{name}/cluster.json"
+        out[path] = _cluster_data_changes(
+            path, name, _plain(cluster_data(old, earlier)), _plain(cluster_data(new, cluster))
+        )
+        built, before = cluster_objects(new, cluster), cluster_objects(old, earlier)
+        mig = earlier.mig_strategy != cluster.mig_strategy
+        for file in [*before.files, *(f for f in built.files if f not in before.files)]:
+            path = f"{base}/{file}"
+            out[path] = _object_changes(
+                new, path, name, before.files.get(file, []), built.files.get(file, []), mig
+            )
+        values: dict[str, Any] = {values_file(r): r.values for r in before.releases}
+        for release in built.releases:
+            values.setdefault(values_file(release), None)
+        now = {values_file(r): r.values for r in built.releases}
+        for file in values:
+            a, b = _plain(values[file]), _plain(now.get(file))
+            if a == b:
+                continue
+            path = f"{base}/{file}"
+            out[path] = [
+                Change(
+                    path,
+                    "kubernetes-components",
+                    f"Helm release {file.removeprefix('helm/').removesuffix('.values.yaml')}",
+                    "the release's values change: it upgrades with pulumi up (or helm upgrade)",
+                    _short(_differing(a, b)[0]) if a is not None else "",
+                    _short(_differing(a, b)[1]) if b is not None else "",
+                    (Action("pulumi-up", name),),
+                )
+            ]
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """JSON data as a file carries it (tuples as lists)."""
+    return json.loads(json.dumps(value))
 
 
 def _release_secrets_note(old: Any, new: Any) -> str:
@@ -1838,11 +1870,10 @@ def _object_key(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(obj.get("kind")), name
 
 
-def _objects(text: str) -> dict[tuple[str, str], Mapping[str, Any]]:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return {_object_key(o): o for o in yaml.load_all(text or "", Loader=loader) if o}
+def _objects(objs: Iterable[Obj]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """Objects by kind and name, as plain data (what the manifest says of each)."""
+    plain = json.loads(json.dumps(list(objs)))
+    return {_object_key(o): o for o in plain}
 
 
 def _without_checksum(obj: Mapping[str, Any]) -> Any:
@@ -1853,7 +1884,9 @@ def _without_checksum(obj: Mapping[str, Any]) -> Any:
     return copy
 
 
-def _object_change(kind: str, name: str, a: Any, b: Any) -> tuple[str, str]:
+def _object_change(
+    kind: str, name: str, a: Any, b: Any, mig_strategy_changed: bool
+) -> tuple[str, str]:
     if kind == "ConfigMap":
         if name.endswith("/nvidia-mig-parted-config"):
             return (
@@ -1862,7 +1895,7 @@ def _object_change(kind: str, name: str, a: Any, b: Any) -> tuple[str, str]:
                 "node (a drain) before changing the layout",
             )
         if name.endswith("/nvidia-device-plugin-configs"):
-            if a and b and _cluster_mig_strategy(a) != _cluster_mig_strategy(b):
+            if a and b and mig_strategy_changed:
                 return (
                     "kubernetes-cluster-settings",
                     "the MIG strategy changes the resource names pods request: the device "
@@ -1886,17 +1919,16 @@ def explains(kind: str) -> bool:
     return kind in _OBJECT_CHANGES
 
 
-def _cluster_mig_strategy(configmap: Mapping[str, Any]) -> Any:
-    """The cluster's MIG strategy, as the device plugin's default config carries it (a pool's
-    config carries `none` without MIG, so pools coming and going do not change it)."""
-    body = _yaml((configmap.get("data") or {}).get(DEFAULT_CONFIG, "")) or {}
-    return (body.get("flags") or {}).get("migStrategy")
-
-
-def _manifest(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
+def _object_changes(
+    estate: Estate,
+    path: str,
+    cluster: str,
+    before: list[Obj],
+    after: list[Obj],
+    mig_strategy_changed: bool,
 ) -> list[Change]:
-    """Per object of a manifest: what changing, adding or removing it means."""
+    """Per object of a manifest (the objects each model builds): what changing, adding or
+    removing it means."""
     up = Action("pulumi-up", cluster)
     old, new = _objects(before), _objects(after)
     changes: list[Change] = []
@@ -1910,7 +1942,7 @@ def _manifest(
         elif kind == "Node":
             nodes["added" if a is None else "removed"].append(subject)
             continue
-        change_kind, meaning = _object_change(kind, subject, a, b)
+        change_kind, meaning = _object_change(kind, subject, a, b, mig_strategy_changed)
         frozen = _KUEUE_FROZEN.get(kind, ())
         spec_a, spec_b = (a or {}).get("spec") or {}, (b or {}).get("spec") or {}
         if (
@@ -1969,10 +2001,6 @@ def _manifest(
                     (up,),
                 )
             )
-    if not changes:
-        changes.append(
-            Change(path, "kubernetes-manifest", name, "manifest layout only", actions=(up,))
-        )
     return changes
 
 
@@ -1986,25 +2014,7 @@ def _kueue_urn(estate: Estate, cluster: str, kind: str, obj: Mapping[str, Any]) 
     return f"urn:pulumi:{estate.name}::{project}::kubernetes:{api}:{kind}::{object_key(dict(obj))}"
 
 
-def _helm_values(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
-) -> list[Change]:
-    return [
-        Change(
-            path,
-            "kubernetes-components",
-            f"Helm release {name}",
-            "the release's values change: it upgrades with pulumi up (or helm upgrade)",
-            _short(_differing(_yaml(before), _yaml(after))[0]) if before else "",
-            _short(_differing(_yaml(before), _yaml(after))[1]) if after else "",
-            (Action("pulumi-up", cluster),),
-        )
-    ]
-
-
-def _examples(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, team: str
-) -> list[Change]:
+def _examples(path: str, status: str, cluster: str, team: str) -> list[Change]:
     return [
         Change(
             path,
@@ -2017,9 +2027,7 @@ def _examples(
     ]
 
 
-def _kubernetes_other(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
-) -> list[Change]:
+def _kubernetes_other(path: str, status: str, cluster: str, name: str) -> list[Change]:
     return [
         Change(
             path,
@@ -2031,9 +2039,7 @@ def _kubernetes_other(
     ]
 
 
-def _pulumi_program(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
-) -> list[Change]:
+def _pulumi_program(path: str, status: str, cluster: str, name: str) -> list[Change]:
     if name == "requirements.txt":
         meaning = (
             "the program's Python dependencies change: recreate the project's "
@@ -2048,11 +2054,9 @@ def _pulumi_program(
     ]
 
 
-def _stack_settings(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, stack: str
-) -> list[Change]:
+def _stack_settings(path: str, status: str, cluster: str, stack: str) -> list[Change]:
     if status != "removed":
-        return _pulumi_program(estate, path, status, before, after, cluster, f"Pulumi.{stack}.yaml")
+        return _pulumi_program(path, status, cluster, f"Pulumi.{stack}.yaml")
     return [
         Change(
             path,
@@ -2067,9 +2071,7 @@ def _stack_settings(
     ]
 
 
-def _prometheus(
-    estate: Estate, path: str, status: str, before: str, after: str, name: str
-) -> list[Change]:
+def _prometheus(path: str, status: str, name: str) -> list[Change]:
     if name.startswith("targets/"):
         return [
             Change(
@@ -2092,9 +2094,7 @@ def _prometheus(
     ]
 
 
-def _grafana(
-    estate: Estate, path: str, status: str, before: str, after: str, name: str
-) -> list[Change]:
+def _grafana(path: str, status: str, name: str) -> list[Change]:
     return [
         Change(
             path,
@@ -2107,9 +2107,7 @@ def _grafana(
     ]
 
 
-def _estate_json(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
+def _estate_json(path: str, status: str, *_: str) -> list[Change]:
     return [
         Change(
             path,
@@ -2125,9 +2123,7 @@ Explainer = Callable[..., list[Change]]
 # --- node health checks and cloud nodes (issue 14 parts 4 and 5) ---
 
 
-def _health_check_program(
-    estate: Estate, path: str, status: str, before: str, after: str, pool: str
-) -> list[Change]:
+def _health_check_program(path: str, status: str, pool: str) -> list[Change]:
     if status == "removed":
         meaning = (
             f"pool {pool} no longer has a health check (or no longer exists); the program "
@@ -2151,9 +2147,7 @@ def _health_check_program(
     ]
 
 
-def _power_program(
-    estate: Estate, path: str, status: str, before: str, after: str, program: str
-) -> list[Change]:
+def _power_program(path: str, status: str, program: str) -> list[Change]:
     return [
         Change(
             path,
@@ -2172,10 +2166,7 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"slurm/power/(resume|suspend)\.sh", _power_program),
     (r"ansible/files/slurm/(.+)", _ansible_copy),
     (r"ansible/.+", _ansible_other),
-    (r"pulumi/([^/]+)/cluster\.json", _cluster_json),
-    (r"kubernetes/([^/]+)/helm/([^/]+)\.values\.yaml", _helm_values),
     (r"kubernetes/([^/]+)/examples/([^/]+)\.yaml", _examples),
-    (r"kubernetes/([^/]+)/((?!kustomization)[^/]+\.yaml)", _manifest),
     (r"kubernetes/([^/]+)/(.+)", _kubernetes_other),
     (r"pulumi/([^/]+)/Pulumi\.([^/]+)\.yaml", _stack_settings),
     (r"pulumi/([^/]+)/([^/]+)", _pulumi_program),

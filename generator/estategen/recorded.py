@@ -40,7 +40,9 @@ def estate_from_data(data: Mapping[str, Any]) -> Estate:
     try:
         built = _build(Estate, data)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
-        raise NotRecorded(f"estate.json does not record a model this estategen reads ({err})")
+        raise NotRecorded(
+            f"estate.json does not record a model this estategen reads ({err})"
+        ) from err
     assert isinstance(built, Estate)
     return built
 
@@ -82,8 +84,8 @@ def _build(hint: Any, value: Any) -> Any:
         if not isinstance(value, Mapping):
             raise TypeError(f"{value!r} is not an object")
         return MappingProxyType({k: _build(args[1], v) for k, v in value.items()})
-    if hint is float and isinstance(value, int):
-        return float(value)
+    if hint is float and isinstance(value, int | float):
+        return value  # as recorded: a whole number stays one (UsageFactor=1)
     if hint is not Any and isinstance(hint, type) and not isinstance(value, hint):
         raise TypeError(f"{value!r} is not a {hint.__name__}")
     return value
