@@ -267,6 +267,42 @@ def test_kueue_quota_is_applied_live_by_pulumi_up(rendered: dict[str, Path]) -> 
     ]
 
 
+def test_an_alert_threshold_names_its_rule_and_reloads_prometheus(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    source = (
+        (PAIRS / "base.yaml")
+        .read_text()
+        .replace(
+            "  labels: {site: pairs}",
+            "  labels: {site: pairs}\n  alerts: {gpu_thermal_throttling_percent: 25}",
+        )
+    )
+    after = tmp_path / "alerts.yaml"
+    after.write_text(source)
+    estate = estate_of(after)
+    result = plan(estate, render(estate), rendered["base.yaml"])
+    rules = [c for f in result.files for c in f.changes if c.kind == "prometheus-config"]
+    assert rules and all(c.file.endswith("estategen.rules.yml") for c in rules)
+    assert all(c.subject.startswith("rule ") and "25" in c.after for c in rules)
+    assert all(c.actions == (Action("prometheus-reload"),) for c in rules)
+    # no scrape job changed: the scrape configuration is not in the plan
+    assert not [f for f in result.files if f.path.endswith("scrape-configs.yml")]
+
+
+def test_new_hosts_are_new_file_sd_targets_without_a_reload(
+    rendered: dict[str, Path],
+) -> None:
+    estate = estate_of(PAIRS / "nodes-added.yaml")
+    result = plan(estate, render(estate), rendered["base.yaml"])
+    targets = {
+        c.subject: c for f in result.files for c in f.changes if c.kind == "prometheus-targets"
+    }
+    node = targets["node-exporter targets"]
+    assert (node.before, node.after) == ("", '["gpu-05:9100", "gpu-06:9100"]')
+    assert "prometheus-reload" not in {a.id for c in targets.values() for a in c.actions}
+
+
 def test_removed_cluster_is_destroyed_before_anything_else(rendered: dict[str, Path]) -> None:
     estate = estate_of(PAIRS / "cluster-removed.yaml")
     steps = plan(estate, render(estate), rendered["with-burst.yaml"]).steps()

@@ -7,10 +7,15 @@ schema's ``x-estategen-change``) and the derived facts (which hosts, groups, dae
 files): ``scontrol reconfigure``, a slurmctld restart, draining nodes, ``sacctmgr``,
 ``ansible-playbook --tags``. A ``slurm.options`` key follows :mod:`estategen.slurm_keys`.
 
-The rendered Slurm and Ansible files are never read to decide a step: MANIFEST.json's digests
-say which files the render changes, and the folder's bytes only show hand edits since the last
-render. The Kubernetes objects, Pulumi project data and Prometheus files are still explained
-per object from the files (``pulumi up``, replacements, reloads).
+What the derived facts are on the Kubernetes and monitoring side is built from both models
+with the renderers' own functions (:mod:`estategen.recorded` gives back the earlier model as an
+:class:`Estate`): each cluster's objects, Helm values and Pulumi project data, compared object
+by object (``pulumi up``, a Kueue object replaced, a MIG layout, a new project); the scrape
+jobs, rules, targets and dashboard item by item (a Prometheus reload, copies).
+
+No rendered file is ever read to decide a step: MANIFEST.json's digests say which files the
+render changes, the folder's bytes only show hand edits since the last render, and a file the
+models do not decide (a role, the Pulumi program, a kustomization) is explained by its path.
 """
 
 from __future__ import annotations
@@ -298,9 +303,8 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
     """Compare a render (``files``, without MANIFEST.json) with the output in ``target``.
 
     What changed is read from the models (the estate.json the last render recorded, and the
-    new one); which files the render changes from MANIFEST.json's digests; the folder's own
-    bytes only show hand edits since the last render (and the Kubernetes objects and Prometheus
-    files, explained per object).
+    new one, and what each builds); which files the render changes from MANIFEST.json's
+    digests; the folder's own bytes only show hand edits since the last render.
     """
     old_files, entries = previous_output(target)
     result = Plan(str(target), estate.name, initial=not entries)
