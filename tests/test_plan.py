@@ -791,3 +791,21 @@ def test_an_older_output_cannot_be_compared_by_model_and_says_so(
     assert change.kind == "cannot-compare"
     assert "cannot compare models" in change.meaning and "review everything" in change.meaning
     assert run_cli("plan", PAIRS / "partition-max-time.yaml", "-o", target).returncode == 1
+
+
+def test_a_recorded_model_edited_into_another_shape_cannot_be_compared_and_says_so(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    """The Kubernetes objects of the earlier side are built from estate.json: a record no
+    render wrote (a pool's cpu edited into a word) is reviewed, not guessed at."""
+    target = tmp_path / "pairs"
+    shutil.copytree(rendered["base.yaml"], target)
+    data = json.loads((target / "estate.json").read_text())
+    next(p for p in data["node_pools"] if p.get("cpu"))["cpu"] = "many"
+    (target / "estate.json").write_text(json.dumps(data))
+    estate = estate_of(PAIRS / "kueue-quota.yaml")
+    result = plan(estate, render(estate), target)
+    (queues,) = [f for f in result.files if f.path == "kubernetes/serving/kueue.yaml"]
+    (change,) = queues.changes
+    assert change.kind == "cannot-compare" and "'many'" in change.meaning
+    assert "pulumi-up" not in {s.id for s in result.steps()}

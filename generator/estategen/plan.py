@@ -333,6 +333,9 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
                 }
             except NotRecorded as err:
                 derived = str(err)
+            except (KeyError, ValueError, TypeError, AttributeError, IndexError) as err:
+                # typed, yet not a model a render produced (estate.json edited by hand)
+                derived = f"estate.json records a model nothing can be built from ({err!r})"
     by_file: dict[str, list[Change]] = {}
     for change in model if isinstance(model, list) else []:
         by_file.setdefault(change.file, []).append(change)
