@@ -279,39 +279,21 @@ def test_a_fixed_size_group_is_left_to_its_size() -> None:
 # --- plan ------------------------------------------------------------------------------------
 
 
-def _cluster_json(text: str, cluster: str) -> bytes:
-    built = estate(text)
-    files = pulumi_renderer.pulumi_projects(built)
-    return files[f"pulumi/{cluster}/cluster.json"].content
-
-
 def test_plan_says_an_aks_taint_change_replaces_the_agent_pool() -> None:
-    from estategen.plan import explain
+    from estategen.plan import kubernetes_changes
 
     after = HYBRID.replace("{key: spot, effect: NoExecute}", "{key: spot, effect: NoSchedule}")
-    changes = explain(
-        estate(after),
-        "pulumi/az/cluster.json",
-        "modified",
-        _cluster_json(HYBRID, "az"),
-        _cluster_json(after, "az"),
-    )
+    changes = kubernetes_changes(estate(HYBRID), estate(after))["pulumi/az/cluster.json"]
     (pool,) = [c for c in changes if c.kind == "kubernetes-pool"]
     assert pool.subject == "pool h100mig"
     assert "replaces the pool and its nodes" in pool.meaning
 
 
 def test_plan_says_when_the_cluster_autoscaler_comes_and_goes() -> None:
-    from estategen.plan import explain
+    from estategen.plan import kubernetes_changes
 
     fixed = HYBRID.replace("nodes: {min: 0, max: 4}", "nodes: {min: 4, max: 4}")
-    changes = explain(
-        estate(HYBRID),
-        "pulumi/aws/cluster.json",
-        "modified",
-        _cluster_json(fixed, "aws"),
-        _cluster_json(HYBRID, "aws"),
-    )
+    changes = kubernetes_changes(estate(fixed), estate(HYBRID))["pulumi/aws/cluster.json"]
     kinds = {c.subject: c for c in changes}
     assert "installs (or removes) the Cluster Autoscaler" in kinds["autoscaler"].meaning
     assert "tags the Cluster Autoscaler reads" in kinds["pool l40s-ts"].meaning

@@ -7,10 +7,15 @@ schema's ``x-estategen-change``) and the derived facts (which hosts, groups, dae
 files): ``scontrol reconfigure``, a slurmctld restart, draining nodes, ``sacctmgr``,
 ``ansible-playbook --tags``. A ``slurm.options`` key follows :mod:`estategen.slurm_keys`.
 
-The rendered Slurm and Ansible files are never read to decide a step: MANIFEST.json's digests
-say which files the render changes, and the folder's bytes only show hand edits since the last
-render. The Kubernetes objects, Pulumi project data and Prometheus files are still explained
-per object from the files (``pulumi up``, replacements, reloads).
+What the derived facts are on the Kubernetes and monitoring side is built from both models
+with the renderers' own functions (:mod:`estategen.recorded` gives back the earlier model as an
+:class:`Estate`): each cluster's objects, Helm values and Pulumi project data, compared object
+by object (``pulumi up``, a Kueue object replaced, a MIG layout, a new project); the scrape
+jobs, rules, targets and dashboard item by item (a Prometheus reload, copies).
+
+No rendered file is ever read to decide a step: MANIFEST.json's digests say which files the
+render changes, the folder's bytes only show hand edits since the last render, and a file the
+models do not decide (a role, the Pulumi program, a kustomization) is explained by its path.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ from estategen import hostlist
 from estategen.errors import UsageError
 from estategen.estatediff import Delta, diff, named, own_policies, recorded
 from estategen.facts import pool_group
-from estategen.kubernetes.nvidia import DEFAULT_CONFIG
+from estategen.kubernetes.objects import Obj
 from estategen.model import Estate
 from estategen.readback import OutputFolder, check_content
+from estategen.recorded import NotRecorded, estate_from_data
 from estategen.render import MANIFEST, Files
 from estategen.renderers.pulumi import project_name
 from estategen.slurm_keys import ChangePolicy, change_for, slurm_key
@@ -297,9 +303,8 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
     """Compare a render (``files``, without MANIFEST.json) with the output in ``target``.
 
     What changed is read from the models (the estate.json the last render recorded, and the
-    new one); which files the render changes from MANIFEST.json's digests; the folder's own
-    bytes only show hand edits since the last render (and the Kubernetes objects and Prometheus
-    files, explained per object).
+    new one, and what each builds); which files the render changes from MANIFEST.json's
+    digests; the folder's own bytes only show hand edits since the last render.
     """
     old_files, entries = previous_output(target)
     result = Plan(str(target), estate.name, initial=not entries)
@@ -310,6 +315,7 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
         if p.startswith("pulumi/") and p.endswith("/cluster.json")
     }
     model: list[Change] | str = []
+    derived: dict[str, list[Change]] | str = {}  # the clusters' objects, from both models
     same = True  # the models are equal: a file that changes is rendered differently
     if entries:
         before = recorded(old_files.get("estate.json") if "estate.json" in entries else None)
@@ -319,6 +325,17 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
         else:
             model = model_changes(before, after, estate)
             same = before == after
+            try:
+                earlier = estate_from_data(before)
+                derived = {
+                    **kubernetes_changes(earlier, estate),
+                    **observability_changes(earlier, estate),
+                }
+            except NotRecorded as err:
+                derived = str(err)
+            except (KeyError, ValueError, TypeError, AttributeError, IndexError) as err:
+                # typed, yet not a model a render produced (estate.json edited by hand)
+                derived = f"estate.json records a model nothing can be built from ({err!r})"
     by_file: dict[str, list[Change]] = {}
     for change in model if isinstance(model, list) else []:
         by_file.setdefault(change.file, []).append(change)
@@ -341,17 +358,23 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
             status = "mode"
         else:
             continue
-        after_bytes = new[path].content if path in new else None
         if result.initial:
             changes: tuple[Change, ...] = (_first(path),)
-        elif _project(path) in projects and not path.endswith("/cluster.json"):
+        elif _project(path) in projects:
             changes = (_project_file(path, projects[_project(path)]),)
         elif rendered and edited:
             changes = (_edited(path),)
+        elif _DERIVED.fullmatch(path):
+            found = derived.pop(path, []) if isinstance(derived, dict) else []
+            changes = tuple(found) or (
+                tuple(explain(path, status))
+                if path.startswith("observability/")
+                else (_derived_carried(path, derived, model, same),)
+            )
         elif _MODELLED.fullmatch(path):
             changes = tuple(by_file.pop(path, ())) or (_carried(path, model, same),)
         else:
-            changes = tuple(explain(estate, path, status, old, after_bytes))
+            changes = tuple(explain(path, status))
         result.files.append(FileChange(path, status, edited, changes))
     leftover = [c for changes in by_file.values() for c in changes]
     if leftover:
@@ -370,6 +393,36 @@ _MODELLED = re.compile(
     r"slurm/(slurm\.conf|gres\.conf|topology\.conf|cgroup\.conf|slurmdbd\.conf|sacct\.cfg"
     r"|qos\.sacctmgr|reservations\.scontrol)|ansible/(group_vars/.+|vars/.+|inventory\.yml)"
 )
+
+
+# files whose changes are derived from what both models build (a cluster's objects, Helm values
+# and Pulumi data; the scrape jobs, rules, targets and dashboard), never from their text
+_DERIVED = re.compile(
+    r"pulumi/[^/]+/cluster\.json|kubernetes/[^/]+/(helm/[^/]+\.values\.yaml"
+    r"|(?!kustomization\.)[^/]+\.yaml)|observability/prometheus/(scrape-configs|prometheus)\.yml"
+    r"|observability/prometheus/(rules|targets)/[^/]+|observability/grafana/dashboards/[^/]+\.json"
+)
+
+
+def _derived_carried(
+    path: str, derived: dict[str, list[Change]] | str, model: list[Change] | str, same: bool
+) -> Change:
+    """A cluster's file the render changes whose objects, as both models build them, are the
+    same: what the earlier render wrote is not in any model."""
+    up = Action("pulumi-up", _project(path))
+    reason = derived if isinstance(derived, str) else model if isinstance(model, str) else ""
+    if reason:
+        return _carried(path, reason, same)
+    if same:
+        return Change(
+            path,
+            "rendered-differently",
+            path,
+            "the blueprint did not change, the render did (another estategen release): review "
+            "the diff; pulumi up applies it",
+            actions=(up, Action("review", path)),
+        )
+    return Change(path, "kubernetes-manifest", path, "manifest layout only", actions=(up,))
 
 
 def _edited(path: str) -> Change:
@@ -420,6 +473,19 @@ def _project(path: str) -> str:
 
 
 def _project_file(path: str, status: str) -> Change:
+    if path.endswith("/cluster.json"):
+        return Change(
+            path,
+            f"kubernetes-cluster-{status}",
+            _project(path),
+            "a new Pulumi project: create its stack and apply it"
+            if status == "added"
+            else "the cluster left the blueprint: destroy its stack from the current output "
+            "before rendering, or its resources stay unmanaged",
+            actions=(
+                Action("pulumi-new" if status == "added" else "pulumi-destroy", _project(path)),
+            ),
+        )
     if status == "added":
         return Change(
             path,
@@ -455,12 +521,10 @@ def _first(path: str) -> Change:
 # --- explaining changes ------------------------------------------------------------------------
 
 
-def explain(
-    estate: Estate, path: str, status: str, old: bytes | None, new: bytes | None
-) -> list[Change]:
-    """The changes in one file; every changed file yields at least one."""
-    import yaml
-
+def explain(path: str, status: str) -> list[Change]:
+    """The change of one file that no model decides (the render's own files: roles, the
+    Pulumi program, the Prometheus and Grafana files, the programs Ansible installs); every
+    changed file yields at least one. Its text is never read."""
     if status == "mode":
         return [
             Change(
@@ -471,38 +535,10 @@ def explain(
                 actions=_ansible_for(path),
             )
         ]
-    before = (old or b"").decode("utf-8", "replace")
-    after = (new or b"").decode("utf-8", "replace")
     for pattern, explainer in _EXPLAINERS:
         match = re.fullmatch(pattern, path)
         if match:
-            try:
-                changes = explainer(estate, path, status, before, after, *match.groups())
-            except (*_UNREADABLE, yaml.YAMLError) as err:
-                # a copy edited by hand into something we cannot read: still a change, to
-                # review by its diff
-                return [
-                    Change(
-                        path,
-                        "other",
-                        path,
-                        f"could not read this file as estategen writes it ({err}); review the diff",
-                        actions=(Action("review", path),),
-                    )
-                ]
-            if changes:
-                return changes
-            if _comments_only(before, after):
-                return [
-                    Change(
-                        path,
-                        "comments-only",
-                        path,
-                        "only comments differ; no daemon needs to act",
-                        actions=(Action("review", path),),
-                    )
-                ]
-            break
+            return explainer(path, status, *match.groups())
     return [
         Change(
             path,
@@ -512,17 +548,6 @@ def explain(
             actions=(Action("review", path),),
         )
     ]
-
-
-# what parsing a file edited by hand may raise (hostlist errors are ValueErrors)
-_UNREADABLE = (ValueError, KeyError, TypeError, AttributeError, IndexError)
-
-
-def _comments_only(before: str, after: str) -> bool:
-    def strip(text: str) -> list[str]:
-        return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
-
-    return strip(before) == strip(after)
 
 
 # --- the model: what changed in the blueprint and what each change needs (issue 12) ---------
@@ -641,13 +666,6 @@ def _show(value: Any) -> str:
 def _short(value: Any) -> str:
     text = json.dumps(value, sort_keys=True) if value is not None else ""
     return text if len(text) <= 200 else text[:199] + "…"
-
-
-def _yaml(text: str) -> Any:
-    """yaml.safe_load with libyaml's parser where PyYAML has it."""
-    import yaml
-
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if text else None
 
 
 def _pool_hosts(pool: Mapping[str, Any] | None) -> list[str]:
@@ -1586,9 +1604,7 @@ def _ansible_for(path: str) -> tuple[Action, ...]:
     return tuple(Action("ansible-playbook", f"all:{role}") for role in _FILE_ROLES.get(name, ()))
 
 
-def _ansible_copy(
-    estate: Estate, path: str, status: str, before: str, after: str, name: str
-) -> list[Change]:
+def _ansible_copy(path: str, status: str, name: str) -> list[Change]:
     return [
         Change(
             path,
@@ -1601,9 +1617,7 @@ def _ansible_copy(
     ]
 
 
-def _ansible_other(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
+def _ansible_other(path: str, status: str, *_: str) -> list[Change]:
     match = re.match(r"ansible/roles/([^/]+)/", path)
     role = match.group(1) if match else ""
     return [
@@ -1619,33 +1633,12 @@ def _ansible_other(
     ]
 
 
-def _cluster_json(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str
+def _cluster_data_changes(
+    path: str, cluster: str, old: Mapping[str, Any], new: Mapping[str, Any]
 ) -> list[Change]:
-    """The Pulumi project's data: its releases and managed node pools (the objects it applies
-    are the manifests, explained per object)."""
-    if status == "added":
-        return [
-            Change(
-                path,
-                "kubernetes-cluster-added",
-                cluster,
-                "a new Pulumi project: create its stack and apply it",
-                actions=(Action("pulumi-new", cluster),),
-            )
-        ]
-    if status == "removed":
-        return [
-            Change(
-                path,
-                "kubernetes-cluster-removed",
-                cluster,
-                "the cluster left the blueprint: destroy its stack from the current "
-                "output before rendering, or its resources stay unmanaged",
-                actions=(Action("pulumi-destroy", cluster),),
-            )
-        ]
-    old, new = json.loads(before or "{}"), json.loads(after or "{}")
+    """The Pulumi project's data (:func:`estategen.renderers.pulumi.cluster_data` of each
+    model): its releases and managed node pools (the objects it applies are the manifests,
+    explained per object)."""
     up = Action("pulumi-up", cluster)
     changes = []
     was = {p["name"]: p for p in old.get("node_pools") or []}
@@ -1687,6 +1680,195 @@ def _cluster_json(
             Change(path, kind, key, meaning, _short(old.get(key)), _short(new.get(key)), (up,))
         )
     return changes
+
+
+def kubernetes_changes(old: Estate, new: Estate) -> dict[str, list[Change]]:
+    """What changes on each cluster both models have, by the file that carries it: the
+    objects of kubernetes/<cluster>/ (:func:`estategen.kubernetes.cluster_objects`), the Helm
+    values of its releases and the Pulumi project's data (:func:`cluster_data`), built from
+    each model by the renderers' own functions and compared object by object."""
+    from estategen.kubernetes import cluster_objects
+    from estategen.renderers.kubernetes import manifest_folder, values_file
+    from estategen.renderers.pulumi import cluster_data
+
+    out: dict[str, list[Change]] = {}
+    was = {c.name: c for c in old.kubernetes_clusters}
+    for cluster in new.kubernetes_clusters:
+        earlier = was.get(cluster.name)
+        if earlier is None:
+            continue  # a new project: pulumi-new
+        name = cluster.name
+        base = manifest_folder(cluster)
+        path = f"pulumi/{name}/cluster.json"
+        out[path] = _cluster_data_changes(
+            path, name, _plain(cluster_data(old, earlier)), _plain(cluster_data(new, cluster))
+        )
+        built, before = cluster_objects(new, cluster), cluster_objects(old, earlier)
+        mig = earlier.mig_strategy != cluster.mig_strategy
+        for file in [*before.files, *(f for f in built.files if f not in before.files)]:
+            path = f"{base}/{file}"
+            out[path] = _object_changes(
+                new, path, name, before.files.get(file, []), built.files.get(file, []), mig
+            )
+        values: dict[str, Any] = {values_file(r): r.values for r in before.releases}
+        for release in built.releases:
+            values.setdefault(values_file(release), None)
+        now = {values_file(r): r.values for r in built.releases}
+        for file in values:
+            a, b = _plain(values[file]), _plain(now.get(file))
+            if a == b:
+                continue
+            path = f"{base}/{file}"
+            out[path] = [
+                Change(
+                    path,
+                    "kubernetes-components",
+                    f"Helm release {file.removeprefix('helm/').removesuffix('.values.yaml')}",
+                    "the release's values change: it upgrades with pulumi up (or helm upgrade)",
+                    _short(_differing(a, b)[0]) if a is not None else "",
+                    _short(_differing(a, b)[1]) if b is not None else "",
+                    (Action("pulumi-up", name),),
+                )
+            ]
+    return out
+
+
+def observability_changes(old: Estate, new: Estate) -> dict[str, list[Change]]:
+    """What changes for Prometheus and Grafana, by the file that carries it: the scrape jobs,
+    rules, file_sd targets and dashboard each model builds (the functions
+    :mod:`estategen.renderers.observability` and :mod:`estategen.renderers.grafana` render),
+    compared item by item."""
+    from estategen.prometheus_rules import DCGM_JOB, NODE_JOB, SLURM_JOB, observability_rules
+    from estategen.renderers import grafana, observability
+
+    base = observability.PROMETHEUS
+    reload = (Action("prometheus-reload"),)
+    out: dict[str, list[Change]] = {}
+    jobs = (
+        _by_name(observability.scrape_configs(old), "job_name"),
+        _by_name(observability.scrape_configs(new), "job_name"),
+    )
+    for file in ("scrape-configs.yml", "prometheus.yml"):
+        out[f"{base}/{file}"] = _items_changed(
+            f"{base}/{file}",
+            "prometheus-config",
+            "scrape job",
+            *jobs,
+            "the scrape jobs change: Prometheus needs a reload",
+            reload,
+        )
+    rules_a, rules_b = (_rules(observability_rules(side)) for side in (old, new))
+    out[f"{base}/{observability.RULES_FILE}"] = _items_changed(
+        f"{base}/{observability.RULES_FILE}",
+        "prometheus-config",
+        "rule",
+        rules_a,
+        rules_b,
+        "the estate's recording or alerting rules change: Prometheus needs a reload",
+        reload,
+    )
+    for job, targets in (
+        (NODE_JOB, observability.node_exporter_targets),
+        (DCGM_JOB, observability.dcgm_exporter_targets),
+        (SLURM_JOB, observability.slurm_exporter_targets),
+    ):
+        path = f"{base}/targets/{job}.json"
+        a, b = _targets(targets(old)), _targets(targets(new))
+        if a != b:
+            gone, come = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+            part_a, part_b = (gone, come) if gone or come else _differing(a, b)
+            out[path] = [
+                Change(
+                    path,
+                    "prometheus-targets",
+                    f"{job} targets",
+                    "Prometheus re-reads file_sd target files when they change: copy them to "
+                    "the Prometheus server, no reload needed",
+                    _short(part_a) if part_a else "",
+                    _short(part_b) if part_b else "",
+                    (Action("review", "copy observability/prometheus/targets/ to Prometheus"),),
+                )
+            ]
+    if grafana.dashboard_uid(old) == grafana.dashboard_uid(new):
+        path = f"{grafana.GRAFANA}/dashboards/{grafana.dashboard_uid(new)}.json"
+        panels_a, panels_b = (
+            _by_name(_plain(grafana.build_dashboard(side)).get("panels", []), "title")
+            for side in (old, new)
+        )
+        out[path] = _items_changed(
+            path,
+            "grafana-dashboard",
+            "panel",
+            panels_a,
+            panels_b,
+            "Grafana re-reads provisioned dashboards when their files change: copy them to the "
+            "Grafana server, no restart needed",
+            (Action("review", "copy observability/grafana/dashboards/ to Grafana"),),
+        )
+    return out
+
+
+def _targets(groups: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """file_sd groups as each target address with its labels."""
+    return {t: _plain(g.get("labels") or {}) for g in groups for t in g.get("targets") or []}
+
+
+def _rules(groups: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Rules by what they record or alert on; one recorded several times (by its labels) is
+    told apart by its order in its group."""
+    out: dict[str, Any] = {}
+    for group in groups:
+        for rule in group.get("rules") or []:
+            name = str(rule.get("alert") or rule.get("record"))
+            key, n = name, 1
+            while key in out:
+                n += 1
+                key = f"{name} ({n})"
+            out[key] = _plain(rule)
+    return out
+
+
+def _by_name(items: Iterable[Mapping[str, Any]], *keys: str) -> dict[str, Any]:
+    """Items by the first of ``keys`` each carries, as plain data."""
+    return {
+        str(next((item[k] for k in keys if k in item), i)): _plain(item)
+        for i, item in enumerate(items)
+    }
+
+
+def _items_changed(
+    path: str,
+    kind: str,
+    noun: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    meaning: str,
+    actions: tuple[Action, ...],
+) -> list[Change]:
+    """One change per item added, removed or changed."""
+    changes = []
+    for name in [*old, *(n for n in new if n not in old)]:
+        a, b = old.get(name), new.get(name)
+        if a == b:
+            continue
+        part_a, part_b = _differing(a, b)
+        changes.append(
+            Change(
+                path,
+                kind,
+                f"{noun} {name}",
+                meaning,
+                "" if a is None else _short(part_a),
+                "" if b is None else _short(part_b),
+                actions,
+            )
+        )
+    return changes
+
+
+def _plain(value: Any) -> Any:
+    """JSON data as a file carries it (tuples as lists)."""
+    return json.loads(json.dumps(value))
 
 
 def _release_secrets_note(old: Any, new: Any) -> str:
@@ -1841,11 +2023,10 @@ def _object_key(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(obj.get("kind")), name
 
 
-def _objects(text: str) -> dict[tuple[str, str], Mapping[str, Any]]:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return {_object_key(o): o for o in yaml.load_all(text or "", Loader=loader) if o}
+def _objects(objs: Iterable[Obj]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """Objects by kind and name, as plain data (what the manifest says of each)."""
+    plain = json.loads(json.dumps(list(objs)))
+    return {_object_key(o): o for o in plain}
 
 
 def _without_checksum(obj: Mapping[str, Any]) -> Any:
@@ -1856,7 +2037,9 @@ def _without_checksum(obj: Mapping[str, Any]) -> Any:
     return copy
 
 
-def _object_change(kind: str, name: str, a: Any, b: Any) -> tuple[str, str]:
+def _object_change(
+    kind: str, name: str, a: Any, b: Any, mig_strategy_changed: bool
+) -> tuple[str, str]:
     if kind == "ConfigMap":
         if name.endswith("/nvidia-mig-parted-config"):
             return (
@@ -1865,7 +2048,7 @@ def _object_change(kind: str, name: str, a: Any, b: Any) -> tuple[str, str]:
                 "node (a drain) before changing the layout",
             )
         if name.endswith("/nvidia-device-plugin-configs"):
-            if a and b and _cluster_mig_strategy(a) != _cluster_mig_strategy(b):
+            if a and b and mig_strategy_changed:
                 return (
                     "kubernetes-cluster-settings",
                     "the MIG strategy changes the resource names pods request: the device "
@@ -1889,17 +2072,16 @@ def explains(kind: str) -> bool:
     return kind in _OBJECT_CHANGES
 
 
-def _cluster_mig_strategy(configmap: Mapping[str, Any]) -> Any:
-    """The cluster's MIG strategy, as the device plugin's default config carries it (a pool's
-    config carries `none` without MIG, so pools coming and going do not change it)."""
-    body = _yaml((configmap.get("data") or {}).get(DEFAULT_CONFIG, "")) or {}
-    return (body.get("flags") or {}).get("migStrategy")
-
-
-def _manifest(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
+def _object_changes(
+    estate: Estate,
+    path: str,
+    cluster: str,
+    before: list[Obj],
+    after: list[Obj],
+    mig_strategy_changed: bool,
 ) -> list[Change]:
-    """Per object of a manifest: what changing, adding or removing it means."""
+    """Per object of a manifest (the objects each model builds): what changing, adding or
+    removing it means."""
     up = Action("pulumi-up", cluster)
     old, new = _objects(before), _objects(after)
     changes: list[Change] = []
@@ -1913,7 +2095,7 @@ def _manifest(
         elif kind == "Node":
             nodes["added" if a is None else "removed"].append(subject)
             continue
-        change_kind, meaning = _object_change(kind, subject, a, b)
+        change_kind, meaning = _object_change(kind, subject, a, b, mig_strategy_changed)
         frozen = _KUEUE_FROZEN.get(kind, ())
         spec_a, spec_b = (a or {}).get("spec") or {}, (b or {}).get("spec") or {}
         if (
@@ -1972,10 +2154,6 @@ def _manifest(
                     (up,),
                 )
             )
-    if not changes:
-        changes.append(
-            Change(path, "kubernetes-manifest", name, "manifest layout only", actions=(up,))
-        )
     return changes
 
 
@@ -1989,25 +2167,7 @@ def _kueue_urn(estate: Estate, cluster: str, kind: str, obj: Mapping[str, Any]) 
     return f"urn:pulumi:{estate.name}::{project}::kubernetes:{api}:{kind}::{object_key(dict(obj))}"
 
 
-def _helm_values(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
-) -> list[Change]:
-    return [
-        Change(
-            path,
-            "kubernetes-components",
-            f"Helm release {name}",
-            "the release's values change: it upgrades with pulumi up (or helm upgrade)",
-            _short(_differing(_yaml(before), _yaml(after))[0]) if before else "",
-            _short(_differing(_yaml(before), _yaml(after))[1]) if after else "",
-            (Action("pulumi-up", cluster),),
-        )
-    ]
-
-
-def _examples(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, team: str
-) -> list[Change]:
+def _examples(path: str, status: str, cluster: str, team: str) -> list[Change]:
     return [
         Change(
             path,
@@ -2020,9 +2180,7 @@ def _examples(
     ]
 
 
-def _kubernetes_other(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
-) -> list[Change]:
+def _kubernetes_other(path: str, status: str, cluster: str, name: str) -> list[Change]:
     return [
         Change(
             path,
@@ -2034,9 +2192,7 @@ def _kubernetes_other(
     ]
 
 
-def _pulumi_program(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, name: str
-) -> list[Change]:
+def _pulumi_program(path: str, status: str, cluster: str, name: str) -> list[Change]:
     if name == "requirements.txt":
         meaning = (
             "the program's Python dependencies change: recreate the project's "
@@ -2051,11 +2207,9 @@ def _pulumi_program(
     ]
 
 
-def _stack_settings(
-    estate: Estate, path: str, status: str, before: str, after: str, cluster: str, stack: str
-) -> list[Change]:
+def _stack_settings(path: str, status: str, cluster: str, stack: str) -> list[Change]:
     if status != "removed":
-        return _pulumi_program(estate, path, status, before, after, cluster, f"Pulumi.{stack}.yaml")
+        return _pulumi_program(path, status, cluster, f"Pulumi.{stack}.yaml")
     return [
         Change(
             path,
@@ -2070,9 +2224,7 @@ def _stack_settings(
     ]
 
 
-def _prometheus(
-    estate: Estate, path: str, status: str, before: str, after: str, name: str
-) -> list[Change]:
+def _prometheus(path: str, status: str, name: str) -> list[Change]:
     if name.startswith("targets/"):
         return [
             Change(
@@ -2095,9 +2247,7 @@ def _prometheus(
     ]
 
 
-def _grafana(
-    estate: Estate, path: str, status: str, before: str, after: str, name: str
-) -> list[Change]:
+def _grafana(path: str, status: str, name: str) -> list[Change]:
     return [
         Change(
             path,
@@ -2110,9 +2260,7 @@ def _grafana(
     ]
 
 
-def _estate_json(
-    estate: Estate, path: str, status: str, before: str, after: str, *_: str
-) -> list[Change]:
+def _estate_json(path: str, status: str, *_: str) -> list[Change]:
     return [
         Change(
             path,
@@ -2128,9 +2276,7 @@ Explainer = Callable[..., list[Change]]
 # --- node health checks and cloud nodes (issue 14 parts 4 and 5) ---
 
 
-def _health_check_program(
-    estate: Estate, path: str, status: str, before: str, after: str, pool: str
-) -> list[Change]:
+def _health_check_program(path: str, status: str, pool: str) -> list[Change]:
     if status == "removed":
         meaning = (
             f"pool {pool} no longer has a health check (or no longer exists); the program "
@@ -2154,9 +2300,7 @@ def _health_check_program(
     ]
 
 
-def _power_program(
-    estate: Estate, path: str, status: str, before: str, after: str, program: str
-) -> list[Change]:
+def _power_program(path: str, status: str, program: str) -> list[Change]:
     return [
         Change(
             path,
@@ -2175,10 +2319,7 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"slurm/power/(resume|suspend)\.sh", _power_program),
     (r"ansible/files/slurm/(.+)", _ansible_copy),
     (r"ansible/.+", _ansible_other),
-    (r"pulumi/([^/]+)/cluster\.json", _cluster_json),
-    (r"kubernetes/([^/]+)/helm/([^/]+)\.values\.yaml", _helm_values),
     (r"kubernetes/([^/]+)/examples/([^/]+)\.yaml", _examples),
-    (r"kubernetes/([^/]+)/((?!kustomization)[^/]+\.yaml)", _manifest),
     (r"kubernetes/([^/]+)/(.+)", _kubernetes_other),
     (r"pulumi/([^/]+)/Pulumi\.([^/]+)\.yaml", _stack_settings),
     (r"pulumi/([^/]+)/([^/]+)", _pulumi_program),
