@@ -16,7 +16,7 @@ from estategen.estatediff import Delta, blueprint_key, diff, policies, recorded
 from estategen.pipeline import validate_document
 from estategen.render import render
 from estategen.renderers.estate_json import estate_data
-from estategen.schema import CHANGE_KEYWORD, CHANGE_POLICIES, json_schema
+from estategen.schema import CHANGE_KEYWORD, CHANGE_POLICIES, json_schema, key_nodes
 
 from conftest import BLUEPRINTS
 
@@ -28,20 +28,7 @@ def data(path: Path) -> dict[str, Any]:
 
 
 def schema_keys() -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-
-    def walk(node: dict[str, Any], path: str) -> None:
-        if path:
-            out[path] = node.get(CHANGE_KEYWORD) or []
-        for name, sub in node.get("properties", {}).items():
-            walk(sub, f"{path}.{name}" if path else name)
-        if isinstance(node.get("items"), dict):
-            walk(node["items"], f"{path}[]")
-        if isinstance(node.get("additionalProperties"), dict):
-            walk(node["additionalProperties"], f"{path}.*")
-
-    walk(json_schema(), "")
-    return out
+    return {path: node.get(CHANGE_KEYWORD) or [] for path, node in key_nodes(json_schema())}
 
 
 def leaves(value: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

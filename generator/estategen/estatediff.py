@@ -213,22 +213,9 @@ def own_policies(key: str) -> tuple[str, ...]:
 @cache
 def _keys() -> dict[str, tuple[str, ...]]:
     """Every blueprint key of the JSON Schema with its change policies."""
-    from estategen.schema import CHANGE_KEYWORD, json_schema
+    from estategen.schema import CHANGE_KEYWORD, json_schema, key_nodes
 
-    out: dict[str, tuple[str, ...]] = {}
-
-    def walk(node: Mapping[str, Any], path: str) -> None:
-        if path:
-            out[path] = tuple(node.get(CHANGE_KEYWORD) or ())
-        for name, sub in (node.get("properties") or {}).items():
-            walk(sub, f"{path}.{name}" if path else name)
-        if isinstance(node.get("items"), Mapping):
-            walk(node["items"], f"{path}[]")
-        if isinstance(node.get("additionalProperties"), Mapping):
-            walk(node["additionalProperties"], f"{path}.*")
-
-    walk(json_schema(), "")
-    return out
+    return {path: tuple(node.get(CHANGE_KEYWORD) or ()) for path, node in key_nodes(json_schema())}
 
 
 # what estate.json of an earlier render must say for its model to be compared (estate-v1 left

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from estategen.schema import CHANGE_KEYWORD, CHANGE_POLICIES, json_schema
+from estategen.schema import CHANGE_KEYWORD, CHANGE_POLICIES, json_schema, key_nodes
 
 Node = dict[str, Any]
 
@@ -19,17 +19,8 @@ Node = dict[str, Any]
 def rows(schema: Node) -> Iterator[tuple[str, Node]]:
     """(key path, schema node) of every documented key, in schema order."""
 
-    def walk(node: Node, path: str) -> Iterator[tuple[str, Node]]:
-        if "examples" in node:  # a documented key (data/schema-docs.yaml)
-            yield path, node
-        for name, sub in node.get("properties", {}).items():
-            yield from walk(sub, f"{path}.{name}" if path else name)
-        if isinstance(node.get("items"), dict):
-            yield from walk(node["items"], f"{path}[]")
-        if isinstance(node.get("additionalProperties"), dict):
-            yield from walk(node["additionalProperties"], f"{path}.*")
-
-    yield from walk(schema, "")
+    # a documented key (data/schema-docs.yaml) carries examples
+    return ((path, node) for path, node in key_nodes(schema) if "examples" in node)
 
 
 def _value(value: object) -> str:

@@ -11,7 +11,7 @@ import copy
 import json
 import math
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -1603,7 +1603,7 @@ def _with_docs(root: dict[str, Any]) -> dict[str, Any]:
         resources.files("estategen").joinpath("data/schema-docs.yaml").read_text("utf-8")
     )
 
-    def walk(node: dict[str, Any], path: str) -> None:
+    for path, node in key_nodes(root):
         doc = docs.get(path)
         if doc:
             hint = node.get("description", "")
@@ -1615,15 +1615,25 @@ def _with_docs(root: dict[str, Any]) -> dict[str, Any]:
             node["description"] = doc["description"] + extra
             node["examples"] = doc["examples"]
             node[CHANGE_KEYWORD] = doc.get("change", [])
-        for name, sub in node.get("properties", {}).items():
-            walk(sub, f"{path}.{name}" if path else name)
-        if isinstance(node.get("items"), dict):
-            walk(node["items"], f"{path}[]")
-        if isinstance(node.get("additionalProperties"), dict):
-            walk(node["additionalProperties"], f"{path}.*")
-
-    walk(root, "")
     return root
+
+
+def key_nodes(root: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(key path, JSON Schema node) of every blueprint key below ``root``, parents first:
+    ``slurm.partitions[].max_time``, a list's items as ``[]``, a free mapping's values as
+    ``.*``. The one walk of the schema's key paths (reference, plan, docs)."""
+
+    def walk(node: Mapping[str, Any], path: str) -> Iterator[tuple[str, Any]]:
+        if path:
+            yield path, node
+        for name, sub in (node.get("properties") or {}).items():
+            yield from walk(sub, f"{path}.{name}" if path else name)
+        if isinstance(node.get("items"), Mapping):
+            yield from walk(node["items"], f"{path}[]")
+        if isinstance(node.get("additionalProperties"), Mapping):
+            yield from walk(node["additionalProperties"], f"{path}.*")
+
+    yield from walk(root, "")
 
 
 _JSON_TYPES = {
