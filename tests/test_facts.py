@@ -22,8 +22,9 @@ from test_checks import only
 from test_checks import run as run_check
 from test_pulumi import run_project
 
-from estategen import checks, facts, load, pipeline
+from estategen import checks, estatediff, facts, load, pipeline, plan
 from estategen.model import Estate
+from estategen.render import render
 from estategen.report import build as build_report
 
 from conftest import BLUEPRINTS
@@ -405,3 +406,30 @@ def test_pool_labels_kubelet_may_set_pass() -> None:
             labels: {node.kubernetes.io/role: gpu, example.com/role: gpu}
         """
     assert run_check(checks.node_labels_kubelet_may_set, fragment) == []
+
+
+@pytest.mark.parametrize(
+    ("pools", "plugin"),
+    [
+        ([((), ()), ((), ())], None),
+        ([((), ("leaf-a",)), ((), ())], "tree"),
+        ([((), ("leaf-a",)), (("block-1",), ())], "block"),
+    ],
+)
+def test_topology_plugin_is_block_over_tree_over_none(
+    pools: list[tuple[tuple[str, ...], tuple[str, ...]]], plugin: str | None
+) -> None:
+    assert facts.topology_plugin(pools) == plugin
+
+
+@pytest.mark.parametrize("name", ["lab.yaml", "campus.yaml", "frontier.yaml"])
+def test_plan_and_slurm_conf_agree_on_the_topology_plugin(name: str) -> None:
+    """plan's restart rule (slurm-topology-plugin) follows the plugin slurm.conf names."""
+    estate = pipeline.validate_file(BLUEPRINTS / name).estate
+    files = render(estate)
+    conf = files["slurm/slurm.conf"].content.decode().splitlines()
+    written = next((ln.split("=", 1)[1] for ln in conf if ln.startswith("TopologyPlugin=")), None)
+    recorded = estatediff.recorded(files["estate.json"].content)
+    assert isinstance(recorded, dict), recorded
+    planned = plan._Models(recorded, recorded, estate).topology(recorded)
+    assert written == (f"topology/{planned}" if planned else None)

@@ -8,6 +8,7 @@ Every output imports them from this module, so two outputs cannot disagree about
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -17,6 +18,21 @@ from estategen.model import Estate, NodePool, Reservation, Storage, Taint, slurm
 # slurm.ports may set others (issue 13): read them through slurmctld_ports and slurmd_port.
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
+
+
+def topology_plugin(pools: Iterable[tuple[Sequence[str], Sequence[str]]]) -> str | None:
+    """The TopologyPlugin for Slurm pools given as (blocks, switches): block when any pool
+    names blocks, tree when any names switches, none otherwise.
+
+    One decision for slurm.conf and topology.conf (from the model) and for plan (from a
+    recorded model), so that what plan says restarts slurmctld is what the renderer writes.
+    """
+    pools = list(pools)
+    if any(blocks for blocks, _ in pools):
+        return "block"
+    if any(switches for _, switches in pools):
+        return "tree"
+    return None
 
 
 def slurmctld_ports(estate: Estate) -> tuple[int, int]:

@@ -31,7 +31,7 @@ from typing import Any
 from estategen import hostlist
 from estategen.errors import UsageError
 from estategen.estatediff import Delta, diff, named, own_policies, recorded
-from estategen.facts import pool_group
+from estategen.facts import pool_group, topology_plugin
 from estategen.kubernetes.objects import Obj
 from estategen.model import Estate
 from estategen.readback import OutputFolder, check_content
@@ -708,12 +708,11 @@ class _Models:
 
     def topology(self, side: Mapping[str, Any]) -> str | None:
         """The TopologyPlugin a recorded model renders, as renderers.slurm chooses it."""
-        pools = [p for p in side.get("node_pools") or [] if p.get("scheduler") == "slurm"]
-        if any(p.get("blocks") for p in pools):
-            return "block"
-        if any(p.get("switches") for p in pools):
-            return "tree"
-        return None
+        return topology_plugin(
+            (p.get("blocks") or (), p.get("switches") or ())
+            for p in side.get("node_pools") or []
+            if p.get("scheduler") == "slurm"
+        )
 
     def deliver(self, path: str) -> tuple[Action, ...]:
         return _ansible_for(path) if self.slurm else ()

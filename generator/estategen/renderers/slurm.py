@@ -26,6 +26,7 @@ from estategen.facts import (
     reservation_prefix,
     slurmctld_port_text,
     slurmd_port,
+    topology_plugin,
 )
 from estategen.model import (
     Estate,
@@ -425,11 +426,7 @@ def _preempt_mode(estate: Estate) -> str:
 
 
 def _topology_kind(estate: Estate) -> str | None:
-    if any(p.blocks for p in estate.slurm_pools):
-        return "block"
-    if any(p.switches for p in estate.slurm_pools):
-        return "tree"
-    return None
+    return topology_plugin((p.blocks, p.switches) for p in estate.slurm_pools)
 
 
 def topology_conf(estate: Estate) -> str | None:
