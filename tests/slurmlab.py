@@ -234,6 +234,12 @@ class SlurmLab:
             time.sleep(0.2)
         raise AssertionError(f"timed out waiting for {what}:\n{self.logs()}")
 
+    def wait_idle(self, node: str) -> None:
+        """Wait until slurmctld reports ``node`` idle: registered, resumed, ready for jobs."""
+        self.wait_for(
+            lambda: "idle" in self.run("sinfo", "-h", "-n", node, "-o", "%t"), "idle node"
+        )
+
     def logs(self) -> str:
         parts = []
         for path in sorted((self.work / "log").iterdir()):

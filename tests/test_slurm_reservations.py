@@ -120,9 +120,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
         cluster.start_munge()
         cluster.start_slurmctld("res-ctl")
         cluster.start_slurmd(NODE)
-        cluster.wait_for(
-            lambda: "idle" in cluster.run("sinfo", "-h", "-n", NODE, "-o", "%t"), "idle node"
-        )
+        cluster.wait_idle(NODE)
         yield cluster
     finally:
         cluster.stop()
