@@ -371,10 +371,12 @@ def host_label_runs(pool: NodePool) -> list[HostLabelRun]:
     patches read the same runs, so kubelet and the patches cannot disagree.
     """
     runs: list[HostLabelRun] = []
-    for switch, hosts in spread(pool.hosts, pool.switches) if pool.switches else []:
-        labels = {SWITCH_LABEL: switch}
+    if not pool.switches:
+        return runs
+    for switch, hosts in spread(pool.hosts, pool.switches):
         if not hosts:
             continue
+        labels = {SWITCH_LABEL: switch}
         if runs and runs[-1].labels == labels:
             runs[-1] = HostLabelRun((*runs[-1].hosts, *hosts), labels)
         else:
