@@ -6,6 +6,8 @@
 Deterministic: the same arguments write the same bytes. By default, 10,000 Slurm nodes in 200
 pools of 50 (one partition each) and 2,500 Kubernetes nodes in 50 pools over 5 clusters, all
 8-GPU; the options scale the same shape (the benchmarks use a smaller and a 3,000-team one).
+``--k8s-hosts-per-switch N`` spreads each Kubernetes pool over leaf switches of N nodes
+(default: none), so each node carries a switch label of its own.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def blueprint(
     k8s_pools: int = K8S_POOLS,
     users_per_team: int = USERS_PER_TEAM,
     partitions: int | None = None,
+    k8s_hosts_per_switch: int = 0,
 ) -> str:
     """The blueprint's text; the defaults are the 100,000-GPU estate (12,500 nodes)."""
     out = StringIO()
@@ -61,6 +64,9 @@ def blueprint(
         w("    memory_gb: 1024\n")
         w("    gpus: {model: h100-sxm-80gb, count: 8}\n")
         w("    labels: {tier: training}\n")
+        if k8s_hosts_per_switch:
+            switches = -(-nodes_per_pool // k8s_hosts_per_switch)
+            w(f'    network: {{switch: "k{pool:03d}sw[001-{switches:03d}]"}}\n')
     w("slurm:\n  controllers: [ctl-01, ctl-02]\n")
     w("  accounting:\n    host: dbd-01\n")
     w("    database: {host: db-01, password: {secret: slurmdbd_db}}\n")
@@ -97,6 +103,7 @@ if __name__ == "__main__":
     parser.add_argument("--k8s-pools", type=int, default=K8S_POOLS)
     parser.add_argument("--users-per-team", type=int, default=USERS_PER_TEAM)
     parser.add_argument("--partitions", type=int, help="default: one per Slurm pool")
+    parser.add_argument("--k8s-hosts-per-switch", type=int, default=0)
     args = parser.parse_args()
     sys.stdout.write(
         blueprint(
@@ -106,5 +113,6 @@ if __name__ == "__main__":
             args.k8s_pools,
             args.users_per_team,
             args.partitions,
+            args.k8s_hosts_per_switch,
         )
     )

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from estategen import hostlist
+from estategen.facts import GPU_DEPLOY_LABELS, SWITCH_LABEL
 from estategen.renderers.ansible import group_name
 
 from conftest import BLUEPRINTS, run_cli
@@ -171,3 +172,44 @@ def test_the_play_of_the_common_role_alone_loads_the_users_and_teams(tmp_path: P
         "groups": [],
     }
     assert all(not files for role, files in loaded.items() if role != "common")
+
+
+# --- a host's own labels are its own variables (issue 17) ----------------------------------------
+
+
+def test_a_host_carries_its_own_switch_label_only_whatever_its_pools_size(tmp_path: Path) -> None:
+    # two hosts per leaf switch: a Kubernetes pool of 4 hosts has 2 switches, one of 40 has 20
+    small, _ = _hostvars(tmp_path, "small", nodes_per_pool=4, teams=10, k8s_hosts_per_switch=2)
+    large_, _ = _hostvars(tmp_path, "large", nodes_per_pool=40, teams=10, k8s_hosts_per_switch=2)
+    assert large_["k000n001"]["pool_host_labels"] == {SWITCH_LABEL: "k000sw001"}
+    assert large_["k004n040"]["pool_host_labels"] == {SWITCH_LABEL: "k004sw020"}
+    listed = json.dumps(large_["k000n001"])
+    others = [f"k000sw{n:03d}" for n in range(2, 21)] + [f"k000n{n:03d}" for n in range(2, 41)]
+    assert [name for name in others if name in listed] == []
+    for host, variables in small.items():
+        assert large_[host] == variables, host
+    sizes = {len(json.dumps(v)) for h, v in large_.items() if h.startswith("k")}
+    assert max(sizes) <= max(len(json.dumps(v)) for h, v in small.items() if h.startswith("k"))
+    assert all("pool_node_host_labels" not in v for v in large_.values())
+
+
+def test_the_inventory_gives_kubelet_the_labels_the_node_patches_carry(tmp_path: Path) -> None:
+    """kubelet.env.j2 registers pool_node_labels combined with the host's pool_host_labels;
+    the Node patches carry the same labels, less the GPU deploy labels left to kubelet."""
+    hostvars, out = _hostvars(tmp_path, "agree", nodes_per_pool=6, teams=10, k8s_hosts_per_switch=4)
+    patches = {
+        node["metadata"]["name"]: node["metadata"]["labels"]
+        for path in sorted((out / "kubernetes").glob("*/nodes.yaml"))
+        for node in yaml.safe_load_all(path.read_text())
+    }
+    kubernetes_hosts = {h for h, v in hostvars.items() if v.get("pool_scheduler") == "kubernetes"}
+    assert set(patches) == kubernetes_hosts and len(patches) == 5 * 6
+    for host, labels in patches.items():
+        variables = hostvars[host]
+        registered = {**variables["pool_node_labels"], **variables["pool_host_labels"]}
+        deploy = set(GPU_DEPLOY_LABELS.values())
+        assert {k: v for k, v in registered.items() if k not in deploy} == labels, host
+    # 6 hosts over switches of 4: hosts 1-3 on the first, 4-6 on the second (spread evenly)
+    assert [patches[f"k002n{n:03d}"][SWITCH_LABEL] for n in range(1, 7)] == ["k002sw001"] * 3 + [
+        "k002sw002"
+    ] * 3

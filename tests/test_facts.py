@@ -175,6 +175,62 @@ def test_kubelet_registers_every_node_with_exactly_the_labels_and_taints_pulumi_
         assert kubelet_registration(kubelet["k8s-l40s-04"])[0]["estategen.io/switch"] == "leaf-02"
 
 
+def _switched(switches: str) -> Estate:
+    """A Kubernetes pool of four hosts over ``switches`` (its network.switch)."""
+    return estate_of(
+        f"""\
+estate: runs
+versions: {{kubernetes: "1.31"}}
+node_pools:
+  - name: l40s
+    scheduler: kubernetes
+    cluster: serving
+    hosts: k8s-[01-04]
+    cpu: {{sockets: 1, cores_per_socket: 64, threads_per_core: 2}}
+    memory_gb: 512
+    gpus: {{model: l40s-48gb, count: 4}}
+    network: {{switch: "{switches}"}}
+  - name: plain
+    scheduler: kubernetes
+    cluster: serving
+    hosts: k8s-plain-[01-02]
+    cpu: {{sockets: 1, cores_per_socket: 64, threads_per_core: 2}}
+    memory_gb: 512
+kubernetes:
+  clusters:
+    - name: serving
+"""
+    )
+
+
+@pytest.mark.parametrize(
+    ("switches", "runs"),
+    [
+        ("kleaf-[01-02]", [("k8s-01", "k8s-02", "kleaf-01"), ("k8s-03", "k8s-04", "kleaf-02")]),
+        # consecutive hosts on a switch named twice are one run; the same switch after
+        # another is a run of its own
+        ("kleaf-01,kleaf-01", [("k8s-01", "k8s-02", "k8s-03", "k8s-04", "kleaf-01")]),
+        ("a,b,a,a", [("k8s-01", "a"), ("k8s-02", "b"), ("k8s-03", "k8s-04", "a")]),
+    ],
+)
+def test_host_label_runs_are_consecutive_hosts_with_the_same_own_labels(
+    switches: str, runs: list[tuple[str, ...]]
+) -> None:
+    estate = _switched(switches)
+    pool = estate.pools_by_name["l40s"]
+    found = facts.host_label_runs(pool)
+    assert [(*run.hosts, run.labels[facts.SWITCH_LABEL]) for run in found] == runs
+    assert all(list(run.labels) == [facts.SWITCH_LABEL] for run in found)
+    assert [host for run in found for host in run.hosts] == list(pool.hosts)
+    for run in found:
+        for host in run.hosts:
+            assert facts.labels_of_host(estate, pool, host) == {
+                **facts.node_labels(estate, pool),
+                **run.labels,
+            }
+    assert facts.host_label_runs(estate.pools_by_name["plain"]) == []
+
+
 def test_node_labels_are_ones_kubelet_may_set_and_keep_what_nvidia_components_read() -> None:
     estate = estate_of(MESA)
     for pool in estate.kubernetes_pools:
@@ -349,6 +405,9 @@ FORMER_COPIES = {
 HOMES = {name: "facts.py" for name in FORMER_COPIES} | {
     "MANIFEST": "render.py",
     "host_budget": "checks.py",
+    # a host's own labels: the inventory and the Node patches read the same runs
+    "host_label_runs": "facts.py",
+    "HostLabelRun": "facts.py",
 }
 
 

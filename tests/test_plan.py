@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from estategen import load
+from estategen import hostlist, load
 from estategen.pipeline import validate_document
 from estategen.plan import Action, explain, merge_steps, model_changes, plan, text
 from estategen.render import render
@@ -506,6 +506,19 @@ def leaf_changes(prefix: str, old: object, new: object) -> set[str]:
     return set() if old == new else {prefix}
 
 
+def host_vars(files: dict[str, bytes], limit: str) -> dict[str, dict[str, Any]]:
+    """Each host's own variables in inventory.yml (a Kubernetes node's switch label), for the
+    hosts of the pool ``limit`` names, or of every group."""
+    inventory = yaml.safe_load(files.get("ansible/inventory.yml", b"")) or {}
+    groups = inventory.get("all", {}).get("children") or {}
+    out: dict[str, dict[str, Any]] = {}
+    for name in [limit] if limit.startswith("pool_") else list(groups):
+        for pattern, variables in ((groups.get(name) or {}).get("hosts") or {}).items():
+            for host in hostlist.expand(pattern.replace(":", "-")):
+                out[host] = variables or {}
+    return out
+
+
 def changed_inputs(old: dict[str, bytes], new: dict[str, bytes], limit: str) -> set[str]:
     """Variables (dotted), Slurm file names and role files that differ, for hosts of ``limit``."""
     var_files = ["ansible/group_vars/all/estate.yml", "ansible/vars/identity.yml"]
@@ -520,6 +533,9 @@ def changed_inputs(old: dict[str, bytes], new: dict[str, bytes], limit: str) -> 
         before = yaml.safe_load(old.get(path, b"")) or {}
         after = yaml.safe_load(new.get(path, b"")) or {}
         changed |= leaf_changes("", before, after)
+    old_hosts, new_hosts = host_vars(old, limit), host_vars(new, limit)
+    for host in set(old_hosts) | set(new_hosts):
+        changed |= leaf_changes("", old_hosts.get(host, {}), new_hosts.get(host, {}))
     for path in set(old) | set(new):
         if old.get(path) != new.get(path):
             if path.startswith("ansible/files/slurm/"):

@@ -370,20 +370,40 @@ def registration_labels(estate: Estate, pool: NodePool) -> dict[str, str]:
     return dict(sorted(labels.items()))
 
 
-def host_labels(pool: NodePool) -> dict[str, dict[str, str]]:
-    """Labels that differ from host to host of a pool: its switch, where it names switches."""
+@dataclass(frozen=True)
+class HostLabelRun:
+    """Consecutive hosts of a pool that share their host-specific labels."""
+
+    hosts: tuple[str, ...]
+    labels: dict[str, str]
+
+
+def host_label_runs(pool: NodePool) -> list[HostLabelRun]:
+    """A pool's hosts that carry labels of their own (their switch, where the pool names
+    switches), as runs of consecutive hosts with the same labels, in host order.
+
+    Runs, not a map of every host: the inventory puts each run's labels on its hosts alone
+    (a pool-wide map would make every host's variables grow with its pool), and the Node
+    patches read the same runs, so kubelet and the patches cannot disagree.
+    """
+    runs: list[HostLabelRun] = []
     if not pool.switches:
-        return {}
-    return {
-        host: {SWITCH_LABEL: switch}
-        for switch, hosts in spread(pool.hosts, pool.switches)
-        for host in hosts
-    }
+        return runs
+    for switch, hosts in spread(pool.hosts, pool.switches):
+        if not hosts:
+            continue
+        labels = {SWITCH_LABEL: switch}
+        if runs and runs[-1].labels == labels:
+            runs[-1] = HostLabelRun((*runs[-1].hosts, *hosts), labels)
+        else:
+            runs.append(HostLabelRun(tuple(hosts), labels))
+    return runs
 
 
 def labels_of_host(estate: Estate, pool: NodePool, host: str) -> dict[str, str]:
-    """The whole label set of one host of a pool."""
-    return dict(sorted({**node_labels(estate, pool), **host_labels(pool).get(host, {})}.items()))
+    """The whole label set of one host of a pool: the pool's, then the host's own."""
+    own = next((run.labels for run in host_label_runs(pool) if host in run.hosts), {})
+    return dict(sorted({**node_labels(estate, pool), **own}.items()))
 
 
 def kubelet_taint(taint: Taint) -> str:

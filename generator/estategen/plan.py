@@ -1263,7 +1263,10 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
                 continue
             changes.append(
                 _change(
-                    f"ansible/group_vars/{group}.yml",
+                    # a host's own labels (its switch) are host variables in the inventory
+                    "ansible/inventory.yml"
+                    if field.startswith("network")
+                    else f"ansible/group_vars/{group}.yml",
                     kind,
                     delta,
                     (Action("ansible-playbook", f"{group}:{role}") for role in roles),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from estategen.facts import ESTATE_LABEL, host_labels, node_labels
+from estategen.facts import ESTATE_LABEL, host_label_runs, node_labels
 from estategen.kubernetes import kueue, volcano
 from estategen.kubernetes.objects import NVIDIA_NAMESPACE, TEAM_LABEL, ClusterView, Obj, meta
 
@@ -71,9 +71,10 @@ def node_labels_patches(view: ClusterView) -> list[Obj]:
         if pool.provider != "on-prem":
             continue
         shared = node_labels(view.estate, pool)
-        per_host = host_labels(pool)
+        # each host's own labels from the runs the inventory gives kubelet (facts)
+        own = {host: run.labels for run in host_label_runs(pool) for host in run.hosts}
         for host in pool.hosts:
-            labels = dict(sorted({**shared, **per_host.get(host, {})}.items()))
+            labels = dict(sorted({**shared, **own.get(host, {})}.items()))
             out.append(
                 {"apiVersion": "v1", "kind": "Node", "metadata": {"name": host, "labels": labels}}
             )

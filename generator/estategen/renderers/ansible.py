@@ -3,7 +3,8 @@
 The inventory, group variables, ``vars/`` and site.yml come from the model. Where a variable
 goes: ``group_vars/all/estate.yml`` holds what hosts of every kind read, each value of a size
 independent of the estate's users, teams, pools and hosts; ``group_vars/pool_<name>.yml`` what
-a pool's hosts read; ``vars/<topic>.yml`` the lists that grow with the estate (users and
+a pool's hosts read; what differs from host to host (a Kubernetes node's switch label) on its
+hosts in ``inventory.yml``; ``vars/<topic>.yml`` the lists that grow with the estate (users and
 teams), loaded with ``vars_files`` by the one play whose role reads them, so the inventory
 (``ansible-inventory --list`` prints every host's variables) stays small; the roles are copied from
 ``playbooks/roles`` in the package, with ``playbooks/requirements.yml`` (the collections they
@@ -24,7 +25,7 @@ from estategen import hostlist
 from estategen.facts import (
     JWT_KEY_PATH,
     group_name,
-    host_labels,
+    host_label_runs,
     kubelet_taint,
     mig_layout,
     pool_group,
@@ -73,13 +74,30 @@ def _hosts(names: Iterable[str]) -> dict[str, None]:
     return {pattern: None for pattern in ansible_patterns(names)}
 
 
+def _pool_hosts(pool: NodePool) -> dict[str, dict[str, Any] | None]:
+    """A pool's hosts as patterns; on a Kubernetes pool each run of hosts with labels of
+    their own (their switch) carries them as ``pool_host_labels``, for kubelet to register.
+
+    Host variables, not a pool-wide map: ``ansible-inventory --list`` prints each host's
+    variables, and a host then carries its own labels only, whatever its pool's size.
+    """
+    runs = host_label_runs(pool) if pool.scheduler == "kubernetes" else []
+    out: dict[str, dict[str, Any] | None] = {}
+    for run in runs:
+        for pattern in ansible_patterns(run.hosts):
+            out[pattern] = {"pool_host_labels": dict(run.labels)}
+    labelled = {host for run in runs for host in run.hosts}
+    out.update(_hosts(h for h in pool.hosts if h not in labelled))
+    return out
+
+
 def inventory(estate: Estate) -> dict[str, Any]:
     slurm = estate.slurm
     # hosted Slurm pools (issue 15) are slurmd pods in Kubernetes: no hosts for Ansible
     on_prem = [p for p in estate.node_pools if not p.managed and not p.hosted]
     children: dict[str, Any] = {}
     for pool in on_prem:
-        children[pool_group(pool.name)] = {"hosts": _hosts(pool.hosts)}
+        children[pool_group(pool.name)] = {"hosts": _pool_hosts(pool)}
     if estate.slurm_pools:
         children["slurm_controller"] = {"hosts": _hosts(slurm.controllers)}
         # a cloud pool's group (issue 14 part 5) has no hosts: the VM its image is built on is
@@ -174,14 +192,12 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
         "pool_kubernetes_cluster": pool.cluster,
         "pool_gpu": gpu,
         "pool_features": list(pool.features),
-        # kubelet registers the node with these labels (and each host with its own, such as
-        # its switch): the same set the Pulumi program patches onto the node
+        # kubelet registers the node with these labels and each host's own (its switch:
+        # pool_host_labels, on its hosts in the inventory): the set the Node patches carry
         "pool_node_labels": registration_labels(estate, pool) if kubernetes else {},
         "pool_node_taints": [kubelet_taint(t) for t in pool.taints],
         "pool_storage": [s.name for s in pool_mounts(estate, pool)],
     }
-    if kubernetes:
-        pool_vars["pool_node_host_labels"] = host_labels(pool)
     if pool.cloud_nodes:
         # issue 14 part 5: the play builds the pool's image; slurmd starts on the instances
         # (issue 13: for `state: cloud`, the image the site's ResumeProgram boots)
