@@ -287,6 +287,4 @@ def pool_change(provider: str, before: Mapping[str, Any], after: Mapping[str, An
         name = key or path
         if name not in found[effect]:
             found[effect].append(name)
-    return PoolChange(
-        tuple(found[REPLACE]), tuple(found[RECREATE_NODES]), tuple(found[UPDATE])
-    )
+    return PoolChange(tuple(found[REPLACE]), tuple(found[RECREATE_NODES]), tuple(found[UPDATE]))
