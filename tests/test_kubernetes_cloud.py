@@ -311,9 +311,20 @@ def test_plan_drains_an_aks_pool_whose_vm_size_changes_before_pulumi_replaces_it
     assert [s.id for s in steps] == ["drain-kubernetes-pool", "pulumi-up"]
     assert steps[0].commands[1:] == (
         "kubectl cordon -l estategen.io/pool=nvl",
-        "kubectl drain -l estategen.io/pool=nvl --ignore-daemonsets "
-        "--delete-emptydir-data --timeout=1h",
+        "kubectl drain -l estategen.io/pool=nvl --ignore-daemonsets --delete-emptydir-data",
     )
+
+
+def test_plan_drains_an_eks_group_the_blueprint_drops_before_pulumi_deletes_it() -> None:
+    from estategen.plan import kubernetes_changes
+
+    start = HYBRID.index("  - name: l4-fixed")
+    after = HYBRID[:start] + HYBRID[HYBRID.index("kubernetes:\n") :]
+    changes = kubernetes_changes(estate(HYBRID), estate(after))["pulumi/aws/cluster.json"]
+    (pool,) = [c for c in changes if c.subject == "pool l4-fixed"]
+    assert (pool.kind, pool.after) == ("kubernetes-pool", "")
+    assert [a.id for a in pool.actions] == ["drain-kubernetes-pool", "pulumi-up"]
+    assert pool.actions[0].target == "aws l4-fixed"
 
 
 def test_plan_says_when_the_cluster_autoscaler_comes_and_goes() -> None:

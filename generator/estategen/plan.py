@@ -242,8 +242,7 @@ def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
             for command in (
                 f"# kubectl on cluster {c}: cordon, then evict the pods of pool {pool}",
                 f"kubectl cordon -l {POOL_LABEL}={pool}",
-                f"kubectl drain -l {POOL_LABEL}={pool} --ignore-daemonsets "
-                "--delete-emptydir-data --timeout=1h",
+                f"kubectl drain -l {POOL_LABEL}={pool} --ignore-daemonsets --delete-emptydir-data",
             )
         ]
     if action_id == "pulumi-replace":
@@ -1895,37 +1894,45 @@ def _release_secrets_note(old: Any, new: Any) -> str:
     )
 
 
-# What a managed pool is called on each cloud, and what changes it in place (issue 15 added aks
-# and the EKS autoscaler's tags); which arguments replace it is kubernetes.cloud.POOL_FIELDS.
+# What a managed pool is called on each cloud (issue 15 added aks and the EKS autoscaler's
+# tags); which of its arguments replace it is kubernetes.cloud.POOL_FIELDS.
 _POOL_NAMES = {"gke": "GKE node pool", "eks": "EKS node group", "aks": "AKS agent pool"}
-_POOL_IN_PLACE = {
-    "gke": "",
-    "eks": "; the tags the Cluster Autoscaler reads follow the group's labels, taints and devices",
-    "aks": "",
-}
+_EKS_TAGS = "; the tags the Cluster Autoscaler reads follow the group's labels, taints and devices"
 
 
 def _pool_change(
     path: str, cluster: str, name: str, was: Mapping[str, Any] | None, now: Mapping[str, Any] | None
 ) -> Change:
-    """A managed pool of the Pulumi project changed: replaced (its nodes are drained first, as
-    pulumi up deletes it before creating it again) or updated in place, by the arguments that
-    changed (:func:`estategen.kubernetes.cloud.pool_change`)."""
+    """A managed pool of the Pulumi project changed: replaced or deleted (its nodes are
+    drained first, as pulumi up deletes it) or updated in place, by the arguments that changed
+    (:func:`estategen.kubernetes.cloud.pool_change`)."""
     from estategen.kubernetes.cloud import pool_change
 
     before, after = _differing(was, now)
     provider = str((now or was or {}).get("provider"))
     what = f"the {_POOL_NAMES.get(provider, 'cloud node pool')}"
     up = Action("pulumi-up", cluster)
-    if was is None or now is None:
+    drain = Action("drain-kubernetes-pool", f"{cluster} {name}")
+    if was is None:
         return Change(
             path,
             "kubernetes-pool",
             f"pool {name}",
-            f"{what} is {'created' if was is None else 'deleted'} with pulumi up",
+            f"{what} is created with pulumi up",
             _short(before),
             _short(after),
             (up,),
+        )
+    if now is None:
+        return Change(
+            path,
+            "kubernetes-pool",
+            f"pool {name}",
+            f"{what} is deleted with pulumi up, with its nodes and the pods on them: drain "
+            f"them first (by their {POOL_LABEL} label) so the pods move while they can",
+            _short(before),
+            _short(after),
+            (drain, up),
         )
     change = pool_change(provider, was.get("args") or {}, now.get("args") or {})
     if change.replace:
@@ -1938,21 +1945,22 @@ def _pool_change(
             f"drain them first (by their {POOL_LABEL} label) so the pods move while it can",
             _short(before),
             _short(after),
-            (Action("drain-kubernetes-pool", f"{cluster} {name}"), up),
+            (drain, up),
         )
     fields = [*change.recreate_nodes, *change.update] or ["the Cluster Autoscaler's tags"]
     meaning = f"{what} changes {', '.join(fields)} in place with pulumi up"
     if change.recreate_nodes:
         meaning += (
-            f", but GKE applies {', '.join(change.recreate_nodes)} by recreating every node "
-            "(surge upgrade, a few nodes at a time: their pods are evicted and rescheduled); "
+            f", but {provider.upper()} applies {', '.join(change.recreate_nodes)} by recreating "
+            "every node (surge upgrade, a few nodes at a time: their pods are evicted and "
+            "rescheduled); "
             f"drain the pool by its {POOL_LABEL} label first to move them at your pace"
         )
     return Change(
         path,
         "kubernetes-pool",
         f"pool {name}",
-        meaning + _POOL_IN_PLACE.get(provider, ""),
+        meaning + (_EKS_TAGS if provider == "eks" else ""),
         _short(before),
         _short(after),
         (up,),
