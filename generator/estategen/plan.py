@@ -1942,7 +1942,7 @@ def _pool_change(
             f"pool {name}",
             f"{what} cannot change {', '.join(change.replace)} in place: pulumi up deletes it "
             "and creates it again under the same name, so its nodes and the pods on them go; "
-            f"drain them first (by their {POOL_LABEL} label) so the pods move while it can",
+            f"drain them first (by their {POOL_LABEL} label) so the pods move before it goes",
             _short(before),
             _short(after),
             (drain, up),
@@ -1950,11 +1950,13 @@ def _pool_change(
     fields = [*change.recreate_nodes, *change.update] or ["the Cluster Autoscaler's tags"]
     meaning = f"{what} changes {', '.join(fields)} in place with pulumi up"
     if change.recreate_nodes:
+        recreating = list(change.recreate_nodes)
+        named = ("it" if len(fields) == 1 else "them") if fields == recreating else None
         meaning += (
-            f", but {provider.upper()} applies {', '.join(change.recreate_nodes)} by recreating "
+            f", but {provider.upper()} applies {named or ', '.join(recreating)} by recreating "
             "every node (surge upgrade, a few nodes at a time: their pods are evicted and "
-            "rescheduled); "
-            f"drain the pool by its {POOL_LABEL} label first to move them at your pace"
+            f"rescheduled); drain the pool by its {POOL_LABEL} label first to move them at "
+            "your pace"
         )
     return Change(
         path,
