@@ -476,8 +476,9 @@ def test_aks_agent_pool_fields_as_azure_native_decides_them() -> None:
     """pulumi-azure-native 3.29.0 (AgentPool at API 2025-09-01) replaces on its forceNewMap
     (provider/pkg/gen/replacement.go: vmSize, gpuInstanceProfile), on x-ms-mutability without
     update (Azure/azure-rest-api-specs .../aks/stable/2025-09-01/managedClusters.json marks
-    none in ManagedClusterAgentPoolProfileProperties) and on the resource ID's path; node
-    taints, labels and the autoscaler's bounds change in place."""
+    none in ManagedClusterAgentPoolProfileProperties) and on its URL's path parameters
+    (provider/pkg/provider/diff.go); node taints, labels and the autoscaler's bounds change in
+    place."""
     effects = by_effect(cloud.AKS_POOL_FIELDS)
     assert effects[cloud.REPLACE] == {
         "resource_group_name",

@@ -213,14 +213,15 @@ EKS_POOL_FIELDS: dict[str, str] = {
 # pulumi-azure-native 3.29.0 (containerservice AgentPool, API 2025-09-01) replaces a resource
 # when a property its generator marks ForceNew changes: x-ms-mutability without "update" in the
 # API spec, or the hand list forceNewMap (pulumi/pulumi-azure-native provider/pkg/gen/
-# replacement.go, stored at 1b7112af), or a different resource ID (the URL's path parameters).
+# replacement.go, stored at 1b7112af), or a parameter of the resource's URL path
+# (provider/pkg/provider/diff.go calculateDetailedDiff, stored at 03707ff7).
 # Azure/azure-rest-api-specs specification/containerservice/resource-manager/
 # Microsoft.ContainerService/aks/stable/2025-09-01/managedClusters.json (stored at 1041da1a):
 # ManagedClusterAgentPoolProfileProperties marks no property x-ms-mutability.
 AKS_POOL_FIELDS: dict[str, str] = {
-    "resource_group_name": REPLACE,  # managedClusters.json agentPools path {resourceGroupName}
-    "resource_name_": REPLACE,  # managedClusters.json agentPools path {resourceName}
-    "agent_pool_name": REPLACE,  # managedClusters.json agentPools path {agentPoolName}
+    "resource_group_name": REPLACE,  # diff.go: path parameter {resourceGroupName}
+    "resource_name_": REPLACE,  # diff.go: path parameter {resourceName}
+    "agent_pool_name": REPLACE,  # diff.go: path parameter {agentPoolName}
     "vm_size": REPLACE,  # replacement.go forceNewMap ContainerService AgentPool "vmSize"
     # replacement.go forceNewMap ContainerService AgentPool "gpuInstanceProfile"
     "gpu_instance_profile": REPLACE,
