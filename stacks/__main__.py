@@ -234,7 +234,7 @@ def build(data: Data, objects: Sequence[Obj], folder: Path) -> None:
         import pulumi_gcp as gcp
 
         for pool in (p for p in pools if p["provider"] == "gke"):
-            gcp.container.NodePool(pool["name"], **pool["args"])
+            gcp.container.NodePool(pool["name"], **pool["args"], opts=_named_pool())
     if any(p["provider"] == "eks" for p in pools):
         _eks_node_groups(data, [p for p in pools if p["provider"] == "eks"])
     if data.get("autoscaler"):
@@ -244,6 +244,12 @@ def build(data: Data, objects: Sequence[Obj], folder: Path) -> None:
     pulumi.export("namespaces", sorted(namespaces))
     pulumi.export("nodes_patched", sum(1 for o in objects if o["kind"] == "Node"))
     pulumi.export("resources", count)
+
+
+def _named_pool(opts: pulumi.ResourceOptions | None = None) -> pulumi.ResourceOptions:
+    """A managed pool keeps the name the blueprint gives it, and a cloud refuses a second pool
+    of one name: a change that replaces it (estategen plan says which) deletes it first."""
+    return pulumi.ResourceOptions.merge(pulumi.ResourceOptions(delete_before_replace=True), opts)
 
 
 def _release_secret(release: Data, secret: Data) -> pulumi.Resource:
@@ -287,10 +293,12 @@ def _eks_node_groups(data: Data, pools: Sequence[Data]) -> None:
             node_role_arn=role.arn,
             subnet_ids=cluster.vpc_config.subnet_ids,
             **pool["args"],
-            opts=pulumi.ResourceOptions(
-                depends_on=attachments,
-                # the cluster autoscaler owns the desired size once the group exists
-                ignore_changes=["scalingConfig.desiredSize"],
+            opts=_named_pool(
+                pulumi.ResourceOptions(
+                    depends_on=attachments,
+                    # the cluster autoscaler owns the desired size once the group exists
+                    ignore_changes=["scalingConfig.desiredSize"],
+                )
             ),
         )
         # EKS does not copy a node group's tags to its Auto Scaling group, where the
@@ -371,7 +379,7 @@ def _aks_agent_pools(pools: Sequence[Data]) -> None:
         containerservice.AgentPool(
             pool["name"],
             **pool["args"],
-            opts=pulumi.ResourceOptions(ignore_changes=["count"]),
+            opts=_named_pool(pulumi.ResourceOptions(ignore_changes=["count"])),
         )
 
 

@@ -7,7 +7,9 @@ them from the model without Pulumi: a blueprint fragment in, an argument out.
 
 from __future__ import annotations
 
+import copy
 import textwrap
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,6 +19,8 @@ from estategen.kubernetes import autoscaler, cloud, releases
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate
 from estategen.renderers import pulumi as pulumi_renderer
+
+from conftest import BLUEPRINTS
 
 HYBRID = """\
 estate: hybrid
@@ -279,14 +283,48 @@ def test_a_fixed_size_group_is_left_to_its_size() -> None:
 # --- plan ------------------------------------------------------------------------------------
 
 
-def test_plan_says_an_aks_taint_change_replaces_the_agent_pool() -> None:
+def test_plan_says_an_aks_taint_change_updates_the_agent_pool_in_place() -> None:
+    """API 2025-09-01 (the one azure-native 3.29.0 uses) lets nodeTaints change: no
+    x-ms-mutability on it, and azure-native's forceNewMap does not list it."""
     from estategen.plan import kubernetes_changes
 
     after = HYBRID.replace("{key: spot, effect: NoExecute}", "{key: spot, effect: NoSchedule}")
     changes = kubernetes_changes(estate(HYBRID), estate(after))["pulumi/az/cluster.json"]
-    (pool,) = [c for c in changes if c.kind == "kubernetes-pool"]
-    assert pool.subject == "pool h100mig"
-    assert "replaces the pool and its nodes" in pool.meaning
+    (pool,) = [c for c in changes if c.subject == "pool h100mig"]
+    assert pool.kind == "kubernetes-pool"
+    assert pool.meaning.startswith("the AKS agent pool changes node_taints in place")
+    assert {a.id for a in pool.actions} == {"pulumi-up"}
+
+
+def test_plan_drains_an_aks_pool_whose_vm_size_changes_before_pulumi_replaces_it() -> None:
+    from estategen.plan import kubernetes_changes, merge_steps
+
+    after = HYBRID.replace("Standard_NC80adis_H100_v5", "Standard_NC40ads_H100_v5").replace(
+        "{model: h100-nvl-94gb, count: 2", "{model: h100-nvl-94gb, count: 1"
+    )
+    assert after != HYBRID
+    changes = kubernetes_changes(estate(HYBRID), estate(after))["pulumi/az/cluster.json"]
+    (pool,) = [c for c in changes if c.subject == "pool nvl"]
+    assert pool.kind == "kubernetes-replace"
+    assert "cannot change vm_size in place" in pool.meaning
+    steps = merge_steps(pool.actions, "hybrid")
+    assert [s.id for s in steps] == ["drain-kubernetes-pool", "pulumi-up"]
+    assert steps[0].commands[1:] == (
+        "kubectl cordon -l estategen.io/pool=nvl",
+        "kubectl drain -l estategen.io/pool=nvl --ignore-daemonsets --delete-emptydir-data",
+    )
+
+
+def test_plan_drains_an_eks_group_the_blueprint_drops_before_pulumi_deletes_it() -> None:
+    from estategen.plan import kubernetes_changes
+
+    start = HYBRID.index("  - name: l4-fixed")
+    after = HYBRID[:start] + HYBRID[HYBRID.index("kubernetes:\n") :]
+    changes = kubernetes_changes(estate(HYBRID), estate(after))["pulumi/aws/cluster.json"]
+    (pool,) = [c for c in changes if c.subject == "pool l4-fixed"]
+    assert (pool.kind, pool.after) == ("kubernetes-pool", "")
+    assert [a.id for a in pool.actions] == ["drain-kubernetes-pool", "pulumi-up"]
+    assert pool.actions[0].target == "aws l4-fixed"
 
 
 def test_plan_says_when_the_cluster_autoscaler_comes_and_goes() -> None:
@@ -307,3 +345,157 @@ def test_the_manifests_readme_says_the_autoscaler_needs_the_pulumi_project() -> 
     readme = files["kubernetes/aws/README.md"].content.decode()
     assert "kube-system/cluster-autoscaler through EKS Pod Identity" in readme
     assert "Cluster Autoscaler" not in files["kubernetes/az/README.md"].content.decode()
+
+
+# --- what a change of a pool's arguments does (kubernetes.cloud.POOL_FIELDS) ---------------
+
+
+def example_pools() -> Iterator[dict[str, Any]]:
+    """Every managed pool of the shipped blueprints and of HYBRID, as cluster.json has it."""
+    named = ("frontier.yaml", "campus.yaml")
+    built = [estate(), *(estate((BLUEPRINTS / name).read_text()) for name in named)]
+    for one in built:
+        for cluster in one.kubernetes_clusters:
+            yield from cloud.node_pools(ClusterView.of(one, cluster))
+
+
+def leaves(value: Any, path: str = "") -> Iterator[str]:
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            yield from leaves(item, f"{path}.{key}" if path else key)
+    elif isinstance(value, list) and value and isinstance(value[0], dict):
+        for item in value:
+            yield from leaves(item, f"{path}[]")
+    else:
+        yield path
+
+
+def test_every_argument_of_a_managed_pool_is_in_its_providers_table() -> None:
+    """A new argument in cloud.py needs its line in the table: plan would otherwise take its
+    change for a replacement."""
+    seen = set()
+    for pool in example_pools():
+        for path in leaves(pool["args"]):
+            assert cloud.field_of(cloud.POOL_FIELDS[pool["provider"]], path), (pool["name"], path)
+        seen.add(pool["provider"])
+    assert seen == {"gke", "eks", "aks"}
+
+
+def by_effect(fields: dict[str, str]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {cloud.REPLACE: set(), cloud.RECREATE_NODES: set()}
+    out[cloud.UPDATE] = set()
+    for key, effect in fields.items():
+        out[effect].add(key)
+    return out
+
+
+def example(provider: str) -> dict[str, Any]:
+    return next(
+        p
+        for p in example_pools()
+        if p["provider"] == provider
+        and p["args"].get(
+            {"gke": "node_config", "eks": "taints", "aks": "gpu_instance_profile"}[provider]
+        )
+    )["args"]
+
+
+def changed(args: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(args)
+    *parents, last = path.split(".")
+    where = out
+    for key in parents:
+        where = where[key][0] if isinstance(where[key], list) else where[key]
+    where[last] = value
+    return out
+
+
+def test_gke_node_pool_fields_as_terraform_provider_google_declares_them() -> None:
+    """hashicorp/terraform-provider-google (pulumi-gcp 10.2.0 bridges its -beta twin, 8.x),
+    google/services/container/ at main e03b7622a2 (8.0.0 merged; node_config.go as at tag
+    v7.45.0): ForceNew are name, cluster, location, project (resource_container_node_pool.go)
+    and oauth_scopes, guest_accelerator and each of its fields (node_config.go); machine_type,
+    labels and taint are sent with NodePools.Update, and GKE recreates the nodes for a new
+    machine type (its node upgrade strategy), not for labels or taints."""
+    effects = by_effect(cloud.GKE_POOL_FIELDS)
+    assert effects[cloud.REPLACE] == {
+        "name",
+        "cluster",
+        "location",
+        "project",
+        "node_config.oauth_scopes",
+        "node_config.guest_accelerators",
+        "node_config.guest_accelerators[].type",
+        "node_config.guest_accelerators[].count",
+        "node_config.guest_accelerators[].gpu_driver_installation_config",
+        "node_config.guest_accelerators[].gpu_partition_size",
+        "node_config.guest_accelerators[].gpu_sharing_config",
+    }
+    assert effects[cloud.RECREATE_NODES] == {"node_config.machine_type"}
+    assert effects[cloud.UPDATE] == {
+        "autoscaling",
+        "management",
+        "node_config.labels",
+        "node_config.taints",
+    }
+    args = example("gke")
+    sharing = {"gpu_sharing_strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 2}
+    path = "node_config.guest_accelerators.gpu_sharing_config"
+    assert cloud.pool_change("gke", args, changed(args, path, sharing)) == cloud.PoolChange(
+        ("node_config.guest_accelerators[].gpu_sharing_config",), (), ()
+    )
+    bigger = changed(args, "node_config.machine_type", "a3-edgegpu-8g")
+    assert cloud.pool_change("gke", args, bigger).recreate_nodes == ("node_config.machine_type",)
+    more = changed(args, "autoscaling.total_max_node_count", 99)
+    assert cloud.pool_change("gke", args, more) == cloud.PoolChange((), (), ("autoscaling",))
+
+
+def test_eks_node_group_fields_as_terraform_provider_aws_declares_them() -> None:
+    """hashicorp/terraform-provider-aws internal/service/eks/node_group.go (pulumi-aws 7.51.1
+    bridges 6.x; read at 012e0a32 and b11fc0fd, which agree on these): ForceNew are
+    cluster_name, node_group_name, instance_types, ami_type and capacity_type; scaling_config,
+    update_config, labels, taint and tags change in place (UpdateNodegroupConfig, tags)."""
+    effects = by_effect(cloud.EKS_POOL_FIELDS)
+    assert effects[cloud.REPLACE] == {
+        "cluster_name",
+        "node_group_name",
+        "instance_types",
+        "ami_type",
+        "capacity_type",
+    }
+    assert effects[cloud.RECREATE_NODES] == set()
+    assert effects[cloud.UPDATE] == {"scaling_config", "update_config", "labels", "taints", "tags"}
+    args = example("eks")
+    bigger = changed(args, "instance_types", ["g6e.24xlarge"])
+    assert cloud.pool_change("eks", args, bigger).replace == ("instance_types",)
+    untainted = changed(args, "taints", [])
+    assert cloud.pool_change("eks", args, untainted) == cloud.PoolChange((), (), ("taints",))
+
+
+def test_aks_agent_pool_fields_as_azure_native_decides_them() -> None:
+    """pulumi-azure-native 3.29.0 (AgentPool at API 2025-09-01) replaces on its forceNewMap
+    (provider/pkg/gen/replacement.go: vmSize, gpuInstanceProfile), on x-ms-mutability without
+    update (Azure/azure-rest-api-specs .../aks/stable/2025-09-01/managedClusters.json marks
+    none in ManagedClusterAgentPoolProfileProperties) and on its URL's path parameters
+    (provider/pkg/provider/diff.go); node taints, labels and the autoscaler's bounds change in
+    place."""
+    effects = by_effect(cloud.AKS_POOL_FIELDS)
+    assert effects[cloud.REPLACE] == {
+        "resource_group_name",
+        "resource_name_",
+        "agent_pool_name",
+        "vm_size",
+        "gpu_instance_profile",
+    }
+    assert effects[cloud.RECREATE_NODES] == set()
+    assert "node_taints" in effects[cloud.UPDATE] and "node_labels" in effects[cloud.UPDATE]
+    args = example("aks")
+    smaller = changed(args, "gpu_instance_profile", "MIG2g")
+    assert cloud.pool_change("aks", args, smaller).replace == ("gpu_instance_profile",)
+    calm = changed(args, "node_taints", [])
+    assert cloud.pool_change("aks", args, calm) == cloud.PoolChange((), (), ("node_taints",))
+
+
+def test_an_argument_no_table_knows_is_taken_for_a_replacement() -> None:
+    change = cloud.pool_change("eks", {"ami_type": "x"}, {"ami_type": "x", "new_field": 1})
+    assert change == cloud.PoolChange(("new_field",), (), ())

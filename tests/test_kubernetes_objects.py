@@ -579,7 +579,8 @@ def transition(out: Path, before: str, after: str) -> Transition:
         (c.file.split("/")[1], c.subject): c
         for f in result.files
         for c in f.changes
-        if c.kind == "kubernetes-replace"
+        # a managed pool's replacement (pulumi/<cluster>/cluster.json) is the cloud's, not Kueue's
+        if c.kind == "kubernetes-replace" and c.file.startswith("kubernetes/")
     }
     refused: dict[tuple[str, str], tuple[list[str], str]] = {}
 

@@ -101,11 +101,14 @@ class DependencyMonitor(MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
         self.dependencies: dict[Key, frozenset[Key]] = {}
+        self.deleted_first: set[Key] = set()  # registered with delete_before_replace
 
     def RegisterResource(self, request: Any) -> Any:
         self.dependencies[(request.type, request.name)] = frozenset(
             _key_of(urn) for urn in request.dependencies
         )
+        if request.deleteBeforeReplace:
+            self.deleted_first.add((request.type, request.name))
         return super().RegisterResource(request)  # type: ignore[no-untyped-call]
 
 
@@ -135,6 +138,7 @@ class Run:
     calls: list[str]
     dependencies: dict[Key, frozenset[Key]]
     project: Path
+    deleted_first: frozenset[Key] = frozenset()  # replaced by deleting, then creating
     by_kind: dict[str, list[Resource]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -187,7 +191,13 @@ def run_project(project: Path, config: dict[str, str] | None = None) -> Run:
     pulumi.runtime.set_mocks(recorder, project=name, stack=stack, preview=False, monitor=monitor)
     program = str(project / "__main__.py")
     _sync_await(pulumi_stack.run_pulumi_func(lambda: runpy.run_path(program, run_name="__main__")))
-    return Run(recorder.resources, recorder.calls, monitor.dependencies, project)
+    return Run(
+        recorder.resources,
+        recorder.calls,
+        monitor.dependencies,
+        project,
+        frozenset(monitor.deleted_first),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -537,6 +547,8 @@ def test_gke_node_pool_for_the_campus_burst_cluster(out: Path) -> None:
     ]
     assert config["labels"]["estategen.io/gpu-model"] == "h100-sxm-80gb"
     assert "nvidia.com/device-plugin.config" not in config["labels"]
+    # its name is fixed: a replacement deletes it first (tests/test_pulumi_cloud.py: EKS, AKS)
+    assert result.deleted_first == {("gcp:container/nodePool:NodePool", "gke-h100")}
 
 
 def test_gke_mig_partitions_shared_by_time_slicing(out: Path) -> None:

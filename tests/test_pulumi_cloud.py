@@ -1,5 +1,6 @@
-"""The Pulumi program's cloud resources under Pulumi's mocks: AKS agent pools and the EKS
-Cluster Autoscaler (its IAM role, Pod Identity association and Auto Scaling group tags).
+"""The Pulumi program's cloud resources under Pulumi's mocks: AKS agent pools, the EKS
+Cluster Autoscaler (its IAM role, Pod Identity association and Auto Scaling group tags), and
+how every managed pool is replaced.
 
 The blueprint is the one tests/test_kubernetes_cloud.py reads as data; here the rendered
 project runs as the Pulumi CLI would (the harness of tests/test_pulumi.py), and the tests
@@ -138,3 +139,28 @@ def test_the_node_role_keeps_only_the_node_policies(projects: Path) -> None:
     result = run(projects, "aws")
     attached = {r["role"] for r in result.all("RolePolicyAttachment")}
     assert attached == {"hybrid-aws-nodes"}
+
+
+# --- replacing a managed pool ---------------------------------------------------------------
+
+
+POOL_TYPES = {
+    "gcp:container/nodePool:NodePool",
+    "aws:eks/nodeGroup:NodeGroup",
+    "azure-native:containerservice:AgentPool",
+}
+
+
+@pytest.mark.parametrize("cluster", ["aws", "az"])
+def test_a_managed_pool_is_deleted_before_its_replacement_is_created(
+    projects: Path, cluster: str
+) -> None:
+    """Pools keep their blueprint names and a cloud refuses two of one name, so the program
+    registers each with delete_before_replace (estategen plan drains it first); nothing else
+    of the project is replaced that way. GKE: tests/test_pulumi.py's campus pool."""
+    result = run(projects, cluster)
+    pools = {r.key for r in result.resources if r.type in POOL_TYPES}
+    wanted = data(projects, cluster)["node_pools"]
+    assert isinstance(wanted, list)
+    assert {name for _, name in pools} == {p["name"] for p in wanted} != set()
+    assert result.deleted_first == pools

@@ -31,7 +31,7 @@ from typing import Any
 from estategen import hostlist
 from estategen.errors import UsageError
 from estategen.estatediff import Delta, diff, named, own_policies, recorded
-from estategen.facts import pool_group, topology_plugin
+from estategen.facts import POOL_LABEL, pool_group, topology_plugin
 from estategen.kubernetes.objects import Obj
 from estategen.model import Estate
 from estategen.readback import OutputFolder, check_content
@@ -151,6 +151,7 @@ STEPS: dict[str, tuple[int, str]] = {
     "sacctmgr-delete": (65, "delete what the blueprint dropped from slurmdbd"),
     "resume-nodes": (70, "return drained nodes to service"),
     "pulumi-new": (75, "create the stacks of new Kubernetes clusters"),
+    "drain-kubernetes-pool": (77, "drain the nodes of the managed pools pulumi up replaces"),
     "pulumi-replace": (78, "replace Kubernetes objects the API server will not update in place"),
     "pulumi-up": (80, "apply the Kubernetes changes"),
     "prometheus-reload": (85, "reload Prometheus"),
@@ -234,6 +235,16 @@ def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
         return commands
     if action_id == "pulumi-up":
         return [f"(cd pulumi/{c} && pulumi up --stack {estate})" for c in sorted(targets)]
+    if action_id == "drain-kubernetes-pool":
+        return [
+            command
+            for c, _, pool in sorted(t.partition(" ") for t in targets)
+            for command in (
+                f"# kubectl on cluster {c}: cordon, then evict the pods of pool {pool}",
+                f"kubectl cordon -l {POOL_LABEL}={pool}",
+                f"kubectl drain -l {POOL_LABEL}={pool} --ignore-daemonsets --delete-emptydir-data",
+            )
+        ]
     if action_id == "pulumi-replace":
         return [
             f"(cd pulumi/{c} && pulumi up --stack {estate} --target-replace '{urn}')"
@@ -1647,18 +1658,7 @@ def _cluster_data_changes(
     now = {p["name"]: p for p in new.get("node_pools") or []}
     for name in sorted(set(was) | set(now)):
         if was.get(name) != now.get(name):
-            provider = str((now.get(name) or was.get(name) or {}).get("provider"))
-            changes.append(
-                Change(
-                    path,
-                    "kubernetes-pool",
-                    f"pool {name}",
-                    _POOL_MEANINGS.get(provider, _POOL_MEANINGS["gke"]),
-                    _short(_differing(was.get(name), now.get(name))[0]),
-                    _short(_differing(was.get(name), now.get(name))[1]),
-                    (up,),
-                )
-            )
+            changes.append(_pool_change(path, cluster, name, was.get(name), now.get(name)))
     for key in sorted(set(old) | set(new)):
         if key == "node_pools" or old.get(key) == new.get(key):
             continue
@@ -1896,18 +1896,81 @@ def _release_secrets_note(old: Any, new: Any) -> str:
     )
 
 
-# What a change of a managed pool's arguments does, per provider (issue 15 added aks and the
-# EKS autoscaler's tags).
-_POOL_MEANINGS = {
-    "gke": "the cloud node pool changes with pulumi up (a new machine type or GPU count "
-    "replaces its nodes; autoscaling bounds change in place)",
-    "eks": "the EKS node group changes with pulumi up (a new instance type replaces its nodes; "
-    "autoscaling bounds change in place, and the tags the Cluster Autoscaler reads follow "
-    "the group's labels, taints and devices)",
-    "aks": "the AKS agent pool changes with pulumi up (AKS fixes VM size, taints and GPU "
-    "instance profile at creation, so a change of them replaces the pool and its nodes; "
-    "autoscaling bounds and labels change in place)",
-}
+# What a managed pool is called on each cloud (issue 15 added aks and the EKS autoscaler's
+# tags); which of its arguments replace it is kubernetes.cloud.POOL_FIELDS.
+_POOL_NAMES = {"gke": "GKE node pool", "eks": "EKS node group", "aks": "AKS agent pool"}
+_EKS_TAGS = "; the tags the Cluster Autoscaler reads follow the group's labels, taints and devices"
+
+
+def _pool_change(
+    path: str, cluster: str, name: str, was: Mapping[str, Any] | None, now: Mapping[str, Any] | None
+) -> Change:
+    """A managed pool of the Pulumi project changed: replaced or deleted (its nodes are
+    drained first, as pulumi up deletes it) or updated in place, by the arguments that changed
+    (:func:`estategen.kubernetes.cloud.pool_change`)."""
+    from estategen.kubernetes.cloud import pool_change
+
+    before, after = _differing(was, now)
+    provider = str((now or was or {}).get("provider"))
+    what = f"the {_POOL_NAMES.get(provider, 'cloud node pool')}"
+    up = Action("pulumi-up", cluster)
+    drain = Action("drain-kubernetes-pool", f"{cluster} {name}")
+    if was is None:
+        return Change(
+            path,
+            "kubernetes-pool",
+            f"pool {name}",
+            f"{what} is created with pulumi up",
+            _short(before),
+            _short(after),
+            (up,),
+        )
+    if now is None:
+        return Change(
+            path,
+            "kubernetes-pool",
+            f"pool {name}",
+            f"{what} is deleted with pulumi up, with its nodes and the pods on them: drain "
+            f"them first (by their {POOL_LABEL} label) so the pods move while they can",
+            _short(before),
+            _short(after),
+            (drain, up),
+        )
+    change = pool_change(provider, was.get("args") or {}, now.get("args") or {})
+    if change.replace:
+        return Change(
+            path,
+            "kubernetes-replace",
+            f"pool {name}",
+            f"{what} cannot change {', '.join(change.replace)} in place: pulumi up deletes it "
+            "and creates it again under the same name, so its nodes and the pods on them go; "
+            f"drain them first (by their {POOL_LABEL} label) so the pods move before it goes",
+            _short(before),
+            _short(after),
+            (drain, up),
+        )
+    fields = [*change.recreate_nodes, *change.update] or ["the Cluster Autoscaler's tags"]
+    meaning = f"{what} changes {', '.join(fields)} in place with pulumi up"
+    if change.recreate_nodes:
+        recreating = list(change.recreate_nodes)
+        named = ("it" if len(fields) == 1 else "them") if fields == recreating else None
+        meaning += (
+            f", but {provider.upper()} applies {named or ', '.join(recreating)} by recreating "
+            "every node (surge upgrade, a few nodes at a time: their pods are evicted and "
+            f"rescheduled); drain the pool by its {POOL_LABEL} label first to move them at "
+            "your pace"
+        )
+    return Change(
+        path,
+        "kubernetes-pool",
+        f"pool {name}",
+        meaning + (_EKS_TAGS if provider == "eks" else ""),
+        _short(before),
+        _short(after),
+        (up,),
+    )
+
+
 _AUTOSCALER_MEANING = (
     "an EKS node group may now grow, or no longer: pulumi up installs (or removes) the Cluster "
     "Autoscaler with its IAM role and Pod Identity association"

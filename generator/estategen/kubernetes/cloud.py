@@ -6,6 +6,10 @@ computes their arguments from the model, so the program only passes them on.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from estategen.facts import (
     aks_gpu_instance_profile,
     kubelet_taint,
@@ -148,3 +152,140 @@ def node_pools(view: ClusterView) -> list[Obj]:
         elif pool.provider == "aks":
             out.append({"provider": "aks", "name": pool.name, "args": aks_agent_pool(view, pool)})
     return out
+
+
+# --- what a change of the arguments does ---------------------------------------------------
+
+REPLACE = "replace"  # the pool is deleted and created again: its nodes and their pods go
+UPDATE = "update"  # the pool changes in place
+RECREATE_NODES = "recreate-nodes"  # in place, but the cloud replaces the nodes one by one
+
+# Per provider, what changing each argument above does, read from the provider the pinned
+# Pulumi package runs (pyproject.toml). A key is an argument's path in ``args`` ("[]" for the
+# items of a list); a changed path takes its longest key. pulumi-gcp 10.2.0 bridges
+# hashicorp/terraform-provider-google-beta 8.x (pulumi-gcp's .gitmodules "upstream"); the
+# snapshots hold hashicorp/terraform-provider-google, whose container files beta shares, up to
+# main at e03b7622a2 ("Merge feature branch major release 8.0.0"); node_config.go there is
+# byte-identical to tag v7.45.0. Lines: google/services/container/<file>:<line> at e03b7622a2.
+GKE_POOL_FIELDS: dict[str, str] = {
+    "name": REPLACE,  # resource_container_node_pool.go:510 "name" ForceNew
+    "cluster": REPLACE,  # resource_container_node_pool.go:246 "cluster" ForceNew
+    "location": REPLACE,  # resource_container_node_pool.go:252 "location" ForceNew
+    "project": REPLACE,  # resource_container_node_pool.go:239 "project" ForceNew
+    "autoscaling": UPDATE,  # resource_container_node_pool.go:318 no ForceNew; nodePoolUpdate
+    "management": UPDATE,  # resource_container_node_pool.go:485 no ForceNew
+    # node_config.go:536 no ForceNew, sent with NodePools.Update (node_config.go:3934); GKE then
+    # recreates the nodes by the pool's upgrade strategy (surge by default): cloud.google.com/
+    # kubernetes-engine/docs/concepts/node-pool-upgrade-strategies
+    "node_config.machine_type": RECREATE_NODES,
+    # node_config.go:420 no ForceNew, NodePools.Update (node_config.go:4195); GKE applies
+    # labels and taints to the nodes without recreating them: cloud.google.com/
+    # kubernetes-engine/docs/how-to/update-existing-nodepools
+    "node_config.labels": UPDATE,
+    "node_config.taints": UPDATE,  # node_config.go:673 "taint" no ForceNew; update at :4007
+    "node_config.oauth_scopes": REPLACE,  # node_config.go:560 ForceNew
+    "node_config.guest_accelerators": REPLACE,  # node_config.go:316 "guest_accelerator" ForceNew
+    "node_config.guest_accelerators[].type": REPLACE,  # node_config.go:330 ForceNew
+    "node_config.guest_accelerators[].count": REPLACE,  # node_config.go:324 ForceNew
+    # node_config.go:337 and :346 (gpu_driver_version) ForceNew
+    "node_config.guest_accelerators[].gpu_driver_installation_config": REPLACE,
+    "node_config.guest_accelerators[].gpu_partition_size": REPLACE,  # node_config.go:356 ForceNew
+    # node_config.go:362, and :370/:376 (strategy, clients per GPU) ForceNew
+    "node_config.guest_accelerators[].gpu_sharing_config": REPLACE,
+}
+
+# pulumi-aws 7.51.1 bridges hashicorp/terraform-provider-aws 6.x: internal/service/eks/
+# node_group.go, resourceNodeGroup's schema (the snapshots hold it at 012e0a32; a 6.x tag could
+# not be fetched, the repository is beyond the mirror's size limit). Taints are "taint" there.
+EKS_POOL_FIELDS: dict[str, str] = {
+    "cluster_name": REPLACE,  # node_group.go "cluster_name" ForceNew
+    "node_group_name": REPLACE,  # node_group.go "node_group_name" ForceNew
+    "instance_types": REPLACE,  # node_group.go "instance_types" ForceNew
+    "ami_type": REPLACE,  # node_group.go "ami_type" ForceNew
+    "capacity_type": REPLACE,  # node_group.go "capacity_type" ForceNew
+    "scaling_config": UPDATE,  # node_group.go "scaling_config" no ForceNew (UpdateNodegroupConfig)
+    "update_config": UPDATE,  # node_group.go "update_config" no ForceNew
+    "labels": UPDATE,  # node_group.go "labels" no ForceNew
+    "taints": UPDATE,  # node_group.go "taint" no ForceNew
+    "tags": UPDATE,  # node_group.go tags: tftags.TagsSchema(), updated in place
+}
+
+# pulumi-azure-native 3.29.0 (containerservice AgentPool, API 2025-09-01) replaces a resource
+# when a property its generator marks ForceNew changes: x-ms-mutability without "update" in the
+# API spec, or the hand list forceNewMap (pulumi/pulumi-azure-native provider/pkg/gen/
+# replacement.go, stored at 1b7112af), or a parameter of the resource's URL path
+# (provider/pkg/provider/diff.go calculateDetailedDiff, stored at 03707ff7).
+# Azure/azure-rest-api-specs specification/containerservice/resource-manager/
+# Microsoft.ContainerService/aks/stable/2025-09-01/managedClusters.json (stored at 1041da1a):
+# ManagedClusterAgentPoolProfileProperties marks no property x-ms-mutability.
+AKS_POOL_FIELDS: dict[str, str] = {
+    "resource_group_name": REPLACE,  # diff.go: path parameter {resourceGroupName}
+    "resource_name_": REPLACE,  # diff.go: path parameter {resourceName}
+    "agent_pool_name": REPLACE,  # diff.go: path parameter {agentPoolName}
+    "vm_size": REPLACE,  # replacement.go forceNewMap ContainerService AgentPool "vmSize"
+    # replacement.go forceNewMap ContainerService AgentPool "gpuInstanceProfile"
+    "gpu_instance_profile": REPLACE,
+    "mode": UPDATE,  # managedClusters.json no x-ms-mutability; not in forceNewMap
+    "os_type": UPDATE,  # managedClusters.json no x-ms-mutability; not in forceNewMap
+    "type": UPDATE,  # managedClusters.json no x-ms-mutability; not in forceNewMap
+    "count": UPDATE,  # managedClusters.json no x-ms-mutability (the program ignores it)
+    "enable_auto_scaling": UPDATE,  # managedClusters.json no x-ms-mutability
+    "min_count": UPDATE,  # managedClusters.json no x-ms-mutability
+    "max_count": UPDATE,  # managedClusters.json no x-ms-mutability
+    "node_labels": UPDATE,  # managedClusters.json no x-ms-mutability
+    "node_taints": UPDATE,  # managedClusters.json no x-ms-mutability; not in forceNewMap
+    "gpu_profile": UPDATE,  # managedClusters.json no x-ms-mutability; not in forceNewMap
+}
+
+POOL_FIELDS: dict[str, dict[str, str]] = {
+    "gke": GKE_POOL_FIELDS,
+    "eks": EKS_POOL_FIELDS,
+    "aks": AKS_POOL_FIELDS,
+}
+
+
+@dataclass(frozen=True)
+class PoolChange:
+    """The table keys a change of a pool's arguments touches, by what each does."""
+
+    replace: tuple[str, ...]
+    recreate_nodes: tuple[str, ...]
+    update: tuple[str, ...]
+
+
+def changed_paths(a: Any, b: Any, path: str = "") -> Iterator[str]:
+    """Paths where two argument values differ, descending through mappings and through lists
+    of one length (their items under "[]")."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for key in sorted(set(a) | set(b)):
+            yield from changed_paths(a.get(key), b.get(key), f"{path}.{key}" if path else key)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for x, y in zip(a, b, strict=True):
+            yield from changed_paths(x, y, f"{path}[]")
+    elif a != b:
+        yield path
+
+
+def field_of(fields: Mapping[str, str], path: str) -> str | None:
+    """The longest key of ``fields`` that is ``path`` or one of its parents."""
+    while path:
+        if path in fields:
+            return path
+        cut = max(path.rfind("."), path.rfind("[]"))
+        path = path[:cut] if cut > 0 else ""
+    return None
+
+
+def pool_change(provider: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> PoolChange:
+    """What changing a pool's arguments from ``before`` to ``after`` does. A path the table
+    does not know counts as replacing: the plan then asks for a drain it may not need, rather
+    than promise an update that deletes the nodes."""
+    fields = POOL_FIELDS[provider]
+    found: dict[str, list[str]] = {REPLACE: [], RECREATE_NODES: [], UPDATE: []}
+    for path in changed_paths(before, after):
+        key = field_of(fields, path)
+        effect = fields[key] if key else REPLACE
+        name = key or path
+        if name not in found[effect]:
+            found[effect].append(name)
+    return PoolChange(tuple(found[REPLACE]), tuple(found[RECREATE_NODES]), tuple(found[UPDATE]))
