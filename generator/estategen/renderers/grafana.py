@@ -23,7 +23,7 @@ from estategen import facts
 from estategen import prometheus_rules as rules
 from estategen.model import Estate, NodePool
 from estategen.render import Files, json_file, renderer, text
-from estategen.renderers.observability import node_exporter_targets
+from estategen.renderers.observability import has_node_exporter_targets
 
 GRAFANA = "observability/grafana"
 DASHBOARDS_DIR = "/var/lib/grafana/dashboards/estategen"
@@ -320,7 +320,7 @@ providers:
 @renderer
 def grafana_files(estate: Estate) -> Files:
     # beside the Prometheus configuration whose rules its panels read
-    if not (any(pool.gpus for pool in estate.node_pools) and node_exporter_targets(estate)):
+    if not (any(pool.gpus for pool in estate.node_pools) and has_node_exporter_targets(estate)):
         return {}
     return {
         f"{GRAFANA}/dashboards/{dashboard_uid(estate)}.json": json_file(build_dashboard(estate)),
