@@ -9,7 +9,6 @@ output are formatters over the same findings.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections import Counter
@@ -168,6 +167,8 @@ def did_you_mean(typed: str | None, names: Iterable[str]) -> str:
     """``; did you mean 'x'?`` for the name closest to ``typed``, or nothing."""
     if typed is None:
         return ""
+    import difflib  # only for a name that is not known
+
     close = difflib.get_close_matches(typed, list(names), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
