@@ -27,10 +27,11 @@ MAX_DEPTH = 64
 _STR = "tag:yaml.org,2002:str"
 _SEQ = "tag:yaml.org,2002:seq"
 _MAP = "tag:yaml.org,2002:map"
+_INT = "tag:yaml.org,2002:int"
 _SCALAR = yaml.ScalarNode
 _PLAIN_SCALAR_TAGS = {
     _STR,
-    "tag:yaml.org,2002:int",
+    _INT,
     "tag:yaml.org,2002:float",
     "tag:yaml.org,2002:bool",
     "tag:yaml.org,2002:null",
@@ -497,6 +498,9 @@ class _Builder:
         if type(node) is yaml.ScalarNode:
             if tag == _STR:
                 return node.value
+            value = node.value
+            if tag == _INT and value.isdecimal() and value.isascii() and value[0] != "0":
+                return int(value)  # what PyYAML's constructor makes of plain digits
             constructor = self.scalars.get(tag)
             if constructor is None:
                 raise self.fail("tag", node, path, _tag_message(tag))
