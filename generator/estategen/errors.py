@@ -111,12 +111,16 @@ def locate(path: str, positions: Mapping[str, Position]) -> Position:
 
 
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # as the YAML reader counts lines
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 _EXCERPT = 160  # characters of a long line shown around the column
 
 
 def source_lines(source: bytes) -> list[str]:
     """The blueprint's lines, numbered as the YAML reader numbers them."""
-    return _LINE_BREAK.split(source.decode("utf-8-sig", errors="replace"))
+    text = source.decode("utf-8-sig", errors="replace")
+    if not any(other in text for other in _OTHER_BREAKS):
+        return text.split("\n")  # the same lines, without a regular expression's walk
+    return _LINE_BREAK.split(text)
 
 
 def excerpt(lines: Sequence[str], line: int, column: int) -> list[str]:
