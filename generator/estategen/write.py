@@ -83,14 +83,15 @@ def _scan(root: Path) -> _Tree:
             ):
                 continue
             path = f"{folder}/{entry.name}" if folder else entry.name
-            mode = entry.stat(follow_symlinks=False).st_mode
-            if stat.S_ISDIR(mode):
+            # folders, files and links by the type the folder listing gives (no stat call
+            # per entry where the file system reports it)
+            if entry.is_dir(follow_symlinks=False):
                 stack.append(path)
-            elif stat.S_ISREG(mode):
+            elif entry.is_file(follow_symlinks=False):
                 tree.files.add(path)
-            elif stat.S_ISLNK(mode):
+            elif entry.is_symlink():
                 tree.links.add(path)
-            elif stat.S_ISFIFO(mode):
+            elif stat.S_ISFIFO(mode := entry.stat(follow_symlinks=False).st_mode):
                 tree.fifos.add(path)
             else:
                 tree.others[path] = "a socket" if stat.S_ISSOCK(mode) else "a device"
