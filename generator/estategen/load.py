@@ -499,7 +499,13 @@ class _Builder:
             if tag == _STR:
                 return node.value
             value = node.value
-            if tag == _INT and value.isdecimal() and value.isascii() and value[0] != "0":
+            if (
+                tag == _INT
+                and len(value) < 19
+                and value.isdecimal()
+                and value.isascii()
+                and value[0] != "0"
+            ):
                 return int(value)  # what PyYAML's constructor makes of plain digits
             constructor = self.scalars.get(tag)
             if constructor is None:
