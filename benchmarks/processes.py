@@ -1,6 +1,7 @@
 """Whole `estategen` processes against their floors (not a test): prints a Markdown table.
 
-    python benchmarks/processes.py [--repeat N] [--shape NAME ...] [--no-inventory]
+    python benchmarks/processes.py [--repeat N] [--shape NAME ...] [--command TEXT ...]
+                                   [--no-inventory]
 
 Every figure is a whole process, start to exit, as a user runs it, next to its floor: a
 Python process that loads the same blueprint with libyaml's ``CSafeLoader`` and then writes,
@@ -85,7 +86,9 @@ def pairs(
     return statistics.median(ours), statistics.median(floors), statistics.median(ratios), rss
 
 
-def shape_rows(name: str, work: Path, repeat: int, inventory: bool) -> list[tuple[str, ...]]:
+def shape_rows(
+    name: str, work: Path, repeat: int, inventory: bool, only: list[str] | None = None
+) -> list[tuple[str, ...]]:
     folder = work / name
     folder.mkdir()
     blueprint = folder / "estate.yaml"
@@ -140,6 +143,8 @@ def shape_rows(name: str, work: Path, repeat: int, inventory: bool) -> list[tupl
     ]
     rows = []
     for label, command, floor, before in cases:
+        if only and not any(text in label for text in only):
+            continue
         ours, theirs, ratio, rss = pairs(repeat, command, floor, before)
         mark = "" if ratio <= TARGET else " (above 2x)"
         rows.append(
@@ -209,14 +214,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--shape", action="append", choices=list(SHAPES))
+    parser.add_argument(
+        "--command",
+        action="append",
+        metavar="TEXT",
+        help="only the rows whose command contains TEXT (repeatable), without schema and --help",
+    )
     parser.add_argument("--no-inventory", action="store_true")
     args = parser.parse_args()
     byte_compile()
     work = Path(tempfile.mkdtemp(prefix="estategen-processes-"))
     try:
-        rows = static_rows(work, args.repeat * 2)
+        rows = [] if args.command else static_rows(work, args.repeat * 2)
         for shape in args.shape or list(SHAPES):
-            rows += shape_rows(shape, work, args.repeat, not args.no_inventory and shape == "large")
+            inventory = not args.no_inventory and shape == "large"
+            rows += shape_rows(shape, work, args.repeat, inventory, args.command)
         print("| shape | command | estategen | floor | estategen / floor | peak RSS |")
         print("|---|---|---|---|---|---|")
         for row in rows:

@@ -248,8 +248,42 @@ def test_the_readme_picture_is_the_campus_dashboard_as_rendered() -> None:
     assert "docs/dashboard-campus.svg" in (ROOT / "README.md").read_text()
 
 
-def test_the_sdk_is_imported_only_when_the_dashboard_is_built() -> None:
-    """Loading the renderers (as validate and render do) leaves the SDK unimported."""
-    code = "import sys; import estategen.renderers\nprint('grafana_foundation_sdk' in sys.modules)"
+def test_the_dashboard_is_what_the_sdks_builders_make(
+    example: tuple[Estate, dict[str, Any]],
+) -> None:
+    """The dashboard written as plain data is, value for value, what grafana-foundation-sdk's
+    builders make of the same calls (tests/grafana_sdk.py): its defaults and grid placement."""
+    from grafana_sdk import sdk_dashboard
+
+    estate, dashboard = example
+    assert dashboard == sdk_dashboard(estate)
+
+
+def test_the_large_estates_dashboard_is_what_the_sdks_builders_make(tmp_path: Path) -> None:
+    """The benchmark estate's shape, scaled down: rows wrap past three panels per line, both
+    schedulers, managed and on-premises pools."""
+    from grafana_sdk import sdk_dashboard
+
+    from estategen.renderers.grafana import build_dashboard
+
+    sys.path.insert(0, str(BLUEPRINTS))  # large.py
+    import large  # type: ignore[import-not-found]
+
+    shapes = ({}, {"slurm_pools": 4, "partitions": 2}, {"slurm_pools": 1, "k8s_pools": 10})
+    for shape in shapes:
+        path = tmp_path / "large.yaml"
+        path.write_text(large.blueprint(nodes_per_pool=2, teams=20, users_per_team=1, **shape))
+        estate, _ = rendered(path)
+        assert build_dashboard(estate) == sdk_dashboard(estate), shape
+
+
+def test_rendering_does_not_import_the_sdk() -> None:
+    """Rendering writes the dashboard's data itself: the SDK is the tests' reference only."""
+    code = (
+        "import sys; from estategen import pipeline, render\n"
+        f"estate = pipeline.validate_file({str(BLUEPRINTS / 'campus.yaml')!r}).estate\n"
+        "assert any('grafana' in p for p in render.render(estate))\n"
+        "print('grafana_foundation_sdk' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "False", result.stderr

@@ -6,7 +6,6 @@ of them and fails on any error-level finding.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -680,6 +679,8 @@ def _unknown_shape(estate: Estate, pool: NodePool, offer: CloudOffer) -> str:
         for m in estate.gpu_models.values()
         if pool.provider in m.clouds and instance in m.clouds[pool.provider].shapes
     )
+    import difflib  # only for an instance type the catalog does not know
+
     close = difflib.get_close_matches(instance, list(offer.shapes), n=1, cutoff=0.6)
     if carriers:
         reason = f"{instance} carries {', '.join(carriers)}, not {model}."

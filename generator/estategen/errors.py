@@ -9,7 +9,6 @@ output are formatters over the same findings.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections import Counter
@@ -112,12 +111,16 @@ def locate(path: str, positions: Mapping[str, Position]) -> Position:
 
 
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # as the YAML reader counts lines
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 _EXCERPT = 160  # characters of a long line shown around the column
 
 
 def source_lines(source: bytes) -> list[str]:
     """The blueprint's lines, numbered as the YAML reader numbers them."""
-    return _LINE_BREAK.split(source.decode("utf-8-sig", errors="replace"))
+    text = source.decode("utf-8-sig", errors="replace")
+    if not any(other in text for other in _OTHER_BREAKS):
+        return text.split("\n")  # the same lines, without a regular expression's walk
+    return _LINE_BREAK.split(text)
 
 
 def excerpt(lines: Sequence[str], line: int, column: int) -> list[str]:
@@ -168,6 +171,8 @@ def did_you_mean(typed: str | None, names: Iterable[str]) -> str:
     """``; did you mean 'x'?`` for the name closest to ``typed``, or nothing."""
     if typed is None:
         return ""
+    import difflib  # only for a name that is not known
+
     close = difflib.get_close_matches(typed, list(names), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 

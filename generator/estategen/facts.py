@@ -185,8 +185,10 @@ def pool_group(pool: str) -> str:
 
 def mig_layout(pool: NodePool) -> dict[str, int]:
     """Instances of each MIG profile on one GPU of the pool, by profile name; empty without MIG."""
+    if not pool.gpus or not pool.gpus.mig:
+        return {}  # most pools; the renderers ask for each pool thousands of times
     counts: dict[str, int] = {}
-    for profile in pool.gpus.mig if pool.gpus else ():
+    for profile in pool.gpus.mig:
         counts[profile] = counts.get(profile, 0) + 1
     return dict(sorted(counts.items()))
 

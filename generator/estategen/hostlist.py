@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 __all__ = ["MAX_EXPANSION", "HostlistError", "compress", "count", "expand", "split_items"]
 
@@ -277,13 +277,24 @@ def compress(names: Iterable[str]) -> str:
 def _compress(names: tuple[str, ...]) -> str:
     plain: list[str] = []
     groups: dict[tuple[str, int, str], set[int]] = {}
+    split = _SPLIT
     for name in set(names):
-        parts = _split_name(name)
+        # each name is split once per process (the hosts of a pool are compressed for its
+        # node line, topology groups, partitions and estate.json): looked up inline
+        parts = split.get(name, _UNSEEN)
+        if parts is _UNSEEN:
+            parts = _split_name(name)
+            if len(split) < _SPLIT_LIMIT:
+                split[name] = parts
         if parts is None:
             plain.append(name)
             continue
         key, number = parts
-        groups.setdefault(key, set()).add(number)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = {number}
+        else:
+            group.add(number)
     _absorb_unpadded(groups)
 
     entries: list[tuple[tuple[str, int, str], str]] = [((name, -1, ""), name) for name in plain]
@@ -298,8 +309,13 @@ def _compress(names: tuple[str, ...]) -> str:
     return ",".join(text for _, text in sorted(entries))
 
 
-@lru_cache(maxsize=1 << 18)
-def _split_name(name: str) -> tuple[tuple[str, int, str], int] | None:
+Split: TypeAlias = "tuple[tuple[str, int, str], int] | None"
+_SPLIT: dict[str, Split] = {}  # name -> _split_name(name), for this process only
+_SPLIT_LIMIT = 1 << 18
+_UNSEEN: Any = object()
+
+
+def _split_name(name: str) -> Split:
     """((prefix, width, suffix), number) around a name's last digits; None without digits."""
     if not _HOSTNAME.fullmatch(name):
         raise HostlistError(f"cannot compress {_show(name)}: not a lowercase short host name")

@@ -27,9 +27,11 @@ MAX_DEPTH = 64
 _STR = "tag:yaml.org,2002:str"
 _SEQ = "tag:yaml.org,2002:seq"
 _MAP = "tag:yaml.org,2002:map"
+_INT = "tag:yaml.org,2002:int"
+_SCALAR = yaml.ScalarNode
 _PLAIN_SCALAR_TAGS = {
     _STR,
-    "tag:yaml.org,2002:int",
+    _INT,
     "tag:yaml.org,2002:float",
     "tag:yaml.org,2002:bool",
     "tag:yaml.org,2002:null",
@@ -496,6 +498,15 @@ class _Builder:
         if type(node) is yaml.ScalarNode:
             if tag == _STR:
                 return node.value
+            value = node.value
+            if (
+                tag == _INT
+                and len(value) < 19
+                and value.isdecimal()
+                and value.isascii()
+                and value[0] != "0"
+            ):
+                return int(value)  # what PyYAML's constructor makes of plain digits
             constructor = self.scalars.get(tag)
             if constructor is None:
                 raise self.fail("tag", node, path, _tag_message(tag))
@@ -527,18 +538,26 @@ class _Builder:
                 )
             items = []
             positions = self.positions
+            room = MAX_NODES if depth < MAX_DEPTH else 0  # build()'s limits for a child
             for index, item in enumerate(node.value):
                 child = f"{path}[{index}]"
                 if child not in positions:
                     mark = item.start_mark
                     positions[child] = (mark.line + 1, mark.column + 1)
-                items.append(self.build(item, child, depth + 1))
+                # a plain string, as build() would return it (inline: most values are)
+                if type(item) is _SCALAR and item.tag == _STR and self.visited < room:
+                    self.visited += 1
+                    self.nodes += 1
+                    items.append(item.value)
+                else:
+                    items.append(self.build(item, child, depth + 1))
             return items
         raise self.fail("tag", node, path, _tag_message(tag))  # pragma: no cover - no other nodes
 
     def build_mapping(self, node: yaml.MappingNode, path: str, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
         positions = self.positions
+        room = MAX_NODES if depth < MAX_DEPTH else 0  # build()'s limits for a child
         for key_node, value_node in node.value:
             self.nodes += 1
             if key_node.tag == "tag:yaml.org,2002:merge" or key_node.value == "<<":
@@ -566,7 +585,13 @@ class _Builder:
                 )
             mark = key_node.start_mark
             positions[where] = (mark.line + 1, mark.column + 1)
-            result[key] = self.build(value_node, where, depth + 1)
+            # a plain string, as build() would return it (inline: most values are)
+            if type(value_node) is _SCALAR and value_node.tag == _STR and self.visited < room:
+                self.visited += 1
+                self.nodes += 1
+                result[key] = value_node.value
+            else:
+                result[key] = self.build(value_node, where, depth + 1)
         return result
 
 

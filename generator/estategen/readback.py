@@ -76,6 +76,7 @@ class Manifest:
 
 
 _LINK = "a symbolic link; estategen never follows links in an output folder"
+_FOLDERS_KEPT = 64  # folder descriptors an OutputFolder keeps open
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
@@ -89,6 +90,9 @@ class OutputFolder:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.total = 0
+        # folders under DIR opened so far (relative path -> descriptor): the files of one
+        # folder are read one after the other, each through the same descriptors
+        self._folders: dict[str, int] = {}
         try:
             self.fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except NotADirectoryError:
@@ -105,7 +109,13 @@ class OutputFolder:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
+        self._close_folders()
         os.close(self.fd)
+
+    def _close_folders(self) -> None:
+        for fd in self._folders.values():
+            os.close(fd)
+        self._folders.clear()
 
     def refuse(self, path: str, why: str) -> OutputRefused:
         return OutputRefused(f"{self.root / path}: {why}")
@@ -118,41 +128,59 @@ class OutputFolder:
 
     def open_any(self, path: str) -> int | None:
         """:meth:`open_file` for any name found in the folder (a user's file), not only ours."""
+        opened = self._open(path)
+        return None if opened is None else opened[0]
+
+    def _open(self, path: str) -> tuple[int, os.stat_result] | None:
+        """A descriptor of the regular file at ``path`` and its ``fstat``; None when absent."""
         *folders, name = path.split("/")
-        parent = self.fd
+        parent = self._folder(folders)
+        if parent is None:
+            return None
         try:
-            for index, folder in enumerate(folders):
-                try:
-                    child = os.open(folder, _OPEN_DIR, dir_fd=parent)
-                except FileNotFoundError:
-                    return None
-                except (NotADirectoryError, OSError) as err:
-                    raise self._not_followed(
-                        "/".join(folders[: index + 1]), parent, folder, err
-                    ) from None
-                if parent != self.fd:
-                    os.close(parent)
-                parent = child
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            raise self.refuse(path, _LINK)
+        if not stat.S_ISREG(info.st_mode):
+            raise self.refuse(path, f"{_kind(info.st_mode)}, not a file estategen wrote")
+        try:
+            fd = os.open(name, _OPEN_FILE, dir_fd=parent)
+        except OSError as err:
+            raise self._not_followed(path, parent, name, err) from None
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode) or opened.st_ino != info.st_ino:
+            os.close(fd)
+            raise self.refuse(path, "changed while estategen read it")
+        return fd, opened
+
+    def _folder(self, folders: list[str]) -> int | None:
+        """A descriptor of the folder ``folders`` under DIR, each component opened without
+        following a link (kept open for the next file there); None when one is absent."""
+        if not folders:
+            return self.fd
+        if len(self._folders) > _FOLDERS_KEPT:
+            self._close_folders()  # a listing of very many folders: at most this many open
+        parent, start = self.fd, 0
+        for end in range(len(folders), 0, -1):  # the deepest one open already
+            known = self._folders.get("/".join(folders[:end]))
+            if known is not None:
+                parent, start = known, end
+                break
+        for index in range(start, len(folders)):
+            folder = folders[index]
             try:
-                info = os.stat(name, dir_fd=parent, follow_symlinks=False)
-            except (FileNotFoundError, NotADirectoryError):
+                child = os.open(folder, _OPEN_DIR, dir_fd=parent)
+            except FileNotFoundError:
                 return None
-            if stat.S_ISLNK(info.st_mode):
-                raise self.refuse(path, _LINK)
-            if not stat.S_ISREG(info.st_mode):
-                raise self.refuse(path, f"{_kind(info.st_mode)}, not a file estategen wrote")
-            try:
-                fd = os.open(name, _OPEN_FILE, dir_fd=parent)
-            except OSError as err:
-                raise self._not_followed(path, parent, name, err) from None
-            opened = os.fstat(fd)
-            if not stat.S_ISREG(opened.st_mode) or opened.st_ino != info.st_ino:
-                os.close(fd)
-                raise self.refuse(path, "changed while estategen read it")
-            return fd
-        finally:
-            if parent != self.fd:
-                os.close(parent)
+            except (NotADirectoryError, OSError) as err:
+                raise self._not_followed(
+                    "/".join(folders[: index + 1]), parent, folder, err
+                ) from None
+            self._folders["/".join(folders[: index + 1])] = child
+            parent = child
+        return parent
 
     def _not_followed(self, path: str, parent: int, name: str, err: OSError) -> OutputRefused:
         try:
@@ -167,12 +195,21 @@ class OutputFolder:
 
     def read(self, path: str) -> ReadBack | None:
         """The regular file at ``path``, read with a bound; None when it is absent."""
-        fd = self.open_file(path)
-        if fd is None:
+        if not safe_path(path):
+            raise self.refuse(path, "not a path estategen writes; refusing to read it")
+        opened = self._open(path)
+        if opened is None:
             return None
+        fd, info = opened
         try:
-            mode = os.fstat(fd).st_mode & 0o7777
-            content = read_at_most(fd, MAX_FILE_BYTES)
+            mode = info.st_mode & 0o7777
+            content = b""
+            if info.st_size <= MAX_FILE_BYTES:
+                # one read for a file that is as long as fstat said (asking one byte more
+                # tells a file that grew since)
+                content = os.read(fd, info.st_size + 1)
+            if len(content) != info.st_size:
+                content += read_at_most(fd, MAX_FILE_BYTES - len(content))
         except OSError as err:
             raise self.refuse(path, f"cannot read: {err.strerror or err}") from None
         finally:

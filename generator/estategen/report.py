@@ -617,18 +617,41 @@ def _storage(estate: Estate) -> Iterable[ReportWarning]:
 
 def warnings_of(estate: Estate) -> list[ReportWarning]:
     """The estate's warnings, as validate reports them (checks.report_warnings)."""
+    return list(_basis(estate).warnings)
+
+
+@dataclass(frozen=True)
+class _Basis:
+    flavors: tuple[Flavor, ...]
+    index: _Index
+    teams: tuple[TeamFacts, ...]
+    warnings: tuple[ReportWarning, ...]
+
+
+_LAST_BASIS: list[tuple[Estate, _Basis]] = []
+
+
+def _basis(estate: Estate) -> _Basis:
+    """What the checks' warnings and the report both derive from an estate, derived once for
+    the estate asked for last (`estategen report` validates, then reports, the same one)."""
+    if _LAST_BASIS and _LAST_BASIS[0][0] is estate:
+        return _LAST_BASIS[0][1]
     flavors = [f for c in estate.kubernetes_clusters for f in cluster_flavors(estate, c.name)]
     index = _Index(estate, flavors)
-    return find_warnings(estate, index, flavors, _team_facts(estate, index))
+    teams = _team_facts(estate, index)
+    basis = _Basis(
+        tuple(flavors), index, tuple(teams), tuple(find_warnings(estate, index, flavors, teams))
+    )
+    _LAST_BASIS[:] = [(estate, basis)]
+    return basis
 
 
 def build(estate: Estate, suppressed: frozenset[str] = frozenset()) -> Report:
     """All facts and warnings of an estate; warnings whose rule id is ``suppressed`` (the
     blueprint's ``suppress`` and ``--suppress``) are left out, as validate leaves them out."""
-    flavors = [f for c in estate.kubernetes_clusters for f in cluster_flavors(estate, c.name)]
-    index = _Index(estate, flavors)
+    basis = _basis(estate)
+    flavors, index, teams = basis.flavors, basis.index, list(basis.teams)
     pools = [_pool_facts(estate, index, p) for p in estate.node_pools]
-    teams = _team_facts(estate, index)
     silenced = suppressed | set(estate.suppress)
     totals = {
         "pools": len(estate.node_pools),
@@ -648,11 +671,7 @@ def build(estate: Estate, suppressed: frozenset[str] = frozenset()) -> Report:
         teams=tuple(teams),
         cohorts=tuple(_cohorts(estate, flavors)),
         flavors=tuple(flavors),
-        warnings=tuple(
-            w
-            for w in find_warnings(estate, index, flavors, teams)
-            if f"check/{w.kind}" not in silenced
-        ),
+        warnings=tuple(w for w in basis.warnings if f"check/{w.kind}" not in silenced),
         links=_links(estate, index, pools, teams),
     )
 

@@ -11,7 +11,7 @@ import copy
 import json
 import math
 import re
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -1319,8 +1319,9 @@ def _compile(rule: Mapping[str, Any]) -> _Check:
     )
     tests: list[Any] = []
     if "regex" in rule:
-        pattern = _compiled(rule["regex"])
-        tests.append(lambda v: type(v) is not str or pattern.fullmatch(v) is not None)
+        # compiled when a value first needs it: most blueprints fill few of the keys with
+        # a pattern, and compiling them all was a third of building this checker
+        tests.append(_matches(rule["regex"]))
     if "allowed" in rule:
         allowed = frozenset(rule["allowed"])
         tests.append(lambda v: type(v) is str and v in allowed)
@@ -1372,6 +1373,21 @@ def _compile(rule: Mapping[str, Any]) -> _Check:
         return value if inner is None else inner(value)
 
     return check
+
+
+def _matches(source: str) -> Callable[[object], bool]:
+    """Whether a value is not a string or matches ``source`` whole (compiled on first use)."""
+    pattern: re.Pattern[str] | None = None
+
+    def test(value: object) -> bool:
+        nonlocal pattern
+        if type(value) is not str:
+            return True
+        if pattern is None:
+            pattern = _compiled(source)
+        return pattern.fullmatch(value) is not None
+
+    return test
 
 
 def _compile_fields(fields: Mapping[str, Any]) -> _Check:

@@ -8,9 +8,6 @@ deleted; a folder that is not estategen output is refused.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
-import difflib
 import errno
 import fcntl
 import hashlib
@@ -23,11 +20,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from estategen import __version__
 from estategen.errors import UsageError
 from estategen.readback import OutputFolder, OutputRefused, ReadBack
 from estategen.render import MANIFEST, Files, OutputFile, json_file
+
+if TYPE_CHECKING:
+    import ctypes
 
 
 def manifest(files: Mapping[str, OutputFile], blueprint: bytes, estate: str) -> OutputFile:
@@ -82,14 +83,15 @@ def _scan(root: Path) -> _Tree:
             ):
                 continue
             path = f"{folder}/{entry.name}" if folder else entry.name
-            mode = entry.stat(follow_symlinks=False).st_mode
-            if stat.S_ISDIR(mode):
+            # folders, files and links by the type the folder listing gives (no stat call
+            # per entry where the file system reports it)
+            if entry.is_dir(follow_symlinks=False):
                 stack.append(path)
-            elif stat.S_ISREG(mode):
+            elif entry.is_file(follow_symlinks=False):
                 tree.files.add(path)
-            elif stat.S_ISLNK(mode):
+            elif entry.is_symlink():
                 tree.links.add(path)
-            elif stat.S_ISFIFO(mode):
+            elif stat.S_ISFIFO(mode := entry.stat(follow_symlinks=False).st_mode):
                 tree.fifos.add(path)
             else:
                 tree.others[path] = "a socket" if stat.S_ISSOCK(mode) else "a device"
@@ -537,6 +539,9 @@ def _syncfs(path: Path) -> bool:
 
 @cache
 def _libc() -> ctypes.CDLL | None:
+    # imported here: `render --check` and a render that changes nothing never call libc
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     return ctypes.CDLL(name, use_errno=True) if name else None
 
@@ -578,6 +583,8 @@ def _exchange(a: Path, b: Path) -> bool:
         return False
     result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     if result != 0:
+        import ctypes
+
         code = ctypes.get_errno()
         if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # cannot exchange here
             return False
@@ -645,6 +652,8 @@ def _diff(path: str, old: bytes, new: bytes, had: bool, has: bool) -> list[str]:
         new_lines = new.decode("utf-8").splitlines(keepends=True)
     except UnicodeDecodeError:
         return [f"Binary files a/{path} and b/{path} differ\n"]
+    import difflib  # only when something changed
+
     lines = list(
         difflib.unified_diff(
             old_lines,

@@ -1,4 +1,4 @@
-"""A Grafana dashboard of the estate's GPUs, built from the model with grafana-foundation-sdk.
+"""A Grafana dashboard of the estate's GPUs, written as Grafana's JSON model from the model.
 
 One row for the estate (GPUs installed and busy, alerts firing), then a row per scheduler
 with a panel per pool (GPUs busy, idle and installed, MIG or time-sliced units, utilisation),
@@ -6,21 +6,24 @@ per-team usage against quota (Kueue) or fairshare (Slurm), and the scheduler's q
 query reads series the estate's recording rules record or its exporters export, with the
 same names on both schedulers (:mod:`estategen.prometheus_rules`). Provisioning files let
 Grafana load it from disk.
+
+The panels are the plain data grafana-foundation-sdk's builders make of the same calls
+(defaults, grid placement and all): tests/grafana_sdk.py builds the dashboard with the SDK
+and tests/test_grafana.py requires the two to be equal and the result to decode as the SDK's
+Dashboard model. For the 100,000-GPU estate, importing the SDK and running its builders took
+about 33 ms of CPU of each render, writing the data takes 3 ms
+(``python benchmarks/grafana_dashboard.py``).
 """
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from estategen import facts
 from estategen import prometheus_rules as rules
 from estategen.model import Estate, NodePool
 from estategen.render import Files, json_file, renderer, text
-from estategen.renderers.observability import node_exporter_targets
-
-if TYPE_CHECKING:
-    from grafana_foundation_sdk.builders import prometheus, stat, timeseries
+from estategen.renderers.observability import has_node_exporter_targets
 
 GRAFANA = "observability/grafana"
 DASHBOARDS_DIR = "/var/lib/grafana/dashboards/estategen"
@@ -28,59 +31,95 @@ DATASOURCE = "${datasource}"
 SCHEDULERS = (("slurm", "Slurm"), ("kubernetes", "Kubernetes"))
 WIDTH = 8  # three panels across Grafana's 24 columns
 HEIGHT = 8
+COLUMNS = 24  # Grafana's grid
+# the schema version grafana-foundation-sdk 11.6 writes
+SCHEMA_VERSION = 41
+
+Panel = dict[str, Any]
 
 
 def dashboard_uid(estate: Estate) -> str:
     return f"estategen-{estate.name}"
 
 
-def _query(expr: str, legend: str) -> prometheus.Dataquery:
-    from grafana_foundation_sdk.builders import prometheus
-    from grafana_foundation_sdk.models.dashboard import DataSourceRef
+def _datasource() -> dict[str, str]:
+    return {"type": "prometheus", "uid": DATASOURCE}
 
-    return (
-        prometheus.Dataquery()
-        .expr(expr)
-        .legend_format(legend)
-        .datasource(DataSourceRef(type_val="prometheus", uid=DATASOURCE))
+
+def _query(expr: str, legend: str) -> dict[str, Any]:
+    """A Prometheus query (the SDK's prometheus.Dataquery with expr, legend and datasource)."""
+    return {"datasource": _datasource(), "expr": expr, "legendFormat": legend, "refId": ""}
+
+
+def _panel(kind: str, title: str, description: str, defaults: dict[str, Any], height: int) -> Panel:
+    """A panel as the SDK's panel builders make it: placed later by :class:`_Grid`."""
+    return {
+        "datasource": _datasource(),
+        "description": description,
+        "fieldConfig": {"defaults": defaults, "overrides": []},
+        "gridPos": {"h": height, "w": WIDTH, "x": 0, "y": 0},
+        "repeatDirection": "h",
+        "targets": [],
+        "title": title,
+        "transparent": False,
+        "type": kind,
+    }
+
+
+def _timeseries(title: str, description: str, unit: str, *targets: dict[str, Any]) -> Panel:
+    panel = _panel(
+        "timeseries",
+        title,
+        description,
+        {"custom": {"fillOpacity": 10, "lineWidth": 1}, "min": 0, "unit": unit},
+        HEIGHT,
     )
+    panel["targets"].extend(targets)
+    return panel
 
 
-def _timeseries(title: str, description: str, unit: str) -> timeseries.Panel:
-    from grafana_foundation_sdk.builders import timeseries
-    from grafana_foundation_sdk.models.dashboard import DataSourceRef
-
-    return (
-        timeseries.Panel()
-        .title(title)
-        .description(description)
-        .datasource(DataSourceRef(type_val="prometheus", uid=DATASOURCE))
-        .unit(unit)
-        .min(0)
-        .line_width(1)
-        .fill_opacity(10)
-        .span(WIDTH)
-        .height(HEIGHT)
-    )
+def _stat(title: str, description: str, expr: str, unit: str = "none") -> Panel:
+    panel = _panel("stat", title, description, {"unit": unit}, 4)
+    panel["targets"].append(_query(expr, ""))
+    return panel
 
 
-def _stat(title: str, description: str, expr: str, unit: str = "none") -> stat.Panel:
-    from grafana_foundation_sdk.builders import stat
-    from grafana_foundation_sdk.models.dashboard import DataSourceRef
+class _Grid:
+    """The dashboard's panels, placed as the SDK's Dashboard builder places them: left to
+    right, a new line once the 24 columns are full, each row on the line below everything
+    above it."""
 
-    return (
-        stat.Panel()
-        .title(title)
-        .description(description)
-        .datasource(DataSourceRef(type_val="prometheus", uid=DATASOURCE))
-        .unit(unit)
-        .span(WIDTH)
-        .height(4)
-        .with_target(_query(expr, ""))
-    )
+    def __init__(self) -> None:
+        self.panels: list[Panel] = []
+        self.x = 0
+        self.y = 0
+        self.tallest = 0  # of the panels on the current line
+
+    def row(self, title: str) -> None:
+        y = self.y + self.tallest
+        self.panels.append(
+            {
+                "collapsed": False,
+                "gridPos": {"h": 1, "w": COLUMNS, "x": 0, "y": y},
+                "id": 0,
+                "panels": [],
+                "title": title,
+                "type": "row",
+            }
+        )
+        self.x, self.y, self.tallest = 0, y + 1, 0
+
+    def panel(self, panel: Panel) -> None:
+        place = panel["gridPos"]
+        place["x"], place["y"] = self.x, self.y
+        self.panels.append(panel)
+        self.x += place["w"]
+        self.tallest = max(self.tallest, place["h"])
+        if self.x >= COLUMNS:
+            self.x, self.y, self.tallest = 0, self.y + self.tallest, 0
 
 
-def _pool_panel(estate: Estate, pool: NodePool) -> timeseries.Panel:
+def _pool_panel(estate: Estate, pool: NodePool) -> Panel:
     selector = f'{{estate="{estate.name}", pool="{pool.name}"}}'
     units_per_gpu = facts.mig_instances_per_gpu(pool) * facts.replicas(pool)
     assert pool.gpus is not None
@@ -90,98 +129,84 @@ def _pool_panel(estate: Estate, pool: NodePool) -> timeseries.Panel:
         if pool.managed
         else f", {len(pool.hosts)} hosts"
     )
-    panel = (
-        _timeseries(
-            f"{pool.name}: GPUs busy and idle",
-            f"Pool {pool.name} ({pool.gpus.count} {pool.gpus.model} per node{shape}): GPUs "
-            "with any utilisation (busy) and without (idle), against what the blueprint "
-            "installs.",
-            "none",
-        )
-        .with_target(_query(f"{rules.POOL_BUSY}{selector}", "busy"))
-        .with_target(_query(f"{rules.POOL_IDLE}{selector}", "idle"))
-        .with_target(_query(f"{rules.POOL_GPUS}{selector}", "installed"))
+    panel = _timeseries(
+        f"{pool.name}: GPUs busy and idle",
+        f"Pool {pool.name} ({pool.gpus.count} {pool.gpus.model} per node{shape}): GPUs "
+        "with any utilisation (busy) and without (idle), against what the blueprint "
+        "installs.",
+        "none",
+        _query(f"{rules.POOL_BUSY}{selector}", "busy"),
+        _query(f"{rules.POOL_IDLE}{selector}", "idle"),
+        _query(f"{rules.POOL_GPUS}{selector}", "installed"),
     )
     if units_per_gpu > 1:
         kind = "MIG instances" if facts.mig_instances_per_gpu(pool) > 1 else "time-sliced GPUs"
-        panel = panel.with_target(_query(f"{rules.POOL_UNITS}{selector}", kind))
+        panel["targets"].append(_query(f"{rules.POOL_UNITS}{selector}", kind))
     return panel
 
 
-def _utilisation_panel(estate: Estate, scheduler: str, pools: list[NodePool]) -> timeseries.Panel:
+def _utilisation_panel(estate: Estate, scheduler: str, pools: list[NodePool]) -> Panel:
     names = "|".join(pool.name for pool in pools)
     return _timeseries(
         "GPU utilisation per pool",
         "Average GPU utilisation of each pool's GPUs that report it (DCGM exporter).",
         "percentunit",
-    ).with_target(
         _query(
             f'{rules.POOL_UTILISATION}{{estate="{estate.name}", scheduler="{scheduler}", '
             f'pool=~"{names}"}}',
             "{{pool}}",
-        )
+        ),
     )
 
 
-def _team_panel(estate: Estate, scheduler: str) -> timeseries.Panel:
+def _team_panel(estate: Estate, scheduler: str) -> Panel:
     selector = f'{{estate="{estate.name}", scheduler="{scheduler}"}}'
     if scheduler == "slurm":
-        return (
-            _timeseries(
-                "Teams: GPUs in use and fairshare",
-                "GPUs each team's Slurm account runs on, and its normalised fairshare shares "
-                "against its normalised usage (Slurm exporter).",
-                "none",
-            )
-            .with_target(_query(f"{rules.TEAM_GPUS_IN_USE}{selector}", "{{team}} GPUs"))
-            .with_target(_query(f"{rules.TEAM_FAIRSHARE_SHARES}{selector}", "{{team}} shares"))
-            .with_target(_query(f"{rules.TEAM_FAIRSHARE_USAGE}{selector}", "{{team}} usage"))
-        )
-    return (
-        _timeseries(
-            "Teams: GPUs in use against quota",
-            "GPU units each team's ClusterQueue has admitted, against its nominal quota (Kueue).",
+        return _timeseries(
+            "Teams: GPUs in use and fairshare",
+            "GPUs each team's Slurm account runs on, and its normalised fairshare shares "
+            "against its normalised usage (Slurm exporter).",
             "none",
+            _query(f"{rules.TEAM_GPUS_IN_USE}{selector}", "{{team}} GPUs"),
+            _query(f"{rules.TEAM_FAIRSHARE_SHARES}{selector}", "{{team}} shares"),
+            _query(f"{rules.TEAM_FAIRSHARE_USAGE}{selector}", "{{team}} usage"),
         )
-        .with_target(_query(f"{rules.TEAM_GPUS_IN_USE}{selector}", "{{team}} in use"))
-        .with_target(_query(f"{rules.TEAM_GPU_QUOTA}{selector}", "{{team}} quota"))
+    return _timeseries(
+        "Teams: GPUs in use against quota",
+        "GPU units each team's ClusterQueue has admitted, against its nominal quota (Kueue).",
+        "none",
+        _query(f"{rules.TEAM_GPUS_IN_USE}{selector}", "{{team}} in use"),
+        _query(f"{rules.TEAM_GPU_QUOTA}{selector}", "{{team}} quota"),
     )
 
 
-def _queue_panel(estate: Estate, scheduler: str) -> timeseries.Panel:
+def _queue_panel(estate: Estate, scheduler: str) -> Panel:
     if scheduler == "slurm":
         partitions = "|".join(p.name for p in estate.slurm.partitions)
-        return (
-            _timeseries(
-                "Pending jobs and unavailable nodes",
-                "Jobs pending per partition, and nodes down or drained (Slurm exporter).",
-                "none",
-            )
-            .with_target(
-                _query(
-                    f'slurm_partition_jobs_pending{{job="{rules.SLURM_JOB}", '
-                    f'partition=~"{partitions}"}}',
-                    "{{partition}} pending",
-                )
-            )
-            .with_target(
-                _query(
-                    f'count by (status) (slurm_node_status{{job="{rules.SLURM_JOB}", '
-                    'status=~"(down|drain|fail).*|.*[*]"})',
-                    "nodes {{status}}",
-                )
-            )
+        return _timeseries(
+            "Pending jobs and unavailable nodes",
+            "Jobs pending per partition, and nodes down or drained (Slurm exporter).",
+            "none",
+            _query(
+                f'slurm_partition_jobs_pending{{job="{rules.SLURM_JOB}", '
+                f'partition=~"{partitions}"}}',
+                "{{partition}} pending",
+            ),
+            _query(
+                f'count by (status) (slurm_node_status{{job="{rules.SLURM_JOB}", '
+                'status=~"(down|drain|fail).*|.*[*]"})',
+                "nodes {{status}}",
+            ),
         )
     return _timeseries(
         "Pending workloads",
         "Workloads waiting in each team's ClusterQueue (Kueue).",
         "none",
-    ).with_target(
         _query(
             "sum by (cluster_queue) (kueue_pending_workloads"
             f'{{cluster_queue=~"{"|".join(rules.queued_teams(estate))}"}})',
             "{{cluster_queue}}",
-        )
+        ),
     )
 
 
@@ -195,69 +220,84 @@ def _alert_names(estate: Estate) -> list[str]:
 
 
 def build_dashboard(estate: Estate) -> dict[str, Any]:
-    """The dashboard as Grafana's JSON model (built with grafana-foundation-sdk)."""
-    from grafana_foundation_sdk.builders import dashboard
-    from grafana_foundation_sdk.cog.encoder import JSONEncoder
-    from grafana_foundation_sdk.models.dashboard import DashboardCursorSync
-
+    """The dashboard as Grafana's JSON model."""
     selector = f'{{estate="{estate.name}"}}'
     alerts = f'ALERTS{{alertstate="firing", alertname=~"{"|".join(_alert_names(estate))}"}}'
-    board = (
-        dashboard.Dashboard(f"GPU estate {estate.name}")
-        .uid(dashboard_uid(estate))
-        .description(f"GPUs of estate {estate.name} on both schedulers, rendered by estategen")
-        .tags(["estategen", "gpu", estate.name])
-        .editable()
-        .tooltip(DashboardCursorSync.CROSSHAIR)
-        .refresh("1m")
-        .time("now-6h", "now")
-        .timezone("browser")
-        .with_variable(
-            dashboard.DatasourceVariable("datasource").label("Prometheus").type("prometheus")
+    grid = _Grid()
+    grid.row(f"Estate {estate.name}")
+    grid.panel(
+        _stat(
+            "GPUs installed",
+            "Physical GPUs the blueprint declares (an autoscaled pool at nodes.max).",
+            f"sum({rules.POOL_GPUS}{selector})",
         )
-        .with_row(dashboard.Row(f"Estate {estate.name}"))
-        .with_panel(
-            _stat(
-                "GPUs installed",
-                "Physical GPUs the blueprint declares (an autoscaled pool at nodes.max).",
-                f"sum({rules.POOL_GPUS}{selector})",
-            )
+    )
+    grid.panel(
+        _stat(
+            "GPUs busy",
+            "GPUs with any utilisation, both schedulers.",
+            f"sum({rules.POOL_BUSY}{selector})",
         )
-        .with_panel(
-            _stat(
-                "GPUs busy",
-                "GPUs with any utilisation, both schedulers.",
-                f"sum({rules.POOL_BUSY}{selector})",
-            )
-        )
-        .with_panel(
-            _stat(
-                "Alerts firing",
-                "The estate's alerts firing now (observability/prometheus/rules/).",
-                f"count({alerts}) or vector(0)",
-            )
+    )
+    grid.panel(
+        _stat(
+            "Alerts firing",
+            "The estate's alerts firing now (observability/prometheus/rules/).",
+            f"count({alerts}) or vector(0)",
         )
     )
     for scheduler, title in SCHEDULERS:
         pools = [p for p in estate.node_pools if p.scheduler == scheduler and p.gpus]
         if not pools:
             continue
-        board = board.with_row(dashboard.Row(f"{title}: a panel per pool"))
+        grid.row(f"{title}: a panel per pool")
         for pool in pools:
-            board = board.with_panel(_pool_panel(estate, pool))
-        board = board.with_panel(_utilisation_panel(estate, scheduler, pools))
+            grid.panel(_pool_panel(estate, pool))
+        grid.panel(_utilisation_panel(estate, scheduler, pools))
         if scheduler == "slurm" or rules.queued_teams(estate):
-            board = board.with_panel(_team_panel(estate, scheduler))
-            board = board.with_panel(_queue_panel(estate, scheduler))
-    board = board.with_row(dashboard.Row("Alerts")).with_panel(
+            grid.panel(_team_panel(estate, scheduler))
+            grid.panel(_queue_panel(estate, scheduler))
+    grid.row("Alerts")
+    grid.panel(
         _timeseries(
             "Alerts firing by name",
             "Which of the estate's alerts fire, over time.",
             "none",
-        ).with_target(_query(f"count by (alertname) ({alerts})", "{{alertname}}"))
+            _query(f"count by (alertname) ({alerts})", "{{alertname}}"),
+        )
     )
-    data: dict[str, Any] = json.loads(JSONEncoder().encode(board.build()))
-    return data
+    return {
+        "annotations": {},
+        "description": f"GPUs of estate {estate.name} on both schedulers, rendered by estategen",
+        "editable": True,
+        "fiscalYearStartMonth": 0,
+        "graphTooltip": 1,  # DashboardCursorSync.CROSSHAIR
+        "panels": grid.panels,
+        "refresh": "1m",
+        "schemaVersion": SCHEMA_VERSION,
+        "tags": ["estategen", "gpu", estate.name],
+        "templating": {
+            "list": [
+                {
+                    "allowCustomValue": True,
+                    "auto": False,
+                    "auto_count": 30,
+                    "auto_min": "10s",
+                    "includeAll": False,
+                    "label": "Prometheus",
+                    "multi": False,
+                    "name": "datasource",
+                    "query": "prometheus",
+                    "skipUrlSync": False,
+                    "type": "datasource",
+                }
+            ]
+        },
+        "time": {"from": "now-6h", "to": "now"},
+        "timezone": "browser",
+        "title": f"GPU estate {estate.name}",
+        "uid": dashboard_uid(estate),
+    }
 
 
 _PROVIDER = """\
@@ -280,7 +320,7 @@ providers:
 @renderer
 def grafana_files(estate: Estate) -> Files:
     # beside the Prometheus configuration whose rules its panels read
-    if not (any(pool.gpus for pool in estate.node_pools) and node_exporter_targets(estate)):
+    if not (any(pool.gpus for pool in estate.node_pools) and has_node_exporter_targets(estate)):
         return {}
     return {
         f"{GRAFANA}/dashboards/{dashboard_uid(estate)}.json": json_file(build_dashboard(estate)),

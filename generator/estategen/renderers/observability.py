@@ -63,6 +63,13 @@ def service_hosts(estate: Estate) -> list[tuple[str, list[str]]]:
     return out
 
 
+def has_node_exporter_targets(estate: Estate) -> bool:
+    """Whether :func:`node_exporter_targets` has any: whether Ansible builds any host."""
+    return any(not pool.managed and pool.hosts for pool in estate.node_pools) or bool(
+        service_hosts(estate)
+    )
+
+
 def node_exporter_targets(estate: Estate) -> list[dict[str, Any]]:
     """Every host Ansible builds runs the node exporter (role node_exporter, hosts: all)."""
     labels = dict(estate.observability.labels)
@@ -100,18 +107,27 @@ def slurm_exporter_targets(estate: Estate) -> list[dict[str, Any]]:
     return [_group([controller], port, dict(estate.observability.labels), meta)]
 
 
-def scrape_configs(estate: Estate) -> list[dict[str, Any]]:
-    """One job per exporter with targets, each reading its file_sd file."""
+Targets = list[tuple[str, list[dict[str, Any]]]]
+
+
+def exporter_targets(estate: Estate) -> Targets:
+    """(job, target groups) of each exporter: the node, DCGM and Slurm exporters."""
+    return [
+        (NODE_JOB, node_exporter_targets(estate)),
+        (DCGM_JOB, dcgm_exporter_targets(estate)),
+        (SLURM_JOB, slurm_exporter_targets(estate)),
+    ]
+
+
+def scrape_configs(estate: Estate, targets: Targets | None = None) -> list[dict[str, Any]]:
+    """One job per exporter with targets, each reading its file_sd file; ``targets`` are the
+    estate's :func:`exporter_targets` when the caller has them already."""
     jobs: list[dict[str, Any]] = []
-    for job, targets, honor_labels in (
-        (NODE_JOB, node_exporter_targets(estate), False),
-        # dcgm-exporter's own gpu/UUID/Hostname and (on Kubernetes) pod labels win
-        (DCGM_JOB, dcgm_exporter_targets(estate), True),
-        (SLURM_JOB, slurm_exporter_targets(estate), False),
-    ):
-        if targets:
+    for job, groups in exporter_targets(estate) if targets is None else targets:
+        if groups:
             config: dict[str, Any] = {"job_name": job}
-            if honor_labels:
+            # dcgm-exporter's own gpu/UUID/Hostname and (on Kubernetes) pod labels win
+            if job == DCGM_JOB:
                 config["honor_labels"] = True
             if job == SLURM_JOB:
                 # each scrape runs squeue, sinfo, sshare and sdiag against slurmctld
@@ -151,10 +167,10 @@ _RULES_HEADER = """\
 
 @renderer
 def observability_files(estate: Estate) -> Files:
-    nodes = node_exporter_targets(estate)
-    if not nodes:
+    targets = exporter_targets(estate)
+    if not targets[0][1]:  # no host runs the node exporter: Ansible builds none
         return {}
-    jobs = scrape_configs(estate)
+    jobs = scrape_configs(estate, targets)
     files: Files = {
         f"{PROMETHEUS}/scrape-configs.yml": text(
             _yaml(_SCRAPE_HEADER.format(estate=estate.name), {"scrape_configs": jobs})
@@ -172,11 +188,7 @@ def observability_files(estate: Estate) -> Files:
             )
         ),
     }
-    for job, targets in (
-        (NODE_JOB, nodes),
-        (DCGM_JOB, dcgm_exporter_targets(estate)),
-        (SLURM_JOB, slurm_exporter_targets(estate)),
-    ):
-        if targets:
-            files[f"{PROMETHEUS}/targets/{job}.json"] = json_file(targets)
+    for job, groups in targets:
+        if groups:
+            files[f"{PROMETHEUS}/targets/{job}.json"] = json_file(groups)
     return files
