@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -319,31 +319,7 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
         for p in set(new) ^ set(entries)
         if p.startswith("pulumi/") and p.endswith("/cluster.json")
     }
-    model: list[Change] | str = []
-    derived: dict[str, list[Change]] | str = {}  # the clusters' objects, from both models
-    same = True  # the models are equal: a file that changes is rendered differently
-    if entries:
-        before = recorded(old_files.get("estate.json") if "estate.json" in entries else None)
-        after = recorded(new["estate.json"].content) if "estate.json" in new else "no estate.json"
-        if isinstance(before, str) or isinstance(after, str):
-            model = before if isinstance(before, str) else str(after)
-        else:
-            model = model_changes(before, after, estate)
-            same = before == after
-            try:
-                earlier = estate_from_data(before)
-                derived = {
-                    **kubernetes_changes(earlier, estate),
-                    **observability_changes(earlier, estate),
-                }
-            except NotRecorded as err:
-                derived = str(err)
-            except (KeyError, ValueError, TypeError, AttributeError, IndexError) as err:
-                # typed, yet not a model a render produced (estate.json edited by hand)
-                derived = f"estate.json records a model nothing can be built from ({err!r})"
-    by_file: dict[str, list[Change]] = {}
-    for change in model if isinstance(model, list) else []:
-        by_file.setdefault(change.file, []).append(change)
+    changed: list[tuple[str, str, bool, bool]] = []  # (path, status, edited, rendered)
     for path in sorted(set(new) | set(entries)):
         old = old_files.get(path)
         entry = entries.get(path, {})
@@ -363,6 +339,33 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
             status = "mode"
         else:
             continue
+        changed.append((path, status, edited, rendered))
+    model: list[Change] | str = []
+    derived: dict[str, list[Change]] | str = {}  # the clusters' objects, from both models
+    same = True  # the models are equal: a file that changes is rendered differently
+    if entries:
+        before = recorded(old_files.get("estate.json") if "estate.json" in entries else None)
+        after = recorded(new["estate.json"].content) if "estate.json" in new else "no estate.json"
+        if isinstance(before, str) or isinstance(after, str):
+            model = before if isinstance(before, str) else str(after)
+        else:
+            model = model_changes(before, after, estate)
+            same = before == after
+            derived = _derived(
+                before,
+                estate,
+                {
+                    path
+                    for path, _, edited, rendered in changed
+                    if _project(path) not in projects
+                    and not (rendered and edited)
+                    and _DERIVED.fullmatch(path)
+                },
+            )
+    by_file: dict[str, list[Change]] = {}
+    for change in model if isinstance(model, list) else []:
+        by_file.setdefault(change.file, []).append(change)
+    for path, status, edited, rendered in changed:
         if result.initial:
             changes: tuple[Change, ...] = (_first(path),)
         elif _project(path) in projects:
@@ -391,6 +394,29 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
         else:
             result.files.append(FileChange("estate.json", "modified", False, tuple(leftover)))
     return result
+
+
+def _derived(
+    before: Mapping[str, Any], estate: Estate, paths: set[str]
+) -> dict[str, list[Change]] | str:
+    """What both models build for the derived files the render changes (``paths``), by file;
+    or why the earlier model builds nothing. Only the clusters and the monitoring side those
+    files belong to are built, and the earlier model only when one is."""
+    if not paths:
+        return {}
+    # pulumi/<cluster>/cluster.json and kubernetes/<cluster>/... (renderers.kubernetes)
+    clusters = {p.split("/")[1] for p in paths if not p.startswith("observability/")}
+    try:
+        earlier = estate_from_data(before)
+        out = kubernetes_changes(earlier, estate, clusters) if clusters else {}
+        if any(p.startswith("observability/") for p in paths):
+            out.update(observability_changes(earlier, estate))
+    except NotRecorded as err:
+        return str(err)
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as err:
+        # typed, yet not a model a render produced (estate.json edited by hand)
+        return f"estate.json records a model nothing can be built from ({err!r})"
+    return out
 
 
 # files whose changes are read from the model, never from their text
@@ -1687,11 +1713,14 @@ def _cluster_data_changes(
     return changes
 
 
-def kubernetes_changes(old: Estate, new: Estate) -> dict[str, list[Change]]:
-    """What changes on each cluster both models have, by the file that carries it: the
-    objects of kubernetes/<cluster>/ (:func:`estategen.kubernetes.cluster_objects`), the Helm
-    values of its releases and the Pulumi project's data (:func:`cluster_data`), built from
-    each model by the renderers' own functions and compared object by object."""
+def kubernetes_changes(
+    old: Estate, new: Estate, clusters: Collection[str] | None = None
+) -> dict[str, list[Change]]:
+    """What changes on each cluster both models have (of ``clusters``, or all), by the file
+    that carries it: the objects of kubernetes/<cluster>/
+    (:func:`estategen.kubernetes.cluster_objects`), the Helm values of its releases and the
+    Pulumi project's data (:func:`cluster_data`), built from each model by the renderers' own
+    functions and compared object by object."""
     from estategen.kubernetes import cluster_objects
     from estategen.renderers.kubernetes import manifest_folder, values_file
     from estategen.renderers.pulumi import cluster_data
@@ -1700,6 +1729,8 @@ def kubernetes_changes(old: Estate, new: Estate) -> dict[str, list[Change]]:
     was = {c.name: c for c in old.kubernetes_clusters}
     for cluster in new.kubernetes_clusters:
         earlier = was.get(cluster.name)
+        if clusters is not None and cluster.name not in clusters:
+            continue
         if earlier is None:
             continue  # a new project: pulumi-new
         name = cluster.name
