@@ -26,6 +26,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import orjson
+
 from estategen import hostlist
 from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import UsageError
@@ -230,7 +232,9 @@ def load_json(content: bytes, where: Path | str, *, strict: bool = True) -> Any:
     caller shows as a diff).
     """
     try:
-        data = json.loads(content.decode("utf-8"))
+        data = _in_c(content)
+        if data is _REFUSED:
+            data = json.loads(content.decode("utf-8"))
     except RecursionError:
         raise _too_deep(where) from None
     except ValueError as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
@@ -241,8 +245,47 @@ def load_json(content: bytes, where: Path | str, *, strict: bool = True) -> Any:
     return data
 
 
+def loads(content: bytes) -> Any:
+    """``json.loads(content)``: the same values or the same error, mostly read in C."""
+    data = _in_c(content)
+    return json.loads(content) if data is _REFUSED else data
+
+
+def _in_c(content: bytes) -> Any:
+    """JSON read by orjson, a tenth of the standard library's time (the estate.json of the
+    100k estate holds 33,000 values); :data:`_REFUSED` where the standard library may read
+    it otherwise: what orjson refuses (NaN, lone surrogates, a byte-order mark, nesting beyond
+    1,024) and integers orjson reads as floats (beyond 64 bits: any run of 19 digits)."""
+    if _LONG_NUMBER in content.translate(_DIGITS):
+        return _REFUSED
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return _REFUSED
+
+
+_REFUSED = object()
+# every digit as 0, so that a run of 19 is one substring search (a pattern takes 20 times as long)
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19
+
+
 def _check_json_shape(data: Any, where: Path | str) -> None:
     """Refuse JSON nested deeper than the blueprint's limit or holding more values."""
+    # counted a level at a time in C (list.extend); what is beyond a limit is walked again
+    # value by value below, to refuse it with the message of the value reached first
+    level, depth, values = [data], 0, 0
+    while level and depth <= MAX_DEPTH and values <= MAX_NODES:
+        values += len(level)
+        below: list[Any] = []
+        for value in level:
+            if isinstance(value, dict):
+                below.extend(value.values())
+            elif isinstance(value, list):
+                below.extend(value)
+        level, depth = below, depth + 1
+    if not level and values <= MAX_NODES:
+        return
     values = 0
     stack: list[tuple[Any, int]] = [(data, 0)]
     while stack:
