@@ -1915,8 +1915,20 @@ def _items_changed(
 
 
 def _plain(value: Any) -> Any:
-    """JSON data as a file carries it (tuples as lists)."""
+    """JSON data as a file carries it (tuples as lists): ``json.loads(json.dumps(value))``,
+    built directly where that is a copy (dicts with string keys, lists, tuples, JSON's own
+    scalars); anything else takes the round trip, with its conversions and errors."""
+    kind = type(value)
+    if kind in _JSON_SCALARS:
+        return value
+    if kind is list or kind is tuple:
+        return [_plain(item) for item in value]
+    if kind is dict and all(type(key) is str for key in value):
+        return {key: _plain(item) for key, item in value.items()}
     return json.loads(json.dumps(value))
+
+
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _release_secrets_note(old: Any, new: Any) -> str:
