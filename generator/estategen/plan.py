@@ -2085,13 +2085,12 @@ def _object_key(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 def _objects(objs: Iterable[Obj]) -> dict[tuple[str, str], Mapping[str, Any]]:
     """Objects by kind and name, as plain data (what the manifest says of each)."""
-    plain = json.loads(json.dumps(list(objs)))
-    return {_object_key(o): o for o in plain}
+    return {_object_key(o): o for o in _plain(list(objs))}
 
 
 def _without_checksum(obj: Mapping[str, Any]) -> Any:
     """A DaemonSet without its config checksum, which changes with the ConfigMap it reads."""
-    copy = json.loads(json.dumps(obj))
+    copy = _plain(obj)
     template = copy.get("spec", {}).get("template", {}).get("metadata", {})
     template.get("annotations", {}).pop("estategen.io/config-checksum", None)
     return copy
