@@ -233,12 +233,12 @@ COMPARABLE = "estategen/estate-v2"
 
 def recorded(content: bytes | None) -> dict[str, Any] | str:
     """The model an earlier render recorded in estate.json, or why it cannot be compared."""
-    from estategen.readback import loads
+    import json
 
     if content is None:
         return "the folder has no estate.json"
     try:
-        data = loads(content)
+        data = json.loads(content)
     except ValueError as err:
         return f"estate.json is not JSON ({err})"
     if not isinstance(data, dict):

@@ -26,8 +26,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import orjson
-
 from estategen import hostlist
 from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import UsageError
@@ -232,9 +230,7 @@ def load_json(content: bytes, where: Path | str, *, strict: bool = True) -> Any:
     caller shows as a diff).
     """
     try:
-        data = _in_c(content)
-        if data is _REFUSED:
-            data = json.loads(content.decode("utf-8"))
+        data = json.loads(content.decode("utf-8"))
     except RecursionError:
         raise _too_deep(where) from None
     except ValueError as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
@@ -243,31 +239,6 @@ def load_json(content: bytes, where: Path | str, *, strict: bool = True) -> Any:
         raise OutputRefused(f"{where}: not the JSON estategen writes ({_show(err)})") from None
     _check_json_shape(data, where)
     return data
-
-
-def loads(content: bytes) -> Any:
-    """``json.loads(content)``: the same values or the same error, mostly read in C."""
-    data = _in_c(content)
-    return json.loads(content) if data is _REFUSED else data
-
-
-def _in_c(content: bytes) -> Any:
-    """JSON read by orjson, a tenth of the standard library's time (the estate.json of the
-    100k estate holds 33,000 values); :data:`_REFUSED` where the standard library may read
-    it otherwise: what orjson refuses (NaN, lone surrogates, a byte-order mark, nesting beyond
-    1,024) and integers orjson reads as floats (beyond 64 bits: any run of 19 digits)."""
-    if _LONG_NUMBER in content.translate(_DIGITS):
-        return _REFUSED
-    try:
-        return orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return _REFUSED
-
-
-_REFUSED = object()
-# every digit as 0, so that a run of 19 is one substring search (a pattern takes 20 times as long)
-_DIGITS = bytes.maketrans(b"123456789", b"000000000")
-_LONG_NUMBER = b"0" * 19
 
 
 def _check_json_shape(data: Any, where: Path | str) -> None:
