@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from estategen import load
-from estategen.estatediff import Delta, blueprint_key, diff, policies, recorded
+from estategen.estatediff import Delta, _keys, blueprint_key, diff, policies, recorded
 from estategen.pipeline import validate_document
 from estategen.render import render
 from estategen.renderers.estate_json import estate_data
@@ -150,3 +150,8 @@ def test_a_model_field_named_apart_from_its_key_is_planned_by_that_keys_policy(
     review, or per-key), and plan would ask for no restart at all."""
     assert blueprint_key(path) == key
     assert set(policies(key)) - {"review"}
+
+
+def test_plan_reads_the_policies_of_the_schema_it_ships() -> None:
+    # _keys reads data/schema.json rather than building the schema: the same keys and policies
+    assert _keys() == {path: tuple(policies) for path, policies in schema_keys().items()}

@@ -286,6 +286,7 @@ def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[
     """Exit 0 without changes, 1 with changes (a CI gate), 2 when there is nothing to plan."""
     import json
 
+    from estategen import memo
     from estategen.errors import BlueprintInvalid, text_report
     from estategen.plan import plan, text
     from estategen.render import render
@@ -298,7 +299,8 @@ def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[
         return 2
     estate = result.estate
     target = Path(output) if output else Path("build") / estate.name
-    changes = plan(estate, render(estate), target)
+    with memo.run():  # what the render derives from the model, plan compares again
+        changes = plan(estate, render(estate), target)
     if output_format == "json":
         print(json.dumps(changes.to_json(), indent=2, sort_keys=True))
     else:

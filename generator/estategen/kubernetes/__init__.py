@@ -29,6 +29,7 @@ from estategen.kubernetes.objects import (
     Obj,
     UpstreamManifest,
 )
+from estategen.memo import by_identity
 from estategen.model import Estate, KubernetesCluster
 
 NFD_CHART = "oci://registry.k8s.io/nfd/charts/node-feature-discovery"
@@ -125,6 +126,7 @@ def releases(view: ClusterView) -> list[HelmRelease]:
     return out
 
 
+@by_identity  # the render builds them, and plan again for a cluster whose files change
 def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObjects:
     view = ClusterView.of(estate, cluster)
     files = {
