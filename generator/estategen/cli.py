@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from estategen import __version__
 
@@ -123,11 +123,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         gc.disable()
     try:
-        return _command(args)
+        code = _command(args)
     except KeyboardInterrupt:
-        return 130
+        code = 130
     except Exception as err:
-        return _failed(err)
+        code = _failed(err)
+    if argv is None:
+        _end_process(code)
+    return code
+
+
+def _end_process(code: int) -> NoReturn:
+    """Leave the console script once its output is out, without the interpreter's teardown.
+
+    Every file a command writes is closed (and synced) before it returns, and the standard
+    streams are flushed here; what is left is the model, the YAML nodes and the rendered
+    bytes, which teardown would free object by object (30 ms of a render of the 100k estate)
+    only for the kernel to reclaim the memory at once. mypy leaves the same way.
+    """
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        code = code or 120  # what Python exits with when flushing at shutdown fails
+    os._exit(code)
 
 
 def _command(args: argparse.Namespace) -> int:
