@@ -252,7 +252,8 @@ def test_the_dashboard_is_what_the_sdks_builders_make(
     example: tuple[Estate, dict[str, Any]],
 ) -> None:
     """The dashboard written as plain data is, value for value, what grafana-foundation-sdk's
-    builders make of the same calls (tests/grafana_sdk.py): its defaults and grid placement."""
+    builders make of the same panels (tests/grafana_sdk.py): its settings, each panel's
+    defaults and datasource, and the grid placement."""
     from grafana_sdk import sdk_dashboard
 
     estate, dashboard = example

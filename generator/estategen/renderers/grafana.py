@@ -7,10 +7,10 @@ query reads series the estate's recording rules record or its exporters export, 
 same names on both schedulers (:mod:`estategen.prometheus_rules`). Provisioning files let
 Grafana load it from disk.
 
-The panels are the plain data grafana-foundation-sdk's builders make of the same calls
-(defaults, grid placement and all): tests/grafana_sdk.py builds the dashboard with the SDK
-and tests/test_grafana.py requires the two to be equal and the result to decode as the SDK's
-Dashboard model. For the 100,000-GPU estate, importing the SDK and running its builders took
+The panels are the plain data grafana-foundation-sdk's builders make of the same panels
+(defaults, grid placement and all): tests/grafana_sdk.py rebuilds the dashboard's panels with
+the SDK and tests/test_grafana.py requires the two to be equal and the result to decode as the
+SDK's Dashboard model. For the 100,000-GPU estate, importing the SDK and running its builders took
 about 33 ms of CPU of each render, writing the data takes 3 ms
 (``python benchmarks/grafana_dashboard.py``).
 """
