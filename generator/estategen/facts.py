@@ -402,10 +402,22 @@ def host_label_runs(pool: NodePool) -> list[HostLabelRun]:
     return runs
 
 
+def labels_of_hosts(estate: Estate, pool: NodePool) -> dict[str, dict[str, str]]:
+    """The whole label set of each host of a pool: the pool's, then the host's own (what the
+    Node patches carry and kubelet registers)."""
+    shared = node_labels(estate, pool)
+    own = {host: run.labels for run in host_label_runs(pool) for host in run.hosts}
+    return {host: _label_set(shared, own.get(host, {})) for host in pool.hosts}
+
+
 def labels_of_host(estate: Estate, pool: NodePool, host: str) -> dict[str, str]:
-    """The whole label set of one host of a pool: the pool's, then the host's own."""
+    """The whole label set of one host (any name: one the pool does not list has the pool's)."""
     own = next((run.labels for run in host_label_runs(pool) if host in run.hosts), {})
-    return dict(sorted({**node_labels(estate, pool), **own}.items()))
+    return _label_set(node_labels(estate, pool), own)
+
+
+def _label_set(pool_labels: dict[str, str], own: dict[str, str]) -> dict[str, str]:
+    return dict(sorted({**pool_labels, **own}.items()))
 
 
 def kubelet_taint(taint: Taint) -> str:

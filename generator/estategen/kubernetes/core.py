@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from estategen.facts import ESTATE_LABEL, host_label_runs, node_labels
+from estategen.facts import ESTATE_LABEL, labels_of_hosts
 from estategen.kubernetes import kueue, volcano
 from estategen.kubernetes.objects import NVIDIA_NAMESPACE, TEAM_LABEL, ClusterView, Obj, meta
 
@@ -70,11 +70,8 @@ def node_labels_patches(view: ClusterView) -> list[Obj]:
     for pool in view.pools:
         if pool.provider != "on-prem":
             continue
-        shared = node_labels(view.estate, pool)
-        # each host's own labels from the runs the inventory gives kubelet (facts)
-        own = {host: run.labels for run in host_label_runs(pool) for host in run.hosts}
-        for host in pool.hosts:
-            labels = dict(sorted({**shared, **own.get(host, {})}.items()))
+        # the pool's labels and each host's own, from the runs the inventory gives kubelet
+        for host, labels in labels_of_hosts(view.estate, pool).items():
             out.append(
                 {"apiVersion": "v1", "kind": "Node", "metadata": {"name": host, "labels": labels}}
             )
