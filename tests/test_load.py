@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import yaml
 from estategen import limits, load, pipeline, schema
 from estategen.errors import BlueprintInvalid, Finding
 from estategen.load import MAX_DEPTH, parse_blueprint
+from estategen.record import replace
 
 ROOT = Path(__file__).resolve().parent.parent
 

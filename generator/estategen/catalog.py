@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
 import yaml
+
+from estategen.record import Record
 
 MIG_COMPUTE_SLICES = 7
 MIG_MEMORY_SLICES = 8
@@ -19,8 +20,7 @@ SHAPE_KEYS = {"gke": "machine_types", "eks": "instance_types", "aks": "vm_sizes"
 SHAPE_NOUNS = {"gke": "machine type", "eks": "instance type", "aks": "VM size"}
 
 
-@dataclass(frozen=True)
-class MigProfile:
+class MigProfile(Record):
     """One MIG instance shape: its compute and memory slices and how many fit one GPU."""
 
     name: str
@@ -29,8 +29,7 @@ class MigProfile:
     max: int
 
 
-@dataclass(frozen=True)
-class CloudOffer:
+class CloudOffer(Record):
     """How one provider sells a GPU model: the exact shapes that carry it, with GPUs per shape.
 
     The count is tabled, not derived from the name (g2-standard-32 has one L4, g6e.12xlarge
@@ -47,8 +46,7 @@ class CloudOffer:
         return SHAPE_NOUNS[self.provider]
 
 
-@dataclass(frozen=True)
-class GpuModel:
+class GpuModel(Record):
     """A GPU model as the estate sees it."""
 
     name: str

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
@@ -54,6 +53,7 @@ from estategen.model import (
     slurm_minutes,
 )
 from estategen.prometheus_rules import slurm_exporter_host
+from estategen.record import replace
 from estategen.renderers.slurm import (
     SLURM_USER,
     accounting_tres,

@@ -9,10 +9,10 @@ Every output imports them from this module, so two outputs cannot disagree about
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from estategen.model import Estate, NodePool, Reservation, Storage, Taint, slurm_seconds, spread
+from estategen.record import Record
 
 # Ports Slurm's daemons listen on by default (slurm.conf SlurmctldPort and SlurmdPort);
 # slurm.ports may set others (issue 13): read them through slurmctld_ports and slurmd_port.
@@ -301,8 +301,7 @@ def hosted_gpu_backing(estate: Estate, cluster: str, model: str) -> int:
     )
 
 
-@dataclass(frozen=True)
-class Flavor:
+class Flavor(Record):
     """A Kueue ResourceFlavor: a quota key, the pools that back it and its units."""
 
     cluster: str
@@ -372,8 +371,7 @@ def registration_labels(estate: Estate, pool: NodePool) -> dict[str, str]:
     return dict(sorted(labels.items()))
 
 
-@dataclass(frozen=True)
-class HostLabelRun:
+class HostLabelRun(Record):
     """Consecutive hosts of a pool that share their host-specific labels."""
 
     hosts: tuple[str, ...]

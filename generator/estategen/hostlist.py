@@ -12,9 +12,10 @@ import itertools
 import math
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeAlias
+
+from estategen.record import Record
 
 __all__ = ["MAX_EXPANSION", "HostlistError", "compress", "count", "expand", "split_items"]
 
@@ -35,8 +36,7 @@ class HostlistError(ValueError):
     """A hostlist expression that cannot be expanded; str(err) is a one-line user-facing message."""
 
 
-@dataclass(frozen=True)
-class _Range:
+class _Range(Record):
     """Numbers lo..hi inclusive, zero-padded to width as spelled by lo in the expression."""
 
     lo: int

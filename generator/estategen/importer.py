@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from estategen import hostlist, slurmconf
 from estategen.errors import clip
 from estategen.model import SLURM_PATH_DEFAULTS
+from estategen.record import Record, field
 from estategen.schema import (
     ACCOUNTING_ENFORCE,
     DAEMON_PATH,
@@ -50,8 +50,8 @@ from estategen.slurmconf import (
     GRES_RECORDS,
     TOPOLOGY_RECORDS,
     ConfFile,
+    ConfRecord,
     ConfSyntaxError,
-    Record,
     Setting,
     Where,
 )
@@ -91,8 +91,7 @@ class Unsayable(ValueError):
     """A value the blueprint key cannot hold; the message says why."""
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record):
     """What became of one setting: mapped to ``target``, passed through, or refused."""
 
     kind: Kind
@@ -105,8 +104,7 @@ class Outcome:
         return f"{self.where}: {self.kind}: {self.key}={clip(self.value)} -> {self.target}"
 
 
-@dataclass(frozen=True)
-class Imported:
+class Imported(Record):
     text: str
     outcomes: tuple[Outcome, ...]
     reviews: tuple[str, ...]
@@ -246,8 +244,7 @@ def _mpi_ports(value: str) -> str:
     return match[1]
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(Record):
     """One slurm.conf parameter the blueprint can say: where it goes and how."""
 
     path: str  # blueprint key path, dotted
@@ -415,8 +412,7 @@ _NODE_KEYS = {
 # --- the import ----------------------------------------------------------------------------
 
 
-@dataclass
-class _Run:
+class _Run(Record, frozen=False):
     outcomes: list[Outcome] = field(default_factory=list)
     reviews: list[str] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)
@@ -791,8 +787,7 @@ def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
 # --- nodes ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Shape:
+class _Shape(Record):
     sockets: int
     cores_per_socket: int
     threads_per_core: int
@@ -888,7 +883,7 @@ def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], 
 
 
 def _node_shape(
-    record: Record,
+    record: ConfRecord,
     gres_type: str | None,
     switch: str | None,
     models: dict[str, dict[str, Any]],
@@ -1093,7 +1088,7 @@ def _node_addresses(conf: ConfFile, run: _Run) -> dict[str, str]:
 
 
 def _nodeset_hosts(
-    conf: ConfFile, all_nodes: Mapping[str, Record], run: _Run
+    conf: ConfFile, all_nodes: Mapping[str, ConfRecord], run: _Run
 ) -> dict[str, list[str]]:
     sets: dict[str, list[str]] = {}
     for record in conf.of_kind("NodeSet"):
@@ -1117,7 +1112,7 @@ def _nodeset_hosts(
 
 
 def _hosts_of(
-    setting: Setting, all_nodes: Mapping[str, Record], sets: Mapping[str, list[str]]
+    setting: Setting, all_nodes: Mapping[str, ConfRecord], sets: Mapping[str, list[str]]
 ) -> list[str]:
     if setting.value.upper() == "ALL":
         return list(all_nodes)
@@ -1312,8 +1307,7 @@ def _partition_state(value: str) -> str | None:
     return None if state == "up" else state  # UP: as estategen renders partitions
 
 
-@dataclass(frozen=True)
-class _Site:
+class _Site(Record):
     """What the site's global parameters decide for its partitions."""
 
     accounting: bool  # slurmdbd: QoS and accounts exist
@@ -1366,7 +1360,7 @@ _ALSO = {"priority": Row("priority_job_factor", _int(0, 65_533))}
 
 
 def _partition(
-    record: Record,
+    record: ConfRecord,
     hosts: list[str],
     pool_of: Mapping[str, str],
     teams: set[str],

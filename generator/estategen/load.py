@@ -11,7 +11,6 @@ import gc
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import yaml
 
 from estategen.errors import BlueprintInvalid, Finding, Position, UsageError, key_path, quote
 from estategen.limits import MAX_LIST_ITEMS, MAX_VALUES
+from estategen.record import Record
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_NODES = MAX_VALUES
@@ -132,8 +132,7 @@ else:  # pragma: no cover - libyaml is present wherever PyYAML ships wheels
             _Resolver.__init__(self)
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(Record):
     """A loaded blueprint: its data, where each key path was written, and its source."""
 
     data: dict[str, Any]

@@ -6,69 +6,21 @@ defaults to its name and the Slurm cluster name to the estate's name.
 
 from __future__ import annotations
 
-import reprlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
-from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
 from estategen import hostlist
 from estategen.catalog import GpuModel, builtin_models, model_from_data
+from estategen.record import Record, field
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
 
 
-class Record:
-    """What ``@dataclass(frozen=True)`` would give each record of the model besides
-    ``__init__`` and immutability: equality and hashing over the fields it compares, and its
-    ``repr``, written once here.
-
-    A dataclass compiles these three methods afresh for each of its classes; for the model's
-    36 classes that was a third of building them, 10 ms of every command's start-up. The
-    records compare, hash and print as they did (tests/test_model_records.py).
-    """
-
-    __slots__ = ()
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return _compared(self) == _compared(other)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(_compared(self))
-
-    @reprlib.recursive_repr()
-    def __repr__(self) -> str:
-        names = _SHOWN.get(self.__class__)
-        if names is None:
-            names = _SHOWN[self.__class__] = tuple(f.name for f in fields(self) if f.repr)  # type: ignore[arg-type]
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
-        return f"{self.__class__.__qualname__}({shown})"
-
-
-# per record class: what _compared reads, the fields __repr__ shows
-_COMPARED: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
-_SHOWN: dict[type, tuple[str, ...]] = {}
-
-
-def _compared(record: Record) -> tuple[Any, ...]:
-    """The values of a record's compared fields, in field order (what a dataclass compares)."""
-    values = _COMPARED.get(record.__class__)
-    if values is None:
-        names = [f.name for f in fields(record) if f.compare]  # type: ignore[arg-type]
-        get = attrgetter(*names)
-        values = get if len(names) > 1 else lambda r: (get(r),)
-        _COMPARED[record.__class__] = values
-    return values(record)
-
-
-@dataclass(frozen=True, eq=False, repr=False)
 class Version(Record):
     major: int
     minor: int
@@ -84,20 +36,17 @@ class Version(Record):
         return (self.major, self.minor) >= (other.major, other.minor)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Versions(Record):
     slurm: Version
     kubernetes: Version
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class SecretRef(Record):
     """A secret by name; resolved at deploy time (Ansible Vault, Pulumi config), never here."""
 
     name: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Cpu(Record):
     sockets: int
     cores_per_socket: int
@@ -118,14 +67,12 @@ class Cpu(Record):
         return self.cpus or self.threads
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Sharing(Record):
     time_slicing: int | None
     mps: int | None
     shard: int | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Gpus(Record):
     model: str
     count: int
@@ -138,7 +85,6 @@ class Gpus(Record):
     typed: bool = True  # False: Gres=gpu:N, without a type
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Taint(Record):
     key: str
     value: str
@@ -146,7 +92,6 @@ class Taint(Record):
 
 
 # --- elastic cloud nodes (issue 14 part 5) ---
-@dataclass(frozen=True, eq=False, repr=False)
 class CloudNodes(Record):
     """Where a Slurm cloud pool's instances are created, and the pinned image they boot."""
 
@@ -157,7 +102,6 @@ class CloudNodes(Record):
     subnet: str | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class NodePool(Record):
     path: str
     name: str
@@ -226,14 +170,12 @@ class NodePool(Record):
         return self.node_count * self.gpus.count if self.gpus else 0
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class User(Record):
     path: str
     name: str
     uid: int
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Team(Record):
     path: str
     name: str
@@ -243,7 +185,6 @@ class Team(Record):
     namespace: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Directory(Record):
     type: str
     uri: str | None
@@ -252,14 +193,12 @@ class Directory(Record):
     bind_password: SecretRef | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Identity(Record):
     directory: Directory
     users: tuple[User, ...]
     teams: tuple[Team, ...]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Qos(Record):
     path: str
     name: str
@@ -270,7 +209,6 @@ class Qos(Record):
     usage_factor: float
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class PartitionOverrides(Record):
     """Partition settings of a site (issue 13); None keeps what estategen derives."""
 
@@ -295,7 +233,6 @@ class PartitionOverrides(Record):
     nodeset: str | None = None  # a NodeSet of the partition's nodes, named in its Nodes=
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Partition(Record):
     path: str
     name: str
@@ -312,7 +249,6 @@ class Partition(Record):
     overrides: PartitionOverrides = field(default_factory=lambda: PartitionOverrides())
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Database(Record):
     host: str
     port: int
@@ -321,7 +257,6 @@ class Database(Record):
     password: SecretRef
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Accounting(Record):
     host: str
     port: int
@@ -331,13 +266,11 @@ class Accounting(Record):
     enforce: tuple[str, ...] = ("associations", "limits", "qos", "safe")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Preemption(Record):
     type: str
     mode: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Scheduling(Record):
     priority_weights: Mapping[str, int]
     fairshare_half_life: str | None  # None with priority/basic, which has no half-life
@@ -351,7 +284,6 @@ class Scheduling(Record):
 
 
 # --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
-@dataclass(frozen=True, eq=False, repr=False)
 class Reservation(Record):
     """A Slurm reservation: held in slurmctld's state, created with scontrol, not slurm.conf."""
 
@@ -368,13 +300,11 @@ class Reservation(Record):
     users: tuple[str, ...]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Mpi(Record):
     default: str
     ports: tuple[int, int] | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class RestApi(Record):
     host: str
     port: int
@@ -383,7 +313,6 @@ class RestApi(Record):
 
 
 # --- node health checks (issue 14 part 4) ---
-@dataclass(frozen=True, eq=False, repr=False)
 class HealthCheck(Record):
     interval: int
     node_state: tuple[str, ...]
@@ -395,7 +324,6 @@ class HealthCheck(Record):
 POWER_SAVING_DEFAULTS = {"suspend_time": 600, "resume_timeout": 600, "suspend_timeout": 120}
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class PowerSaving(Record):
     declared: bool
     suspend_time: int
@@ -430,7 +358,6 @@ SLURM_PATH_DEFAULTS = {
 }
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class SlurmPaths(Record):
     """Where slurmctld and slurmd keep state, spool, pid and log files (slurm.paths)."""
 
@@ -442,7 +369,6 @@ class SlurmPaths(Record):
     slurmd_log_file: str = SLURM_PATH_DEFAULTS["slurmd_log_file"]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class SlurmSite(Record):
     """Daemon and plugin settings a site may set instead of estategen's (issue 13)."""
 
@@ -466,7 +392,6 @@ class SlurmSite(Record):
     job_completion_location: str | None = None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Slurm(Record):
     declared: bool
     cluster_name: str
@@ -488,7 +413,6 @@ class Slurm(Record):
     controller_addresses: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class QueueTeam(Record):
     path: str
     team: str
@@ -497,7 +421,6 @@ class QueueTeam(Record):
     lending_limit: int | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Queues(Record):
     # the group the teams share idle GPUs in: Kueue's cohort; with Volcano, whose proportion
     # plugin divides the whole cluster among its queues, the cluster itself
@@ -513,7 +436,6 @@ class Queues(Record):
         return self.engine == "volcano"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class PriorityClass(Record):
     path: str
     name: str
@@ -521,7 +443,6 @@ class PriorityClass(Record):
     description: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class KubernetesCluster(Record):
     path: str
     name: str
@@ -538,7 +459,6 @@ class KubernetesCluster(Record):
     frameworks: tuple[str, ...] = ("job",)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Storage(Record):
     path: str
     name: str
@@ -573,7 +493,6 @@ class Storage(Record):
         return self.pools is None or pool in self.pools
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class AlertThresholds(Record):
     """When the estate's alerts fire (``observability.alerts``): durations as Prometheus writes
     them (``15m``, ``1d``), shares in percent."""
@@ -590,7 +509,6 @@ class AlertThresholds(Record):
     stranded_quota_for: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Observability(Record):
     dcgm_exporter_port: int
     node_exporter_port: int
@@ -599,7 +517,6 @@ class Observability(Record):
     alerts: AlertThresholds
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Estate(Record):
     name: str
     description: str

@@ -10,8 +10,7 @@ Layout is arithmetic on counts only: the same report gives the same picture.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from estategen.record import Record, field
 from estategen.report import TIMES, PoolFacts, Report, TeamFacts, mig_layout_text, slots
 
 MARGIN = 20
@@ -33,8 +32,7 @@ def clip(text: str, limit: int = MAX_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@dataclass(frozen=True)
-class Box:
+class Box(Record):
     kind: str  # pool, partition, queue
     key: str
     x: float
@@ -50,15 +48,13 @@ class Box:
     bar: float = 0.0  # pools: share of the largest pool's GPUs, 0..1
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(Record):
     a: str
     b: str
     path: str
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(Record):
     cls: str
     x: float
     y: float
@@ -67,8 +63,7 @@ class Frame:
     label: str
 
 
-@dataclass(frozen=True)
-class TeamRow:
+class TeamRow(Record):
     key: str
     links: str
     y: float
@@ -79,8 +74,7 @@ class TeamRow:
     share_x: float
 
 
-@dataclass
-class Picture:
+class Picture(Record, frozen=False):
     width: float = 0
     height: float = 0
     frames: list[Frame] = field(default_factory=list)

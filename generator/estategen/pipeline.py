@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +11,10 @@ from estategen.checks import RULE_IDS, host_budget, run_checks
 from estategen.errors import BlueprintInvalid, Finding, UsageError, did_you_mean, place
 from estategen.limits import MAX_FINDINGS
 from estategen.model import Estate, build
+from estategen.record import Record, field
 
 
-@dataclass(frozen=True)
-class Validated:
+class Validated(Record):
     """A valid estate, the findings that did not stop it (warnings and notes), those silenced
     on purpose (the blueprint's ``suppress`` or ``--suppress``), and its source."""
 

@@ -24,7 +24,6 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from estategen.facts import POOL_LABEL, pool_group, topology_plugin
 from estategen.kubernetes.objects import Obj
 from estategen.model import Estate
 from estategen.readback import OutputFolder, check_content
+from estategen.record import Record, field
 from estategen.recorded import NotRecorded, estate_from_data
 from estategen.render import MANIFEST, Files
 from estategen.renderers.pulumi import project_name
@@ -43,16 +43,14 @@ from estategen.slurm_keys import ChangePolicy, change_for, slurm_key
 UNSET = "(unset)"  # an attribute a line does not carry, in before/after
 
 
-@dataclass(frozen=True, order=True)
-class Action:
+class Action(Record, order=True):
     """One operational step with its target: hosts, an Ansible limit:tag, a cluster, a line."""
 
     id: str
     target: str = ""
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Record):
     """Actions of one kind merged over every change, in the order they should run."""
 
     id: str
@@ -61,8 +59,7 @@ class Step:
     commands: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Record):
     file: str
     kind: str
     subject: str
@@ -72,16 +69,14 @@ class Change:
     actions: tuple[Action, ...] = ()
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(Record):
     path: str
     status: str  # added, removed, modified, mode
     edited: bool  # the folder's copy differs from what MANIFEST.json recorded
     changes: tuple[Change, ...]
 
 
-@dataclass
-class Plan:
+class Plan(Record, frozen=False):
     target: str
     estate: str
     initial: bool = False  # the folder held no earlier estategen output
@@ -727,8 +722,7 @@ def _managed(pool: Mapping[str, Any]) -> bool:
     return pool.get("provider") != "on-prem"
 
 
-@dataclass
-class _Models:
+class _Models(Record, frozen=False):
     """The two models compared (as estate.json records them), with the new estate."""
 
     old: Mapping[str, Any]

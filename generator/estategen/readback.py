@@ -21,7 +21,6 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -31,6 +30,7 @@ from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import UsageError
 from estategen.load import MAX_DEPTH, MAX_NODES, _expanded_size, read_at_most
 from estategen.load import MAX_FILE_BYTES as BLUEPRINT_BYTES
+from estategen.record import Record
 from estategen.render import _SAFE_PATH as SAFE_PATH  # the renderer's rule for output paths
 from estategen.render import MANIFEST
 
@@ -60,16 +60,14 @@ def safe_path(path: str) -> bool:
     )
 
 
-@dataclass(frozen=True)
-class ReadBack:
+class ReadBack(Record):
     """A regular file read from the output folder: its bytes and permission bits."""
 
     content: bytes
     mode: int
 
 
-@dataclass(frozen=True)
-class Manifest:
+class Manifest(Record):
     """MANIFEST.json as read back: path -> {"sha256": ..., "mode": ...}, every path checked."""
 
     files: dict[str, dict[str, str]]

@@ -5,7 +5,7 @@
 Prometheus targets), the plan derives it from both models with the very functions the
 renderers use, rather than parsing what an earlier render wrote. :func:`estate_from_data`
 rebuilds the typed model from what :func:`estategen.renderers.estate_json.estate_data`
-records: every dataclass field by its type hint; the fields estate.json leaves out (``path``,
+records: every record field by its type hint; the fields estate.json leaves out (``path``,
 settings blocks it shows only where they are used) take their defaults.
 """
 
@@ -14,13 +14,13 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, fields, is_dataclass
 from functools import cache
 from types import MappingProxyType
 from typing import Any
 
 from estategen import hostlist
 from estategen.model import Estate
+from estategen.record import Record, fields
 
 # fields estate.json leaves out that have no default in the model
 _ABSENT = {"path": "", "declared": False}
@@ -72,8 +72,8 @@ def _builder(hint: Any) -> Builder:
             raise TypeError(f"{value!r} is none of {hint}")
 
         return union
-    if is_dataclass(hint) and isinstance(hint, type):
-        return _dataclass_builder(hint)
+    if isinstance(hint, type) and issubclass(hint, Record):
+        return _record_builder(hint)
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
 
@@ -123,13 +123,12 @@ def _as_recorded(value: Any) -> Any:
     return value
 
 
-def _dataclass_builder(kind: type) -> Builder:
-    hints = _hints(kind)
+def _record_builder(kind: type[Record]) -> Builder:
+    # mypy takes Record.__hash__ for the class's own, and a class for unhashable
+    hints = _hints(kind)  # type: ignore[arg-type]
     # (field, whether estate.json may leave it out): a field it leaves out without a default
     # takes its value from _ABSENT
-    specs = [
-        (f.name, f.default is not MISSING or f.default_factory is not MISSING) for f in fields(kind)
-    ]
+    specs = [(f.name, f.has_default) for f in fields(kind)]
     builders: dict[str, Builder] = {}  # each field's, once a value first has it
 
     def build(value: Any) -> Any:
@@ -152,7 +151,9 @@ def _dataclass_builder(kind: type) -> Builder:
 def _fitter(hint: Any) -> Callable[[Any], bool]:
     """Whether a value may be one of ``hint`` (an option of a union)."""
     origin = typing.get_origin(hint)
-    if is_dataclass(hint) or (origin is not None and issubclass(origin, Mapping)):
+    if (isinstance(hint, type) and issubclass(hint, Record)) or (
+        origin is not None and issubclass(origin, Mapping)
+    ):
         return lambda value: isinstance(value, Mapping)
     if origin is tuple:
         return lambda value: isinstance(value, list)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, is_dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -17,13 +16,13 @@ import orjson
 
 from estategen.errors import EstategenError
 from estategen.model import Estate
+from estategen.record import Record, fields
 
 if TYPE_CHECKING:
     import jinja2
 
 
-@dataclass(frozen=True)
-class OutputFile:
+class OutputFile(Record):
     content: bytes
     mode: int = 0o644
 
@@ -128,7 +127,6 @@ def _holds_float(written: bytes) -> bool:
 _ORJSON = (
     orjson.OPT_INDENT_2
     | orjson.OPT_SORT_KEYS
-    | orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
@@ -156,13 +154,13 @@ def _data_fields(kind: Any) -> tuple[str, ...]:
 
 
 def to_data(value: Any) -> Any:
-    """Plain JSON-able data from model objects (dataclasses, mappings, tuples)."""
+    """Plain JSON-able data from model objects (records, mappings, tuples)."""
     kind: Any = type(value)
     if kind in _ATOMS:
         return value
     if kind is tuple:
         return [to_data(v) for v in value]
-    if is_dataclass(value) and not isinstance(value, type):
+    if isinstance(value, Record):
         return {name: to_data(getattr(value, name)) for name in _data_fields(kind)}
     if isinstance(value, Mapping):
         return {str(k): to_data(v) for k, v in value.items()}

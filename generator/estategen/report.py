@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -37,6 +36,7 @@ from estategen.model import (
     Partition,
     QueueTeam,
 )
+from estategen.record import Record, field
 
 # Ports the schedulers' own daemons hold on a pool's hosts; an exporter on one of them cannot
 # start: slurmd's (facts.slurmd_port, as slurm.conf renders it); kubelet on 10250 (and 10248 for
@@ -51,8 +51,7 @@ KUBERNETES_NODE_PORTS = {
 TIMES = "\N{MULTIPLICATION SIGN}"
 
 
-@dataclass(frozen=True)
-class ReportWarning:
+class ReportWarning(Record):
     """One thing in the estate that is valid but probably not intended."""
 
     kind: str
@@ -63,8 +62,7 @@ class ReportWarning:
     path: str = ""  # the blueprint key it is about, where validate points
 
 
-@dataclass(frozen=True)
-class PoolFacts:
+class PoolFacts(Record):
     pool: NodePool
     side: str  # "slurm" or "kubernetes · <cluster>"
     nodes: str
@@ -77,8 +75,7 @@ class PoolFacts:
     metrics: str
 
 
-@dataclass(frozen=True)
-class TeamFacts:
+class TeamFacts(Record):
     name: str
     gid: int
     namespace: str
@@ -94,8 +91,7 @@ class TeamFacts:
     pools: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class CohortRow:
+class CohortRow(Record):
     cluster: str
     cohort: str
     flavor: str
@@ -105,8 +101,7 @@ class CohortRow:
     teams: str
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(Record):
     """Everything the Markdown and HTML show, computed once."""
 
     estate: Estate
@@ -620,8 +615,7 @@ def warnings_of(estate: Estate) -> list[ReportWarning]:
     return list(_basis(estate).warnings)
 
 
-@dataclass(frozen=True)
-class _Basis:
+class _Basis(Record):
     flavors: tuple[Flavor, ...]
     index: _Index
     teams: tuple[TeamFacts, ...]
@@ -700,8 +694,7 @@ def _links(
     return {k: tuple(sorted(v)) for k, v in sorted(links.items())}
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(Record):
     """One section of the report, the same in Markdown and HTML."""
 
     id: str

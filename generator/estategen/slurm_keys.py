@@ -19,8 +19,9 @@ restart", slurm.conf(5) from 23.11).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+
+from estategen.record import Record
 
 
 class ChangePolicy(Enum):
@@ -39,8 +40,7 @@ class Owner(Enum):
     OPTIONS = "options"  # `slurm.options` may set it; listed for what a change to it needs
 
 
-@dataclass(frozen=True)
-class SlurmKey:
+class SlurmKey(Record):
     """One slurm.conf parameter: who may write it, and what a change to it needs."""
 
     name: str  # as slurm.conf(5) spells it; slurm.conf keys are case-insensitive

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import glob
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from estategen import hostlist
 from estategen.errors import EstategenError, clip
+from estategen.record import Record, field
 
 MAX_INCLUDE_DEPTH = 8  # Slurm itself stops at 64; a site's chain is two or three deep
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -44,8 +44,7 @@ class ConfSyntaxError(EstategenError):
         self.where = where
 
 
-@dataclass(frozen=True, order=True)
-class Where:
+class Where(Record, order=True):
     """A place in a configuration file (1-based line and column)."""
 
     file: str
@@ -56,8 +55,7 @@ class Where:
         return f"{self.file}:{self.line}:{self.column}"
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(Record):
     """One ``Key=Value`` as written; ``name`` is the key in lower case, for lookups."""
 
     key: str
@@ -69,8 +67,7 @@ class Setting:
         return self.key.lower()
 
 
-@dataclass(frozen=True)
-class Record:
+class ConfRecord(Record):
     """One record line: ``kind`` is the opening key as slurm.conf(5) spells it (NodeName),
     ``name`` its value, ``settings`` the other pairs on the line in their order."""
 
@@ -88,13 +85,12 @@ class Record:
         return found
 
 
-@dataclass(frozen=True)
-class ConfFile:
+class ConfFile(Record):
     """A parsed file: its parameters (outside records) and records, in file order, with
     everything its Include lines brought in, and the files read."""
 
     parameters: tuple[Setting, ...]
-    records: tuple[Record, ...]
+    records: tuple[ConfRecord, ...]
     files: tuple[str, ...]
 
     def parameter(self, key: str) -> Setting | None:
@@ -105,15 +101,14 @@ class ConfFile:
                 found = setting
         return found
 
-    def of_kind(self, kind: str) -> list[Record]:
+    def of_kind(self, kind: str) -> list[ConfRecord]:
         return [r for r in self.records if r.kind == kind]
 
 
 # --- lines and tokens ----------------------------------------------------------------------
 
 
-@dataclass
-class _Line:
+class _Line(Record, frozen=False):
     text: str
     where: Where
     # column of each character of ``text`` in its physical line (continuations change lines)
@@ -233,7 +228,7 @@ def parse_file(path: str | Path, records: Iterable[str] = SLURM_RECORDS) -> Conf
     topology.conf: :data:`TOPOLOGY_RECORDS`)."""
     kinds = {name.lower(): name for name in records}
     parameters: list[Setting] = []
-    found: list[Record] = []
+    found: list[ConfRecord] = []
     files: list[str] = []
     _parse_into(Path(path), kinds, parameters, found, files, stack=(), where=None)
     return ConfFile(tuple(parameters), tuple(found), tuple(files))
@@ -243,7 +238,7 @@ def parse_text(text: str, file: str, records: Iterable[str] = SLURM_RECORDS) -> 
     """Parse ``text`` as if read from ``file`` (Include names resolve from its folder)."""
     kinds = {name.lower(): name for name in records}
     parameters: list[Setting] = []
-    found: list[Record] = []
+    found: list[ConfRecord] = []
     files = [file]
     _parse_lines(text, Path(file), kinds, parameters, found, files, stack=(Path(file),))
     return ConfFile(tuple(parameters), tuple(found), tuple(files))
@@ -253,7 +248,7 @@ def _parse_into(
     path: Path,
     kinds: Mapping[str, str],
     parameters: list[Setting],
-    found: list[Record],
+    found: list[ConfRecord],
     files: list[str],
     stack: tuple[Path, ...],
     where: Where | None,
@@ -276,7 +271,7 @@ def _parse_lines(
     path: Path,
     kinds: Mapping[str, str],
     parameters: list[Setting],
-    found: list[Record],
+    found: list[ConfRecord],
     files: list[str],
     stack: tuple[Path, ...],
 ) -> None:
@@ -292,7 +287,7 @@ def _parse_lines(
             continue
         settings = _pairs(words)
         if LINE_RECORD in kinds:  # gres.conf: every line describes one GRES
-            found.append(Record("Gres", "", tuple(settings), settings[0].where))
+            found.append(ConfRecord("Gres", "", tuple(settings), settings[0].where))
             continue
         kind = kinds.get(settings[0].name)
         if kind is None:
@@ -306,7 +301,7 @@ def _parse_lines(
         head = settings[0]
         if not head.value:
             raise ConfSyntaxError(head.where, f"{kind} needs a value")
-        found.append(Record(kind, head.value, tuple(settings[1:]), head.where))
+        found.append(ConfRecord(kind, head.value, tuple(settings[1:]), head.where))
 
 
 def _include_targets(including: Path, target: str, where: Where) -> list[Path]:
@@ -325,7 +320,7 @@ def _include_targets(including: Path, target: str, where: Where) -> list[Path]:
 # --- records resolved ----------------------------------------------------------------------
 
 
-def with_defaults(records: Iterable[Record], kind: str) -> list[Record]:
+def with_defaults(records: Iterable[ConfRecord], kind: str) -> list[ConfRecord]:
     """Records of ``kind`` with the ``DEFAULT`` lines before each folded into it; the
     DEFAULT records themselves are left out. A later DEFAULT line changes only the keys it
     names, as Slurm reads them."""
@@ -340,7 +335,7 @@ def with_defaults(records: Iterable[Record], kind: str) -> list[Record]:
             continue
         own = {s.name for s in record.settings}
         inherited = tuple(s for n, s in defaults.items() if n not in own)
-        out.append(Record(kind, record.name, inherited + record.settings, record.where))
+        out.append(ConfRecord(kind, record.name, inherited + record.settings, record.where))
     return out
 
 
@@ -353,15 +348,15 @@ def expand_hosts(value: str, where: Where) -> list[str]:
         raise ConfSyntaxError(where, f"hostlist {clip(value)!r}: {err}") from None
 
 
-def nodes(conf: ConfFile) -> dict[str, Record]:
+def nodes(conf: ConfFile) -> dict[str, ConfRecord]:
     """Every node by host name, with its NodeName=DEFAULT values folded in. One NodeName line
     may name many hosts; a host named on two lines is refused, as slurmctld refuses it."""
-    out: dict[str, Record] = {}
+    out: dict[str, ConfRecord] = {}
     for record in with_defaults(conf.records, "NodeName"):
         for host in expand_hosts(record.name, record.where):
             if host in out:
                 raise ConfSyntaxError(
                     record.where, f"node {host!r} is already defined at {out[host].where}"
                 )
-            out[host] = Record("NodeName", host, record.settings, record.where)
+            out[host] = ConfRecord("NodeName", host, record.settings, record.where)
     return out

@@ -17,7 +17,6 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING
 from estategen import __version__
 from estategen.errors import UsageError
 from estategen.readback import OutputFolder, OutputRefused, ReadBack
+from estategen.record import Record, field
 from estategen.render import MANIFEST, Files, OutputFile, json_file
 
 if TYPE_CHECKING:
@@ -50,8 +50,7 @@ def with_manifest(files: Files, blueprint: bytes, estate: str) -> Files:
     return {**files, MANIFEST: manifest(files, blueprint, estate)}
 
 
-@dataclass
-class _Tree:
+class _Tree(Record, frozen=False):
     """What a folder holds, found without following links (paths relative to the folder)."""
 
     files: set[str] = field(default_factory=set)  # regular files
@@ -98,8 +97,7 @@ def _scan(root: Path) -> _Tree:
     return tree
 
 
-@dataclass
-class _Previous:
+class _Previous(Record, frozen=False):
     """An existing target: what estategen wrote there and what a user added."""
 
     owned: set[str] = field(default_factory=set)
@@ -592,8 +590,7 @@ def _exchange(a: Path, b: Path) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class Drift:
+class Drift(Record):
     """What --check found: a unified diff of changed files and the paths added or removed."""
 
     diff: str

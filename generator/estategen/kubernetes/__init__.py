@@ -8,8 +8,6 @@ manifests and the Pulumi program both apply exactly these objects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from estategen.kubernetes import (
     autoscaler,
     cloud,
@@ -31,6 +29,7 @@ from estategen.kubernetes.objects import (
 )
 from estategen.memo import by_identity
 from estategen.model import Estate, KubernetesCluster
+from estategen.record import Record, field
 
 NFD_CHART = "oci://registry.k8s.io/nfd/charts/node-feature-discovery"
 NFD_VERSION = "0.19.0"  # what device plugin v0.20.0 and GPU Operator v26.7.0 depend on
@@ -39,8 +38,7 @@ GPU_OPERATOR_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 GPU_OPERATOR_VERSION = "v26.7.0"
 
 
-@dataclass(frozen=True)
-class ClusterObjects:
+class ClusterObjects(Record):
     """Everything estategen applies to one cluster, grouped as the manifests are written."""
 
     files: dict[str, list[Obj]]

@@ -8,7 +8,6 @@ section 5, R5.1-R5.13).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from estategen.facts import (
     MIG_LABEL,
@@ -28,6 +27,7 @@ from estategen.kubernetes.objects import (
     meta,
 )
 from estategen.model import NodePool, QueueTeam, Team
+from estategen.record import Record
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 CHART = "oci://registry.k8s.io/kueue/charts/kueue"
@@ -37,8 +37,7 @@ TOPOLOGY = "network"
 PODS_READY_TIMEOUT = "10m"
 
 
-@dataclass(frozen=True)
-class KueueFlavor:
+class KueueFlavor(Record):
     """A flavour as Kueue sees it: the resource it is scheduled by and its pools."""
 
     flavor: Flavor

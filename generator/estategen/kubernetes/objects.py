@@ -7,11 +7,11 @@ become; the writer and the Pulumi program take them as they are.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from estategen.model import Estate, KubernetesCluster, NodePool, QueueTeam
+from estategen.record import Record
 
 Obj = dict[str, Any]
 
@@ -74,8 +74,7 @@ def object_key(obj: Obj) -> str:
     return "-".join(p for p in parts if p)
 
 
-@dataclass(frozen=True)
-class HelmRelease:
+class HelmRelease(Record):
     """A chart the cluster needs, pinned, with the values the generator computed."""
 
     name: str
@@ -92,8 +91,7 @@ class HelmRelease:
     secrets: tuple[ReleaseSecret, ...] = ()
 
 
-@dataclass(frozen=True)
-class ReleaseSecret:
+class ReleaseSecret(Record):
     """A Secret in the release's namespace: each key's value is the Pulumi secret config of
     that name (``pulumi config set --secret NAME``), the blueprint's secret reference."""
 
@@ -101,8 +99,7 @@ class ReleaseSecret:
     keys: tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True)
-class UpstreamManifest:
+class UpstreamManifest(Record):
     """An operator its project publishes as one manifest and no Helm chart (the MPI Operator):
     applied from its URL at the pinned tag, server-side, as the project's README says."""
 
@@ -112,8 +109,7 @@ class UpstreamManifest:
     provides: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class ClusterView:
+class ClusterView(Record):
     """One Kubernetes cluster of an estate, with the pools that join it."""
 
     estate: Estate

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from estategen import __version__, hostlist
@@ -37,6 +36,7 @@ from estategen.model import (
     slurm_time,
     spread,
 )
+from estategen.record import Record
 from estategen.render import Files, renderer, templates, text
 
 # Memory the OS, slurmd and page cache keep: 5% of physical memory, at least 2 GiB, but never
@@ -93,8 +93,7 @@ def gpu_billing_weight(estate: Estate, model: str) -> int:
     return max(1, estate.gpu_models[model].memory_gb // 4)
 
 
-@dataclass(frozen=True)
-class NodeLine:
+class NodeLine(Record):
     pool: str
     hosts: str
     sockets: int
@@ -109,8 +108,7 @@ class NodeLine:
     addresses: str = ""  # NodeAddr, in the order Slurm expands `hosts`
 
 
-@dataclass(frozen=True)
-class PartitionLine:
+class PartitionLine(Record):
     name: str
     fields: list[tuple[str, str]]
 
