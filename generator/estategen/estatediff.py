@@ -233,13 +233,13 @@ COMPARABLE = "estategen/estate-v2"
 
 def recorded(content: bytes | None) -> dict[str, Any] | str:
     """The model an earlier render recorded in estate.json, or why it cannot be compared."""
-    import json
+    from estategen.readback import parse_json
 
     if content is None:
         return "the folder has no estate.json"
     try:
-        data = json.loads(content)
-    except ValueError as err:
+        data = parse_json(content)
+    except (ValueError, RecursionError) as err:
         return f"estate.json is not JSON ({err})"
     if not isinstance(data, dict):
         return "estate.json is not an object"
