@@ -402,10 +402,15 @@ def host_label_runs(pool: NodePool) -> list[HostLabelRun]:
 
 def labels_of_hosts(estate: Estate, pool: NodePool) -> dict[str, dict[str, str]]:
     """The whole label set of each host of a pool: the pool's, then the host's own (what the
-    Node patches carry and kubelet registers)."""
+    Node patches carry and kubelet registers). Hosts with the same labels share one mapping:
+    treat it as read-only."""
     shared = node_labels(estate, pool)
-    own = {host: run.labels for run in host_label_runs(pool) for host in run.hosts}
-    return {host: _label_set(shared, own.get(host, {})) for host in pool.hosts}
+    plain = _label_set(shared, {})
+    own = {}
+    for run in host_label_runs(pool):
+        labels = _label_set(shared, run.labels)  # one set per run, shared by its hosts
+        own.update(dict.fromkeys(run.hosts, labels))
+    return {host: own.get(host, plain) for host in pool.hosts}
 
 
 def labels_of_host(estate: Estate, pool: NodePool, host: str) -> dict[str, str]:

@@ -155,16 +155,17 @@ class NodePool(Record):
         or by the site's own (`state: cloud`, slurm.power_saving's programs)."""
         return self.elastic or self.site_cloud
 
-    @property
+    @cached_property
     def node_count(self) -> int:
-        """Nodes that back the pool's capacity; an autoscaled pool counts at its maximum."""
+        """Nodes that back the pool's capacity; an autoscaled pool counts at its maximum
+        (asked thousands of times per command, by checks, the report and the renderers)."""
         if self.elastic:
             return len(self.hosts)
         if self.hosted:
             return self.nodes_max or 0
         return (self.nodes_max or 0) if self.managed else len(self.hosts)
 
-    @property
+    @cached_property
     def gpu_count(self) -> int:
         """Physical GPUs in the pool."""
         return self.node_count * self.gpus.count if self.gpus else 0

@@ -8,6 +8,7 @@ section 5, R5.1-R5.13).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 from estategen.facts import (
     MIG_LABEL,
@@ -48,7 +49,7 @@ class KueueFlavor(Record):
     def name(self) -> str:
         return self.flavor.name
 
-    def per_unit(self, scale: int, amount: str) -> int | None:
+    def _per_unit(self, scale: int, amount: str) -> int | None:
         """CPU (millicores) or memory (MiB) that come with one unit; None when unknown."""
         shares: list[int] = []
         for pool in self.pools:
@@ -57,6 +58,16 @@ class KueueFlavor(Record):
                 return None
             shares.append(value * scale // (pool.gpus.count * mig_instances_per_gpu(pool)))
         return min(shares)
+
+    @cached_property
+    def cpu_millis(self) -> int | None:
+        """Millicores that come with one unit (asked for each team's queue)."""
+        return self._per_unit(1000, "cpu")
+
+    @cached_property
+    def memory_mib(self) -> int | None:
+        """MiB of memory that come with one unit."""
+        return self._per_unit(1024, "memory")
 
     @property
     def topology(self) -> bool:
@@ -81,10 +92,7 @@ def flavors(view: ClusterView) -> list[KueueFlavor]:
 
 def covers_cpu_and_memory(all_flavors: Sequence[KueueFlavor]) -> bool:
     """Queues cover CPU and memory too when every pool says how much comes with a GPU."""
-    return all(
-        f.per_unit(1000, "cpu") is not None and f.per_unit(1024, "memory") is not None
-        for f in all_flavors
-    )
+    return all(f.cpu_millis is not None and f.memory_mib is not None for f in all_flavors)
 
 
 def queue_entry(view: ClusterView, team: Team) -> QueueTeam | None:
@@ -283,8 +291,7 @@ def _quotas(entry: QueueTeam, flavor: KueueFlavor, covered: Sequence[str]) -> li
     """One flavor's quotas in coveredResources order (Kueue requires every resource listed)."""
     units = entry.quota.get(flavor.flavor.key, 0)
     borrow, lend = entry.borrowing_limit, entry.lending_limit
-    cpu = flavor.per_unit(1000, "cpu")
-    memory = flavor.per_unit(1024, "memory")
+    cpu, memory = flavor.cpu_millis, flavor.memory_mib
 
     def quota(name: str, per_unit: int, suffix: str = "") -> Obj:
         out: Obj = {"name": name, "nominalQuota": f"{units * per_unit}{suffix}"}
