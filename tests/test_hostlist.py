@@ -200,3 +200,25 @@ names_strategy = st.sets(
 def test_expand_of_compress_round_trips_any_set_of_names(names: set[str]) -> None:
     compressed = compress(names)
     assert (set(expand(compressed)) if compressed else set()) == names
+
+
+@given(
+    st.sampled_from(["gpu-", "cpu", "n", "r1n", "a1", ""]),
+    st.integers(min_value=0, max_value=1200),
+    st.integers(min_value=1, max_value=40),
+    st.integers(min_value=0, max_value=4),
+    st.sampled_from(["", "-ib", "x"]),
+)
+def test_a_range_in_order_compresses_as_the_same_names_in_any_order(
+    prefix: str, lo: int, size: int, pad: int, suffix: str
+) -> None:
+    """Names that are one range in order are written out and compared instead of grouped
+    (hostlist._one_range); reversed, they take the grouping: both give the same text."""
+    names = [f"{prefix}{str(n).zfill(pad)}{suffix}" for n in range(lo, lo + size)]
+    assert compress(names) == compress(list(reversed(names)))
+    assert set(expand(compress(names))) == set(names)
+
+
+def test_a_range_with_a_bad_end_name_is_refused() -> None:
+    with pytest.raises(HostlistError, match="'gpu\\[2\\]'"):
+        compress(["gpu1", "gpu[2]"])

@@ -275,6 +275,9 @@ def compress(names: Iterable[str]) -> str:
 
 @lru_cache(maxsize=4096)
 def _compress(names: tuple[str, ...]) -> str:
+    run = _one_range(names)
+    if run is not None:
+        return run
     plain: list[str] = []
     groups: dict[tuple[str, int, str], set[int]] = {}
     split = _SPLIT
@@ -307,6 +310,39 @@ def _compress(names: tuple[str, ...]) -> str:
         body = spans[0] if len(spans) == 1 and "-" not in spans[0] else f"[{','.join(spans)}]"
         entries.append((key, f"{prefix}{body}{suffix}"))
     return ",".join(text for _, text in sorted(entries))
+
+
+def _one_range(names: tuple[str, ...]) -> str | None:
+    """``prefix[lo-hi]suffix`` when ``names`` are exactly that range in order (a pool's
+    hosts, a switch's), as the grouping below would write it; else None.
+
+    Only the first and last names are split: the others are checked by writing the range
+    out (in C, through ``%``) and comparing. This is most of what renders compress, and a
+    third of the time the grouping took.
+    """
+    if len(names) < 2:
+        return None
+    first, last = _split(names[0]), _split(names[-1])
+    if first is None or last is None or first[0] != last[0]:
+        return None
+    (prefix, width, suffix), lo = first
+    hi = last[1]
+    if hi - lo + 1 != len(names):
+        return None
+    pattern = f"{prefix}%0{width}d{suffix}" if width else f"{prefix}%d{suffix}"
+    if names != tuple(map(pattern.__mod__, range(lo, hi + 1))):
+        return None
+    return f"{prefix}[{str(lo).zfill(width)}-{str(hi).zfill(width)}]{suffix}"
+
+
+def _split(name: str) -> Split:
+    """:func:`_split_name`, once per name in a process."""
+    if name in _SPLIT:
+        return _SPLIT[name]
+    parts = _split_name(name)
+    if len(_SPLIT) < _SPLIT_LIMIT:
+        _SPLIT[name] = parts
+    return parts
 
 
 Split: TypeAlias = "tuple[tuple[str, int, str], int] | None"
