@@ -45,6 +45,7 @@ TARGET_HELP_S = 0.150
 def cold() -> None:
     """Forget what an earlier run in this process computed (hostlists, quoted YAML, files)."""
     hostlist._compress.cache_clear()
+    hostlist._parse.cache_clear()
     hostlist._SPLIT.clear()
     yamltext._STRINGS.clear()
     yamltext._KEYS.clear()

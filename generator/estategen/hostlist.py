@@ -190,12 +190,17 @@ def _parse_item(item: str) -> _Item:
     return tuple(parts)
 
 
-def _parse(expression: str, addresses: bool = False) -> list[_Item]:
-    """Validate the whole expression up front so errors never depend on expansion."""
+@lru_cache(maxsize=4096)
+def _parse(expression: str, addresses: bool = False) -> tuple[_Item, ...]:
+    """Validate the whole expression up front so errors never depend on expansion.
+
+    Parsed once per process: validation counts a pool's expression, the model expands it,
+    plan counts the NodeName= lines of two slurm.conf copies.
+    """
     if not expression.strip():
         raise HostlistError("hostlist expression is empty")
     _check_characters(expression, addresses)
-    return [_parse_item(item) for item in split_items(expression)]
+    return tuple([_parse_item(item) for item in split_items(expression)])
 
 
 def _item_count(item: _Item) -> int:
