@@ -1394,7 +1394,12 @@ def _compile_fields(fields: Mapping[str, Any]) -> _Check:
     """A mapping with a fixed set of keys: unknown keys defer, defaults fill in schema order."""
     checks = {name: _compile(sub) for name, sub in fields.items()}
     required = [name for name, sub in fields.items() if sub.get("required")]
-    defaults = [(name, sub["default"]) for name, sub in fields.items() if "default" in sub]
+    # (name, default, whether it is a container each use must copy)
+    defaults = [
+        (name, sub["default"], isinstance(sub["default"], dict | list))
+        for name, sub in fields.items()
+        if "default" in sub
+    ]
 
     def check(value: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -1403,9 +1408,9 @@ def _compile_fields(fields: Mapping[str, Any]) -> _Check:
             if field_check is None:
                 raise _Defer
             out[key] = field_check(item)
-        for key, default in defaults:
+        for key, default, container in defaults:
             if key not in out:
-                out[key] = checks[key](copy.deepcopy(default))
+                out[key] = checks[key](copy.deepcopy(default) if container else default)
         for key in required:
             if key not in out:
                 raise _Defer
