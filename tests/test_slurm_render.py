@@ -12,6 +12,7 @@ import pytest
 from estategen.load import parse_blueprint
 from estategen.pipeline import validate_document
 from estategen.render import render
+from estategen.renderers.slurm import slurm_hostlist
 
 from conftest import BLUEPRINTS
 
@@ -415,3 +416,18 @@ def test_node_addresses_are_written_in_host_order_with_ranges(
 
     assert address_list(addresses) == written
     assert hostlist.expand(written, addresses=True) == addresses
+
+
+@pytest.mark.parametrize(
+    ("names", "written"),
+    [
+        (["gpu-01", "gpu-02", "login"], "gpu-[01-02],login"),
+        (["n1-ib", "n2-ib", "m1", "m2"], "m[1-2],n1-ib,n2-ib"),
+        (["a1", "a2", "b1-x"], "a[1-2],b1-x"),
+        (["n1-ib"], "n1-ib"),
+    ],
+)
+def test_a_slurm_hostlist_writes_out_only_ranges_that_text_follows(
+    names: list[str], written: str
+) -> None:
+    assert slurm_hostlist(names) == written

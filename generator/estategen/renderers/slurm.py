@@ -68,12 +68,19 @@ def pool_real_memory(pool: NodePool) -> int:
     return real_memory_mib(pool.memory_gb)
 
 
+# a range that more of the name follows: "]" before anything but "," (the next item) or the end
+_TEXT_AFTER_RANGE = re.compile(r"\][^,]")
+
+
 def slurm_hostlist(names: Iterable[str]) -> str:
     """A hostlist Slurm reads: ranges as :func:`hostlist.compress` writes them, except that a
     range followed by more text (``gpu-[01-02]-ib``) is written out name by name, because
     Slurm's hostlists allow nothing after the bracket."""
+    compressed = hostlist.compress(names)
+    if not _TEXT_AFTER_RANGE.search(compressed):
+        return compressed  # every range ends its item (most pools)
     items: list[str] = []
-    for item in hostlist.split_items(hostlist.compress(names)):
+    for item in hostlist.split_items(compressed):
         if "[" in item and not item.endswith("]"):
             items.extend(hostlist.expand(item))
         else:
