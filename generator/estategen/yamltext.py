@@ -405,24 +405,24 @@ def _c_mapping(
 
 def _c_folded(head: str, scalar: str, indent: str) -> str:
     """A mapping value's plain scalar folded as libyaml folds it: at each single space met
-    past the width, a line break and the value's indentation instead of the space."""
+    past the width, a line break and the value's indentation instead of the space. Only the
+    spaces are visited (str.find), not every character."""
     if scalar.startswith("'"):
         raise _Unusual  # single quotes fold by other rules
     out = [head]
-    column = len(head)
+    column = len(head)  # the column scalar[start] is written at
     start = 0
-    for index, char in enumerate(scalar):
+    space = scalar.find(" ")
+    while space != -1:
         if (
-            char == " "
-            and column > _WIDTH
-            and scalar[index - 1] != " "
-            and scalar[index + 1 : index + 2] not in (" ", "")
+            column + space - start > _WIDTH
+            and scalar[space - 1] != " "
+            and scalar[space + 1 : space + 2] not in (" ", "")
         ):
-            out.append(f"{scalar[start:index]}\n{indent}")
+            out.append(f"{scalar[start:space]}\n{indent}")
             column = len(indent)
-            start = index + 1
-        else:
-            column += 1
+            start = space + 1
+        space = scalar.find(" ", space + 1)
     out.append(f"{scalar[start:]}\n")
     return "".join(out)
 
