@@ -47,8 +47,20 @@ class _Unusual(Exception):
     """Data the block writer does not reproduce exactly; PyYAML writes the whole document."""
 
 
-_RESOLVER = yaml.resolver.Resolver()
-_STR_TAG = "tag:yaml.org,2002:str"
+# PyYAML's implicit resolvers (the dumpers' and libyaml's), by a plain scalar's first
+# character, as Resolver.resolve looks them up: a string needs quotes when one matches
+_IMPLICIT: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
+    first: tuple(resolvers)
+    for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+}
+assert None not in _IMPLICIT, "wildcard resolvers would need _reads_as_string to consult them"
+
+
+def _reads_as_string(text: str) -> bool:
+    """Whether ``text`` written plain reads back as a string (no implicit type matches)."""
+    return not any(regexp.match(text) for _, regexp in _IMPLICIT.get(text[:1], ()))
+
+
 # What PyYAML writes for each one-line string seen (plain, or quoted for the others); its
 # style choice does not depend on where the string stands once it is on one line, is not
 # empty and is a short key. Held for this process only, and bounded.
@@ -83,10 +95,7 @@ def _string(text: str) -> str:
     if len(text) > _LONGEST_SCALAR:
         raise _Unusual
     if _ONE_LINE.fullmatch(text):
-        if (
-            _plain_allowed(text)
-            and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
-        ):
+        if _plain_allowed(text) and _reads_as_string(text):
             written = text
         else:
             written = "'" + text.replace("'", "''") + "'"
@@ -350,9 +359,7 @@ def _c_string(text: str) -> str:
         return written
     if not _ONE_LINE.fullmatch(text):
         raise _Unusual
-    if (
-        _plain_allowed(text) and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
-    ):
+    if _plain_allowed(text) and _reads_as_string(text):
         written = text
     else:
         written = "'" + text.replace("'", "''") + "'"
