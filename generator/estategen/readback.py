@@ -299,15 +299,18 @@ def _check_json_shape(data: Any, where: Path | str) -> None:
     """Refuse JSON nested deeper than the blueprint's limit or holding more values."""
     # counted a level at a time in C (list.extend); what is beyond a limit is walked again
     # value by value below, to refuse it with the message of the value reached first
+    # (JSON parsers make exact dicts and lists: type() is half the time of isinstance)
     level, depth, values = [data], 0, 0
     while level and depth <= MAX_DEPTH and values <= MAX_NODES:
         values += len(level)
         below: list[Any] = []
+        extend = below.extend
         for value in level:
-            if isinstance(value, dict):
-                below.extend(value.values())
-            elif isinstance(value, list):
-                below.extend(value)
+            kind = type(value)
+            if kind is dict:
+                extend(value.values())
+            elif kind is list:
+                extend(value)
         level, depth = below, depth + 1
     if not level and values <= MAX_NODES:
         return
