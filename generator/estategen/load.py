@@ -87,7 +87,7 @@ class _FastResolve:
         self._tags: dict[str, str] = {}
 
     def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
-        if kind is yaml.ScalarNode:
+        if kind is _SCALAR:
             if not implicit[0]:
                 return _STR
             tag = self._tags.get(value)
@@ -99,9 +99,10 @@ class _FastResolve:
                         break
                 self._tags[value] = tag
             return tag
-        return _SEQ if kind is yaml.SequenceNode else _MAP
+        return _SEQ if kind is _SEQUENCE else _MAP
 
 
+_SEQUENCE = yaml.SequenceNode
 _CParser: Any = getattr(yaml, "cyaml", None) and getattr(yaml.cyaml, "CParser", None)
 
 
