@@ -328,10 +328,14 @@ def _one_range(names: tuple[str, ...]) -> str | None:
     if len(names) < 2:
         return None
     first, last = _split(names[0]), _split(names[-1])
-    if first is None or last is None or first[0] != last[0]:
+    if first is None or last is None:
         return None
     (prefix, width, suffix), lo = first
-    hi = last[1]
+    (last_prefix, last_width, last_suffix), hi = last
+    # n001 ... n250: the last is unpadded by the split's rule, and the grouping joins the
+    # padded run and the unpadded one into n[001-250] (_absorb_unpadded)
+    if (last_prefix, last_suffix) != (prefix, suffix) or last_width not in (width, 0):
+        return None
     if hi - lo + 1 != len(names):
         return None
     pattern = f"{prefix}%0{width}d{suffix}" if width else f"{prefix}%d{suffix}"
