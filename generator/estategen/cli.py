@@ -122,8 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         import gc
 
         gc.disable()
+    from estategen import memo
+
     try:
-        code = _command(args)
+        with memo.run():  # facts the checks, the renderers and plan share, derived once
+            code = _command(args)
     except KeyboardInterrupt:
         code = 130
     except Exception as err:
@@ -305,7 +308,6 @@ def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[
     """Exit 0 without changes, 1 with changes (a CI gate), 2 when there is nothing to plan."""
     import json
 
-    from estategen import memo
     from estategen.errors import BlueprintInvalid, text_report
     from estategen.plan import plan, text
     from estategen.render import render
@@ -318,8 +320,7 @@ def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[
         return 2
     estate = result.estate
     target = Path(output) if output else Path("build") / estate.name
-    with memo.run():  # what the render derives from the model, plan compares again
-        changes = plan(estate, render(estate), target)
+    changes = plan(estate, render(estate), target)
     if output_format == "json":
         print(json.dumps(changes.to_json(), indent=2, sort_keys=True))
     else:

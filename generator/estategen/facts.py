@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
+from estategen.memo import by_identity
 from estategen.model import Estate, NodePool, Reservation, Storage, Taint, slurm_seconds, spread
 from estategen.record import Record
 
@@ -256,6 +257,7 @@ def quota_units(pool: NodePool, key: str) -> int:
     return pool.gpu_count * (mig_layout(pool).get(profile, 0) if profile else 1)
 
 
+@by_identity  # asked by the checks, the report's warnings and the renderers
 def quota_capacity(estate: Estate, cluster: str) -> dict[str, int]:
     """Units behind each quota key of a cluster: whole GPUs, or MIG instances of a profile.
 
@@ -282,6 +284,7 @@ def hosted_node_names(pool: NodePool) -> list[str]:
     return [f"{pool.name}-{i}" for i in range(pool.nodes_max or 0)] if pool.hosted else []
 
 
+@by_identity  # asked by the checks, the report's warnings and the renderers
 def hosted_gpus(estate: Estate, cluster: str) -> dict[str, int]:
     """Whole GPUs of each model the cluster's hosted Slurm pools take, at their `nodes.max`."""
     taken: dict[str, int] = {}
@@ -324,6 +327,7 @@ class Flavor(Record):
         return self.key.partition("/")[2] or None
 
 
+@by_identity  # asked by the checks, the report's warnings and the renderers
 def cluster_flavors(estate: Estate, cluster: str) -> list[Flavor]:
     """A cluster's flavours, by key, with their units and replicas."""
     grouped: dict[str, list[NodePool]] = {}

@@ -1,9 +1,10 @@
 """Facts derived from the model, computed once per run: memoised by the identity of their
 arguments (issue 17).
 
-``estategen plan`` renders the new model, then builds a changed cluster's objects and Pulumi
-data from both models to compare them: the new model's are what the render built a moment
-before. Inside :func:`run` (the plan command opens one around render and plan), a function
+A cluster's flavours and quota capacity are asked for by the checks, the report's warnings
+and several renderers; ``estategen plan`` renders the new model, then builds a changed
+cluster's objects and Pulumi data from both models to compare them: the new model's are what
+the render built a moment before. Inside :func:`run` (every command runs in one), a function
 decorated with :func:`by_identity` computes its result once per argument objects; outside one
 it computes every time, as it always did. Nothing outlives the run: no cache across runs, and
 a model rebuilt (another object) is another key.
