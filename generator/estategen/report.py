@@ -91,6 +91,17 @@ class TeamFacts(Record):
     pools: tuple[str, ...]
 
 
+class TeamAccess(Record):
+    """Where a team can run: what the warnings read of it, derived with them before any
+    report is asked for (validate and render warn; only `report` needs a team's other facts)."""
+
+    name: str
+    partitions: tuple[Partition, ...]
+    kubernetes: tuple[str, ...]  # "<cluster>: ..." per cluster
+    kubernetes_gpus: int
+    kubernetes_pools: frozenset[str]
+
+
 class CohortRow(Record):
     cluster: str
     cohort: str
@@ -273,7 +284,23 @@ def _cluster(estate: Estate, name: str | None) -> KubernetesCluster | None:
     return next((c for c in estate.kubernetes_clusters if c.name == name), None)
 
 
-def _team_facts(estate: Estate, index: _Index) -> list[TeamFacts]:
+def _access_of_teams(estate: Estate, index: _Index) -> list[TeamAccess]:
+    out = []
+    for team in estate.identity.teams:
+        kube, kube_gpus, kube_pools = _kubernetes_access(estate, index, team.name)
+        out.append(
+            TeamAccess(
+                team.name,
+                tuple(index.partitions_open_to(team.name)),
+                tuple(kube),
+                kube_gpus,
+                frozenset(kube_pools),
+            )
+        )
+    return out
+
+
+def _team_facts(estate: Estate, index: _Index, access: Sequence[TeamAccess]) -> list[TeamFacts]:
     teams = estate.identity.teams
     has_slurm = bool(estate.slurm_pools)
     accounting = estate.slurm.accounting is not None and has_slurm
@@ -282,10 +309,9 @@ def _team_facts(estate: Estate, index: _Index) -> list[TeamFacts]:
     uids = {u.name: u.uid for u in estate.identity.users}
     qos = ", ".join(_qos_text(q) for q in estate.slurm.qos) if accounting else "-"
     out = []
-    for team in teams:
-        parts = index.partitions_open_to(team.name)
+    for team, reach in zip(teams, access, strict=True):
+        parts = reach.partitions
         slurm_pools = {name for p in parts for name in p.pools if name in estate.pools_by_name}
-        kube, kube_gpus, kube_pools = _kubernetes_access(estate, index, team.name)
         out.append(
             TeamFacts(
                 name=team.name,
@@ -302,9 +328,9 @@ def _team_facts(estate: Estate, index: _Index) -> list[TeamFacts]:
                 partitions=tuple(p.name for p in parts) if has_slurm else (),
                 slurm_gpus=sum(estate.pools_by_name[n].gpu_count for n in slurm_pools),
                 qos=qos,
-                kubernetes=tuple(kube),
-                kubernetes_gpus=kube_gpus,
-                pools=index.in_order(slurm_pools | kube_pools),
+                kubernetes=reach.kubernetes,
+                kubernetes_gpus=reach.kubernetes_gpus,
+                pools=index.in_order(slurm_pools | reach.kubernetes_pools),
             )
         )
     return out
@@ -400,7 +426,7 @@ def _cohorts(estate: Estate, flavors: Sequence[Flavor]) -> list[CohortRow]:
 
 
 def find_warnings(
-    estate: Estate, index: _Index, flavors: Sequence[Flavor], teams: Sequence[TeamFacts]
+    estate: Estate, index: _Index, flavors: Sequence[Flavor], teams: Sequence[TeamAccess]
 ) -> list[ReportWarning]:
     """Every warning, in a fixed order: by kind, then in blueprint order."""
     return [
@@ -485,7 +511,7 @@ def _oversubscribed(estate: Estate, flavors: Sequence[Flavor]) -> Iterable[Repor
 
 
 def _team_access(
-    estate: Estate, flavors: Sequence[Flavor], teams: Sequence[TeamFacts]
+    estate: Estate, flavors: Sequence[Flavor], teams: Sequence[TeamAccess]
 ) -> Iterable[ReportWarning]:
     has_slurm = bool(estate.slurm_pools)
     has_kube = any(flavors)
@@ -618,7 +644,7 @@ def warnings_of(estate: Estate) -> list[ReportWarning]:
 class _Basis(Record):
     flavors: tuple[Flavor, ...]
     index: _Index
-    teams: tuple[TeamFacts, ...]
+    access: tuple[TeamAccess, ...]
     warnings: tuple[ReportWarning, ...]
 
 
@@ -632,9 +658,9 @@ def _basis(estate: Estate) -> _Basis:
         return _LAST_BASIS[0][1]
     flavors = [f for c in estate.kubernetes_clusters for f in cluster_flavors(estate, c.name)]
     index = _Index(estate, flavors)
-    teams = _team_facts(estate, index)
+    access = _access_of_teams(estate, index)
     basis = _Basis(
-        tuple(flavors), index, tuple(teams), tuple(find_warnings(estate, index, flavors, teams))
+        tuple(flavors), index, tuple(access), tuple(find_warnings(estate, index, flavors, access))
     )
     _LAST_BASIS[:] = [(estate, basis)]
     return basis
@@ -644,7 +670,8 @@ def build(estate: Estate, suppressed: frozenset[str] = frozenset()) -> Report:
     """All facts and warnings of an estate; warnings whose rule id is ``suppressed`` (the
     blueprint's ``suppress`` and ``--suppress``) are left out, as validate leaves them out."""
     basis = _basis(estate)
-    flavors, index, teams = basis.flavors, basis.index, list(basis.teams)
+    flavors, index = basis.flavors, basis.index
+    teams = _team_facts(estate, index, basis.access)
     pools = [_pool_facts(estate, index, p) for p in estate.node_pools]
     silenced = suppressed | set(estate.suppress)
     totals = {
