@@ -222,3 +222,30 @@ def test_a_range_in_order_compresses_as_the_same_names_in_any_order(
 def test_a_range_with_a_bad_end_name_is_refused() -> None:
     with pytest.raises(HostlistError, match="'gpu\\[2\\]'"):
         compress(["gpu1", "gpu[2]"])
+
+
+@given(
+    st.sampled_from(["gpu-", "n", "r1n", ""]),
+    st.lists(
+        st.tuples(st.integers(0, 300), st.integers(0, 20), st.integers(0, 4)),
+        min_size=1,
+        max_size=3,
+    ),
+    st.sampled_from(["", "-ib", "x"]),
+)
+def test_one_bracket_expands_as_each_number_padded_in_turn(
+    prefix: str, spans: list[tuple[int, int, int]], suffix: str
+) -> None:
+    """prefix[lo-hi,...]suffix is written out range by range through % (hostlist.expand);
+    the names are each number zero-padded to the width its low end is spelt with."""
+    inner = ",".join(
+        f"{str(lo).zfill(pad)}-{str(lo + size).zfill(pad)}" if size else str(lo).zfill(pad)
+        for lo, size, pad in spans
+    )
+    expression = f"{prefix}[{inner}]{suffix}"
+    expected = [
+        f"{prefix}{str(n).zfill(len(str(lo).zfill(pad)))}{suffix}"
+        for lo, size, pad in spans
+        for n in range(lo, lo + size + 1)
+    ]
+    assert expand(expression) == expected
