@@ -279,10 +279,6 @@ def host_in_one_pool(estate: Estate) -> Iterator[Finding]:
     """Every node belongs to exactly one pool and so to exactly one scheduler."""
     owner: dict[str, NodePool] = {}
     for pool in estate.node_pools:
-        distinct = set(pool.hosts)
-        if distinct.isdisjoint(owner) and len(distinct) == len(pool.hosts):
-            owner.update(dict.fromkeys(pool.hosts, pool))  # the usual pool, met in C
-            continue
         reported: set[str] = set()
         for host in pool.hosts:
             first = owner.setdefault(host, pool)
