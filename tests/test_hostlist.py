@@ -236,8 +236,8 @@ def test_a_range_with_a_bad_end_name_is_refused() -> None:
 def test_one_bracket_expands_as_each_number_padded_in_turn(
     prefix: str, spans: list[tuple[int, int, int]], suffix: str
 ) -> None:
-    """prefix[lo-hi,...]suffix is written out range by range through % (hostlist.expand);
-    the names are each number zero-padded to the width its low end is spelt with."""
+    """prefix[lo-hi,...]suffix names each number in turn, zero-padded to the width its low
+    end is spelt with."""
     inner = ",".join(
         f"{str(lo).zfill(pad)}-{str(lo + size).zfill(pad)}" if size else str(lo).zfill(pad)
         for lo, size, pad in spans

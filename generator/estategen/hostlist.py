@@ -229,18 +229,6 @@ def expand(expression: str, limit: int = MAX_EXPANSION, addresses: bool = False)
         )
     names: list[str] = []
     for item in items:
-        brackets = [i for i, part in enumerate(item) if not isinstance(part, str)]
-        if len(brackets) == 1:
-            # prefix[ranges]suffix, most items: each range written out through % (in C); a
-            # name holds no % (the characters were checked)
-            at = brackets[0]
-            prefix = "".join(p for p in item[:at] if isinstance(p, str))
-            suffix = "".join(p for p in item[at + 1 :] if isinstance(p, str))
-            for r in item[at]:
-                assert isinstance(r, _Range)
-                pattern = f"{prefix}%0{r.width}d{suffix}" if r.width else f"{prefix}%d{suffix}"
-                names.extend(map(pattern.__mod__, range(r.lo, r.hi + 1)))
-            continue
         pools = [
             [part] if isinstance(part, str) else [n for r in part for n in r.render()]
             for part in item
