@@ -36,8 +36,9 @@ RULES_FILE = "rules/estategen.rules.yml"
 def _group(
     hosts: Iterable[str], port: int, labels: Mapping[str, str], meta: Mapping[str, str]
 ) -> dict[str, Any]:
+    suffix = f":{port}"  # (concatenation: a third of an f-string per host, 22,500 of them)
     return {
-        "targets": [f"{host}:{port}" for host in hosts],
+        "targets": [host + suffix for host in hosts],
         "labels": {**labels, **{f"__meta_estategen_{k}": v for k, v in meta.items()}},
     }
 
