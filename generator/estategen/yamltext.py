@@ -72,6 +72,8 @@ _MEMO_LIMIT = 100_000
 _LONGEST_SCALAR = 500
 _LINE_BREAKS = frozenset("\n\r\x85\u2028\u2029")
 _ONE_LINE = re.compile(r"[ -~]*")  # printable ASCII: nothing PyYAML would escape
+# a letter, then letters, digits and "_.-/": no indicator, blank or colon, so _plain_allowed
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
 # what PyYAML's emitter (analyze_scalar) takes for an indicator in block context
 _FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 
@@ -94,7 +96,9 @@ def _string(text: str) -> str:
     string, else in single quotes; escapes (double quotes) are PyYAML's to write."""
     if len(text) > _LONGEST_SCALAR:
         raise _Unusual
-    if _ONE_LINE.fullmatch(text):
+    if _WORD.fullmatch(text) and text[0] not in _IMPLICIT:
+        written = text  # a name or a path: plain, and no implicit type starts with its letter
+    elif _ONE_LINE.fullmatch(text):
         if _plain_allowed(text) and _reads_as_string(text):
             written = text
         else:
