@@ -632,6 +632,19 @@ def test_the_block_yaml_writer_quotes_one_line_strings_as_pyyaml_does(data: Any)
     assert _block(nested, manifest=True) == _dump(nested, manifest=True)
 
 
+# names and paths, with the words PyYAML's implicit types start with (yamltext._WORD)
+WORD = st.from_regex(r"[A-Za-z][A-Za-z0-9_./-]{0,12}", fullmatch=True) | st.sampled_from(
+    ["y", "Yes", "n", "NO", "true", "False", "on", "Off", "null", "NULL", "o", "nan", "e5"]
+)
+
+
+@examples(300)
+@given(st.dictionaries(WORD, st.lists(WORD, max_size=3) | WORD, max_size=4))
+def test_the_block_yaml_writer_writes_names_plain_or_quoted_as_pyyaml_does(data: Any) -> None:
+    assert _block(data, manifest=False) == _dump(data)
+    assert _block(data, manifest=True) == _dump(data, manifest=True)
+
+
 @examples(300)
 @given(shared_trees())
 def test_the_block_yaml_writer_matches_pyyaml_on_shared_objects(data: Any) -> None:
