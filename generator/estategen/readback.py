@@ -262,8 +262,8 @@ class OutputFolder:
 
 @memo.by_identity
 def parse_json(content: bytes) -> Any:
-    """JSON bytes as data; within a plan run, once per bytes object (plan checks the earlier
-    estate.json, then compares its model).
+    """JSON bytes as data; within a command's memo run, once per bytes object (plan checks
+    the earlier estate.json, then compares its model).
 
     orjson reads what estategen writes in a third of the standard library's time. What it
     refuses (bytes that are not UTF-8, NaN, nesting beyond 1024 levels, which orjson before
