@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from estategen.load import MAX_DEPTH, MAX_NODES
-from estategen.readback import OutputRefused, _check_json_shape
+from estategen.readback import OutputRefused, _check_json_shape, parse_json
 
 
 def nested(depth: int) -> object:
@@ -28,3 +28,14 @@ def test_shape_passes_at_the_limits_and_refuses_beyond() -> None:
         _check_json_shape(list(range(MAX_NODES)), "x")
     with pytest.raises(OutputRefused, match="more than"):
         _check_json_shape({"a": [list(range(MAX_NODES // 2))] * 3}, "x")
+
+
+def test_json_read_back_keeps_integers_beyond_64_bits_exact() -> None:
+    """orjson reads an integer beyond 64 bits as a float; such a text is the standard
+    library's to read, so the two renders plan compares hold the same integer."""
+    assert parse_json(b'{"mem": 123456789012345678901234567890, "n": [1, 2.5]}') == {
+        "mem": 123456789012345678901234567890,
+        "n": [1, 2.5],
+    }
+    assert type(parse_json(b"[18446744073709551616]")[0]) is int
+    assert parse_json(b'{"a": "x"}') == {"a": "x"}
