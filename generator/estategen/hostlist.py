@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from estategen.record import Record
 
@@ -285,15 +285,8 @@ def _compress(names: tuple[str, ...]) -> str:
         return run
     plain: list[str] = []
     groups: dict[tuple[str, int, str], set[int]] = {}
-    split = _SPLIT
     for name in set(names):
-        # each name is split once per process (the hosts of a pool are compressed for its
-        # node line, topology groups, partitions and estate.json): looked up inline
-        parts = split.get(name, _UNSEEN)
-        if parts is _UNSEEN:
-            parts = _split_name(name)
-            if len(split) < _SPLIT_LIMIT:
-                split[name] = parts
+        parts = _split(name)
         if parts is None:
             plain.append(name)
             continue
@@ -345,7 +338,8 @@ def _one_range(names: tuple[str, ...]) -> str | None:
 
 
 def _split(name: str) -> Split:
-    """:func:`_split_name`, once per name in a process."""
+    """:func:`_split_name`, once per name in a process (the hosts of a pool are compressed
+    for its node line, topology groups, partitions and estate.json)."""
     if name in _SPLIT:
         return _SPLIT[name]
     parts = _split_name(name)
@@ -357,7 +351,6 @@ def _split(name: str) -> Split:
 Split: TypeAlias = "tuple[tuple[str, int, str], int] | None"
 _SPLIT: dict[str, Split] = {}  # name -> _split_name(name), for this process only
 _SPLIT_LIMIT = 1 << 18
-_UNSEEN: Any = object()
 
 
 def _split_name(name: str) -> Split:
