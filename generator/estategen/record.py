@@ -15,6 +15,7 @@ does not extend another record (none needs to).
 
 from __future__ import annotations
 
+import operator
 import reprlib
 from collections.abc import Callable
 from operator import attrgetter
@@ -202,15 +203,15 @@ def _ordering(compare: Callable[[tuple[Any, ...], tuple[Any, ...]], bool]) -> Ca
 
 
 _ORDER = {
-    "__lt__": _ordering(lambda a, b: a < b),
-    "__le__": _ordering(lambda a, b: a <= b),
-    "__gt__": _ordering(lambda a, b: a > b),
-    "__ge__": _ordering(lambda a, b: a >= b),
+    "__lt__": _ordering(operator.lt),
+    "__le__": _ordering(operator.le),
+    "__gt__": _ordering(operator.gt),
+    "__ge__": _ordering(operator.ge),
 }
 
 
 def fields(record: Record | type[Record]) -> tuple[Field, ...]:
-    """A record's fields, in declaration order (base classes' first)."""
+    """A record's fields, in declaration order."""
     return record.__record_fields__
 
 
