@@ -97,8 +97,8 @@ def _json_bytes(data: object) -> bytes:
     try:
         written = orjson.dumps(data, option=_ORJSON)
     except (orjson.JSONEncodeError, TypeError):
-        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
-    if _holds_float(written):
+        written = None
+    if written is None or _holds_float(written):
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
     return written
 
