@@ -1,4 +1,4 @@
-"""Time the worst blueprints the README's limits allow (not a test): wall time and peak RSS.
+"""Time the worst blueprints the limits of docs/blueprint.md allow (not a test): wall time and peak RSS.
 
     python benchmarks/limits.py [--case NAME ...] [--scale F]
 

@@ -61,9 +61,14 @@ fi
 
 scripts/check-tools.sh
 
-python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -e '.[test,dev]'
+# estategen with the test and lint tools, in .venv/ (scripts/install.sh); the tests run from it,
+# and find its commands (estategen, ansible-playbook, molecule) first on the PATH.
+scripts/install.sh --test
+export VIRTUAL_ENV="$PWD/.venv"
+export PATH="$VIRTUAL_ENV/bin:$PATH"
 
 ruff check generator tests blueprints benchmarks stacks
 ruff format --check generator tests blueprints benchmarks stacks
 mypy -p estategen
-python3 -m pytest -q -rs "$@"
+mkdocs build --strict --quiet
+python -m pytest -q -rs "$@"

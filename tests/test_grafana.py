@@ -245,7 +245,7 @@ def test_the_readme_picture_is_the_campus_dashboard_as_rendered() -> None:
     estate, _ = rendered(BLUEPRINTS / "campus.yaml")
     picture = (ROOT / "docs" / "dashboard-campus.svg").read_text()
     assert picture == layout_svg(build_dashboard(estate))
-    assert "docs/dashboard-campus.svg" in (ROOT / "README.md").read_text()
+    assert "dashboard-campus.svg" in (ROOT / "docs" / "observability.md").read_text()
 
 
 def test_the_dashboard_is_what_the_sdks_builders_make(

@@ -2,7 +2,7 @@
 
 Each is enforced before the work it bounds: values while the YAML is parsed (before any node
 graph is built), list lengths before the schema runs, hosts before any hostlist is expanded.
-``benchmarks/limits.py`` runs the largest blueprint each allows; the README's Limits table
+``benchmarks/limits.py`` runs the largest blueprint each allows; the Limits table of docs/blueprint.md
 states them. The 100,000-GPU benchmark estate (blueprints/large.py: 34,000 values, 250 pools,
 200 partitions, 300 teams, 3,000 users) stays well inside every one.
 """

@@ -550,7 +550,7 @@ def _first(path: str) -> Change:
     elif path.startswith("slurm/sacct") or path.startswith("slurm/qos"):
         action = Action("sacctmgr-load")
     else:
-        action = Action("review", "first deployment: see README (Accounting, in this order)")
+        action = Action("review", "first deployment: see docs/outputs/slurm.md (Accounting, in this order)")
     return Change(
         path, "new-output", path, "no earlier output to compare with: new", actions=(action,)
     )
