@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from conftest import run_cli
 
 
@@ -156,8 +158,56 @@ def test_a_folder_that_is_not_estategen_output_is_refused(campus: Path, tmp_path
     (tmp_path / "precious.txt").write_text("user data")
     result = run_cli("render", campus, "-o", tmp_path)
     assert result.returncode == 2
-    assert "not earlier estategen output" in result.stderr
+    assert "not estategen output" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["precious.txt"]
+
+
+# folders estategen did not write, each as a user would have it: (what it holds, the refusal)
+NOT_OURS = {
+    "files, no manifest": (
+        {"notes.txt": "mine", "sub/data.csv": "1,2"},
+        "{dir}: not estategen output: it holds files estategen did not write and no "
+        "MANIFEST.json; choose a new or empty folder with -o, or move those files away",
+    ),
+    "another tool's manifest": (
+        {"MANIFEST.json": '{"name": "site-docs", "version": 3}', "index.html": "<p>"},
+        "{dir}/MANIFEST.json: has no `files` mapping; not written by estategen: choose a new "
+        "or empty folder with -o, or move those files away",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_OURS))
+def test_render_check_and_plan_refuse_a_folder_estategen_did_not_write_alike(
+    case: str, campus: Path, tmp_path: Path
+) -> None:
+    """One folder, one answer: what render refuses, --check and plan refuse with its words."""
+    holds, message = NOT_OURS[case]
+    folder = tmp_path / "theirs"
+    for path, text in holds.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    before = tree(folder)
+    refusal = message.format(dir=folder)
+    for command in (["render"], ["render", "--check"], ["plan"]):
+        result = run_cli(command[0], campus, "-o", folder, *command[1:])
+        assert result.returncode == 2, (command, result.stderr)
+        assert result.stderr.splitlines()[-1] == f"estategen: {refusal}", command
+        assert result.stdout == "", command  # no diff, no plan of a folder not ours
+    assert tree(folder) == before
+
+
+def test_render_check_and_plan_refuse_a_file_as_output_folder_as_render_does(
+    campus: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "file"
+    target.write_text("x")
+    for command in (["render"], ["render", "--check"], ["plan"]):
+        result = run_cli(command[0], campus, "-o", target, *command[1:])
+        assert result.returncode == 2, command
+        assert result.stderr.splitlines()[-1] == (
+            f"estategen: {target}: exists and is not a folder; choose another output folder"
+        )
 
 
 def test_an_empty_folder_is_a_fine_target(campus: Path, tmp_path: Path) -> None:

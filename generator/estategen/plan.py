@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from estategen import hostlist
-from estategen.errors import UsageError
 from estategen.estatediff import Delta, diff, named, own_policies, recorded
 from estategen.facts import POOL_LABEL, pool_group, topology_plugin
 from estategen.kubernetes.objects import Obj
@@ -39,6 +39,7 @@ from estategen.recorded import NotRecorded, estate_from_data
 from estategen.render import MANIFEST, Files
 from estategen.renderers.pulumi import project_name
 from estategen.slurm_keys import ChangePolicy, change_for, slurm_key
+from estategen.write import check_output_folder
 
 UNSET = "(unset)"  # an attribute a line does not carry, in before/after
 
@@ -288,17 +289,14 @@ def previous_output(
     bytes are what this render writes (``rendered``) is within them already: only the others
     have their structure checked (checking all 435 files of the 100k estate took 0.3 s).
     """
-    if not target.exists():
+    if not os.path.lexists(target):
         return {}, {}
-    if not target.is_dir():
-        raise UsageError(f"{target}: exists and is not a folder")
+    check_output_folder(target)  # the folders render refuses, with render's words
     with OutputFolder(target) as folder:
         manifest = folder.manifest()
         if manifest is None:
-            if any(target.iterdir()):
-                raise UsageError(
-                    f"{target}: not estategen output (no {MANIFEST}); nothing to compare with"
-                )
+            # an empty folder, or a render into a mount point killed while it swapped its
+            # entries in (render finishes it): nothing estategen wrote to compare with
             return {}, {}
         files = {}
         for path in manifest.files:
@@ -550,7 +548,9 @@ def _first(path: str) -> Change:
     elif path.startswith("slurm/sacct") or path.startswith("slurm/qos"):
         action = Action("sacctmgr-load")
     else:
-        action = Action("review", "first deployment: see docs/outputs/slurm.md (Accounting, in this order)")
+        action = Action(
+            "review", "first deployment: see docs/outputs/slurm.md (Accounting, in this order)"
+        )
     return Change(
         path, "new-output", path, "no earlier output to compare with: new", actions=(action,)
     )

@@ -97,6 +97,10 @@ def _scan(root: Path) -> _Tree:
     return tree
 
 
+# what to do with a folder estategen did not write, in every refusal of one
+_NOT_OURS = "choose a new or empty folder with -o, or move those files away"
+
+
 class _Previous(Record, frozen=False):
     """An existing target: what estategen wrote there and what a user added."""
 
@@ -120,14 +124,17 @@ def _check_target(target: Path) -> _Previous:
     existing = scanned.entries
     if not existing and not scanned.empty_folders:
         return _Previous()
-    with OutputFolder(target) as folder:
-        manifest = folder.manifest()
-        raw = folder.read(MANIFEST) if manifest else None
+    try:
+        with OutputFolder(target) as folder:
+            manifest = folder.manifest()
+            raw = folder.read(MANIFEST) if manifest else None
+    except OutputRefused as err:  # a MANIFEST.json estategen did not write
+        raise UsageError(f"{err}: {_NOT_OURS}") from None
     listed = set(manifest.files) | {MANIFEST} if manifest else _interrupted(target)
     if listed is None:
         raise UsageError(
-            f"{target}: not empty and not earlier estategen output (no {MANIFEST}); "
-            "refusing to replace it. Choose a new or empty folder with -o."
+            f"{target}: not estategen output: it holds files estategen did not write and no "
+            f"{MANIFEST}; {_NOT_OURS}"
         )
     user = _Tree(
         scanned.files - listed,
@@ -145,6 +152,15 @@ def _check_target(target: Path) -> _Previous:
     return _Previous(
         listed & existing, user, raw.content if raw else None, manifest.files if manifest else {}
     )
+
+
+def check_output_folder(target: Path) -> None:
+    """Refuse ``target`` as render refuses it: not a folder, not estategen's (files and no
+    MANIFEST.json, or a MANIFEST.json estategen did not write), or holding what a render
+    cannot carry over. The one answer ``render``, ``render --check`` and ``plan`` give about
+    a folder; each message names the folder by its absolute path, as render's always did.
+    """
+    _check_target(target.absolute())
 
 
 def _interrupted(target: Path) -> set[str] | None:
@@ -605,8 +621,10 @@ def compare_tree(files: Files, target: Path) -> Drift:
     """Compare what would be written with what is in ``target``; writes nothing.
 
     Only the files MANIFEST.json lists are read, through :class:`OutputFolder`: a link, a FIFO
-    or a path outside the folder is refused, never followed.
+    or a path outside the folder is refused, never followed. A folder render would refuse is
+    refused here too (:func:`check_output_folder`), rather than shown as all new.
     """
+    check_output_folder(target)
     if not target.is_dir():
         return _compare(files, {}, target)
     with OutputFolder(target) as folder:
