@@ -25,7 +25,9 @@ import jsonschema
 import yaml
 from celpy.evaluation import CELEvalError
 
-CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
+# Upstream files the tests read, vendored unchanged: one folder per repository and tag, each with
+# its LICENSE and a SOURCE.md naming where every file comes from (tests/test_upstream.py).
+UPSTREAM = Path(__file__).resolve().parent / "upstream"
 
 # Functions and macros whose cel-python behaviour matches Kubernetes CEL for the values a
 # structural schema admits (strings, integers, booleans, lists, maps).
@@ -268,14 +270,20 @@ class CrdSet:
         return self.find(obj["apiVersion"], obj["kind"]).validate(obj, old, closed)
 
 
-@cache
-def crd_set(folder: Path) -> CrdSet:
-    """Every CRD in ``folder`` (the release's ``*.yaml``), loaded and its rules compiled."""
-    crds = tuple(
-        Crd.load(p)
+def crd_files(folder: Path) -> list[Path]:
+    """The CustomResourceDefinitions among ``folder``'s ``*.yaml`` (a chart's values may sit
+    beside them); none is an error, so a missing folder fails the test that reads it."""
+    found = [
+        p
         for p in sorted(folder.glob("*.yaml"))
         if yaml.safe_load(p.read_text()).get("kind") == "CustomResourceDefinition"
-    )
-    if not crds:
+    ]
+    if not found:
         raise FileNotFoundError(f"no CRDs in {folder}")
-    return CrdSet(folder, crds)
+    return found
+
+
+@cache
+def crd_set(folder: Path) -> CrdSet:
+    """Every CRD in ``folder``, loaded and its rules compiled."""
+    return CrdSet(folder, tuple(Crd.load(p) for p in crd_files(folder)))

@@ -11,12 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from crd import CONFORMANCE, Crd, UnsupportedRule, crd_set
+from crd import UPSTREAM, Crd, UnsupportedRule, crd_files, crd_set
 
-KUEUE = CONFORMANCE / "kueue-v0.19.2"
+KUEUE = UPSTREAM / "kueue-v0.19.2"
 API = "kueue.x-k8s.io/v1beta2"
-
-pytestmark = pytest.mark.skipif(not KUEUE.is_dir(), reason=f"no Kueue CRDs at {KUEUE}")
 
 
 def obj(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -219,7 +217,7 @@ def rule_messages() -> set[tuple[str, str]]:
             for value in schema:
                 walk(kind, value)
 
-    for path in KUEUE.glob("*.yaml"):
+    for path in crd_files(KUEUE):
         crd = yaml.safe_load(path.read_text())
         walk(crd["spec"]["names"]["kind"], crd["spec"]["versions"])
     return found

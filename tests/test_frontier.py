@@ -31,7 +31,7 @@ from estategen.render import Files, render
 from estategen.write import with_manifest, write_tree
 
 from conftest import BLUEPRINTS
-from crd import CONFORMANCE, crd_set
+from crd import UPSTREAM, crd_set
 from mariadb import MariaDB, have_mariadb
 from slurmlab import SlurmLab, have_slurm, set_keys
 
@@ -46,11 +46,10 @@ CRD_RELEASES = {
     "batch.volcano.sh": "volcano-v1.15.1",
     "jobset.x-k8s.io": "jobset-v0.12.0",
     "trainer.kubeflow.org": "trainer-v2.3.0",
-    "kubeflow.org": "mpi-operator-v0.8.0",
     "slinky.slurm.net": "slurm-operator-v1.2.1",
     "nvidia.com": "gpu-operator-v26.7.0",
 }
-# Groups whose CRDs ../shared/conformance does not hold: their objects are checked for shape by
+# Groups whose CRDs tests/upstream does not hold: their objects are checked for shape by
 # their own tests (tests/test_observability.py for the Prometheus Operator's objects).
 UNPINNED_GROUPS = {"monitoring.coreos.com"}
 JWT_KEYS = ["AuthAltTypes", "AuthAltParameters"]
@@ -141,7 +140,7 @@ def test_every_object_is_valid_for_kubernetes_or_against_its_pinned_crds_with_ce
         name = f"{obj['kind']} {obj['metadata']['name']}"
         group = group_of(obj)
         if group in CRD_RELEASES:
-            crds = crd_set(CONFORMANCE / CRD_RELEASES[group])
+            crds = crd_set(UPSTREAM / CRD_RELEASES[group])
             assert crds.validate(obj) == [], (name, crds.validate(obj))
             assert crds.validate(obj, obj) == [], name  # as an update of itself
             checked["crd"] += 1

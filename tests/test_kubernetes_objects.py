@@ -4,7 +4,7 @@ Each test renders a blueprint once per session and reads one cluster's manifests
 Argo CD or Flux read them: the files its ``kustomization.yaml`` lists, and the Helm values
 written next to them. Core objects are checked against the API schema of the blueprint's
 Kubernetes version (kubernetes-validate, strict); Kueue objects against the CRDs of the pinned
-Kueue release in ../shared/conformance/kueue-v0.19.2, closed so that a misspelt field fails,
+Kueue release in tests/upstream/kueue-v0.19.2, closed so that a misspelt field fails,
 with their CEL rules evaluated (tests/crd.py), on create and on update from the previous render.
 Node label patches are ``kind: Node`` objects here; the Pulumi program registers them as
 NodePatch (tests/test_pulumi.py checks that it registers exactly these objects).
@@ -29,7 +29,7 @@ from estategen.plan import Action, plan
 from estategen.render import render
 from estategen.write import with_manifest, write_tree
 
-from crd import CONFORMANCE, crd_set
+from crd import UPSTREAM, crd_set
 from k8s_harness import (
     ALL_PROJECTS,
     BLUEPRINTS,
@@ -43,7 +43,7 @@ from k8s_harness import (
     manifests,
 )
 
-KUEUE_CRDS = CONFORMANCE / "kueue-v0.19.2"  # the release estategen.kubernetes.kueue pins
+KUEUE_CRDS = UPSTREAM / "kueue-v0.19.2"  # the release estategen.kubernetes.kueue pins
 
 
 @pytest.fixture(scope="session")
@@ -485,8 +485,6 @@ def test_strict_validation_rejects_a_misspelt_field(out: Path) -> None:
 
 def kueue_violations(obj: Obj, old: Obj | None = None, closed: bool = True) -> list[str]:
     """What Kueue's API server (the pinned release's CRDs, CEL rules included) refuses."""
-    if not KUEUE_CRDS.is_dir():
-        pytest.skip(f"Kueue CRDs not found at {KUEUE_CRDS}")
     return [str(v) for v in crd_set(KUEUE_CRDS).validate(obj, old, closed)]
 
 

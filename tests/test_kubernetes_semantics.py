@@ -25,7 +25,7 @@ from estategen.model import Estate
 from estategen.render import Files, render
 
 from conftest import BLUEPRINTS
-from crd import CONFORMANCE
+from crd import UPSTREAM
 from k8s_harness import MESA
 
 Obj = dict[str, Any]
@@ -264,9 +264,7 @@ def test_feature_discovery_publishes_through_node_feature_discovery() -> None:
     """R1.20, R1.23: GFD writes NodeFeature objects (useNodeFeatureAPI defaults to true), whose
     CRD and labelling come from NFD, the chart dependency of device plugin v0.20.0; the MPS
     daemon schedules on nvidia.com/mps.capable, which only GFD sets."""
-    chart = yaml.safe_load(
-        (CONFORMANCE / "k8s-device-plugin-v0.20.0/nvidia-device-plugin/Chart.yaml").read_text()
-    )
+    chart = yaml.safe_load((UPSTREAM / "k8s-device-plugin-v0.20.0/Chart.yaml").read_text())
     (nfd,) = chart["dependencies"]
     _, files = rendered(MESA)
     import json
@@ -290,7 +288,7 @@ def test_feature_discovery_publishes_through_node_feature_discovery() -> None:
 
 def clusterpolicy_schema() -> Obj:
     crd = yaml.safe_load(
-        (CONFORMANCE / "gpu-operator-v26.7.0/nvidia.com_clusterpolicies.yaml").read_text()
+        (UPSTREAM / "gpu-operator-v26.7.0/nvidia.com_clusterpolicies.yaml").read_text()
     )
     (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
     schema: Obj = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
@@ -341,7 +339,7 @@ def manager_configuration(source: str, cluster: str) -> Obj:
 
 def chart_configuration() -> tuple[Obj, set[str]]:
     """The chart's default Configuration, and every key it names, commented out or not."""
-    chart = yaml.safe_load((CONFORMANCE / "kueue-chart-v0.19.2/values.yaml").read_text())
+    chart = yaml.safe_load((UPSTREAM / "kueue-v0.19.2/values.yaml").read_text())
     text = chart["managerConfig"]["controllerManagerConfigYaml"]
     uncommented = "\n".join(line.replace("#", "", 1) for line in text.splitlines())
     keys = {

@@ -4,7 +4,7 @@ A Slurm pool with ``cluster`` runs its slurmd as the pods of a ``NodeSet`` that 
 estate's own slurmctld (an external ``Controller``). Each semantic test cites the upstream
 file at tag v1.2.1 (SlinkyProject/slurm-operator, commit 87313dac) or SlinkyProject/containers
 it checks; custom resources are validated against the pinned CRDs in
-``../shared/conformance/slurm-operator-v1.2.1`` with closed schemas and their CEL rules.
+``tests/upstream/slurm-operator-v1.2.1`` with closed schemas and their CEL rules.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from estategen.render import render
 from estategen.write import with_manifest, write_tree
 
 from conftest import run_cli
-from crd import CONFORMANCE, crd_set
+from crd import UPSTREAM, crd_set
 from slurmlab import SlurmLab, have_slurm, set_keys
 
 Obj = dict[str, Any]
-SLINKY_CRDS = CONFORMANCE / "slurm-operator-v1.2.1"
+SLINKY_CRDS = UPSTREAM / "slurm-operator-v1.2.1"
 
 # An on-prem pool and a hosted pool share partition `gpu`; the hosted pool's pods take H100s
 # from the cluster's Kubernetes pool, whose other GPUs stay Kueue's.

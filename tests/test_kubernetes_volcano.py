@@ -3,7 +3,7 @@
 Each test names the requirement it checks (R7.x for Volcano v1.15.1, R8.x for the frameworks,
 ``docs/kubernetes-upstream-requirements.md`` sections 11 and 12) and the upstream source at the
 tag we pin. Custom resources are validated against the pinned CRDs in
-``../shared/conformance/`` with closed schemas and their CEL rules (``tests/crd.py``).
+``tests/upstream/`` with closed schemas and their CEL rules (``tests/crd.py``).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from estategen.kubernetes import kueue as k8s_kueue
 from estategen.kubernetes import volcano as k8s_volcano
 from estategen.kubernetes.objects import ClusterView
 
-from crd import CONFORMANCE, crd_set
+from crd import UPSTREAM, crd_set
 
 Obj = dict[str, Any]
-VOLCANO_CRDS = CONFORMANCE / "volcano-v1.15.1"
+VOLCANO_CRDS = UPSTREAM / "volcano-v1.15.1"
 
 # One estate, two clusters: `hpc` runs Volcano over a MIG pool and a time-sliced pool,
 # `ml` runs Kueue; both name every framework.
@@ -338,7 +338,7 @@ def kueue_config(cluster: str, source: str = ESTATE) -> Obj:
 
 
 def chart_frameworks() -> list[str]:
-    chart = yaml.safe_load((CONFORMANCE / "kueue-chart-v0.19.2/values.yaml").read_text())
+    chart = yaml.safe_load((UPSTREAM / "kueue-v0.19.2/values.yaml").read_text())
     config = yaml.safe_load(chart["managerConfig"]["controllerManagerConfigYaml"])
     names: list[str] = config["integrations"]["frameworks"]
     return names
@@ -440,7 +440,7 @@ def test_kueue_examples_carry_the_queue_label_and_are_valid_with_cel(
     """R13.7: Kueue finds a job's LocalQueue by the kueue.x-k8s.io/queue-name label; a job
     created suspended is started by Kueue on admission. Valid against the pinned CRD, closed,
     with its CEL rules."""
-    crds = crd_set(CONFORMANCE / folder)
+    crds = crd_set(UPSTREAM / folder)
     for team, jobs in examples(ESTATE, "ml").items():
         (job,) = [j for j in jobs if j["kind"] == kind]
         assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == Path(team).stem
@@ -455,7 +455,7 @@ def test_volcano_examples_name_the_queue_and_the_matching_job_plugins() -> None:
     with svc (and ssh for mpi) as the job webhook adds them (mutate_job.go 235-266); a JobSet's
     pods name the scheduler and the queue. Jobs are valid against the pinned Job CRD."""
     crds = crd_set(VOLCANO_CRDS)
-    jobset_crds = crd_set(CONFORMANCE / "jobset-v0.12.0")
+    jobset_crds = crd_set(UPSTREAM / "jobset-v0.12.0")
     for team, jobs in examples(ESTATE, "hpc").items():
         name = Path(team).stem
         by_kind: dict[str, Obj] = {}
