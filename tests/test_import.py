@@ -358,7 +358,10 @@ def test_a_syntax_error_exits_1_with_its_place_and_writes_nothing(tmp_path: Path
     source = conf(tmp_path, BASE + "NodeName=n1 CPUs\n")
     result = run_cli("import", source, "-o", tmp_path / "out.yaml")
     assert result.returncode == 1
-    assert result.stderr == f"estategen: {source}:3:13: expected Key=Value, found 'CPUs'\n"
+    assert result.stderr == (
+        f"estategen: {source}:3:13: expected Key=Value (or Include FILE): the word here has "
+        "no '=' (is this file a Slurm configuration file?)\n"
+    )
     assert not (tmp_path / "out.yaml").exists()
 
 

@@ -10,21 +10,50 @@ DownNodes, FrontendName, SwitchName or BlockName open a record; ``NodeName=DEFAU
 
 Every setting keeps the file, line and column it came from. A malformed file raises
 :class:`ConfSyntaxError` naming that place; nothing here raises anything else for bad input.
+
+What one import reads is bounded (:class:`Budget`): only regular files are opened (a FIFO,
+``/dev/stdin`` or a device is refused, never waited on), a file reached by several Include
+lines is read once, and the bytes, Include lines followed, Key=Value pairs and host names of
+all files together stop at the bounds below, which keep an import under 10 s and 1 GiB.
 """
 
 from __future__ import annotations
 
+import errno
 import glob
+import itertools
+import os
+import re
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from estategen import hostlist
+from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import EstategenError, clip
+from estategen.load import read_at_most
+from estategen.readback import MAX_NAMES
+from estategen.readback import _kind as file_kind
 from estategen.record import Record, field
 
 MAX_INCLUDE_DEPTH = 8  # Slurm itself stops at 64; a site's chain is two or three deep
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_LINES = 200_000
+# Bytes of all files one import reads, a file counted once for each Include that reaches it.
+# Parsing keeps every character's place (about 300 bytes of memory and 3 us each): 2 MiB is
+# about 15 times a large site's slurm.conf and nodes files, and parses in about 4 s.
+MAX_READ_BYTES = 2 * 1024 * 1024
+# Files opened by Include lines in one import, each Include of a file counted: a site has a
+# handful (a glob over conf.d/ perhaps dozens); a diamond of Includes that reaches one file
+# millions of times stops here, after milliseconds.
+MAX_INCLUDES = 1_000
+# Key=Value pairs of all files together: a NodeName line per host of the estate limit with
+# a few keys each is about half of it. Every pair becomes an outcome, a report line and
+# perhaps a comment in the blueprint.
+MAX_SETTINGS = 4 * MAX_ESTATE_HOSTS
+# Parameters outside records: slurm.conf(5) knows about 350 keys, and each one passed through
+# becomes a slurm.options key that the blueprint's render writes and reads again.
+MAX_PARAMETERS = 1_000
 
 # Keys that open a record in slurm.conf rather than set a parameter (slurm.conf(5)).
 SLURM_RECORDS = ("NodeName", "PartitionName", "NodeSet", "DownNodes", "FrontendName")
@@ -103,6 +132,37 @@ class ConfFile(Record):
 
     def of_kind(self, kind: str) -> list[ConfRecord]:
         return [r for r in self.records if r.kind == kind]
+
+
+class Budget(Record, frozen=False):
+    """What one import may still read, shared by all its files (slurm.conf with its Includes,
+    gres.conf, topology.conf, the sacctmgr dump) and spent as they are read."""
+
+    bytes: int = MAX_READ_BYTES
+    includes: int = MAX_INCLUDES
+    settings: int = MAX_SETTINGS
+    names: int = MAX_NAMES  # host names hostlists expand to, NodeName lines' included
+    # a file's text by (device, inode): a file several Include lines reach is read once
+    texts: dict[tuple[int, int], str] = field(default_factory=dict)
+    read: list[str] = field(default_factory=list)  # every file read, as named
+
+    def spend_bytes(self, size: int, path: Path, where: Where) -> None:
+        self.bytes -= size
+        if self.bytes < 0:
+            raise ConfSyntaxError(
+                where,
+                f"{path} brings the configuration read to more than {MAX_READ_BYTES} bytes "
+                "(all files together, a file counted each time an Include reaches it)",
+            )
+
+    def spend_names(self, count: int, where: Where) -> None:
+        self.names -= count
+        if self.names < 0:
+            raise ConfSyntaxError(
+                where,
+                f"hostlists name more than {MAX_NAMES} hosts in all (counted on every line "
+                "that names them, before any is expanded)",
+            )
 
 
 # --- lines and tokens ----------------------------------------------------------------------
@@ -188,93 +248,165 @@ def _pairs(words: list[tuple[str, Where]]) -> list[Setting]:
     settings = []
     for word, where in words:
         key, sep, value = word.partition("=")
-        if not sep or not key:
-            raise ConfSyntaxError(where, f"expected Key=Value, found {clip(word)!r}")
-        if not key.replace("_", "").isalnum():
-            raise ConfSyntaxError(where, f"{clip(key)!r} is not a key name")
+        # a line that is not Slurm's is described, never quoted: it may be anything (an
+        # Include of /etc/shadow, of a file of secrets)
+        if not sep:
+            raise ConfSyntaxError(
+                where, f"expected Key=Value (or Include FILE): the word here has no '=' {_ASK}"
+            )
+        if not _KEY.fullmatch(key):
+            raise ConfSyntaxError(
+                where,
+                f"expected Key=Value with a key of ASCII letters and digits, as every Slurm "
+                f"key is {_ASK}",
+            )
         settings.append(Setting(key, value, where))
     return settings
+
+
+# what an error about a line import cannot read says instead of quoting it
+_ASK = "(is this file a Slurm configuration file?)"
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 # --- files ---------------------------------------------------------------------------------
 
 
-def _read(path: Path, where: Where | None) -> str:
+# O_NONBLOCK: opening a FIFO returns at once (then refused) instead of waiting for a writer
+_OPEN = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+Identity = tuple[int, int]  # a file's device and inode
+
+
+def _read(path: Path, where: Where | None, budget: Budget) -> tuple[str, Identity]:
+    """The text of the regular file at ``path`` (included at ``where``, or named by the user
+    when None) and its identity, spending ``budget``. A file read before is not read again."""
+    place = where or Where(str(path), 0, 0)
+
+    def unreadable(why: str) -> ConfSyntaxError:
+        if where is None:
+            return ConfSyntaxError(place, f"cannot read: {why}")
+        return ConfSyntaxError(where, f"cannot read included {str(path)!r}: {why}")
+
     try:
-        with path.open("rb") as stream:
-            data = stream.read(MAX_FILE_BYTES + 1)
+        fd = os.open(path, _OPEN)
     except OSError as err:
         reason = err.strerror or type(err).__name__
-        if where is None:
-            raise ConfSyntaxError(Where(str(path), 0, 0), f"cannot read: {reason}") from None
-        raise ConfSyntaxError(where, f"cannot read included {str(path)!r}: {reason}") from None
+        if err.errno == errno.ELOOP:
+            reason += " (a symbolic link loop)"
+        raise unreadable(reason) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise unreadable(f"{file_kind(info.st_mode)}, not a regular file; import reads files")
+        identity = (info.st_dev, info.st_ino)
+        budget.spend_bytes(info.st_size, path, place)
+        known = budget.texts.get(identity)
+        if known is not None:
+            return known, identity
+        # no more than the file's size as it was, or the budget, and one byte beyond
+        data = read_at_most(fd, min(MAX_FILE_BYTES, info.st_size + max(budget.bytes, 0)))
+    except OSError as err:
+        raise unreadable(err.strerror or type(err).__name__) from None
+    finally:
+        os.close(fd)
+    budget.read.append(str(path))
+    budget.spend_bytes(len(data) - info.st_size, path, place)  # a file that grew meanwhile
     if len(data) > MAX_FILE_BYTES:
         raise ConfSyntaxError(Where(str(path), 1), f"larger than {MAX_FILE_BYTES} bytes")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         raise ConfSyntaxError(Where(str(path), line), "not UTF-8 text") from None
+    budget.texts[identity] = text
+    return text, identity
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, budget: Budget | None = None) -> str:
     """A configuration file's text; unreadable or non-UTF-8 files are a ConfSyntaxError."""
-    return _read(path, None)
+    return _read(path, None, budget or Budget())[0]
 
 
-def parse_file(path: str | Path, records: Iterable[str] = SLURM_RECORDS) -> ConfFile:
+def parse_file(
+    path: str | Path, records: Iterable[str] = SLURM_RECORDS, budget: Budget | None = None
+) -> ConfFile:
     """Parse ``path`` and everything it includes; ``records`` are the keys that open records
     in this kind of file (slurm.conf: :data:`SLURM_RECORDS`; gres.conf: none;
-    topology.conf: :data:`TOPOLOGY_RECORDS`)."""
-    kinds = {name.lower(): name for name in records}
-    parameters: list[Setting] = []
-    found: list[ConfRecord] = []
-    files: list[str] = []
-    _parse_into(Path(path), kinds, parameters, found, files, stack=(), where=None)
-    return ConfFile(tuple(parameters), tuple(found), tuple(files))
+    topology.conf: :data:`TOPOLOGY_RECORDS`). ``budget``: what the files of one import may
+    still spend (a fresh one when None)."""
+    state = _Parse({name.lower(): name for name in records}, budget or Budget())
+    _parse_into(Path(path), state, stack=(), where=None)
+    return state.conf()
 
 
 def parse_text(text: str, file: str, records: Iterable[str] = SLURM_RECORDS) -> ConfFile:
-    """Parse ``text`` as if read from ``file`` (Include names resolve from its folder)."""
-    kinds = {name.lower(): name for name in records}
-    parameters: list[Setting] = []
-    found: list[ConfRecord] = []
-    files = [file]
-    _parse_lines(text, Path(file), kinds, parameters, found, files, stack=(Path(file),))
-    return ConfFile(tuple(parameters), tuple(found), tuple(files))
+    """Parse ``text`` as if read from ``file`` (Include names resolve from its folder).
+
+    The text is estategen's own (a render's), bounded by what rendered it: only what it
+    includes spends a budget."""
+    state = _Parse({name.lower(): name for name in records}, Budget(), counted=False)
+    state.files.append(file)
+    _parse_lines(text, Path(file), state, stack=())
+    return state.conf()
+
+
+class _Parse(Record, frozen=False):
+    """What parsing a file (and its Includes) fills in, and the budget it spends."""
+
+    kinds: Mapping[str, str]
+    budget: Budget
+    counted: bool = True  # settings and parameters spend the budget
+    parameters: list[Setting] = field(default_factory=list)
+    found: list[ConfRecord] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def conf(self) -> ConfFile:
+        return ConfFile(tuple(self.parameters), tuple(self.found), tuple(self.files))
+
+    def spend(self, settings: list[Setting], parameters: bool) -> None:
+        """Count a line's settings; refuse the line that goes beyond a bound."""
+        if not self.counted:
+            return
+        self.budget.settings -= len(settings)
+        if self.budget.settings < 0:
+            raise ConfSyntaxError(
+                settings[0].where, f"more than {MAX_SETTINGS} Key=Value settings in all files"
+            )
+        if parameters and len(self.parameters) > MAX_PARAMETERS:
+            raise ConfSyntaxError(
+                settings[0].where,
+                f"more than {MAX_PARAMETERS} parameters outside record lines (NodeName, "
+                "PartitionName, ...); slurm.conf(5) knows about 350",
+            )
 
 
 def _parse_into(
-    path: Path,
-    kinds: Mapping[str, str],
-    parameters: list[Setting],
-    found: list[ConfRecord],
-    files: list[str],
-    stack: tuple[Path, ...],
-    where: Where | None,
+    path: Path, state: _Parse, stack: tuple[tuple[Identity, Path], ...], where: Where | None
 ) -> None:
-    resolved = path.resolve()
-    if resolved in stack:
+    """Parse the file at ``path``, included at ``where`` by the files of ``stack``."""
+    if where is not None:
+        state.budget.includes -= 1
+        if state.budget.includes < 0:
+            raise ConfSyntaxError(
+                where, f"more than {MAX_INCLUDES} files included (each Include of a file counts)"
+            )
+    text, identity = _read(path, where, state.budget)
+    if any(identity == known for known, _ in stack):
         assert where is not None
-        chain = " -> ".join(str(p) for p in (*stack, resolved))
+        chain = " -> ".join(str(p) for p in (*(p for _, p in stack), path))
         raise ConfSyntaxError(where, f"Include cycle: {chain}")
     if len(stack) >= MAX_INCLUDE_DEPTH:
         assert where is not None
         raise ConfSyntaxError(where, f"Include nested deeper than {MAX_INCLUDE_DEPTH} files")
-    text = _read(path, where)
-    files.append(str(path))
-    _parse_lines(text, path, kinds, parameters, found, files, (*stack, resolved))
+    state.files.append(str(path))
+    _parse_lines(text, path, state, (*stack, (identity, path)))
 
 
 def _parse_lines(
-    text: str,
-    path: Path,
-    kinds: Mapping[str, str],
-    parameters: list[Setting],
-    found: list[ConfRecord],
-    files: list[str],
-    stack: tuple[Path, ...],
+    text: str, path: Path, state: _Parse, stack: tuple[tuple[Identity, Path], ...]
 ) -> None:
+    kinds = state.kinds
     for line in _logical_lines(text, str(path)):
         words = _tokens(line)
         first, first_at = words[0]
@@ -283,11 +415,12 @@ def _parse_lines(
                 raise ConfSyntaxError(first_at, "Include takes exactly one file name")
             target, target_at = words[1]
             for included in _include_targets(path, target, target_at):
-                _parse_into(included, kinds, parameters, found, files, stack, target_at)
+                _parse_into(included, state, stack, target_at)
             continue
         settings = _pairs(words)
         if LINE_RECORD in kinds:  # gres.conf: every line describes one GRES
-            found.append(ConfRecord("Gres", "", tuple(settings), settings[0].where))
+            state.spend(settings, parameters=False)
+            state.found.append(ConfRecord("Gres", "", tuple(settings), settings[0].where))
             continue
         kind = kinds.get(settings[0].name)
         if kind is None:
@@ -296,12 +429,14 @@ def _parse_lines(
                     raise ConfSyntaxError(
                         setting.where, f"{setting.key} must open its line (it starts a record)"
                     )
-            parameters.extend(settings)
+            state.parameters.extend(settings)
+            state.spend(settings, parameters=True)
             continue
+        state.spend(settings, parameters=False)
         head = settings[0]
         if not head.value:
             raise ConfSyntaxError(head.where, f"{kind} needs a value")
-        found.append(ConfRecord(kind, head.value, tuple(settings[1:]), head.where))
+        state.found.append(ConfRecord(kind, head.value, tuple(settings[1:]), head.where))
 
 
 def _include_targets(including: Path, target: str, where: Where) -> list[Path]:
@@ -310,10 +445,14 @@ def _include_targets(including: Path, target: str, where: Where) -> list[Path]:
         raise ConfSyntaxError(where, "Include needs a file name")
     base = Path(target) if Path(target).is_absolute() else including.parent / target
     if glob.has_magic(str(base)):
-        matches = sorted(Path(p) for p in glob.glob(str(base)))
-        if not matches:
+        found = list(itertools.islice(glob.iglob(str(base)), MAX_INCLUDES + 1))
+        if not found:
             raise ConfSyntaxError(where, f"Include {target!r} matches no file")
-        return matches
+        if len(found) > MAX_INCLUDES:
+            raise ConfSyntaxError(
+                where, f"Include {target!r} matches more than {MAX_INCLUDES} files"
+            )
+        return sorted(Path(p) for p in found)
     return [base]
 
 
@@ -339,21 +478,46 @@ def with_defaults(records: Iterable[ConfRecord], kind: str) -> list[ConfRecord]:
     return out
 
 
-def expand_hosts(value: str, where: Where) -> list[str]:
+def count_hosts(value: str, where: Where) -> int:
+    """How many host names a hostlist expression from a configuration file names, counted
+    without expanding it (refused with its place when it is not one estategen can carry)."""
+    try:
+        return hostlist.count(value)
+    except hostlist.HostlistError as err:
+        raise ConfSyntaxError(where, f"hostlist {clip(value)!r}: {err}") from None
+
+
+def expand_hosts(value: str, where: Where, budget: Budget | None = None) -> list[str]:
     """A hostlist expression from a configuration file, as host names (refused with the
-    place it came from when it is not one estategen can carry)."""
+    place it came from when it is not one estategen can carry). With ``budget``, the names
+    are counted against it before they are expanded."""
+    if budget is not None:
+        budget.spend_names(count_hosts(value, where), where)
     try:
         return hostlist.expand(value)
     except hostlist.HostlistError as err:
         raise ConfSyntaxError(where, f"hostlist {clip(value)!r}: {err}") from None
 
 
-def nodes(conf: ConfFile) -> dict[str, ConfRecord]:
+def nodes(conf: ConfFile, budget: Budget | None = None) -> dict[str, ConfRecord]:
     """Every node by host name, with its NodeName=DEFAULT values folded in. One NodeName line
-    may name many hosts; a host named on two lines is refused, as slurmctld refuses it."""
+    may name many hosts; a host named on two lines is refused, as slurmctld refuses it.
+
+    The hosts of all lines are counted before any is expanded: more than the estate limit
+    (:data:`~estategen.checks.MAX_ESTATE_HOSTS`) is refused at the line that goes beyond it.
+    """
+    records = with_defaults(conf.records, "NodeName")
+    total = 0
+    for record in records:
+        total += count_hosts(record.name, record.where)
+        if total > MAX_ESTATE_HOSTS:
+            raise ConfSyntaxError(
+                record.where,
+                f"NodeName lines name more than {MAX_ESTATE_HOSTS} hosts, the estate limit",
+            )
     out: dict[str, ConfRecord] = {}
-    for record in with_defaults(conf.records, "NodeName"):
-        for host in expand_hosts(record.name, record.where):
+    for record in records:
+        for host in expand_hosts(record.name, record.where, budget):
             if host in out:
                 raise ConfSyntaxError(
                     record.where, f"node {host!r} is already defined at {out[host].where}"
