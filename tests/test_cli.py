@@ -213,6 +213,73 @@ def test_suppressing_an_unknown_rule_is_a_usage_error_with_a_suggestion(tmp_path
     assert f"did you mean '{STRANDED}'?" in result.stderr
 
 
+HOST_IN_ONE_POOL = "check/host-in-one-pool"  # raises errors only
+NO_ERROR_SUPPRESSED = (
+    f"'{HOST_IN_ONE_POOL}' raises errors only, and errors cannot be suppressed; fix what it "
+    "reports instead"
+)
+
+
+def test_suppressing_an_error_level_rule_on_the_command_line_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
+    blueprint = with_a_warning(tmp_path)
+    out = tmp_path / "out"
+    for command in (
+        ["validate"],
+        ["validate", "--format", "json"],
+        ["validate", "--format", "sarif"],
+        ["render", "-o", str(out)],
+        ["render", "-o", str(out), "--check"],
+        ["plan", "-o", str(out)],
+        ["report"],
+    ):
+        result = run_cli(command[0], blueprint, *command[1:], "--suppress", HOST_IN_ONE_POOL)
+        assert result.returncode == 2, command
+        assert result.stderr.splitlines()[-1] == (
+            f"estategen: --suppress {HOST_IN_ONE_POOL}: {NO_ERROR_SUPPRESSED}"
+        ), command
+    assert not out.exists()
+
+
+def test_a_blueprint_suppressing_an_error_level_rule_gets_an_error_at_that_entry(
+    tmp_path: Path,
+) -> None:
+    blueprint = with_a_warning(tmp_path, HOST_IN_ONE_POOL)
+    entry = blueprint.read_text().splitlines().index(f"suppress: [{LAB_KNOWN}, {HOST_IN_ONE_POOL}]")
+    result = run_cli("validate", blueprint, "--format", "json")
+    assert result.returncode == 1
+    (finding,) = [f for f in json.loads(result.stdout)["findings"] if f["level"] == "error"]
+    assert finding["path"] == "suppress[2]"
+    assert finding["line"] == entry + 1
+    assert finding["message"] == NO_ERROR_SUPPRESSED
+    assert finding["rule"] == "check/suppressed-rules-exist"
+    assert run_cli("render", blueprint, "-o", tmp_path / "out").returncode == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_rule_that_also_warns_stays_suppressible_and_schema_rules_never_are(
+    tmp_path: Path,
+) -> None:
+    # check/pool-cluster-resolves refuses a pool in no cluster and warns of a cluster
+    # without pools: its warnings can be silenced
+    blueprint = with_a_warning(tmp_path)
+    text = blueprint.read_text()
+    blueprint.write_text(text.replace("  clusters:\n", "  clusters:\n    - name: idle\n", 1))
+    mixed = "check/pool-cluster-resolves"
+    result = run_cli("validate", blueprint, "--fail-on", "warning", "--suppress", STRANDED)
+    assert result.returncode == 1 and f"[{mixed}]" in result.stdout
+    result = run_cli(
+        "validate", blueprint, "--fail-on", "warning", "--suppress", STRANDED, "--suppress", mixed
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"suppressed: 1 finding(s) of {mixed}" in result.stdout
+    for rule in ("schema/required", "load/duplicate-key"):
+        refused = run_cli("validate", with_a_warning(tmp_path), "--suppress", rule)
+        assert refused.returncode == 2
+        assert "errors cannot be suppressed" in refused.stderr and rule in refused.stderr
+
+
 def test_sarif_carries_the_rule_ids_json_carries_and_marks_suppressions(tmp_path: Path) -> None:
     blueprint = with_a_warning(tmp_path)
     as_json = json.loads(run_cli("validate", blueprint, "--format", "json").stdout)

@@ -1884,13 +1884,13 @@ def hosted_options_not_owned(estate: Estate) -> Iterator[Finding]:
 
 @check
 def suppressed_rules_exist(estate: Estate) -> Iterator[Finding]:
-    """A suppression names a rule some check raises: a mistyped one would silence nothing."""
+    """A suppression names a rule some check raises as a warning: a mistyped one would silence
+    nothing, and an error is never silenced (:func:`estategen.suppression.refusal`)."""
+    from estategen.suppression import refusal
+
     for i, rule in enumerate(estate.suppress):
-        if rule not in RULE_IDS:
-            yield issue(
-                f"suppress[{i}]",
-                f"no check has the rule id {rule!r}{did_you_mean(rule, RULE_IDS)}",
-            )
+        if refused := refusal(rule):
+            yield issue(f"suppress[{i}]", refused)
 
 
 # --- a site's own Slurm settings (issue 13) ---

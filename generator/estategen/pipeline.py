@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from estategen import hostlist, load, schema
-from estategen.checks import RULE_IDS, host_budget, run_checks
-from estategen.errors import BlueprintInvalid, Finding, UsageError, did_you_mean, place
+from estategen.checks import host_budget, run_checks
+from estategen.errors import BlueprintInvalid, Finding, UsageError, place
 from estategen.limits import MAX_FINDINGS
 from estategen.model import Estate, build
 from estategen.record import Record, field
@@ -33,12 +33,13 @@ def validate_document(document: load.Document, suppress: Iterable[str] = ()) -> 
     """The one validation path. ``suppress`` adds rule ids (``--suppress``) to the blueprint's
     own list; an error is never suppressed."""
     silenced = set(suppress)
-    unknown = sorted(silenced - RULE_IDS)
-    if unknown:
-        raise UsageError(
-            f"--suppress {unknown[0]}: no check has this rule id"
-            f"{did_you_mean(unknown[0], RULE_IDS)}"
-        )
+    if silenced:
+        from estategen.suppression import refusal
+
+        for rule in sorted(silenced):
+            refused = refusal(rule)
+            if refused:
+                raise UsageError(f"--suppress {rule}: {refused}")
     normalised, problems = schema.normalise(document.data)
     if not problems:
         problems = host_budget(hosts_before_expansion(normalised))
