@@ -389,6 +389,70 @@ def test_cli_invalid_blueprint_cannot_be_planned(tmp_path: Path) -> None:
     assert "node_pools: is required" in result.stderr
 
 
+# --- plan --fail-on: holding a disruptive change for review --------------------------------------
+
+# a pair of each kind of disruption, with the gates its plan fires: a MIG layout drains the pool
+# (in Slurm, the daemons restart for the new GRES too; in Kubernetes the MIG manager drains
+# each node), MaxJobCount needs a slurmctld restart, a Kueue flavor losing its topology is
+# replaced, a partition's MaxTime disrupts nothing
+GATED = {
+    "mig-layout-slurm": ["drain", "restart"],
+    "mig-layout-kubernetes": ["drain"],
+    "max-job-count": ["restart"],
+    "k8s-unswitched": ["replace"],
+    "partition-max-time": [],
+}
+
+
+@pytest.mark.parametrize("after", sorted(GATED))
+def test_fail_on_holds_a_change_that_needs_the_named_disruption(
+    after: str, rendered: dict[str, Path]
+) -> None:
+    blueprint = PAIRS / f"{after}.yaml"
+    before = rendered[header(blueprint)["before"]]
+    held = run_cli(
+        "plan", blueprint, "-o", before, "--format", "json", "--fail-on", "drain,restart",
+        "--fail-on", "replace",
+    )  # fmt: skip
+    data = json.loads(held.stdout)
+    assert data["fail_on"] == ["drain", "restart", "replace"]
+    assert data["failed_on"] == GATED[after]
+    assert sorted(data["disruptions"]) == sorted(GATED[after])
+    assert held.returncode == (4 if GATED[after] else 1)
+    for gate in GATED[after]:
+        assert f"held for review (--fail-on {gate})" in held.stderr
+    others = [g for g in ("drain", "restart", "replace") if g not in GATED[after]]
+    passed = run_cli("plan", blueprint, "-o", before, "--fail-on", ",".join(others))
+    assert passed.returncode == 1  # changes, none of the held kind
+    assert "held for review" not in passed.stderr
+
+
+def test_each_disruption_is_read_from_the_plans_own_steps() -> None:
+    from estategen.plan import DISRUPTIONS, STEPS, Change, disruptions
+
+    for by_step, _ in DISRUPTIONS.values():
+        assert by_step <= set(STEPS)
+    drain = Change(
+        "slurm/slurm.conf", "slurm-nodes-removed", "n", "m", actions=(Action("drain-nodes", "n1"),)
+    )
+    assert disruptions(drain) == {"drain"}
+    reconfigure = Change(
+        "slurm/slurm.conf", "slurm-reconfigure", "n", "m", actions=(Action("scontrol-reconfigure"),)
+    )
+    assert disruptions(reconfigure) == set()
+
+
+def test_fail_on_an_unknown_disruption_is_a_usage_error(rendered: dict[str, Path]) -> None:
+    result = run_cli(
+        "plan", PAIRS / "no-change.yaml", "-o", rendered["base.yaml"], "--fail-on", "restarts"
+    )
+    assert result.returncode == 2
+    assert (
+        "--fail-on restarts: not a disruption plan gates on (one of drain, restart, replace); "
+        "did you mean 'restart'?" in result.stderr
+    )
+
+
 # --- GitOps: the pre-commit hooks and the CI example ---------------------------------------------
 
 ROOT = Path(__file__).parent.parent

@@ -89,6 +89,16 @@ def _parser() -> argparse.ArgumentParser:
         "-o", "--output", metavar="DIR", help="rendered output to compare (default: build/<estate>)"
     )
     plan.add_argument("--format", choices=["text", "json"], default="text")
+    plan.add_argument(
+        "--fail-on",
+        action="append",
+        default=[],
+        metavar="DISRUPTION",
+        help="exit 4 when a planned change needs this disruption, to hold it for review: "
+        "drain (nodes drained: Slurm, a MIG layout, a Kubernetes pool), restart (a Slurm "
+        "daemon), replace (a Kubernetes object or managed pool replaced); repeatable or "
+        "comma-separated",
+    )
 
     schema = commands.add_parser(
         "schema", help="print the blueprint's JSON Schema (draft 2020-12), or its reference"
@@ -160,7 +170,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "report":
         return _report(args.blueprint, args.output, args.suppress)
     if args.command == "plan":
-        return _plan(args.blueprint, args.output, args.format, args.suppress)
+        return _plan(args.blueprint, args.output, args.format, args.suppress, args.fail_on)
     if args.command == "import":
         return _import(args)
     return _schema(args.format)
@@ -279,10 +289,9 @@ def _render(
 
 
 def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
-    import tempfile
-
     from estategen.errors import UsageError
     from estategen.report import report_files
+    from estategen.write import write_file
 
     result = _validated(path, suppress)
     files = report_files(result.estate, frozenset(suppress))
@@ -292,26 +301,38 @@ def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
     target = Path(output)
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target}: exists and is not a folder")
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"{target}: cannot create the folder: {err.strerror or err}") from None
     for name, content in files.items():
-        # a fresh name (O_EXCL): a planted `.report.md.tmp` link cannot redirect the write
-        fd, staged = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=target)
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            stream.write(content)
-        os.chmod(staged, 0o644)
-        os.replace(staged, target / name)
+        write_file(target / name, content.encode("utf-8"), [path])
     print(f"{target}: wrote {', '.join(files)}")
     return 0
 
 
-def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[str]) -> int:
-    """Exit 0 without changes, 1 with changes (a CI gate), 2 when there is nothing to plan."""
+def _plan(
+    path: str,
+    output: str | None,
+    output_format: str,
+    suppress: Sequence[str],
+    fail_on: Sequence[str] = (),
+) -> int:
+    """Exit 0 without changes, 1 with changes (a CI gate), 2 when there is nothing to plan,
+    4 when a change needs a disruption ``fail_on`` names (it holds the change for review)."""
     import json
 
-    from estategen.errors import BlueprintInvalid, text_report
-    from estategen.plan import plan, text
+    from estategen.errors import BlueprintInvalid, UsageError, did_you_mean, text_report
+    from estategen.plan import DISRUPTIONS, plan, text
     from estategen.render import render
 
+    gates = [g.strip() for value in fail_on for g in value.split(",") if g.strip()]
+    for gate in gates:
+        if gate not in DISRUPTIONS:
+            raise UsageError(
+                f"--fail-on {gate}: not a disruption plan gates on (one of "
+                f"{', '.join(DISRUPTIONS)}){did_you_mean(gate, DISRUPTIONS)}"
+            )
     try:
         result = _validated(path, suppress)
     except BlueprintInvalid as err:
@@ -321,10 +342,23 @@ def _plan(path: str, output: str | None, output_format: str, suppress: Sequence[
     estate = result.estate
     target = Path(output) if output else Path("build") / estate.name
     changes = plan(estate, render(estate), target)
+    found = changes.disruptions()
+    fired = [gate for gate in DISRUPTIONS if gate in gates and gate in found]
     if output_format == "json":
-        print(json.dumps(changes.to_json(), indent=2, sort_keys=True))
+        report = changes.to_json()
+        report["fail_on"] = [gate for gate in DISRUPTIONS if gate in gates]
+        report["failed_on"] = fired
+        print(json.dumps(report, indent=2, sort_keys=True))
     else:
         sys.stdout.write(text(changes))
+    for gate in fired:
+        subjects = [f"{c.file} ({c.subject})" for c in found[gate]]
+        shown = ", ".join(subjects[:3]) + (
+            f" and {len(subjects) - 3} more" if len(subjects) > 3 else ""
+        )
+        print(f"{target}: held for review (--fail-on {gate}): {shown}", file=sys.stderr)
+    if fired:
+        return 4
     return 1 if changes.changed else 0
 
 

@@ -98,6 +98,16 @@ class Plan(Record, frozen=False):
     def steps(self) -> list[Step]:
         return merge_steps(self.actions, self.estate)
 
+    def disruptions(self) -> dict[str, list[Change]]:
+        """The changes that bring each kind of disruption (:data:`DISRUPTIONS`), by kind;
+        a kind no change brings is left out."""
+        out: dict[str, list[Change]] = {}
+        for f in self.files:
+            for c in f.changes:
+                for name in disruptions(c):
+                    out.setdefault(name, []).append(c)
+        return {name: out[name] for name in DISRUPTIONS if name in out}
+
     def to_json(self) -> dict[str, Any]:
         return {
             "target": self.target,
@@ -127,6 +137,10 @@ class Plan(Record, frozen=False):
                 {"id": s.id, "order": s.order, "title": s.title, "commands": list(s.commands)}
                 for s in self.steps()
             ],
+            "disruptions": {
+                name: [{"file": c.file, "kind": c.kind, "subject": c.subject} for c in changes]
+                for name, changes in self.disruptions().items()
+            },
         }
 
 
@@ -153,6 +167,33 @@ STEPS: dict[str, tuple[int, str]] = {
     "prometheus-reload": (85, "reload Prometheus"),
     "review": (95, "review only: no operational effect"),
 }
+
+
+# What a pipeline can hold a change for (`plan --fail-on`): each kind of disruption, with the
+# steps that bring it and the change kinds that bring it without such a step of their own (a
+# MIG layout in Kubernetes: the MIG manager drains each node itself; hosts leaving a Kubernetes
+# pool: the plan asks for a kubectl drain to review; a replacement, whichever steps carry it).
+DISRUPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "drain": (
+        frozenset({"drain-nodes", "drain-kubernetes-pool"}),
+        frozenset({"mig-layout", "kubernetes-hosts-removed"}),
+    ),
+    "restart": (
+        frozenset({"restart-slurmctld", "restart-slurmd", "restart-slurmdbd"}),
+        frozenset(),
+    ),
+    "replace": (frozenset(), frozenset({"kubernetes-replace"})),
+}
+
+
+def disruptions(change: Change) -> set[str]:
+    """The kinds of disruption (:data:`DISRUPTIONS`) ``change`` brings, by its steps and kind."""
+    steps = {a.id for a in change.actions}
+    return {
+        name
+        for name, (by_step, by_kind) in DISRUPTIONS.items()
+        if steps & by_step or change.kind in by_kind
+    }
 
 
 def merge_steps(actions: Iterable[Action], estate: str) -> list[Step]:
