@@ -39,7 +39,7 @@ require slurmrestd slurmrestd
 require curl curl
 # the library Slurm's mpi/pmix plugin loads at run time
 [[ -e /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2 ]] \
-    || fail "missing /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2 (Debian package libpmix2)"
+    || fail "missing /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2 (Debian package libpmix2, on Debian 13 libpmix2t64)"
 
 slurm_version="$(slurmctld -V 2>/dev/null)" || fail "slurmctld -V does not run"
 kubectl kustomize --help >/dev/null 2>&1 || fail "kubectl has no kustomize command (Debian package kubernetes-client)"

@@ -37,13 +37,14 @@ fi
 #   MPI under Slurm: libpmix2 (the mpi/pmix plugin loads it), openmpi-bin and libopenmpi-dev
 #     (mpicc); the REST API: slurmrestd, and curl to call it on its unix socket.
 case "$release" in
-    12 | 13)
-        DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
-            podman runc netavark aardvark-dns iptables debootstrap chromium prometheus
-            prometheus-node-exporter libpmix2 openmpi-bin libopenmpi-dev slurmrestd curl)
-        ;;
+    # Debian 13's 64-bit time_t transition renamed the PMIx library's package
+    12) pmix=libpmix2 ;;
+    13) pmix=libpmix2t64 ;;
     *) fail "Debian $release is not supported: the tests run on Debian 12 or 13" ;;
 esac
+DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
+    podman runc netavark aardvark-dns iptables debootstrap chromium prometheus
+    prometheus-node-exporter "$pmix" openmpi-bin libopenmpi-dev slurmrestd curl)
 command -v kubectl >/dev/null 2>&1 || DEBIAN_PACKAGES+=(kubernetes-client)
 
 missing=()
