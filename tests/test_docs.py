@@ -62,9 +62,7 @@ def test_the_readme_render_command_installs_into_a_virtual_environment() -> None
 
 
 def test_ci_runs_the_readme_test_command() -> None:
-    (test_command,) = [
-        line for line in _indented_commands("Two commands") if "render" not in line
-    ]
+    (test_command,) = [line for line in _indented_commands("Two commands") if "render" not in line]
     assert test_command == "scripts/test.sh"
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert [line for line in ci if line and not line.startswith(("#", "set ", "cd "))] == [

@@ -69,7 +69,7 @@ def test_the_readme_render_command_passes_with_debians_own_python(
     command = _readme_render_command()
     script = (
         # what a fresh machine's python3 is: Debian's, externally managed, without ensurepip
-        "test \"$(command -v python3)\" = /usr/bin/python3"
+        'test "$(command -v python3)" = /usr/bin/python3'
         " && test -e /usr/lib/python3*/EXTERNALLY-MANAGED"
         " && ! python3 -c 'import ensurepip' 2>/dev/null"
         " && cp -a /src /root/estategen && cd /root/estategen"
