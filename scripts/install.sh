@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install estategen into a virtual environment, .venv/ at the top of the checkout, created with
-# the machine's python3 (Debian's own python3 refuses `pip install` outside one: PEP 668).
+# Install estategen into a virtual environment, .venv/ at the top of the checkout (or the folder
+# ESTATEGEN_VENV names), created with the machine's python3 (Debian's own python3 refuses
+# `pip install` outside one: PEP 668).
 # Usage: scripts/install.sh          estategen itself
 #        scripts/install.sh --test   estategen editable, with what the tests and linters need
 # A fresh Debian has python3 without its venv module (package python3-venv): as root this
@@ -34,14 +35,16 @@ if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
     apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
 fi
 
-# A .venv from another interpreter (or a broken one) is made again rather than half reused.
-if [[ -x .venv/bin/python ]] \
-    && ! .venv/bin/python -c 'import sys; sys.exit(sys.base_prefix != sys.argv[1])' \
-        "$("$python" -c 'import sys; print(sys.base_prefix)')" 2>/dev/null; then
-    echo "scripts/install.sh: .venv was made by another Python; making it again"
-    rm -rf .venv
-fi
-[[ -x .venv/bin/pip ]] || "$python" -m venv .venv
+venv="${ESTATEGEN_VENV:-.venv}"
 
-.venv/bin/python -m pip install --quiet --disable-pip-version-check "${target[@]}"
-echo "$(.venv/bin/estategen --version) installed in .venv/ with $(.venv/bin/python --version)"
+# A .venv from another interpreter (or a broken one) is made again rather than half reused.
+if [[ -x "$venv"/bin/python ]] \
+    && ! "$venv"/bin/python -c 'import sys; sys.exit(sys.base_prefix != sys.argv[1])' \
+        "$("$python" -c 'import sys; print(sys.base_prefix)')" 2>/dev/null; then
+    echo "scripts/install.sh: $venv was made by another Python; making it again"
+    rm -rf "$venv"
+fi
+[[ -x "$venv"/bin/pip ]] || "$python" -m venv "$venv"
+
+"$venv"/bin/python -m pip install --quiet --disable-pip-version-check "${target[@]}"
+echo "$("$venv"/bin/estategen --version) installed in $venv/ with $("$venv"/bin/python --version)"
