@@ -289,10 +289,9 @@ def _render(
 
 
 def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
-    import tempfile
-
     from estategen.errors import UsageError
     from estategen.report import report_files
+    from estategen.write import write_file
 
     result = _validated(path, suppress)
     files = report_files(result.estate, frozenset(suppress))
@@ -302,14 +301,12 @@ def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
     target = Path(output)
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target}: exists and is not a folder")
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"{target}: cannot create the folder: {err.strerror or err}") from None
     for name, content in files.items():
-        # a fresh name (O_EXCL): a planted `.report.md.tmp` link cannot redirect the write
-        fd, staged = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=target)
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            stream.write(content)
-        os.chmod(staged, 0o644)
-        os.replace(staged, target / name)
+        write_file(target / name, content.encode("utf-8"), [path])
     print(f"{target}: wrote {', '.join(files)}")
     return 0
 

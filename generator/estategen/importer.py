@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from estategen import hostlist, slurmconf
 from estategen.errors import clip
+from estategen.limits import MAX_PARTITIONS, MAX_POOLS
 from estategen.model import SLURM_PATH_DEFAULTS
 from estategen.record import Record, field
 from estategen.schema import (
@@ -108,6 +109,7 @@ class Imported(Record):
     text: str
     outcomes: tuple[Outcome, ...]
     reviews: tuple[str, ...]
+    inputs: tuple[str, ...] = ()  # every file read (Includes too): never the output
 
 
 # --- converters ----------------------------------------------------------------------------
@@ -127,12 +129,14 @@ def _host(value: str) -> str:
     return host
 
 
+_WHOLE = re.compile(r"-?[0-9]{1,20}")  # ASCII digits only: int() reads '١٢', '1_0' and ' 1'
+
+
 def _int(low: int, high: int) -> Callable[[str], int]:
     def convert(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            raise Unsayable(f"{value!r} is not a whole number") from None
+        if not _WHOLE.fullmatch(value):
+            raise Unsayable(f"{clip(value)!r} is not a whole number")
+        number = int(value)
         if not low <= number <= high:
             raise Unsayable(f"{number} is outside {low}..{high}")
         return number
@@ -417,6 +421,8 @@ class _Run(Record, frozen=False):
     reviews: list[str] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)
     _seen: set[Outcome] = field(default_factory=set)
+    # what the site's files may still spend: bytes, Includes, settings, host names
+    budget: slurmconf.Budget = field(default_factory=slurmconf.Budget)
 
     def _add(self, outcome: Outcome) -> bool:
         """Record ``outcome`` once (NodeName=DEFAULT values reach every line after them)."""
@@ -455,10 +461,10 @@ def import_site(
 ) -> Imported:
     """Read the site's files and build the blueprint text; raises ConfSyntaxError on files
     it cannot read, and BlueprintInvalid if the blueprint it built does not validate."""
-    conf = slurmconf.parse_file(slurm_conf)
-    gres_conf = slurmconf.parse_file(gres, GRES_RECORDS) if gres else None
-    topo = slurmconf.parse_file(topology, TOPOLOGY_RECORDS) if topology else None
     run = _Run()
+    conf = slurmconf.parse_file(slurm_conf, budget=run.budget)
+    gres_conf = slurmconf.parse_file(gres, GRES_RECORDS, run.budget) if gres else None
+    topo = slurmconf.parse_file(topology, TOPOLOGY_RECORDS, run.budget) if topology else None
     doc: dict[str, Any] = {}
     slurm: dict[str, Any] = {}
     _parameters(conf, slurm, run)
@@ -491,7 +497,12 @@ def import_site(
     slurm["partitions"] = partitions
     doc["slurm"] = _ordered_slurm(slurm)
     _compare_rendered(conf, doc, run)
-    return Imported(_blueprint_text(doc, run), tuple(run.outcomes), tuple(run.reviews))
+    return Imported(
+        _blueprint_text(doc, run),
+        tuple(run.outcomes),
+        tuple(run.reviews),
+        tuple(dict.fromkeys(run.budget.read)),
+    )
 
 
 def _power_saving(
@@ -832,7 +843,7 @@ def _leaf_switches(topo: ConfFile, run: _Run) -> dict[str, str]:
         except Unsayable as why:
             run.refused(head, f"node_pools[].network.switch: {why}", "topology.conf")
             continue
-        for host in slurmconf.expand_hosts(nodes.value, nodes.where):
+        for host in slurmconf.expand_hosts(nodes.value, nodes.where, run.budget):
             out[host] = name
         run.mapped(head, "node_pools[].network.switch")
         for setting in record.settings:
@@ -875,7 +886,7 @@ def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], 
             else:
                 run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
         if kind is not None and scope is not None:
-            for host in slurmconf.expand_hosts(scope.value, scope.where):
+            for host in slurmconf.expand_hosts(scope.value, scope.where, run.budget):
                 out.setdefault(host, kind.value)
     for setting in gres_conf.parameters:
         run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
@@ -894,6 +905,10 @@ def _node_shape(
 ) -> _Shape:
     first = record.where not in seen
     seen.add(record.where)
+    by_name = {s.name: s for s in record.settings}  # the last one wins, as ConfRecord.get
+
+    def get(key: str) -> Setting | None:
+        return by_name.get(key.lower())
 
     def note_mapped(setting: Setting | None, target: str) -> None:
         if setting is not None and first:
@@ -904,13 +919,12 @@ def _node_shape(
             run.refused(setting, reason, f"NodeName={label}")
 
     def number(key: str, default: int) -> int:
-        setting = record.get(key)
+        setting = get(key)
         if setting is None:
             return default
-        try:
-            return int(setting.value)
-        except ValueError:
-            raise ConfSyntaxError(setting.where, f"{setting.key} must be a number") from None
+        if not _WHOLE.fullmatch(setting.value):
+            raise ConfSyntaxError(setting.where, f"{setting.key} must be a number")
+        return int(setting.value)
 
     boards = number("Boards", 1)
     sockets = number("Sockets", 0) or number("SocketsPerBoard", 0) * boards
@@ -918,7 +932,7 @@ def _node_shape(
     threads = number("ThreadsPerCore", 1)
     cpus = number("CPUs", 0)
     if not sockets:
-        if cpus and record.get("CoresPerSocket") is None and record.get("ThreadsPerCore") is None:
+        if cpus and get("CoresPerSocket") is None and get("ThreadsPerCore") is None:
             # Only CPUs: slurmctld makes each CPU a socket of one core (slurm.conf(5)
             # Sockets: "by default ... the value of CPUs"); a pool has at most 16 sockets.
             sockets, cores, threads = (cpus, 1, 1) if cpus <= 16 else (1, cpus, 1)
@@ -927,8 +941,8 @@ def _node_shape(
         else:
             sockets = 1
     for key in ("Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "Boards"):
-        note_mapped(record.get(key), "node_pools[].cpu")
-    cpus_setting = record.get("CPUs")
+        note_mapped(get(key), "node_pools[].cpu")
+    cpus_setting = get("CPUs")
     core_cpus = None
     if cpus_setting is not None:
         if cpus and threads > 1 and cpus == sockets * cores:
@@ -942,19 +956,19 @@ def _node_shape(
         sockets, cores = 1, sockets * cores
     real = number("RealMemory", 1)  # slurm.conf(5): RealMemory defaults to 1
     if not 1 <= real <= 67_108_864:
-        note_refused(record.get("RealMemory") or record.settings[0], "RealMemory out of range")
+        note_refused(get("RealMemory") or record.settings[0], "RealMemory out of range")
         real = 1
     else:
-        note_mapped(record.get("RealMemory"), "node_pools[].real_memory_mib")
+        note_mapped(get("RealMemory"), "node_pools[].real_memory_mib")
     model, kind, count, typed = None, None, 0, True
-    gres = record.get("Gres")
+    gres = get("Gres")
     if gres is not None:
         model, kind, count, typed = _node_gres(
             gres, gres_type, models, note_mapped, note_refused, run
         )
     features: list[str] = []
     for key in ("Feature", "Features"):
-        setting = record.get(key)
+        setting = get(key)
         if setting is None:
             continue
         kept = []
@@ -967,11 +981,11 @@ def _node_shape(
         note_mapped(setting, "node_pools[].features")
     weight = number("Weight", 1)
     if not 1 <= weight <= 4_294_967_293:
-        note_refused(record.get("Weight") or record.settings[0], "Weight above 4294967293")
+        note_refused(get("Weight") or record.settings[0], "Weight above 4294967293")
         weight = 4_294_967_293
     else:
-        note_mapped(record.get("Weight"), "node_pools[].weight")
-    state = record.get("State")
+        note_mapped(get("Weight"), "node_pools[].weight")
+    state = get("State")
     cloud = False
     if state is not None:
         if state.value.upper() in ("UNKNOWN", "IDLE"):
@@ -985,7 +999,7 @@ def _node_shape(
         if setting.name not in _NODE_KEYS:
             note_refused(setting, "not a blueprint key")
     if addressed:
-        note_mapped(record.get("NodeAddr"), "node_pools[].addresses")
+        note_mapped(get("NodeAddr"), "node_pools[].addresses")
     return _Shape(
         sockets,
         cores,
@@ -1069,9 +1083,10 @@ def _node_addresses(conf: ConfFile, run: _Run) -> dict[str, str]:
         setting = record.get("NodeAddr")
         if setting is None:
             continue
-        hosts = slurmconf.expand_hosts(record.name, record.where)
+        hosts = slurmconf.expand_hosts(record.name, record.where, run.budget)
         try:
             addresses = hostlist.expand(setting.value, addresses=True)
+            run.budget.spend_names(len(addresses), setting.where)
         except hostlist.HostlistError as err:
             run.refused(setting, f"node_pools[].addresses: {err}", f"NodeName={record.name}")
             continue
@@ -1096,8 +1111,9 @@ def _nodeset_hosts(
         nodes = record.get("Nodes")
         feature = record.get("Feature")
         if nodes is not None:
-            sets[record.name] = _hosts_of(nodes, all_nodes, sets)
+            sets[record.name] = _hosts_of(nodes, all_nodes, sets, run.budget)
         elif feature is not None:
+            run.budget.spend_names(len(all_nodes), feature.where)  # every node is looked at
             sets[record.name] = [
                 host
                 for host, node in all_nodes.items()
@@ -1112,18 +1128,31 @@ def _nodeset_hosts(
 
 
 def _hosts_of(
-    setting: Setting, all_nodes: Mapping[str, ConfRecord], sets: Mapping[str, list[str]]
+    setting: Setting,
+    all_nodes: Mapping[str, ConfRecord],
+    sets: Mapping[str, list[str]],
+    budget: slurmconf.Budget,
 ) -> list[str]:
+    """The hosts a partition's or NodeSet's Nodes= names (hosts, NodeSets or ALL), each name
+    counted against ``budget`` before it is expanded."""
     if setting.value.upper() == "ALL":
+        budget.spend_names(len(all_nodes), setting.where)
         return list(all_nodes)
+    try:
+        items = (
+            hostlist.split_items(setting.value)
+            if "[" in setting.value or "]" in setting.value
+            else setting.value.split(",")
+        )
+    except hostlist.HostlistError as err:
+        raise ConfSyntaxError(setting.where, f"Nodes: {err}") from None
     hosts: list[str] = []
-    for item in (
-        hostlist.split_items(setting.value) if "[" in setting.value else setting.value.split(",")
-    ):
+    for item in items:
         if item in sets:
+            budget.spend_names(len(sets[item]), setting.where)
             hosts += sets[item]
             continue
-        for host in slurmconf.expand_hosts(item, setting.where):
+        for host in slurmconf.expand_hosts(item, setting.where, budget):
             if host not in all_nodes:
                 raise ConfSyntaxError(setting.where, f"node {host!r} has no NodeName line")
             hosts.append(host)
@@ -1138,7 +1167,7 @@ def _nodes_and_partitions(
     run: _Run,
     site: _Site,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str], set[str]]:
-    all_nodes = slurmconf.nodes(conf)
+    all_nodes = slurmconf.nodes(conf, run.budget)
     for record in conf.of_kind("NodeName"):
         head = Setting("NodeName", record.name, record.where)
         if record.name.upper() == "DEFAULT":
@@ -1152,6 +1181,11 @@ def _nodes_and_partitions(
     addresses = _node_addresses(conf, run)
     gres_types, autodetect = _gres_types(gres_conf, run)
     part_records = slurmconf.with_defaults(conf.records, "PartitionName")
+    if len(part_records) > MAX_PARTITIONS:
+        raise ConfSyntaxError(
+            part_records[MAX_PARTITIONS].where,
+            f"more than {MAX_PARTITIONS} partitions, the blueprint's limit",
+        )
     for record in conf.of_kind("PartitionName"):
         if record.name.upper() == "DEFAULT":
             run.mapped(Setting("PartitionName", "DEFAULT", record.where), "folded into partitions")
@@ -1159,34 +1193,55 @@ def _nodes_and_partitions(
     part_hosts: dict[str, list[str]] = {}
     for record in part_records:
         nodes = record.get("Nodes")
-        hosts = _hosts_of(nodes, all_nodes, sets) if nodes is not None else []
+        hosts = _hosts_of(nodes, all_nodes, sets, run.budget) if nodes is not None else []
         part_hosts[record.name] = hosts
         for host in dict.fromkeys(hosts):
             membership[host].append(record.name)
     seen: set[Where] = set()
     line_names = {r.where: r.name for r in conf.of_kind("NodeName")}
     groups: dict[tuple[_Shape, tuple[str, ...]], list[str]] = {}
+    # the hosts of one NodeName line share a shape unless gres.conf, topology.conf or NodeAddr
+    # set them apart: derived once per line and difference (100,000 hosts, a few lines)
+    shapes: dict[tuple[Where, str | None, str | None, bool], _Shape] = {}
     for host, record in all_nodes.items():
-        shape = _node_shape(
-            record,
-            gres_types.get(host),
-            leaves.get(host),
-            models,
-            run,
-            seen,
-            line_names.get(record.where, host),
-            host in addresses,
-        )
+        key = (record.where, gres_types.get(host), leaves.get(host), host in addresses)
+        shape = shapes.get(key)
+        if shape is None:
+            shape = shapes[key] = _node_shape(
+                record,
+                key[1],
+                key[2],
+                models,
+                run,
+                seen,
+                line_names.get(record.where, host),
+                key[3],
+            )
         groups.setdefault((shape, tuple(membership[host])), []).append(host)
+    if len(groups) > MAX_POOLS:
+        beyond = all_nodes[list(groups.values())[MAX_POOLS][0]]
+        raise ConfSyntaxError(
+            beyond.where,
+            f"nodes of more than {MAX_POOLS} shapes and partition sets, and a blueprint holds "
+            f"at most {MAX_POOLS} node pools; this line's nodes are the first beyond",
+        )
     pools: list[dict[str, Any]] = []
     pool_of: dict[str, str] = {}
     used: set[str] = set()
-    for (shape, _), hosts in groups.items():
+    # the renderer names a pool's addresses in one NodeAddr expression, which names at most
+    # hostlist.MAX_EXPANSION: nodes with addresses go to pools of at most that many
+    chunk = hostlist.MAX_EXPANSION
+    pieces = [
+        (shape, hosts[start : start + chunk] if shape.addressed else hosts)
+        for (shape, _), hosts in groups.items()
+        for start in (range(0, len(hosts), chunk) if shape.addressed else (0,))
+    ]
+    for shape, hosts in pieces:
         name = _pool_name(hosts, used)
         pool: dict[str, Any] = {
             "name": name,
             "scheduler": "slurm",
-            "hosts": hostlist.compress(hosts),
+            "hosts": _host_expressions(hosts),
             "cpu": {
                 "sockets": shape.sockets,
                 "cores_per_socket": shape.cores_per_socket,
@@ -1244,6 +1299,15 @@ def _nodes_and_partitions(
                 part["nodeset"] = nodeset
         partitions.append(part)
     return pools, partitions, teams, qos
+
+
+def _host_expressions(hosts: list[str]) -> str | list[str]:
+    """A pool's hosts as one hostlist expression, or as several when they are more than one
+    expression may name (hostlist.MAX_EXPANSION)."""
+    chunk = hostlist.MAX_EXPANSION
+    if len(hosts) <= chunk:
+        return hostlist.compress(hosts)
+    return [hostlist.compress(hosts[i : i + chunk]) for i in range(0, len(hosts), chunk)]
 
 
 def _pool_name(hosts: list[str], used: set[str]) -> str:
@@ -1482,7 +1546,7 @@ _SACCT_LINE = re.compile(r"(Cluster|Parent|Account|User|QOS)\s*-\s*'([^']*)'(.*)
 def _sacct(path: Path, run: _Run) -> dict[str, int]:
     """Accounts of a ``sacctmgr dump`` file (as our sacct.cfg writes it) with their
     Fairshare: leaf accounts (those no other account sits under) become teams."""
-    text = slurmconf.read_text(path)
+    text = slurmconf.read_text(path, run.budget)
     shares: dict[str, int] = {}
     parents: set[str] = set()
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -1500,14 +1564,32 @@ def _sacct(path: Path, run: _Run) -> dict[str, int]:
             parents.add(name)
             run.mapped(setting, "the account tree estategen renders")
         elif kind == "Account":
-            share = fields.get("Fairshare", "1").strip("'")
-            shares[name] = int(share) if share.isdigit() and int(share) > 0 else 1
+            shares[name] = _fairshare(fields, setting, run)
             run.mapped(setting, "identity.teams")
         elif kind == "Cluster":
             run.mapped(setting, "slurm.cluster_name")
         else:
             run.refused(setting, "users need a UID; add them to identity.users", "sacct")
     return {name: share for name, share in shares.items() if name not in parents}
+
+
+# identity.teams[].fairshare as the schema bounds it (a test keeps the two equal)
+MAX_FAIRSHARE = 1_000_000
+
+
+def _fairshare(fields: Mapping[str, str], account: Setting, run: _Run) -> int:
+    """An account's Fairshare in the dump, 1 when it sets none. One the blueprint cannot hold
+    (``parent``, 0, not a number in ASCII digits, out of range) is refused with its line, and
+    the team keeps Slurm's default of 1."""
+    value = fields.get("Fairshare")
+    if value is None:
+        return 1
+    share = Setting("Fairshare", clip(value.strip("'")), account.where)
+    try:
+        return _int(1, MAX_FAIRSHARE)(share.value)
+    except Unsayable as why:
+        run.refused(share, f"identity.teams[].fairshare: {why}", f"Account {account.value}")
+        return 1
 
 
 def _teams(referenced: set[str], accounts: Mapping[str, int], run: _Run) -> list[dict[str, Any]]:
@@ -1583,13 +1665,18 @@ def _compare_rendered(conf: ConfFile, doc: dict[str, Any], run: _Run) -> None:
 
 
 def _render_slurm_conf(doc: dict[str, Any]) -> ConfFile:
+    """The parameters of the slurm.conf the blueprint renders (its record lines, one per pool
+    and partition and as long as their hosts, are left out: only parameters are compared)."""
     from estategen import load
     from estategen.pipeline import validate_document
     from estategen.renderers.slurm import slurm_conf
 
     text = _blueprint_text(doc, _Run())
     validated = validate_document(load.parse_blueprint(text.encode(), "<imported>"))
-    return slurmconf.parse_text(slurm_conf(validated.estate), "<rendered>")
+    records = tuple(f"{kind}=" for kind in slurmconf.SLURM_RECORDS)
+    rendered = slurm_conf(validated.estate).split("\n")
+    parameters = "\n".join(line for line in rendered if not line.startswith(records))
+    return slurmconf.parse_text(parameters, "<rendered>")
 
 
 def _blueprint_text(doc: Mapping[str, Any], run: _Run) -> str:
@@ -1630,22 +1717,13 @@ def summary(imported: Imported) -> str:
 
 
 def write(imported: Imported, output: Path) -> None:
-    """Write the blueprint atomically (a fresh temporary name beside it, then a rename)."""
-    import os
-    import tempfile
+    """Write the blueprint atomically, as :func:`estategen.write.write_file` writes one file:
+    never over a file import read (slurm.conf, an Include, --gres, --topology, --sacct), a
+    link, a device or a FIFO; a failed write leaves no temporary file and ``output`` as it
+    was."""
+    from estategen.write import write_file
 
-    from estategen.errors import UsageError
-
-    folder = output.parent
-    if not folder.is_dir():
-        raise UsageError(f"{output}: folder {str(folder)!r} does not exist")
-    if output.is_dir():
-        raise UsageError(f"{output}: is a folder")
-    fd, staged = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=folder)
-    with os.fdopen(fd, "w", encoding="utf-8") as stream:
-        stream.write(imported.text)
-    os.chmod(staged, 0o644)
-    os.replace(staged, output)
+    write_file(output, imported.text.encode("utf-8"), imported.inputs)
 
 
 __all__ = [

@@ -16,7 +16,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -115,8 +115,7 @@ def _check_target(target: Path) -> _Previous:
     """What an existing target holds; refuses foreign folders and what cannot be carried over."""
     if not os.path.lexists(target):
         return _Previous()
-    if not target.is_dir() or target.is_symlink():
-        raise UsageError(f"{target}: exists and is not a folder; choose another output folder")
+    refuse_other_kind(target, folder=True)
     try:
         scanned = _scan(target)
     except OSError as err:
@@ -152,6 +151,72 @@ def _check_target(target: Path) -> _Previous:
     return _Previous(
         listed & existing, user, raw.content if raw else None, manifest.files if manifest else {}
     )
+
+
+def refuse_other_kind(target: Path, folder: bool) -> None:
+    """Refuse an existing ``target`` that is not what estategen writes there: a folder for
+    render's output, a regular file for a single file (import's blueprint, report's pages).
+    A symbolic link, a device, a FIFO or a socket is never replaced, nor written through."""
+    mode = os.lstat(target).st_mode
+    if not (stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode)):
+        what = "folder" if folder else "file"
+        raise UsageError(f"{target}: exists and is not a {what}; choose another output {what}")
+
+
+def write_file(target: Path, content: bytes, inputs: Iterable[str | Path] = ()) -> None:
+    """Write one file (mode 0644) atomically: a fresh name beside ``target`` (O_EXCL: a planted
+    link cannot redirect it), synced, then renamed over it; on any failure the temporary
+    file is removed and ``target`` is as it was.
+
+    Refused, before anything is written: an existing ``target`` that is not a regular file
+    (:func:`refuse_other_kind`, render's rule for its folder) or that is one of ``inputs``
+    (the files the content was made from, compared by device and inode, links and hard
+    links resolved).
+    """
+    if os.path.lexists(target):
+        refuse_other_kind(target, folder=False)
+        _refuse_input(target, inputs)
+    folder = target.parent
+    if not folder.is_dir():
+        raise UsageError(f"{target}: folder {str(folder)!r} does not exist")
+    try:
+        fd, staged = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as err:
+        raise UsageError(f"{target}: cannot write: {_reason(err)}; nothing was written") from None
+    try:
+        try:
+            os.fchmod(fd, 0o644)
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(staged, target)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            os.unlink(staged)
+        raise UsageError(f"{target}: cannot write: {_reason(err)}; it is unchanged") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staged)
+        raise
+    with contextlib.suppress(OSError):  # the rename is done; a folder that cannot sync keeps it
+        _fsync_dir(folder)
+
+
+def _refuse_input(target: Path, inputs: Iterable[str | Path]) -> None:
+    """Refuse ``target`` when it is one of ``inputs`` (the same device and inode)."""
+    written = os.stat(target)
+    for path in inputs:
+        try:
+            read = os.stat(path)
+        except OSError:
+            continue  # gone since it was read: not the target
+        if (read.st_dev, read.st_ino) == (written.st_dev, written.st_ino):
+            raise UsageError(
+                f"{target}: is {path}, which this command reads; choose another output file"
+            )
 
 
 def check_output_folder(target: Path) -> None:
