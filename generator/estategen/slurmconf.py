@@ -40,9 +40,11 @@ MAX_INCLUDE_DEPTH = 8  # Slurm itself stops at 64; a site's chain is two or thre
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_LINES = 200_000
 # Bytes of all files one import reads, a file counted once for each Include that reaches it.
-# Parsing keeps every character's place (about 300 bytes of memory and 3 us each): 2 MiB is
-# about 15 times a large site's slurm.conf and nodes files, and parses in about 4 s.
-MAX_READ_BYTES = 2 * 1024 * 1024
+# Parsing keeps every character's place (about 300 bytes of memory and 2 us each), and an
+# import spends up to 120 us more on a node line: 512 KiB (a NodeName line with NodeAddr for
+# each of 11,000 hosts, or many times a large site's files written with hostlist ranges)
+# imports in about 3 s of CPU and 150 MiB.
+MAX_READ_BYTES = 512 * 1024
 # Files opened by Include lines in one import, each Include of a file counted: a site has a
 # handful (a glob over conf.d/ perhaps dozens); a diamond of Includes that reaches one file
 # millions of times stops here, after milliseconds.
@@ -146,13 +148,15 @@ class Budget(Record, frozen=False):
     texts: dict[tuple[int, int], str] = field(default_factory=dict)
     read: list[str] = field(default_factory=list)  # every file read, as named
 
-    def spend_bytes(self, size: int, path: Path, where: Where) -> None:
+    def spend_bytes(self, size: int, path: Path, where: Where | None) -> None:
+        """Count ``size`` bytes of ``path`` (included at ``where``, or named by the user)."""
         self.bytes -= size
         if self.bytes < 0:
+            what = f"including {str(path)!r} brings" if where else f"{size} bytes bring"
             raise ConfSyntaxError(
-                where,
-                f"{path} brings the configuration read to more than {MAX_READ_BYTES} bytes "
-                "(all files together, a file counted each time an Include reaches it)",
+                where or Where(str(path), 0, 0),
+                f"{what} the files import reads above {MAX_READ_BYTES} bytes in all (a file "
+                "counted each time an Include reaches it)",
             )
 
     def spend_names(self, count: int, where: Where) -> None:
@@ -300,7 +304,7 @@ def _read(path: Path, where: Where | None, budget: Budget) -> tuple[str, Identit
         if not stat.S_ISREG(info.st_mode):
             raise unreadable(f"{file_kind(info.st_mode)}, not a regular file; import reads files")
         identity = (info.st_dev, info.st_ino)
-        budget.spend_bytes(info.st_size, path, place)
+        budget.spend_bytes(info.st_size, path, where)
         known = budget.texts.get(identity)
         if known is not None:
             return known, identity
@@ -311,7 +315,7 @@ def _read(path: Path, where: Where | None, budget: Budget) -> tuple[str, Identit
     finally:
         os.close(fd)
     budget.read.append(str(path))
-    budget.spend_bytes(len(data) - info.st_size, path, place)  # a file that grew meanwhile
+    budget.spend_bytes(len(data) - info.st_size, path, where)  # a file that grew meanwhile
     if len(data) > MAX_FILE_BYTES:
         raise ConfSyntaxError(Where(str(path), 1), f"larger than {MAX_FILE_BYTES} bytes")
     try:
@@ -472,6 +476,9 @@ def with_defaults(records: Iterable[ConfRecord], kind: str) -> list[ConfRecord]:
             for setting in record.settings:
                 defaults[setting.name] = setting
             continue
+        if not defaults:
+            out.append(record)
+            continue
         own = {s.name for s in record.settings}
         inherited = tuple(s for n, s in defaults.items() if n not in own)
         out.append(ConfRecord(kind, record.name, inherited + record.settings, record.where))
@@ -480,7 +487,10 @@ def with_defaults(records: Iterable[ConfRecord], kind: str) -> list[ConfRecord]:
 
 def count_hosts(value: str, where: Where) -> int:
     """How many host names a hostlist expression from a configuration file names, counted
-    without expanding it (refused with its place when it is not one estategen can carry)."""
+    without expanding it (refused with its place when it is not one estategen can carry).
+    A single name is counted without parsing (expanding it checks it)."""
+    if "[" not in value and "," not in value:
+        return 1
     try:
         return hostlist.count(value)
     except hostlist.HostlistError as err:
@@ -489,35 +499,41 @@ def count_hosts(value: str, where: Where) -> int:
 
 def expand_hosts(value: str, where: Where, budget: Budget | None = None) -> list[str]:
     """A hostlist expression from a configuration file, as host names (refused with the
-    place it came from when it is not one estategen can carry). With ``budget``, the names
-    are counted against it before they are expanded."""
-    if budget is not None:
-        budget.spend_names(count_hosts(value, where), where)
+    place it came from when it is not one estategen can carry). hostlist counts an
+    expression's names before it expands them (at most hostlist.MAX_EXPANSION); with
+    ``budget``, they are then counted against it."""
     try:
-        return hostlist.expand(value)
+        names = hostlist.expand(value)
     except hostlist.HostlistError as err:
         raise ConfSyntaxError(where, f"hostlist {clip(value)!r}: {err}") from None
+    if budget is not None:
+        budget.spend_names(len(names), where)
+    return names
 
 
 def nodes(conf: ConfFile, budget: Budget | None = None) -> dict[str, ConfRecord]:
     """Every node by host name, with its NodeName=DEFAULT values folded in. One NodeName line
     may name many hosts; a host named on two lines is refused, as slurmctld refuses it.
 
-    The hosts of all lines are counted before any is expanded: more than the estate limit
-    (:data:`~estategen.checks.MAX_ESTATE_HOSTS`) is refused at the line that goes beyond it.
+    Each line's hosts are counted before they are expanded: beyond the estate limit
+    (:data:`~estategen.checks.MAX_ESTATE_HOSTS`) in all, the line that goes beyond is refused.
     """
-    records = with_defaults(conf.records, "NodeName")
-    total = 0
-    for record in records:
-        total += count_hosts(record.name, record.where)
-        if total > MAX_ESTATE_HOSTS:
-            raise ConfSyntaxError(
-                record.where,
-                f"NodeName lines name more than {MAX_ESTATE_HOSTS} hosts, the estate limit",
-            )
     out: dict[str, ConfRecord] = {}
-    for record in records:
-        for host in expand_hosts(record.name, record.where, budget):
+    for record in with_defaults(conf.records, "NodeName"):
+        left = MAX_ESTATE_HOSTS - len(out)
+        try:
+            # expand counts first and refuses above the limit without expanding
+            hosts = hostlist.expand(record.name, min(hostlist.MAX_EXPANSION, left))
+        except hostlist.HostlistError as err:
+            if left < hostlist.MAX_EXPANSION and count_hosts(record.name, record.where) > left:
+                raise ConfSyntaxError(
+                    record.where,
+                    f"NodeName lines name more than {MAX_ESTATE_HOSTS} hosts, the estate limit",
+                ) from None
+            raise ConfSyntaxError(record.where, f"hostlist {clip(record.name)!r}: {err}") from None
+        if budget is not None:
+            budget.spend_names(len(hosts), record.where)
+        for host in hosts:
             if host in out:
                 raise ConfSyntaxError(
                     record.where, f"node {host!r} is already defined at {out[host].where}"
