@@ -41,6 +41,8 @@ def refusal(raw: bytes) -> str:
         (b"a: &x {b: 1}\nc: {<<: *x}\n", "load/alias"),
         (b"? [a]\n: b\n", "load/key-type"),
         (b"estate: !!int x\n", "load/value"),
+        ("estate: x # a\u2028b: 1\n".encode(), "load/line-break"),
+        (b"x: &a {y: *a}\n", "load/alias"),
     ],
 )
 def test_each_refusal_names_its_rule(raw: bytes, rule: str) -> None:
@@ -234,3 +236,23 @@ def test_the_100k_gpu_benchmark_estate_is_within_every_limit_with_headroom() -> 
         sizes, True
     ), sizes
     pipeline.validate_document(parse_blueprint(text.encode(), "large.yaml"))
+
+
+def test_a_hidden_line_break_is_refused_at_its_line_and_column_and_named() -> None:
+    # after a CRLF line ending (an ordinary one), in a comment
+    finding = refused("estate: x\r\nk: 1 # note\u2029y: 2\r\n".encode())
+    assert (finding.line, finding.column, finding.rule) == (2, 12, "load/line-break")
+    assert "U+2029 PARAGRAPH SEPARATOR" in finding.message
+
+
+def test_crlf_line_endings_load_as_line_feeds_do() -> None:
+    text = b"estate: x\nnode_pools:\n  - name: a\n    hosts: n1\n"
+    lf = parse_blueprint(text, "bp.yaml")
+    crlf = parse_blueprint(text.replace(b"\n", b"\r\n"), "bp.yaml")
+    assert (crlf.data, crlf.positions) == (lf.data, lf.positions)
+
+
+def test_an_alias_inside_its_own_anchor_is_refused_at_the_alias_without_expanding_it() -> None:
+    finding = refused(b"estate: x\nteams:\n  - &t {name: a, also: [*t]}\n")
+    assert (finding.line, finding.column, finding.path) == (3, 25, "teams[0].also[0]")
+    assert "alias *t stands inside the value its anchor &t names" in finding.message

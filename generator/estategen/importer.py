@@ -1547,6 +1547,7 @@ def _sacct(path: Path, run: _Run) -> dict[str, int]:
     """Accounts of a ``sacctmgr dump`` file (as our sacct.cfg writes it) with their
     Fairshare: leaf accounts (those no other account sits under) become teams."""
     text = slurmconf.read_text(path, run.budget)
+    slurmconf.refuse_hidden_breaks(text, str(path))
     shares: dict[str, int] = {}
     parents: set[str] = set()
     for number, raw in enumerate(text.splitlines(), start=1):

@@ -18,6 +18,7 @@ import yaml
 
 from estategen.errors import BlueprintInvalid, Finding, Position, UsageError, key_path, quote
 from estategen.limits import MAX_LIST_ITEMS, MAX_VALUES
+from estategen.linebreaks import find_hidden_break
 from estategen.record import Record
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -243,6 +244,17 @@ def _parse_blueprint(raw: bytes, file: str) -> Document:
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise fail("encoding", "contains a NUL character; a blueprint is a text file", line)
+    hidden = find_hidden_break(text)
+    if hidden is not None:
+        raise fail(
+            "line-break",
+            f"contains {hidden.name}: a line break to YAML or to other readers that editors "
+            "and code review do not show (text after it in a comment would become keys); a "
+            "blueprint may not hold it anywhere, comments included: delete it, or write it as "
+            "an escape inside double quotes",
+            hidden.line,
+            hidden.column,
+        )
     if _visible_characters(text) > MAX_NODES:
         _count_values(text, file)
     loader = _Loader(text)
@@ -285,7 +297,7 @@ def _parse_blueprint(raw: bytes, file: str) -> Document:
     # runs only when that count, or an error, calls for the exact message below.
     aliased = "*" in text
     if aliased:
-        _check_expanded_size(node, file)
+        _check_expanded_size(node, file, text)
     builder = _Builder(file, loader)
     try:
         data = builder.build(node, "", 0)
@@ -355,13 +367,18 @@ def _count_values(text: str, file: str) -> None:
         loader.dispose()
 
 
-def _check_expanded_size(node: yaml.MappingNode, file: str, aliased: bool = True) -> None:
+def _check_expanded_size(
+    node: yaml.MappingNode, file: str, text: str = "", aliased: bool = True
+) -> None:
     """Refuse a document that expands beyond MAX_NODES values, or holds itself, via aliases.
 
-    Without aliases (``aliased`` false) the document holds that many values as written.
+    Without aliases (``aliased`` false) the document holds that many values as written; with
+    them, ``text`` is the document, read again to point at the alias that closes a cycle.
     """
     sizes: dict[int, int] = {}
     size = _expanded_size(node, sizes)
+    if size == _CYCLE:
+        raise BlueprintInvalid([_recursive_alias(text, file)])
     if size <= MAX_NODES:
         return
     where, key_node = _largest_key(node, sizes)
@@ -373,17 +390,85 @@ def _check_expanded_size(node: yaml.MappingNode, file: str, aliased: bool = True
                 mark.line + 1 if mark else 1,
                 mark.column + 1 if mark else 1,
                 key_path(where),
-                "contains itself through an alias (a recursive anchor); a blueprint "
-                "cannot hold cycles"
-                if size == _CYCLE
-                else f"expands to more than {MAX_NODES} values through aliases; "
+                f"expands to more than {MAX_NODES} values through aliases; "
                 f"a blueprint is limited to {MAX_NODES} values (an alias bomb?)"
                 if aliased
                 else _TOO_MANY_VALUES,
-                rule="load/alias" if size == _CYCLE or aliased else "load/size",
+                rule="load/alias" if aliased else "load/size",
             )
         ]
     )
+
+
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+
+
+def _recursive_alias(text: str, file: str) -> Finding:
+    """The finding for the first alias that stands inside the node its anchor names: the
+    place where a document that holds itself closes the loop.
+
+    Every cycle has one: an alias can only name an anchor already met, and a node whose
+    anchor was closed before the alias holds only nodes met before it, so a loop must go
+    back through an anchor still open. Parser events are read again (the composed graph has
+    lost where each alias was written), the key path kept as the builder formats it.
+    """
+    loader = _Loader(text)
+    # anchor -> the open collection it names (None once that collection ends, or after the
+    # anchor is given to a scalar: an alias names the latest node given that anchor)
+    anchors: dict[str, object | None] = {}
+    # one frame per open collection: [path, anchor, is a mapping, items met, last key]
+    frames: list[list[Any]] = []
+    try:
+        while True:
+            event = loader.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                break
+            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                frame = frames.pop()
+                if frame[1] is not None and anchors.get(frame[1]) is frame:
+                    anchors[frame[1]] = None
+                continue
+            if not isinstance(event, _NODE_EVENTS):
+                continue
+            path = ""
+            if frames:
+                parent = frames[-1]
+                met = parent[3]
+                parent[3] += 1
+                if not parent[2]:
+                    path = f"{parent[0]}[{met}]"
+                elif met % 2 == 0:  # a key: its path is the mapping's
+                    path = parent[0]
+                    parent[4] = event.value if isinstance(event, yaml.ScalarEvent) else "?"
+                else:
+                    path = f"{parent[0]}.{parent[4]}" if parent[0] else str(parent[4])
+            if isinstance(event, yaml.AliasEvent):
+                if anchors.get(event.anchor or "") is not None:
+                    mark = event.start_mark
+                    return Finding(
+                        file,
+                        mark.line + 1 if mark else 1,
+                        mark.column + 1 if mark else 1,
+                        path,
+                        f"alias *{event.anchor} stands inside the value its anchor "
+                        f"&{event.anchor} names, which would then contain itself without end; "
+                        "a blueprint cannot hold cycles: write the value out",
+                        rule="load/alias",
+                    )
+                continue
+            anchor = event.anchor
+            if isinstance(event, yaml.ScalarEvent):
+                if anchor is not None:
+                    anchors[anchor] = None
+                continue
+            frame = [path, anchor, isinstance(event, yaml.MappingStartEvent), 0, ""]
+            frames.append(frame)
+            if anchor is not None:
+                anchors[anchor] = frame
+    finally:
+        loader.dispose()
+    # pragma: no cover - unreachable by the argument above; still a finding, not a traceback
+    return Finding(file, 1, 1, "", "contains itself through an alias", rule="load/alias")
 
 
 def _largest_key(

@@ -31,6 +31,7 @@ from pathlib import Path
 from estategen import hostlist
 from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import EstategenError, clip
+from estategen.linebreaks import find_hidden_break
 from estategen.load import read_at_most
 from estategen.readback import MAX_NAMES
 from estategen.readback import _kind as file_kind
@@ -179,8 +180,23 @@ class _Line(Record, frozen=False):
     places: list[Where] = field(default_factory=list)
 
 
+def refuse_hidden_breaks(text: str, file: str) -> None:
+    """Refuse a file holding one of estategen.linebreaks' characters: a line splitter would
+    read lines there that slurmctld (which breaks at line feeds only) does not, and a key after
+    one would pass through as a setting slurmctld never reads. The message names the character
+    and its place, never the line's text (it may hold a password)."""
+    hidden = find_hidden_break(text)
+    if hidden is not None:
+        raise ConfSyntaxError(
+            Where(file, hidden.line, hidden.column),
+            f"{hidden.name}: a line break to some readers, not to slurmctld, which reads "
+            "lines at line feeds only; delete it",
+        )
+
+
 def _logical_lines(text: str, file: str) -> Iterator[_Line]:
     """Comment-free logical lines: continuation lines joined, ``\\#`` kept as ``#``."""
+    refuse_hidden_breaks(text, file)
     pending: _Line | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
         if number > MAX_LINES:
