@@ -16,7 +16,10 @@ import yaml
 from ansible.galaxy.dependency_resolution.versioning import meets_requirements
 
 from estategen import hostlist
-from estategen.pipeline import validate_file
+from estategen.facts import SLURM_APT_KEYRING
+from estategen.load import parse_blueprint
+from estategen.pipeline import validate_document, validate_file
+from estategen.render import render
 from estategen.renderers.ansible import ansible_patterns, group_name
 
 from conftest import BLUEPRINTS, run_cli
@@ -244,6 +247,72 @@ def test_group_vars_name_the_slurm_release_the_roles_install(rendered: Path) -> 
         (rendered / "ansible" / "roles" / "slurm_packages" / "defaults" / "main.yml").read_text()
     )
     assert defaults["slurm_packages_release"] == "{{ slurm_version }}"
+
+
+PACKAGES_ESTATE = """\
+estate: pkg
+node_pools:
+  - {name: cpu, scheduler: slurm, hosts: "cpu-[01-02]", cpu: {sockets: 1, cores_per_socket: 4},
+     memory_gb: 16}
+slurm:
+  controllers: [ctl-01]
+  partitions: [{name: batch, pools: [cpu], default: true}]
+"""
+
+
+def packages_vars(packages: str, extra: str = "", version: str = "") -> dict[str, object]:
+    """The slurm_packages variables group_vars carry for a slurm.packages block."""
+    text = PACKAGES_ESTATE.replace(
+        "  controllers:", f"  packages: {packages}\n{extra}  controllers:"
+    )
+    if version:
+        text += f'versions: {{slurm: "{version}"}}\n'
+    estate = validate_document(parse_blueprint(text.encode(), "pkg.yaml")).estate
+    content = render(estate)["ansible/group_vars/all/estate.yml"].content
+    estate_vars: dict[str, object] = yaml.safe_load(content)
+    return {
+        k: v for k, v in estate_vars.items() if k.startswith(("slurm_packages_", "slurm_version"))
+    }
+
+
+def test_group_vars_give_the_role_the_site_repository_and_its_key() -> None:
+    line = "deb [signed-by=/etc/apt/keyrings/slurm.asc] https://repo.example.org/slurm trixie main"
+    packages = (
+        f'{{source: site, apt_repository: "{line}", apt_key_url: "https://repo.example.org/k.asc"}}'
+    )
+    assert packages_vars(packages, version="25.05") == {
+        "slurm_version": "25.05",
+        "slurm_packages_apt_repository": line,
+        "slurm_packages_apt_key_url": "https://repo.example.org/k.asc",
+        "slurm_packages_extra_names": [],
+    }
+
+
+def test_group_vars_install_debians_own_packages_of_the_sources_release() -> None:
+    assert packages_vars("{source: debian-12}") == {
+        "slurm_version": "22.05",
+        "slurm_packages_apt_repository": "",
+        "slurm_packages_apt_key_url": "",
+        "slurm_packages_extra_names": [],
+    }
+
+
+def test_the_rest_api_on_debian_13_installs_its_jwt_plugin_package() -> None:
+    rest = "  rest_api: {host: ctl-01, jwt_key: {secret: slurm_jwt}}\n"
+    assert packages_vars("{source: debian-13}", rest)["slurm_packages_extra_names"] == [
+        "slurm-wlm-jwt-plugin"
+    ]
+    assert packages_vars("{source: debian-13}")["slurm_packages_extra_names"] == []
+
+
+def test_the_role_saves_the_signing_key_where_the_checks_expect_it() -> None:
+    """checks.slurm_package_source asks the source line for signed-by= of this file."""
+    role = Path(__file__).resolve().parent.parent / "playbooks" / "roles" / "slurm_packages"
+    defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
+    assert defaults["slurm_packages_apt_keyring"] == SLURM_APT_KEYRING
+    tasks = yaml.safe_load((role / "tasks" / "main.yml").read_text())
+    (fetch,) = [task for task in tasks if "ansible.builtin.get_url" in task]
+    assert fetch["ansible.builtin.get_url"]["dest"] == "{{ slurm_packages_apt_keyring }}"
 
 
 def _bundled_collection(name: str) -> Path:

@@ -9,6 +9,7 @@ Because only one check runs, a fragment need only be consistent for the check un
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 BASE = """\
 estate: lab
-versions: {slurm: "23.11", kubernetes: "1.31"}
+versions: {slurm: "22.05", kubernetes: "1.31"}
 identity:
   users:
     - {name: alice, uid: 10001}
@@ -124,6 +125,10 @@ TESTED_CHECKS = [
     "memory_enforcement_single",
     "priority_basic_keys",
     "slurm_plugins_fit",
+    # where the Slurm packages come from, and what their build can load
+    "slurm_package_source",
+    "slurm_build_has_plugins",
+    "storage_without_storage_class",
 ]
 
 Check = Callable[[Estate], Iterable[Finding]]
@@ -3719,3 +3724,204 @@ def test_untyped_gpus_of_two_models_share_no_billed_partition() -> None:
         "accounting: {host: lab-dbd, database: {host: lab-db, password: {secret: db}}}", ""
     )
     assert run(checks.partition_site_settings_valid, without_accounting) == []
+
+
+# --- slurm_package_source ------------------------------------------------------------------
+
+SITE_REPOSITORY = (
+    "deb [signed-by=/etc/apt/keyrings/slurm.asc] https://repo.example.org/slurm bookworm main"
+)
+
+
+def packages(source: str, slurm: str | None = None, **keys: object) -> str:
+    """A fragment naming the package source, versions.slurm (None: left to the source), and
+    keys of slurm.packages."""
+    given = "".join(f", {key}: {json.dumps(value)}" for key, value in keys.items())
+    version = f'"{slurm}"' if slurm else "~"
+    return f"versions: {{slurm: {version}}}\nslurm: {{packages: {{source: {source}{given}}}}}\n"
+
+
+@pytest.mark.parametrize(("source", "release"), [("debian-12", "22.05"), ("debian-13", "24.11")])
+def test_versions_slurm_defaults_to_the_release_debian_ships(source: str, release: str) -> None:
+    assert estate(packages(source)).versions.slurm.text == release
+    assert run(checks.slurm_package_source, packages(source)) == []
+
+
+def test_the_default_source_is_debian_12_and_its_22_05() -> None:
+    assert estate("versions: {slurm: ~}").slurm.packages.source == "debian-12"
+    assert estate("versions: {slurm: ~}").versions.slurm.text == "22.05"
+
+
+@pytest.mark.parametrize(
+    ("source", "slurm", "fixes"),
+    [
+        (
+            "debian-12",
+            "23.11",
+            [
+                "set versions.slurm to '22.05'",
+                "source site with an apt_repository that carries Slurm 23.11",
+            ],
+        ),
+        (
+            "debian-12",
+            "24.11",
+            ["set versions.slurm to '22.05'", "use source debian-13 (Slurm 24.11)"],
+        ),
+        (
+            "debian-13",
+            "22.05",
+            ["set versions.slurm to '24.11'", "use source debian-12 (Slurm 22.05)"],
+        ),
+    ],
+)
+def test_a_release_the_debian_source_does_not_install_is_refused_with_the_fixes(
+    source: str, slurm: str, fixes: list[str]
+) -> None:
+    found = run(checks.slurm_package_source, packages(source, slurm))
+    finding = only(found, "versions.slurm", f"source {source} installs Slurm")
+    for fix in fixes:
+        assert fix in finding.message, finding.message
+
+
+def test_a_site_repository_installs_the_release_versions_slurm_names() -> None:
+    fragment = packages("site", "25.11", apt_repository=SITE_REPOSITORY)
+    assert run(checks.slurm_package_source, fragment) == []
+
+
+def test_a_site_source_needs_its_repository_line() -> None:
+    found = run(checks.slurm_package_source, packages("site", "23.11"))
+    only(found, "slurm.packages.source", "give apt_repository")
+
+
+def test_a_site_source_needs_versions_slurm() -> None:
+    found = run(checks.slurm_package_source, packages("site", apt_repository=SITE_REPOSITORY))
+    only(found, "slurm.packages.source", "set versions.slurm")
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("apt_repository", SITE_REPOSITORY),
+        ("apt_key_url", "https://repo.example.org/slurm/key.asc"),
+        ("nvml", True),
+        ("jwt", False),
+    ],
+)
+def test_repository_keys_with_a_debian_source_are_refused(key: str, value: object) -> None:
+    found = run(checks.slurm_package_source, packages("debian-13", **{key: value}))
+    only(found, f"slurm.packages.{key}", "set source site, or remove")
+
+
+def test_a_signing_key_needs_a_source_line_that_names_where_it_is_saved() -> None:
+    fragment = packages(
+        "site",
+        "23.11",
+        apt_repository="deb https://repo.example.org/slurm bookworm main",
+        apt_key_url="https://repo.example.org/slurm/key.asc",
+    )
+    found = run(checks.slurm_package_source, fragment)
+    only(found, "slurm.packages.apt_repository", "signed-by=/etc/apt/keyrings/slurm.asc")
+
+
+def test_no_release_is_checked_without_slurm_pools() -> None:
+    fragment = """
+        versions: {slurm: "25.11"}
+        node_pools:
+          - {name: l4-serve, scheduler: kubernetes, cluster: lab-k8s, hosts: "lab-k8s-[01-02]"}
+    """
+    assert run(checks.slurm_package_source, fragment) == []
+
+
+# --- slurm_build_has_plugins ---------------------------------------------------------------
+
+MIG_POOL = """\
+node_pools:
+  - {name: a100, scheduler: slurm, hosts: "lab-gpu-[01-02]",
+     gpus: {model: a100-sxm-80gb, count: 4, mig: ["3g.40gb", "3g.40gb"]}}
+"""
+NVML_POOL = """\
+node_pools:
+  - {name: a100, scheduler: slurm, hosts: "lab-gpu-[01-02]",
+     gpus: {model: a100-sxm-80gb, count: 4, autodetect: nvml}}
+"""
+REST_API = "slurm: {rest_api: {host: lab-ctl, jwt_key: {secret: slurm_jwt}}}\n"
+
+
+def test_a_mig_pool_on_debian_packages_is_refused_at_its_mig_key() -> None:
+    found = run(checks.slurm_build_has_plugins, MIG_POOL)
+    finding = only(found, "node_pools[0].gpus.mig", "without Slurm's gpu_nvml plugin")
+    assert "Debian's slurm-wlm 22.05" in finding.message
+    assert "source site" in finding.message and "nvml: true" in finding.message
+
+
+def test_gpus_autodetect_nvml_on_debian_packages_is_refused() -> None:
+    found = run(checks.slurm_build_has_plugins, NVML_POOL + packages("debian-13"))
+    finding = only(found, "node_pools[0].gpus.autodetect", "AutoDetect=nvml")
+    assert "remove gpus.autodetect" in finding.message
+
+
+@pytest.mark.parametrize("pool", [MIG_POOL, NVML_POOL], ids=["mig", "autodetect"])
+def test_a_site_build_with_nvml_runs_nvml_pools(pool: str) -> None:
+    site = packages("site", "23.11", apt_repository=SITE_REPOSITORY, nvml=True)
+    assert run(checks.slurm_build_has_plugins, pool + site) == []
+    without = packages("site", "23.11", apt_repository=SITE_REPOSITORY)
+    assert len(run(checks.slurm_build_has_plugins, pool + without)) == 1
+
+
+def test_a_hosted_pool_finds_gpus_in_slinkys_image_not_in_the_packages() -> None:
+    fragment = """
+        node_pools:
+          - {name: a100, scheduler: slurm, cluster: lab-k8s, nodes: {max: 2},
+             gpus: {model: a100-sxm-80gb, count: 4, autodetect: nvml}}
+    """
+    assert run(checks.slurm_build_has_plugins, fragment) == []
+
+
+def test_the_rest_api_on_debian_12_packages_is_refused_with_the_sources_that_have_jwt() -> None:
+    found = run(checks.slurm_build_has_plugins, REST_API)
+    finding = only(found, "slurm.rest_api", "needs Slurm's auth_jwt.so")
+    assert "source debian-13 (slurm-wlm-jwt-plugin, Slurm 24.11)" in finding.message
+    assert "jwt: true" in finding.message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [packages("debian-13"), packages("site", "23.11", apt_repository=SITE_REPOSITORY, jwt=True)],
+    ids=["debian-13", "site-with-jwt"],
+)
+def test_the_rest_api_runs_on_a_build_with_auth_jwt(source: str) -> None:
+    merged = _merge(_parse(source).data, _parse(REST_API).data)
+    fragment = yaml.dump(merged, Dumper=_DUMPER, sort_keys=False)
+    assert run(checks.slurm_build_has_plugins, fragment) == []
+
+
+# --- storage_without_storage_class ---------------------------------------------------------
+
+
+def storage_on(pools: str, kubernetes: str = "") -> str:
+    return f"""
+        storage:
+          - {{name: data, type: nfs, source: "nfs01:/export/data", mount: /data,
+             pools: {pools}{kubernetes}}}
+    """
+
+
+def test_storage_on_a_kubernetes_pool_without_a_storage_class_is_a_warning() -> None:
+    found = run(checks.storage_without_storage_class, storage_on("[a100, l4-serve]"))
+    finding = only(found, "storage[0]", "pods cannot use it", level="warning")
+    assert "Kubernetes pool l4-serve" in finding.message
+    assert "add kubernetes: {storage_class: data}" in finding.message
+
+
+@pytest.mark.parametrize(
+    "fragment",
+    [
+        storage_on("[a100, l4-serve]", ", kubernetes: {storage_class: data}"),
+        storage_on("[a100]"),
+        "",  # BASE: home on every pool, for the people on the hosts
+    ],
+    ids=["with-storage-class", "slurm-pools-only", "no-pools-listed"],
+)
+def test_storage_pods_can_claim_or_that_no_kubernetes_pool_lists_passes(fragment: str) -> None:
+    assert run(checks.storage_without_storage_class, fragment) == []

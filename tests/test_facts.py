@@ -57,6 +57,11 @@ node_pools:
     gpus: {model: a100-sxm-80gb, count: 4, mig: ["1g.10gb", "3g.40gb", "1g.10gb", "2g.20gb"]}
 slurm:
   controllers: [ctl-01]
+  packages:
+    source: site
+    apt_repository: "deb https://slurm.example.org/debian bookworm main"
+    nvml: true
+    jwt: true
   partitions: [{name: mig, pools: [mig-slurm], default: true, max_time: "8:00:00"}]
 kubernetes:
   clusters:

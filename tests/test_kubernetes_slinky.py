@@ -65,6 +65,11 @@ node_pools:
     taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
 slurm:
   controllers: [ctl-01]
+  packages:
+    source: site
+    apt_repository: "deb https://slurm.example.org/debian bookworm main"
+    nvml: true
+    jwt: true
   auth_key: {secret: slurm_key}
   accounting:
     host: dbd-01

@@ -40,6 +40,11 @@ identity:
   teams: [{name: vision, gid: 20001, members: [alice], fairshare: 30}]
 slurm:
   controllers: [ctl-01]
+  packages:
+    source: site
+    apt_repository: "deb https://slurm.example.org/debian bookworm main"
+    nvml: true
+    jwt: true
   accounting:
     host: dbd
     database: {host: db, password: {secret: db_pw}}

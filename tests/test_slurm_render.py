@@ -28,6 +28,11 @@ identity:
     - {name: nlp, gid: 20002, members: [bob], fairshare: 70}
 slurm:
   controllers: [ctl-01, ctl-02]
+  packages:
+    source: site
+    apt_repository: "deb https://slurm.example.org/debian bookworm main"
+    nvml: true
+    jwt: true
 """
 
 H100 = """\
@@ -328,7 +333,7 @@ def test_qos_commands_define_limits_and_grant_the_qos() -> None:
 def test_no_slurm_files_without_slurm_pools() -> None:
     pools = "  - {name: k, scheduler: kubernetes, cluster: c, hosts: k1}\n"
     extra = "kubernetes:\n  clusters: [{name: c}]\n"
-    base = BASE.replace("slurm:\n  controllers: [ctl-01, ctl-02]\n", "")
+    base = BASE.split("slurm:\n", 1)[0]
     assert not any(path.startswith("slurm/") for path in rendered(extra, pools, base))
 
 

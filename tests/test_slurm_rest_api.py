@@ -51,6 +51,12 @@ def blueprint() -> str:
             cpu: {{sockets: 1, cores_per_socket: 1}}
             memory_gb: 2
         slurm:
+          # a site that says its Slurm has auth_jwt.so (validate refuses the REST API on Debian
+          # 12's own packages), on hosts that run Debian's: what the roles catch
+          packages:
+            source: site
+            apt_repository: "deb https://slurm.example.org/debian bookworm main"
+            jwt: true
           controllers: [rest-ctl]
           partitions:
             - {{name: batch, pools: [cpu], default: true}}

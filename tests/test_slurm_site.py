@@ -44,6 +44,11 @@ node_pools:
     features: [ib]
 slurm:
   controllers: [ctl-01]
+  packages:
+    source: site
+    apt_repository: "deb https://slurm.example.org/debian bookworm main"
+    nvml: true
+    jwt: true
   accounting:
     host: dbd
     database: {host: db, password: {secret: db_pw}}

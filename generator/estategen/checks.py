@@ -23,8 +23,10 @@ from estategen.errors import Finding, did_you_mean, issue, quote
 from estategen.facts import (
     AKS_POOL_NAME,
     RESERVATION_PERIODS,
+    SLURM_APT_KEYRING,
     aks_gpu_instance_profile,
     aks_mig_profiles,
+    autodetects_nvml,
     gres_type,
     hosted_gpu_backing,
     hosted_gpus,
@@ -45,11 +47,14 @@ from estategen.kubernetes import autoscaler, slinky
 from estategen.kubernetes import storage as k8s_storage
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import (
+    DEBIAN_SLURM_BUILDS,
     Estate,
     NodePool,
     Reservation,
+    SlurmPackages,
     Storage,
     Team,
+    slurm_build,
     slurm_minutes,
 )
 from estategen.prometheus_rules import slurm_exporter_host
@@ -71,7 +76,7 @@ from estategen.reserved import (
     SYSTEM_USERS,
     namespace_reason,
 )
-from estategen.schema import PROGRAM_TREES, STORAGE_SOURCES
+from estategen.schema import PROGRAM_TREES, SLURM_VERSIONS, STORAGE_SOURCES
 from estategen.slurm_keys import (
     MULTIFACTOR_OPTIONS,
     RECORD_KEYS,
@@ -1102,6 +1107,123 @@ def rest_api_valid(estate: Estate) -> Iterator[Finding]:
         )
 
 
+# --- where the Slurm packages come from (slurm.packages) -------------------------------------
+
+
+def _build_named(packages: SlurmPackages) -> str:
+    """The Slurm a package source installs, as a finding names it."""
+    build = slurm_build(packages)
+    if build.release is None:
+        return "the site's Slurm (slurm.packages.source site)"
+    return f"Debian's slurm-wlm {build.release} (slurm.packages.source {packages.source})"
+
+
+@check
+def slurm_package_source(estate: Estate) -> Iterator[Finding]:
+    """The package source installs the Slurm release the configuration is written for
+    (versions.slurm), and a repository and what its build supports are said of a site source
+    only: Debian's builds are known."""
+    packages = estate.slurm.packages
+    build = slurm_build(packages)
+    if build.release is not None:
+        given = (
+            ("apt_repository", packages.apt_repository),
+            ("apt_key_url", packages.apt_key_url),
+            ("nvml", packages.nvml),
+            ("jwt", packages.jwt),
+        )
+        for key, value in given:
+            if value is not None:
+                yield issue(
+                    f"slurm.packages.{key}",
+                    f"source {packages.source} installs Debian's own slurm-wlm {build.release}, "
+                    f"whose build is known; {key} describes a site's repository: set source "
+                    f"site, or remove {key}",
+                )
+    elif packages.apt_repository is None:
+        yield issue(
+            "slurm.packages.source",
+            "source site installs Slurm from the site's repository: give apt_repository, its "
+            "apt source line like 'deb [signed-by=/etc/apt/keyrings/slurm.asc] "
+            "https://repo.example.org/slurm bookworm main'",
+        )
+    if (
+        packages.apt_key_url
+        and packages.apt_repository
+        and f"signed-by={SLURM_APT_KEYRING}" not in packages.apt_repository
+    ):
+        yield issue(
+            "slurm.packages.apt_repository",
+            f"apt_key_url is saved as {SLURM_APT_KEYRING}, and apt trusts a key there only "
+            f"for a source line that names it: write 'deb [signed-by={SLURM_APT_KEYRING}] ...'",
+        )
+    if not estate.slurm_pools:
+        return  # no Slurm host installs the packages
+    version = estate.versions.slurm
+    if build.release is None:
+        if not estate.versions.slurm_declared:
+            yield issue(
+                "slurm.packages.source",
+                "source site installs the Slurm release its repository carries, which the "
+                f"blueprint names: set versions.slurm (one of {', '.join(SLURM_VERSIONS)})",
+            )
+    elif version.text != build.release:
+        others = [
+            f"source {source} (Slurm {other.release})"
+            for source, other in DEBIAN_SLURM_BUILDS.items()
+            if other.release == version.text
+        ]
+        yield issue(
+            "versions.slurm",
+            f"slurm.packages.source {packages.source} installs Slurm {build.release}, not "
+            f"{version.text}: set versions.slurm to {build.release!r}, "
+            + "".join(f"use {other}, " for other in others)
+            + f"or use source site with an apt_repository that carries Slurm {version.text}",
+        )
+
+
+@check
+def slurm_build_has_plugins(estate: Estate) -> Iterator[Finding]:
+    """What the rendered files load is in the Slurm the package source installs: gpu_nvml for
+    gres.conf AutoDetect=nvml, auth_jwt.so for AuthAltTypes=auth/jwt. A hosted pool's slurmd
+    runs in Slinky's image, not from these packages."""
+    if not estate.slurm_pools:
+        return
+    packages = estate.slurm.packages
+    build = slurm_build(packages)
+    fix = "source site with the apt_repository of a Slurm built with"
+    if not build.nvml:
+        for pool in estate.slurm_pools:
+            if pool.hosted or pool.gpus is None or not autodetects_nvml(pool):
+                continue
+            if pool.gpus.mig:
+                key, what, other = "mig", "MIG instances", "give the pool whole GPUs"
+                seen = "the pool's MIG devices"
+            else:
+                key, what = "autodetect", "the GPUs (gpus.autodetect nvml)"
+                other = "remove gpus.autodetect (gres.conf then lists /dev/nvidia*)"
+                seen = "the pool's GPUs"
+            yield issue(
+                f"{pool.path}.gpus.{key}",
+                f"gres.conf finds {what} with NVML (AutoDetect=nvml), and "
+                f"{_build_named(packages)} is built without Slurm's gpu_nvml plugin: slurmd "
+                f"would not see {seen}. Use slurm.packages {fix} NVML (nvml: true), or {other}",
+            )
+    if estate.slurm.rest_api is not None and not build.jwt:
+        debian = "".join(
+            f"source {source} ({other.jwt_package or 'slurm-wlm'}, Slurm {other.release}), "
+            for source, other in DEBIAN_SLURM_BUILDS.items()
+            if other.jwt
+        )
+        yield issue(
+            "slurm.rest_api",
+            "the REST API sets AuthAltTypes=auth/jwt, which needs Slurm's auth_jwt.so, and "
+            f'{_build_named(packages)} has none: every Slurm daemon would exit with "cannot '
+            f'find auth plugin for auth/jwt". Use slurm.packages {debian}or {fix} libjwt '
+            "(jwt: true), or remove slurm.rest_api",
+        )
+
+
 @check
 def slurm_times_valid(estate: Estate) -> Iterator[Finding]:
     half_life = estate.slurm.scheduling.fairshare_half_life
@@ -1314,6 +1436,31 @@ def storage_pools_resolve(estate: Estate) -> Iterator[Finding]:
                 f"{storage.path}.source",
                 f"{storage.source!r}: a Lustre source names the MGS NID, like "
                 "'10.0.0.1@o2ib:/scratch'",
+            )
+
+
+@check
+def storage_without_storage_class(estate: Estate) -> Iterator[Finding]:
+    """A file system listed on a Kubernetes pool is mounted on its hosts only: pods reach a
+    file system through a storage class (storage[].kubernetes), and without one nothing in
+    the cluster offers it."""
+    pools = estate.pools_by_name
+    for storage in estate.storage:
+        if storage.storage_class is not None:
+            continue
+        named = [
+            name
+            for name in storage.pools or ()
+            if name in pools and pools[name].scheduler == "kubernetes" and not pools[name].managed
+        ]
+        if named:
+            yield issue(
+                storage.path,
+                f"{storage.name} is listed on Kubernetes pool{'s' if len(named) > 1 else ''} "
+                f"{', '.join(named)}, whose hosts mount it at {storage.mount}, but pods cannot "
+                f"use it: add kubernetes: {{storage_class: {storage.name}}} so pods claim it "
+                "through a storage class, or list Slurm pools only",
+                level="warning",
             )
 
 

@@ -19,6 +19,9 @@ from estategen.record import Record
 # slurm.ports may set others (issue 13): read them through slurmctld_ports and slurmd_port.
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
+# where the slurm_packages role saves slurm.packages.apt_key_url (a source line names it with
+# signed-by=)
+SLURM_APT_KEYRING = "/etc/apt/keyrings/slurm.asc"
 
 
 def topology_plugin(pools: Iterable[tuple[Sequence[str], Sequence[str]]]) -> str | None:
@@ -218,6 +221,12 @@ def gres_type(pool: NodePool) -> str | None:
     if not pool.gpus.typed:
         return None
     return pool.gpus.gres_type or pool.gpus.model
+
+
+def autodetects_nvml(pool: NodePool) -> bool:
+    """gres.conf finds the pool's GPUs with NVML (AutoDetect=nvml), which needs a Slurm built
+    with the gpu_nvml plugin: MIG instances always, whole GPUs with gpus.autodetect nvml."""
+    return pool.gpus is not None and (bool(pool.gpus.mig) or pool.gpus.autodetect == "nvml")
 
 
 def gpu_gres(pool: NodePool) -> list[tuple[str | None, int]]:

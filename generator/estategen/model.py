@@ -39,6 +39,8 @@ class Version(Record):
 class Versions(Record):
     slurm: Version
     kubernetes: Version
+    # False: versions.slurm is the release slurm.packages.source installs, filled here
+    slurm_declared: bool = True
 
 
 class SecretRef(Record):
@@ -393,6 +395,48 @@ class SlurmSite(Record):
     job_completion_location: str | None = None
 
 
+# --- where the Slurm packages come from (slurm.packages) ---
+class SlurmBuild(Record):
+    """What a package source installs: its Slurm release (None: the release the site's
+    repository carries, which versions.slurm names) and the plugins it is built with."""
+
+    release: str | None
+    nvml: bool  # gpu_nvml: gres.conf AutoDetect=nvml (MIG instances, gpus.autodetect nvml)
+    jwt: bool  # auth_jwt.so: AuthAltTypes=auth/jwt (slurm.rest_api)
+    jwt_package: str | None = None  # the package that carries auth_jwt.so, where it is its own
+
+
+# Debian's own slurm-wlm, built without NVML: bookworm's 22.05 has slurmrestd's
+# rest_auth_jwt.so but no auth_jwt.so; trixie's 24.11 ships it in slurm-wlm-jwt-plugin.
+DEBIAN_SLURM_BUILDS = {
+    "debian-12": SlurmBuild("22.05", nvml=False, jwt=False),
+    "debian-13": SlurmBuild("24.11", nvml=False, jwt=True, jwt_package="slurm-wlm-jwt-plugin"),
+}
+SLURM_PACKAGE_SOURCES = (*DEBIAN_SLURM_BUILDS, "site")
+# the Molecule image and the real-daemon tests run Debian 12's packages
+DEFAULT_SLURM_SOURCE = "debian-12"
+
+
+class SlurmPackages(Record):
+    """Where the Slurm packages come from (slurm.packages)."""
+
+    source: str = DEFAULT_SLURM_SOURCE
+    apt_repository: str | None = None  # an apt source line (source site)
+    apt_key_url: str | None = None  # its signing key
+    # what a site build supports, as the blueprint says it (None: not said)
+    nvml: bool | None = None
+    jwt: bool | None = None
+
+
+def slurm_build(packages: SlurmPackages) -> SlurmBuild:
+    """The Slurm release a package source installs and the plugins its build has: Debian's
+    builds are known; a site's is what the blueprint says of it."""
+    debian = DEBIAN_SLURM_BUILDS.get(packages.source)
+    if debian is not None:
+        return debian
+    return SlurmBuild(None, nvml=bool(packages.nvml), jwt=bool(packages.jwt))
+
+
 class Slurm(Record):
     declared: bool
     cluster_name: str
@@ -412,6 +456,7 @@ class Slurm(Record):
     site: SlurmSite = SlurmSite()
     # issue 13: the address each controller named here is reached at (SlurmctldHost=N(A))
     controller_addresses: Mapping[str, str] = field(default_factory=dict)
+    packages: SlurmPackages = SlurmPackages()
 
 
 class QueueTeam(Record):
@@ -566,6 +611,14 @@ def build(doc: Mapping[str, Any]) -> Estate:
     slurm = doc.get("slurm") or {}
     observability = doc["observability"]
     versions = doc["versions"]
+    slurm_model = _slurm(slurm, doc["estate"], declared="slurm" in doc)
+    # derived default: the release the package source installs (a site's repository carries
+    # the one versions.slurm names, so it has none: checks.slurm_package_source asks for it)
+    slurm_version = str(
+        versions.get("slurm")
+        or slurm_build(slurm_model.packages).release
+        or slurm_build(SlurmPackages()).release
+    )
     gpu_models = dict(builtin_models())
     for spec in doc["gpu_models"]:
         gpu_models[spec["name"]] = model_from_data(spec["name"], spec, builtin=False)
@@ -573,7 +626,11 @@ def build(doc: Mapping[str, Any]) -> Estate:
         suppress=tuple(doc["suppress"]),
         name=doc["estate"],
         description=doc["description"],
-        versions=Versions(Version.parse(versions["slurm"]), Version.parse(versions["kubernetes"])),
+        versions=Versions(
+            Version.parse(slurm_version),
+            Version.parse(versions["kubernetes"]),
+            slurm_declared="slurm" in versions,
+        ),
         gpu_models=MappingProxyType(gpu_models),
         declared_gpu_models=tuple(
             (f"gpu_models[{i}]", spec["name"]) for i, spec in enumerate(doc["gpu_models"])
@@ -603,7 +660,7 @@ def build(doc: Mapping[str, Any]) -> Estate:
             ),
         ),
         node_pools=tuple(_pool(i, p) for i, p in enumerate(doc["node_pools"])),
-        slurm=_slurm(slurm, doc["estate"], declared="slurm" in doc),
+        slurm=slurm_model,
         kubernetes_clusters=tuple(
             _cluster(i, c) for i, c in enumerate(doc["kubernetes"]["clusters"])
         ),
@@ -801,6 +858,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
         power_saving=_power_saving(s.get("power_saving")),
         auth_key=_secret(s.get("auth_key")),
         site=_slurm_site(s),
+        packages=SlurmPackages(**s.get("packages", {})),
     )
 
 

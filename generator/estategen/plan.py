@@ -678,6 +678,7 @@ _ROLES: dict[str, tuple[str, ...]] = {
     "slurm.slurmd_user": ("slurm_compute",),
     "slurm.mpi.default": ("slurm_compute",),
     "versions.slurm": ("slurmdbd", "slurm_controller", "slurm_compute"),
+    "slurm.packages": ("slurmdbd", "slurm_controller", "slurm_compute"),
     "node_pools[].health_check": ("slurm_compute",),
     "node_pools[].cloud": ("slurm_compute",),
     "node_pools[].taints": ("k8s_gpu_node",),
@@ -852,8 +853,9 @@ def _key_change(models: _Models, delta: Delta) -> list[Change]:
         return [_option_change(models, delta)]
     if key.startswith("storage"):
         return [_storage_change(models, delta)]
-    if key == "versions.slurm":
-        if delta.path[-1] != "text" or not models.slurm:
+    if key == "versions.slurm" or key.startswith("slurm.packages"):
+        # another release, or the same from another source: the Slurm roles reinstall it
+        if delta.path[-1] in ("major", "minor") or not models.slurm:
             return []
         return [_roles_change(models, delta, "slurm-upgrade", "all")]
     if key.startswith("observability"):

@@ -21,7 +21,13 @@ from estategen import hostlist
 from estategen.catalog import SHAPE_KEYS
 from estategen.errors import Finding, did_you_mean, issue, key_path, quote
 from estategen.facts import SLURMCTLD_PORT, SLURMD_PORT
-from estategen.model import POWER_SAVING_DEFAULTS, SLURM_PATH_DEFAULTS, STATE_SAVE_LOCATION
+from estategen.model import (
+    DEFAULT_SLURM_SOURCE,
+    POWER_SAVING_DEFAULTS,
+    SLURM_PACKAGE_SOURCES,
+    SLURM_PATH_DEFAULTS,
+    STATE_SAVE_LOCATION,
+)
 
 NAME = r"[a-z][a-z0-9-]{0,39}"
 HOSTNAME = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
@@ -150,6 +156,15 @@ CLOUD_IMAGE = rf"({GCE_IMAGE}|ami-[0-9a-f]{{8,17}})"
 CLOUD_SUBNET = r"([a-z]([-a-z0-9]{0,61}[a-z0-9])?|subnet-[0-9a-f]{8,17})"
 
 SLURM_VERSIONS = ("22.05", "23.02", "23.11", "24.05", "24.11", "25.05", "25.11", "26.05")
+# --- where the Slurm packages come from (slurm.packages) ---
+# An apt source line (sources.list(5), one-line style) of a site's Slurm repository: `deb`,
+# optional [key=value ...] options such as signed-by=, an http(s) URI, a suite, components.
+_APT_OPTION = r"[a-z][a-z-]{0,31}=[A-Za-z0-9._/,:-]{1,200}"
+APT_SOURCE = (
+    rf"deb( \[{_APT_OPTION}( {_APT_OPTION}){{0,7}}\])? https?://[A-Za-z0-9._~:/%+@-]{{1,300}}"
+    r" [A-Za-z0-9._/-]{1,64}( [A-Za-z0-9._-]{1,64}){0,8}"
+)
+HTTPS_URL = r"https://[A-Za-z0-9._~:/%+@-]{1,400}"
 KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
 PROVIDERS = ("on-prem", "gke", "eks", "aks")
 # queue engines and training frameworks a Kubernetes cluster may run (issue 15)
@@ -208,6 +223,9 @@ _PATTERN_HINTS = {
         "'ami-0123456789abcdef0' (eks)"
     ),
     CLOUD_SUBNET: "subnetwork name (gke) or subnet id like 'subnet-0123abcd' (eks)",
+    APT_SOURCE: "apt source line like 'deb [signed-by=/etc/apt/keyrings/slurm.asc] "
+    "https://repo.example.org/slurm bookworm main'",
+    HTTPS_URL: "https URL like 'https://repo.example.org/slurm/key.asc'",
 }
 
 
@@ -536,9 +554,26 @@ _SLURM_SELECT = _dict(
     },
     default={},
 )
+_SLURM_PACKAGES = _dict(
+    {
+        "source": {
+            "type": "string",
+            "allowed": list(SLURM_PACKAGE_SOURCES),
+            "default": DEFAULT_SLURM_SOURCE,
+        },
+        # source site: the repository and what its build supports (checks.slurm_package_source
+        # refuses them with Debian's packages, whose builds are known)
+        "apt_repository": _s(APT_SOURCE),
+        "apt_key_url": _s(HTTPS_URL),
+        "nvml": {"type": "boolean"},
+        "jwt": {"type": "boolean"},
+    },
+    default={},
+)
 _SLURM = _dict(
     {
         "cluster_name": _name(),
+        "packages": _SLURM_PACKAGES,
         "controllers": _list(_s(HOSTNAME), minlength=1, maxlength=4),
         # issue 13: SlurmctldHost=NAME(ADDRESS), for controllers whose name does not resolve
         "controller_addresses": {
@@ -775,7 +810,8 @@ BLUEPRINT: dict[str, Any] = {
     "description": _s(FREE_TEXT, default=""),
     "versions": _dict(
         {
-            "slurm": {"type": "string", "allowed": list(SLURM_VERSIONS), "default": "23.11"},
+            # no static default: the release slurm.packages.source installs (the model fills it)
+            "slurm": {"type": "string", "allowed": list(SLURM_VERSIONS)},
             "kubernetes": {
                 "type": "string",
                 "allowed": list(KUBERNETES_VERSIONS),

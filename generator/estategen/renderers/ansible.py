@@ -32,7 +32,7 @@ from estategen.facts import (
     pool_mounts,
     registration_labels,
 )
-from estategen.model import Estate, NodePool, Storage
+from estategen.model import Estate, NodePool, Storage, slurm_build
 from estategen.prometheus_rules import slurm_exporter_host
 from estategen.render import Files, OutputFile, renderer, templates, text
 from estategen.renderers.slurm import slurm_files
@@ -236,6 +236,8 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
     directory = estate.identity.directory
     accounting = estate.slurm.accounting
     rest = estate.slurm.rest_api
+    packages = estate.slurm.packages
+    build = slurm_build(packages)
     out: dict[str, Any] = {
         "estate_name": estate.name,
         "estate_labels": dict(estate.observability.labels),
@@ -255,6 +257,12 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         "estate_slurm_exporter_host": slurm_exporter_host(estate),
         "slurm_cluster_name": estate.slurm.cluster_name,
         "slurm_version": estate.versions.slurm.text,
+        # where the Slurm packages come from (slurm.packages): the slurm_packages role adds the
+        # site's repository and its key (empty: Debian's own packages), and installs the
+        # package with auth_jwt.so where the source ships it apart
+        "slurm_packages_apt_repository": packages.apt_repository or "",
+        "slurm_packages_apt_key_url": packages.apt_key_url or "",
+        "slurm_packages_extra_names": [build.jwt_package] if rest and build.jwt_package else [],
         "slurm_config_files": [
             n for n in slurm_names if n.endswith(".conf") and n != "slurmdbd.conf"
         ],

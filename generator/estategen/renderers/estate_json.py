@@ -21,6 +21,8 @@ SCHEMA = "estategen/estate-v2"
 def estate_data(estate: Estate) -> dict[str, Any]:
     """What estate.json records of an estate (without its ``schema`` field)."""
     data: dict[str, Any] = to_data(estate)
+    # whether versions.slurm was written or follows slurm.packages: for the checks, not a value
+    data["versions"].pop("slurm_declared")
     data["gpu_models"] = {
         name: model
         for name, model in data["gpu_models"].items()

@@ -14,6 +14,7 @@ from typing import Any
 from estategen import __version__, hostlist
 from estategen.facts import (
     JWT_KEY_PATH,
+    autodetects_nvml,
     gpu_gres,
     gpu_memory_mib_range,
     gres_type,
@@ -531,7 +532,7 @@ def gres_conf(estate: Estate) -> str:
                 "pool": pool.name,
                 "hosts": hosts,
                 "mig": bool(pool.gpus.mig),
-                "nvml": pool.gpus.autodetect == "nvml" and not pool.gpus.mig,
+                "nvml": autodetects_nvml(pool),
                 "gpus": gpu_gres(pool),
                 "files": files,
                 "shards": shards(pool),
