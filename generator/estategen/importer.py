@@ -46,7 +46,7 @@ from estategen.schema import (
     TRES,
     USER,
 )
-from estategen.slurm_keys import MULTIFACTOR_OPTIONS, REFUSED_IN_OPTIONS
+from estategen.slurm_keys import MULTIFACTOR_OPTIONS, REFUSED_IN_OPTIONS, password_key
 from estategen.slurmconf import (
     GRES_RECORDS,
     TOPOLOGY_RECORDS,
@@ -609,6 +609,11 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
     priority = conf.parameter("PriorityType")
     basic = priority is None or priority.value.lower() == "priority/basic"
     for setting in ordered:
+        instead = password_key(setting.name)
+        if instead is not None:  # its value is never copied: not to the blueprint, nor printed
+            withheld = Setting(setting.key, "(a password, not copied)", setting.where)
+            run.refused(withheld, f"a password is a secret reference {{secret: NAME}}; {instead}")
+            continue
         row = PARAMETERS.get(setting.name)
         if basic and (setting.name in _MULTIFACTOR_ROWS or setting.name in MULTIFACTOR_OPTIONS):
             run.refused(setting, _BASIC_IGNORES)

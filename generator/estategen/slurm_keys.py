@@ -19,6 +19,7 @@ restart", slurm.conf(5) from 23.11).
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
 from estategen.record import Record
@@ -196,6 +197,38 @@ MULTIFACTOR_OPTIONS = frozenset(
         "priorityusageresetperiod",
     }
 )
+
+# Keys whose value is a password, with the blueprint key to use instead. slurm.conf(5):
+# AccountingStoragePass, JobCompPass; slurmdbd.conf(5): StoragePass (slurm.conf knows no such
+# key). slurm.conf "must be readable by all users of Slurm" (slurm.conf(5)), so no secret can
+# be written there, not even one resolved at deploy time: `slurm.options` refuses these keys,
+# and `estategen import` copies none of their values.
+_DATABASE_PASSWORD = (
+    "slurmdbd's database password is slurm.accounting.database.password, which renders into "
+    "slurmdbd.conf (mode 0600) from a secret reference"
+)
+PASSWORD_KEYS: dict[str, str] = {
+    "AccountingStoragePass": _DATABASE_PASSWORD,
+    "StoragePass": _DATABASE_PASSWORD,
+    "JobCompPass": (
+        "the job completion types estategen writes (slurm.jobcomp.type none or filetxt) use no "
+        "database and no password"
+    ),
+}
+# Any other key named as a password (acct_gather.conf(5)'s ProfileInfluxDBPass, a later
+# release's *Pass or *Password key) is one too.
+_PASSWORD_NAME = re.compile(r".*(pass|password|passwd)", re.IGNORECASE)
+_PASSWORD_BY_NAME = {name.lower(): why for name, why in PASSWORD_KEYS.items()}
+
+
+def password_key(name: str) -> str | None:
+    """For a slurm.conf key (in any case) that holds a password: the blueprint key that holds
+    it instead, or why none is needed; None for other keys."""
+    why = _PASSWORD_BY_NAME.get(name.lower())
+    if why is None and _PASSWORD_NAME.fullmatch(name):
+        why = "estategen writes no configuration that reads it"
+    return why
+
 
 _BY_NAME = {key.name.lower(): key for key in SLURM_KEYS}
 
