@@ -82,6 +82,7 @@ from estategen.slurm_keys import (
     RECORD_KEYS,
     REFUSED_IN_OPTIONS,
     Owner,
+    password_key,
     slurm_key,
 )
 
@@ -1274,9 +1275,19 @@ def _half_life_usable(estate: Estate) -> Iterator[Finding]:
 @check
 def slurm_options_not_owned(estate: Estate) -> Iterator[Finding]:
     """`slurm.options` may not set a key estategen renders, one that decides whom the daemons
-    trust, or one that opens a node or partition record (estategen.slurm_keys)."""
+    trust, or one that opens a node or partition record (estategen.slurm_keys); nor a password,
+    which slurm.conf, readable by every user, cannot hold."""
     refused = {name.lower(): name for name in REFUSED_IN_OPTIONS}
     for key in estate.slurm.options:
+        instead = password_key(key)
+        if instead is not None:
+            yield issue(
+                f"slurm.options.{key}",
+                f"{key} is a password: a password is a secret reference {{secret: NAME}}, "
+                "never a literal, and slurm.conf, which every user of Slurm reads, cannot hold "
+                f"one, so slurm.options refuses the key; {instead}",
+            )
+            continue
         name = refused.get(key.lower())
         if name is None:
             continue
