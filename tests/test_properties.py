@@ -193,6 +193,13 @@ def estates(draw: st.DrawFn) -> dict[str, Any]:
     slurm_pools = [p["name"] for p in pools if p["scheduler"] == "slurm"]
     if slurm_pools:
         slurm: dict[str, Any] = {"controllers": ["ctl-1", "ctl-2"][: draw(st.integers(1, 2))]}
+        # a site repository of whichever release was drawn, built with NVML and libjwt
+        slurm["packages"] = {
+            "source": "site",
+            "apt_repository": "deb https://slurm.example.org/debian bookworm main",
+            "nvml": True,
+            "jwt": True,
+        }
         accounting = draw(st.booleans())
         if accounting:
             slurm["accounting"] = {
