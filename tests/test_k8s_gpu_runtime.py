@@ -1,0 +1,215 @@
+"""GPUs reach the containers that ask for them, as NVIDIA's device plugin documents it.
+
+The device plugin hands a container its GPUs only as the ``NVIDIA_VISIBLE_DEVICES`` variable
+(its default device-list strategy, ``envvar``); a runtime that does not read it (runc) starts
+the container without /dev/nvidia* and without the driver's libraries. NVIDIA's answer is
+nvidia-container-runtime as the node's default runtime, which the ``k8s_gpu_node`` role makes
+it; these tests read the upstream sources at the tags we pin (vendored under
+``tests/upstream/``) and, where Debian's containerd is installed, let containerd itself read
+the configuration the role leaves.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from estategen import load, pipeline
+from estategen.kubernetes import nvidia
+from estategen.kubernetes.objects import ClusterView
+from estategen.model import Estate
+
+from conftest import BLUEPRINTS
+from crd import UPSTREAM
+
+ROOT = Path(__file__).resolve().parent.parent
+ROLES = ROOT / "playbooks" / "roles"
+DEVICE_PLUGIN = UPSTREAM / "k8s-device-plugin-v0.20.0"
+ANSIBLE_PLAYBOOK = shutil.which("ansible-playbook")
+CONTAINERD = shutil.which("containerd")
+# the configuration file Debian's containerd package installs (a conffile of the package)
+DEBIAN_CONTAINERD_CONFIG = Path("/etc/containerd/config.toml")
+CRI = "io.containerd.grpc.v1.cri"
+
+needs_ansible = pytest.mark.skipif(
+    not ANSIBLE_PLAYBOOK or os.geteuid() != 0, reason="needs ansible-playbook, run as root"
+)
+
+
+def estate_of(source: str) -> Estate:
+    document = load.parse_blueprint(source.encode(), "blueprint.yaml")
+    return pipeline.validate_document(document).estate
+
+
+def converge_containerd_tasks(tmp: Path, config: str) -> tuple[Path, Path]:
+    """Run the role's containerd tasks on localhost against a config.toml holding ``config``
+    and a drop-in folder beside it; returns both paths."""
+    config_path = tmp / "config.toml"
+    config_path.write_text(config)
+    dropins = tmp / "conf.d"
+    play = {
+        "name": "containerd of a Kubernetes GPU node",
+        "hosts": "localhost",
+        "connection": "local",
+        "gather_facts": False,
+        "tasks": [
+            {
+                "name": "The role's containerd tasks",
+                "ansible.builtin.include_role": {
+                    "name": "k8s_gpu_node",
+                    "tasks_from": "containerd",
+                },
+                "vars": {
+                    "k8s_gpu_node_containerd_config": str(config_path),
+                    "k8s_gpu_node_containerd_dropins": str(dropins),
+                },
+            }
+        ],
+    }
+    playbook = tmp / "playbook.yml"
+    playbook.write_text(yaml.safe_dump([play], sort_keys=False))
+    assert ANSIBLE_PLAYBOOK
+    result = subprocess.run(
+        [
+            ANSIBLE_PLAYBOOK,
+            "-i",
+            "localhost,",
+            "-e",
+            f"ansible_python_interpreter={sys.executable}",
+            str(playbook),
+        ],
+        env={
+            **os.environ,
+            "ANSIBLE_ROLES_PATH": str(ROLES),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_LOCALHOST_WARNING": "False",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return config_path, dropins
+
+
+def dropin(tmp: Path) -> dict[str, Any]:
+    """The drop-in the role writes, as TOML."""
+    _, dropins = converge_containerd_tasks(tmp, "version = 2\n")
+    return tomllib.loads((dropins / "99-nvidia.toml").read_text())
+
+
+def test_the_device_plugin_hands_gpus_to_the_runtime_as_an_environment_variable() -> None:
+    """k8s-device-plugin v0.20.0 ``cmd/nvidia-device-plugin/main.go`` (flag
+    ``device-list-strategy``, env ``DEVICE_LIST_STRATEGY``, default ``envvar``) and
+    ``internal/plugin/server.go`` ``getAllocateResponse``: under ``envvar`` the Allocate
+    response is ``NVIDIA_VISIBLE_DEVICES`` and nothing else. The estate's plugin keeps that
+    default (neither its environment nor any per-pool config names another strategy), so
+    every GPU node needs a runtime that reads the variable."""
+    main = (DEVICE_PLUGIN / "main.go").read_text()
+    flag = re.search(
+        r'Name:\s+"device-list-strategy",\s+Value:\s+cli\.NewStringSlice\(string\('
+        r'spec\.DeviceListStrategy(\w+)\)\),.*?EnvVars:\s+\[\]string\{"DEVICE_LIST_STRATEGY"\}',
+        main,
+        re.DOTALL,
+    )
+    assert flag and flag.group(1) == "EnvVar"
+    server = (DEVICE_PLUGIN / "server.go").read_text()
+    assert 'deviceListEnvVar                          = "NVIDIA_VISIBLE_DEVICES"' in server
+    assert re.search(
+        r"Includes\(spec\.DeviceListStrategyEnvVar\) \{\s+"
+        r"plugin\.updateResponseForDeviceListEnvVar\(response, deviceIDs\.\.\.\)",
+        server,
+    )
+    estate = estate_of((BLUEPRINTS / "campus.yaml").read_text())
+    views = [ClusterView.of(estate, c) for c in estate.kubernetes_clusters]
+    assert any(v.runs_device_plugin for v in views)
+    for view in (v for v in views if v.runs_device_plugin):
+        (plugin,) = [
+            o
+            for o in nvidia.device_plugin(view)
+            if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "nvidia-device-plugin"
+        ]
+        env = [
+            e["name"]
+            for c in plugin["spec"]["template"]["spec"]["containers"]
+            for e in c.get("env", [])
+        ]
+        assert "DEVICE_LIST_STRATEGY" not in env
+        for text in nvidia.device_plugin_configs(view).values():
+            assert "deviceListStrategy" not in yaml.safe_load(text)["flags"].get("plugin", {})
+
+
+@needs_ansible
+def test_gpu_nodes_make_the_nvidia_runtime_containerds_default(tmp_path: Path) -> None:
+    """k8s-device-plugin v0.20.0 ``README.md`` "Prerequisites": "nvidia-container-runtime
+    configured as the default low-level runtime" (else every GPU pod must name a RuntimeClass,
+    which workloads, examples and Slinky NodeSets do not). The role's drop-in makes runtime
+    ``nvidia`` (nvidia-container-runtime) containerd's default, in config version 2 as
+    containerd 1.6 (Debian 12) and 1.7 (Debian 13) read it."""
+    readme = (DEVICE_PLUGIN / "README.md").read_text()
+    assert "- nvidia-container-runtime configured as the default low-level runtime" in readme
+    cri = dropin(tmp_path)["plugins"][CRI]
+    assert cri["containerd"]["default_runtime_name"] == "nvidia"
+    assert cri["containerd"]["runtimes"]["nvidia"]["options"]["BinaryName"] == (
+        "/usr/bin/nvidia-container-runtime"
+    )
+
+
+@needs_ansible
+def test_the_role_has_containerd_import_its_drop_in_folder(tmp_path: Path) -> None:
+    """Debian's containerd packages (1.6.20 in Debian 12, 1.7.24 in Debian 13) install a
+    config.toml without ``imports``: a drop-in folder is read only when config.toml names it.
+    The role puts the line first (a top-level key must precede every table) and converges
+    unchanged the second time."""
+    config = 'version = 2\n\n[plugins]\n  [plugins."io.containerd.internal.v1.opt"]\n'
+    config_path, dropins = converge_containerd_tasks(tmp_path, config)
+    lines = config_path.read_text().splitlines()
+    assert lines[0] == f'imports = ["{dropins}/*.toml"]'
+    assert "\n".join(lines[1:]) + "\n" == config
+    converge_containerd_tasks(tmp_path, config_path.read_text())
+    assert config_path.read_text().splitlines().count(lines[0]) == 1
+
+
+@pytest.mark.skipif(
+    not CONTAINERD
+    or not ANSIBLE_PLAYBOOK
+    or os.geteuid() != 0
+    or not DEBIAN_CONTAINERD_CONFIG.is_file(),
+    reason="needs Debian's containerd package (containerd config dump), ansible-playbook, root",
+)
+def test_containerd_reads_the_nvidia_runtime_as_default_and_keeps_debians_cni_folders(
+    tmp_path: Path,
+) -> None:
+    """The real ``containerd config dump`` of Debian's containerd reads Debian's own
+    config.toml after the role ran on it: the default runtime is ``nvidia``, runc is still
+    there, and the CNI folders are Debian's. containerd 1.6 (Debian 12) replaces the whole CRI
+    section of config.toml with an imported file's (1.7 and 2.x merge it), so without them in
+    the drop-in the node would look for CNI plugins in /opt/cni/bin."""
+    packaged = tomllib.loads(DEBIAN_CONTAINERD_CONFIG.read_text())
+    config_path, _ = converge_containerd_tasks(tmp_path, DEBIAN_CONTAINERD_CONFIG.read_text())
+    assert CONTAINERD
+    dump = subprocess.run(
+        [CONTAINERD, "--config", str(config_path), "config", "dump"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    cri = tomllib.loads(dump)["plugins"][CRI]
+    assert cri["containerd"]["default_runtime_name"] == "nvidia"
+    runtimes = cri["containerd"]["runtimes"]
+    assert runtimes["nvidia"]["runtime_type"] == "io.containerd.runc.v2"
+    assert runtimes["nvidia"]["options"]["BinaryName"] == "/usr/bin/nvidia-container-runtime"
+    assert runtimes["runc"]["runtime_type"] == "io.containerd.runc.v2"
+    packaged_cni = packaged.get("plugins", {}).get(CRI, {}).get("cni", {})
+    for key, value in packaged_cni.items():
+        assert cri["cni"][key] == value, key
