@@ -13,8 +13,8 @@ Every setting keeps the file, line and column it came from. A malformed file rai
 
 What one import reads is bounded (:class:`Budget`): only regular files are opened (a FIFO,
 ``/dev/stdin`` or a device is refused, never waited on), a file reached by several Include
-lines is read once, and the bytes, Include lines followed, Key=Value pairs and host names of
-all files together stop at the bounds below, which keep an import under 10 s and 1 GiB.
+lines is read once, and the bytes, Include lines followed, parameters and host names of all
+files together stop at the bounds below, which keep an import under 10 s and 1 GiB.
 """
 
 from __future__ import annotations
@@ -44,16 +44,13 @@ MAX_LINES = 200_000
 # Parsing keeps every character's place (about 300 bytes of memory and 2 us each), and an
 # import spends up to 120 us more on a node line: 512 KiB (a NodeName line with NodeAddr for
 # each of 11,000 hosts, or many times a large site's files written with hostlist ranges)
-# imports in about 3 s of CPU and 150 MiB.
+# imports in about 3 s of CPU and 150 MiB. It bounds the lines and Key=Value pairs too: at
+# most 131,072 pairs ("a=b" and a separator) fit, which import reads in under 2 s.
 MAX_READ_BYTES = 512 * 1024
 # Files opened by Include lines in one import, each Include of a file counted: a site has a
 # handful (a glob over conf.d/ perhaps dozens); a diamond of Includes that reaches one file
 # millions of times stops here, after milliseconds.
 MAX_INCLUDES = 1_000
-# Key=Value pairs of all files together: a NodeName line per host of the estate limit with
-# a few keys each is about half of it. Every pair becomes an outcome, a report line and
-# perhaps a comment in the blueprint.
-MAX_SETTINGS = 4 * MAX_ESTATE_HOSTS
 # Parameters outside records: slurm.conf(5) knows about 350 keys, and each one passed through
 # becomes a slurm.options key that the blueprint's render writes and reads again.
 MAX_PARAMETERS = 1_000
@@ -143,7 +140,6 @@ class Budget(Record, frozen=False):
 
     bytes: int = MAX_READ_BYTES
     includes: int = MAX_INCLUDES
-    settings: int = MAX_SETTINGS
     names: int = MAX_NAMES  # host names hostlists expand to, NodeName lines' included
     # a file's text by (device, inode): a file several Include lines reach is read once
     texts: dict[tuple[int, int], str] = field(default_factory=dict)
@@ -365,7 +361,7 @@ def parse_text(text: str, file: str, records: Iterable[str] = SLURM_RECORDS) -> 
 
     The text is estategen's own (a render's), bounded by what rendered it: only what it
     includes spends a budget."""
-    state = _Parse({name.lower(): name for name in records}, Budget(), counted=False)
+    state = _Parse({name.lower(): name for name in records}, Budget(), bounded=False)
     state.files.append(file)
     _parse_lines(text, Path(file), state, stack=())
     return state.conf()
@@ -376,7 +372,7 @@ class _Parse(Record, frozen=False):
 
     kinds: Mapping[str, str]
     budget: Budget
-    counted: bool = True  # settings and parameters spend the budget
+    bounded: bool = True  # at most MAX_PARAMETERS parameters
     parameters: list[Setting] = field(default_factory=list)
     found: list[ConfRecord] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
@@ -384,16 +380,10 @@ class _Parse(Record, frozen=False):
     def conf(self) -> ConfFile:
         return ConfFile(tuple(self.parameters), tuple(self.found), tuple(self.files))
 
-    def spend(self, settings: list[Setting], parameters: bool) -> None:
-        """Count a line's settings; refuse the line that goes beyond a bound."""
-        if not self.counted:
-            return
-        self.budget.settings -= len(settings)
-        if self.budget.settings < 0:
-            raise ConfSyntaxError(
-                settings[0].where, f"more than {MAX_SETTINGS} Key=Value settings in all files"
-            )
-        if parameters and len(self.parameters) > MAX_PARAMETERS:
+    def add_parameters(self, settings: list[Setting]) -> None:
+        """A line's parameters; the line that goes beyond MAX_PARAMETERS is refused."""
+        self.parameters.extend(settings)
+        if self.bounded and len(self.parameters) > MAX_PARAMETERS:
             raise ConfSyntaxError(
                 settings[0].where,
                 f"more than {MAX_PARAMETERS} parameters outside record lines (NodeName, "
@@ -439,7 +429,6 @@ def _parse_lines(
             continue
         settings = _pairs(words)
         if LINE_RECORD in kinds:  # gres.conf: every line describes one GRES
-            state.spend(settings, parameters=False)
             state.found.append(ConfRecord("Gres", "", tuple(settings), settings[0].where))
             continue
         kind = kinds.get(settings[0].name)
@@ -449,10 +438,8 @@ def _parse_lines(
                     raise ConfSyntaxError(
                         setting.where, f"{setting.key} must open its line (it starts a record)"
                     )
-            state.parameters.extend(settings)
-            state.spend(settings, parameters=True)
+            state.add_parameters(settings)
             continue
-        state.spend(settings, parameters=False)
         head = settings[0]
         if not head.value:
             raise ConfSyntaxError(head.where, f"{kind} needs a value")

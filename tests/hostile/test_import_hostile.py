@@ -26,7 +26,7 @@ from capped import MEMORY_CAP, SECONDS, TIMEOUT
 
 from estategen import hostlist
 from estategen.checks import MAX_ESTATE_HOSTS
-from estategen.slurmconf import MAX_INCLUDES, MAX_READ_BYTES
+from estategen.slurmconf import MAX_INCLUDES, MAX_PARAMETERS, MAX_READ_BYTES
 
 SITE = "ClusterName=lab\nSlurmctldHost=ctl\nNodeName=n[1-2] CPUs=4\nPartitionName=p Nodes=n[1-2]\n"
 
@@ -286,6 +286,16 @@ def test_the_bytes_of_all_files_together_are_bounded(tmp_path: Path) -> None:
 # --- memory -----------------------------------------------------------------------------------
 
 
+def test_parameters_are_bounded_at_the_line_that_goes_beyond(tmp_path: Path) -> None:
+    """Each parameter passed through is a slurm.options key the blueprint renders and import
+    reads back: 1,001 of them (slurm.conf(5) knows about 350) are refused."""
+    keys = "".join(f"Key{n}=1\n" for n in range(MAX_PARAMETERS - 1))
+    slurm_conf = site(tmp_path, "ClusterName=lab\nNodeName=n1\n" + keys + "MinJobAge=1\n")
+    run = run_import(slurm_conf, "-o", tmp_path / "site.yaml")
+    line = MAX_PARAMETERS + 2  # ClusterName is the first parameter, NodeName no parameter
+    assert_error(run, 1, f"{slurm_conf}:{line}:1: more than {MAX_PARAMETERS} parameters outside")
+
+
 def test_a_slurm_conf_of_16_mib_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
     pairs = " ".join(f"K{n}=v" for n in range(8)) + "\n"
     slurm_conf = site(tmp_path, SITE + pairs * (16 * 1024 * 1024 // len(pairs)))
@@ -401,6 +411,15 @@ def test_a_fairshare_the_blueprint_cannot_hold_is_refused_with_its_line(
     assert "identity.teams[].fairshare: " in run.stdout
     teams = yaml.safe_load((tmp_path / "site.yaml").read_text())["identity"]["teams"]
     assert teams == [{"name": "physics", "gid": 60000}]  # Slurm's default share of 1
+
+
+def test_fairshare_is_bounded_as_the_schema_bounds_it() -> None:
+    from estategen.importer import MAX_FAIRSHARE
+    from estategen.schema import json_schema
+
+    teams = json_schema()["properties"]["identity"]["properties"]["teams"]
+    fairshare = teams["items"]["properties"]["fairshare"]
+    assert (fairshare["minimum"], fairshare["maximum"]) == (1, MAX_FAIRSHARE)
 
 
 def test_numbers_are_ascii_digits(tmp_path: Path) -> None:
