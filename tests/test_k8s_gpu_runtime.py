@@ -213,3 +213,101 @@ def test_containerd_reads_the_nvidia_runtime_as_default_and_keeps_debians_cni_fo
     packaged_cni = packaged.get("plugins", {}).get(CRI, {}).get("cni", {})
     for key, value in packaged_cni.items():
         assert cri["cni"][key] == value, key
+
+
+# --- AKS: the runtime handlers its GPU nodes define -----------------------------------------
+
+AGENTBAKER = UPSTREAM / "agentbaker-v0.20260821.0"
+GPU_OPERATOR = UPSTREAM / "gpu-operator-v26.7.0"
+
+AKS = """\
+estate: azure
+versions: {kubernetes: "1.33"}
+identity:
+  teams: [{name: ml, gid: 30001}]
+node_pools:
+  - name: nvl
+    scheduler: kubernetes
+    cluster: az
+    provider: aks
+    instance_type: Standard_NC80adis_H100_v5
+    nodes: {min: 1, max: 2}
+    gpus: {model: h100-nvl-94gb, count: 2, sharing: {time_slicing: 4}}
+kubernetes:
+  clusters:
+    - name: az
+      provider: aks
+      region: westeurope
+      resource_group: rg-gpu-prod
+"""
+
+
+def aks_gpu_runtimes() -> dict[str, str]:
+    """Per AKS containerd template (config v2 and v3), the GPU branch (``getEnableNvidia``):
+    the runtime handlers it defines and its default runtime, as ``{handler: ""}`` plus
+    ``{"default": name}``."""
+    out: dict[str, str] = {}
+    for name in ("containerd.toml.gtpl", "containerd_v2.toml.gtpl"):
+        text = (AGENTBAKER / name).read_text()
+        gpu = text.split("{{- if getEnableNvidia . }}", 1)[1].split("{{- else}}", 1)[0]
+        handlers = set(re.findall(r"\.containerd\.runtimes\.([\w-]+)\]", gpu))
+        (default,) = re.findall(r'default_runtime_name = "([\w-]+)"', gpu)
+        assert handlers == {"nvidia-container-runtime", "untrusted"}, (name, handlers)
+        out.update(dict.fromkeys(handlers, ""))
+        out["default"] = default
+    return out
+
+
+def pod_specs(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [o["spec"]["template"]["spec"] for o in objs if o["kind"] == "DaemonSet"]
+
+
+def test_aks_gpu_pods_name_no_runtime_class_the_nodes_lack() -> None:
+    """Azure/AgentBaker v0.20260821.0 ``aks-node-controller/parser/templates/
+    containerd.toml.gtpl`` lines 29-41 (and ``containerd_v2.toml.gtpl`` 31-42): AKS GPU nodes
+    define the runtimes ``nvidia-container-runtime`` (the default) and ``untrusted``, no
+    ``nvidia``; a pod naming RuntimeClass ``nvidia`` gets no sandbox and no GPU is
+    advertised. On AKS the NVIDIA DaemonSets name none (the default runtime is NVIDIA's) and
+    no RuntimeClass ``nvidia`` is created."""
+    runtimes = aks_gpu_runtimes()
+    assert runtimes["default"] == nvidia.AKS_NVIDIA_RUNTIME
+    built = estate_of(AKS)
+    (cluster,) = built.kubernetes_clusters
+    view = ClusterView.of(built, cluster)
+    assert view.runs_device_plugin
+    objs = [*nvidia.runtime_class(view), *nvidia.device_plugin(view), *nvidia.dcgm_exporter(view)]
+    specs = pod_specs(objs)
+    assert {s["containers"][-1]["name"] for s in specs} >= {"nvidia-device-plugin"}
+    assert [s["runtimeClassName"] for s in specs if "runtimeClassName" in s] == []
+    assert [o for o in objs if o["kind"] == "RuntimeClass"] == []
+    # an on-prem cluster's nodes define `nvidia` (the k8s_gpu_node role): named there
+    campus = estate_of((BLUEPRINTS / "campus.yaml").read_text())
+    onprem = [ClusterView.of(campus, c) for c in campus.kubernetes_clusters]
+    view = next(v for v in onprem if v.runs_device_plugin and v.cluster.provider == "on-prem")
+    assert {s.get("runtimeClassName") for s in pod_specs(nvidia.device_plugin(view))} == {"nvidia"}
+
+
+def test_aks_gpu_operator_names_the_runtime_handler_aks_nodes_define() -> None:
+    """gpu-operator v26.7.0 ``controllers/object_controls.go``: ``setRuntimeClassName`` puts
+    ``getRuntimeClassName`` (ClusterPolicy ``operator.runtimeClass``, default ``nvidia``) on
+    every operand and ``transformRuntimeClass`` creates that RuntimeClass with the same name
+    as its handler. On AKS the values name ``nvidia-container-runtime``, a handler AgentBaker's
+    GPU template defines; elsewhere the operator's default stays."""
+    controls = (GPU_OPERATOR / "object_controls.go").read_text()
+    assert re.search(
+        r"func getRuntimeClassName\(config \*gpuv1\.ClusterPolicySpec\) string \{\s+"
+        r'if config\.Operator\.RuntimeClass != "" \{\s+return config\.Operator\.RuntimeClass',
+        controls,
+    )
+    assert re.search(
+        r"runtimeClassName := getRuntimeClassName\(&n\.singleton\.Spec\)\s+"
+        r"obj\.Name = runtimeClassName\s+obj\.Handler = runtimeClassName",
+        controls,
+    )
+    built = estate_of(AKS + "      device_plugin: {install: gpu-operator}\n")
+    (cluster,) = built.kubernetes_clusters
+    view = ClusterView.of(built, cluster)
+    assert view.runs_gpu_operator
+    handler = nvidia.gpu_operator_values(view)["operator"]["runtimeClass"]
+    assert handler in aks_gpu_runtimes()
+    assert handler != "default"

@@ -48,6 +48,9 @@ DCGM_COUNTERS = "dcgm-exporter-counters"
 DCGM_COUNTERS_DIR = "/etc/dcgm-exporter"
 DEFAULT_CONFIG = "default"
 RUNTIME_CLASS = "nvidia"
+# the containerd runtime AKS GPU nodes run every container with (their default); they define
+# no `nvidia` handler, so a pod naming RuntimeClass `nvidia` never gets a sandbox there
+AKS_NVIDIA_RUNTIME = "nvidia-container-runtime"
 MPS_ROOT = "/run/nvidia/mps"
 MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
@@ -173,9 +176,19 @@ def configmaps(view: ClusterView) -> list[Obj]:
     return out
 
 
+def runtime_class_name(view: ClusterView) -> str | None:
+    """The RuntimeClass NVIDIA's pods name on the cluster's GPU nodes, or None where none is
+    needed and ``nvidia`` is no runtime handler: AKS GPU nodes run every container under
+    nvidia-container-runtime, their default, and define only that handler and ``untrusted``.
+    Elsewhere the nodes define ``nvidia`` (the k8s_gpu_node role, the EKS GPU images)."""
+    if view.cluster.provider == "aks":
+        return None
+    return RUNTIME_CLASS
+
+
 def runtime_class(view: ClusterView) -> list[Obj]:
     """RuntimeClass ``nvidia`` for the plain install; the GPU Operator owns its own (R4.5)."""
-    if not view.runs_device_plugin:
+    if not view.runs_device_plugin or runtime_class_name(view) is None:
         return []
     return [
         {
@@ -258,8 +271,9 @@ def daemonset(
     }
     if node_selector:
         spec["nodeSelector"] = dict(node_selector)
-    if runtime_class:
-        spec["runtimeClassName"] = RUNTIME_CLASS
+    name_of_class = runtime_class_name(view)
+    if runtime_class and name_of_class is not None:
+        spec["runtimeClassName"] = name_of_class
     template_meta: Obj = {"labels": {**meta(name)["labels"], **selector, **(labels or {})}}
     if configs is not None:
         template_meta["annotations"] = {CONFIG_CHECKSUM: checksum(configs)}
@@ -561,6 +575,11 @@ def gpu_operator_values(view: ClusterView) -> Obj:
     }
     if mig:
         values["migManager"]["config"] = {"name": MIG_PARTED_CONFIG, "default": MIG_DISABLED}
+    if runtime_class_name(view) is None:
+        # the operator names its RuntimeClass and the class's handler alike (operator
+        # .runtimeClass, default `nvidia`) and sets it on every operand: name the handler
+        # the nodes have
+        values["operator"] = {"runtimeClass": AKS_NVIDIA_RUNTIME}
     return values
 
 
