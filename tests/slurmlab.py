@@ -41,6 +41,18 @@ def installed_slurm_version() -> str:
     return f"{match[1]}.{int(match[2]):02d}"
 
 
+def installed_slurm_source() -> str:
+    """The slurm.packages source that installs this machine's Slurm ("debian-12" for 22.05,
+    "debian-13" for 24.11), so the tests render for the daemons they start."""
+    from estategen.model import DEBIAN_SLURM_BUILDS
+
+    release = installed_slurm_version()
+    sources = [s for s, build in DEBIAN_SLURM_BUILDS.items() if build.release == release]
+    if not sources:
+        raise AssertionError(f"no Debian release ships Slurm {release}")
+    return sources[0]
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -25,7 +25,7 @@ import pytest
 from test_slurm_engine import machine_shape
 
 from conftest import run_cli
-from slurmlab import SlurmLab, have_slurm, installed_slurm_version, set_keys
+from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version, set_keys
 
 pytestmark = [
     pytest.mark.slow,
@@ -57,6 +57,7 @@ def elastic_blueprint() -> str:
             gpus: {{model: l4-24gb, count: 1}}
             cloud: {{image: {IMAGE}, zone: us-central1-a, project: aurora-hpc}}
         slurm:
+          packages: {{source: {installed_slurm_source()}}}
           controllers: [lab-ctl]
           power_saving: {{suspend_time: {SUSPEND_TIME}, resume_timeout: 60, suspend_timeout: 10}}
           partitions:

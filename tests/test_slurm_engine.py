@@ -20,7 +20,7 @@ from estategen.pipeline import validate_file
 
 from conftest import BLUEPRINTS, run_cli
 from mariadb import MariaDB, have_mariadb
-from slurmlab import SlurmLab, have_slurm, installed_slurm_version
+from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version
 
 pytestmark = [
     pytest.mark.slow,
@@ -64,6 +64,7 @@ def small_blueprint() -> str:
             gpus: {{model: l4-24gb, count: 2, sharing: {{shard: 2}}}}
             features: [test]
         slurm:
+          packages: {{source: {installed_slurm_source()}}}
           controllers: [lab-ctl]
           accounting:
             host: lab-dbd

@@ -20,7 +20,7 @@ import pytest
 from test_slurm_engine import machine_shape
 
 from conftest import run_cli
-from slurmlab import SlurmLab, have_slurm, installed_slurm_version
+from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version
 
 pytestmark = [
     pytest.mark.slow,
@@ -49,6 +49,7 @@ def health_blueprint() -> str:
             gpus: {{model: l4-24gb, count: 2}}
             health_check: {{checks: [gpus, memory]}}
         slurm:
+          packages: {{source: {installed_slurm_source()}}}
           controllers: [lab-ctl]
           health_check: {{interval: {INTERVAL}, node_state: [any]}}
           partitions:

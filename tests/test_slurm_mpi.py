@@ -18,7 +18,15 @@ import pytest
 from test_slurm_engine import machine_shape
 
 from conftest import run_cli
-from slurmlab import SBIN, SlurmLab, free_port, have_slurm, installed_slurm_version, set_keys
+from slurmlab import (
+    SBIN,
+    SlurmLab,
+    free_port,
+    have_slurm,
+    installed_slurm_source,
+    installed_slurm_version,
+    set_keys,
+)
 
 PLUGINS = Path("/usr/lib/x86_64-linux-gnu/slurm-wlm")
 pytestmark = [
@@ -67,6 +75,7 @@ def blueprint() -> str:
                    threads_per_core: {shape["threads_per_core"]}}}
             memory_gb: 4
         slurm:
+          packages: {{source: {installed_slurm_source()}}}
           controllers: [mpi-ctl]
           mpi: {{default: pmix}}
           partitions:

@@ -27,7 +27,7 @@ from test_slurm_engine import machine_shape
 from estategen.schema import RESERVATION_FLAGS
 
 from conftest import ROOT, run_cli
-from slurmlab import SlurmLab, have_slurm, installed_slurm_version
+from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version
 
 pytestmark = [
     pytest.mark.slow,
@@ -59,6 +59,7 @@ def blueprint(reservations: str) -> str:
                        threads_per_core: {shape["threads_per_core"]}}}
                 memory_gb: 2
             slurm:
+              packages: {{source: {installed_slurm_source()}}}
               controllers: [res-ctl]
               partitions:
                 - {{name: open, pools: [gpu], default: true, max_time: "1:00:00"}}

@@ -26,7 +26,14 @@ from estategen.renderers.estate_json import estate_data
 from estategen.slurm_keys import REFUSED_IN_OPTIONS, ChangePolicy, change_for
 
 from mariadb import MariaDB, have_mariadb
-from slurmlab import SlurmLab, free_port, have_slurm, installed_slurm_version, set_keys
+from slurmlab import (
+    SlurmLab,
+    free_port,
+    have_slurm,
+    installed_slurm_source,
+    installed_slurm_version,
+    set_keys,
+)
 
 BASE = """\
 estate: t
@@ -859,6 +866,7 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
             cpu: {{sockets: 1, cores_per_socket: 2}}
             memory_gb: 2
         slurm:
+          packages: {{source: {installed_slurm_source()}}}
           controllers: [site-ctl]
           controller_addresses: {{site-ctl: 127.0.0.1}}
           power_saving:
