@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from estategen import load, pipeline
+from estategen.errors import BlueprintInvalid
 from estategen.kubernetes import nvidia
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate
@@ -311,3 +312,68 @@ def test_aks_gpu_operator_names_the_runtime_handler_aks_nodes_define() -> None:
     handler = nvidia.gpu_operator_values(view)["operator"]["runtimeClass"]
     assert handler in aks_gpu_runtimes()
     assert handler != "default"
+
+
+# --- GPU Operator: the MIG strategy it sets on every node -----------------------------------
+
+MPS_POOL = """\
+estate: serving
+identity:
+  teams: [{{name: ml, gid: 30001}}]
+node_pools:
+  - name: a100-mig
+    scheduler: kubernetes
+    cluster: c
+    hosts: k8s-a100-[01-02]
+    cpu: {{sockets: 2, cores_per_socket: 32, threads_per_core: 2}}
+    memory_gb: 1024
+    gpus: {{model: a100-sxm-80gb, count: 8, mig: [3g.40gb, 3g.40gb]}}
+  - name: l40s-mps
+    scheduler: kubernetes
+    cluster: c
+    hosts: k8s-l40s-[01-02]
+    cpu: {{sockets: 1, cores_per_socket: 64, threads_per_core: 2}}
+    memory_gb: 512
+    gpus: {{model: l40s-48gb, count: 4, sharing: {{mps: 4}}}}
+kubernetes:
+  clusters:
+    - name: c
+      device_plugin: {{install: {install}, mig_strategy: {strategy}}}
+"""
+
+
+def validation_errors(text: str) -> list[tuple[str, str]]:
+    document = load.parse_blueprint(text.encode(), "blueprint.yaml")
+    try:
+        pipeline.validate_document(document)
+    except BlueprintInvalid as invalid:
+        return [(f.path, f.message) for f in invalid.findings if f.level == "error"]
+    return []
+
+
+def test_gpu_operator_with_mixed_mig_refuses_an_mps_pool_with_the_fix() -> None:
+    """gpu-operator v26.7.0 ``controllers/object_controls.go`` ``applyMIGConfiguration`` sets
+    ``MIG_STRATEGY`` from ``mig.strategy`` on the plugin of every node (the environment wins
+    over the per-pool config file), and k8s-device-plugin v0.20.0
+    ``cmd/nvidia-device-plugin/main.go`` exits "using --mig-strategy=mixed is not supported
+    with MPS". Validation refuses the pair; single, or the plain device-plugin install (each
+    pool its own strategy), passes."""
+    controls = (GPU_OPERATOR / "object_controls.go").read_text()
+    assert re.search(
+        r"func applyMIGConfiguration\(c \*corev1\.Container, strategy gpuv1\.MIGStrategy\) \{"
+        r".*?setContainerEnv\(c, \"MIG_STRATEGY\", string\(strategy\)\)",
+        controls,
+        re.DOTALL,
+    )
+    main = (DEVICE_PLUGIN / "main.go").read_text()
+    assert re.search(
+        r"SharingStrategyMPS \{\s+if \*config\.Flags\.MigStrategy == spec\.MigStrategyMixed \{\s+"
+        r'return fmt\.Errorf\("using --mig-strategy=mixed is not supported with MPS"\)',
+        main,
+    )
+    refused = validation_errors(MPS_POOL.format(install="gpu-operator", strategy="mixed"))
+    assert [path for path, _ in refused] == ["node_pools[1].gpus.sharing.mps"]
+    assert "MIG_STRATEGY=mixed" in refused[0][1]
+    assert "device_plugin.mig_strategy to single or none" in refused[0][1]
+    assert validation_errors(MPS_POOL.format(install="gpu-operator", strategy="single")) == []
+    assert validation_errors(MPS_POOL.format(install="device-plugin", strategy="mixed")) == []

@@ -737,6 +737,7 @@ def mig_layout_fits(estate: Estate) -> Iterator[Finding]:
 @check
 def sharing_fits_scheduler(estate: Estate) -> Iterator[Finding]:
     """time_slicing and MPS are device-plugin features; shards are Slurm GRES."""
+    clusters = {c.name: c for c in estate.kubernetes_clusters}
     for pool in estate.node_pools:
         if not pool.gpus:
             continue
@@ -762,6 +763,23 @@ def sharing_fits_scheduler(estate: Estate) -> Iterator[Finding]:
                 yield issue(
                     f"{path}.mps",
                     "MIG devices cannot be shared with MPS; use time_slicing on a MIG pool",
+                )
+            cluster = clusters.get(pool.cluster or "")
+            if (
+                sharing.mps is not None
+                and cluster is not None
+                and cluster.device_plugin_install == "gpu-operator"
+                and cluster.mig_strategy == "mixed"
+            ):
+                # the operator sets MIG_STRATEGY from mig.strategy on every node's plugin, and
+                # the environment overrides the pool's config file
+                yield issue(
+                    f"{path}.mps",
+                    f"the GPU Operator runs the device plugin of cluster {cluster.name!r} with "
+                    "MIG_STRATEGY=mixed on every node, and the plugin refuses MPS under the "
+                    "mixed strategy (it exits on this pool's nodes); set the cluster's "
+                    "device_plugin.mig_strategy to single or none, install: device-plugin "
+                    "(which gives each pool its own strategy), or share with time_slicing",
                 )
 
 
