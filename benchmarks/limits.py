@@ -1,4 +1,5 @@
-"""Time the worst blueprints the limits of docs/blueprint.md allow (not a test): wall time and peak RSS.
+"""Time the worst blueprints the limits of docs/blueprint.md allow (not a test): wall time and
+peak RSS.
 
     python benchmarks/limits.py [--case NAME ...] [--scale F]
 
@@ -107,6 +108,26 @@ def names_case(scale: float) -> str:
     return "".join(lines) + _LAB_POOL
 
 
+def reservations_case(scale: float) -> str:
+    """The most reservations, all at one time over one pool of the most hosts an expression
+    allows, half by pool and half by partition: every pair meets."""
+    count = int(limits.MAX_RESERVATIONS * scale)
+    lines = [
+        _LAB_HEAD.replace('slurm: "23.11", ', ""),
+        "node_pools:\n  - {name: big, scheduler: slurm, hosts: 'n[00000-65535]', memory_gb: 16,\n"
+        "     cpu: {sockets: 1, cores_per_socket: 4}}\n",
+        "slurm:\n  controllers: [ctl]\n  partitions: [{name: all, pools: [big], default: true}]\n"
+        "  reservations:\n",
+    ]
+    held = ("pools: [big]", "partition: all")
+    lines += [
+        f"    - {{name: r{i:05d}, start: '2031-01-01T00:00', duration: '1:00:00', "
+        f"{held[i % 2]}, teams: [vision]}}\n"
+        for i in range(count)
+    ]
+    return "".join(lines)
+
+
 def large_case(scale: float) -> str:
     return large.blueprint()
 
@@ -119,6 +140,7 @@ CASES: dict[str, tuple[Callable[[float], str], tuple[tuple[str, ...], ...]]] = {
     ),
     "pools": (pools_case, (("validate",), ("render",), ("report",), ("plan",))),
     "names": (names_case, (("validate",), ("render",), ("report",), ("plan",))),
+    "reservations": (reservations_case, (("validate",), ("validate", "--format", "json"))),
     "large": (large_case, (("validate",), ("render",), ("report",), ("plan",))),
 }
 

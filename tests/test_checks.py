@@ -2169,6 +2169,105 @@ def test_overlapping_reservations_need_maint_or_overlap() -> None:
 
 
 @pytest.mark.usefixtures("fixed_now")
+def test_a_hostlist_naming_every_host_of_a_pool_meets_a_reservation_of_the_pool() -> None:
+    fragment = """
+        slurm:
+          reservations:
+            - {name: a, start: "2028-02-01T08:00", duration: "4:00:00", partition: gpu,
+               teams: [nlp]}
+            - {name: b, start: "2028-02-01T09:00", duration: "1:00:00",
+               hosts: "lab-gpu-[01-02]", teams: [vision]}
+            - {name: c, start: "2028-02-01T09:30", duration: "1:00:00", pools: [a100],
+               teams: [vision]}
+        """
+    found = run(checks.reservations_valid, fragment)
+    assert [(f.path, f.message.split(";")[0]) for f in found] == [
+        ("slurm.reservations[1]", "holds 'lab-gpu-[01-02]' while reservation 'a' does"),
+        (
+            "slurm.reservations[2]",
+            "holds 'lab-gpu-[01-02]' while reservation 'a' does (and 1 more reservation(s))",
+        ),
+    ]
+
+
+@pytest.mark.usefixtures("fixed_now")
+def test_the_reservation_listed_later_is_the_one_refused_whenever_it_starts() -> None:
+    """scontrol creates them in blueprint order: the second created is the one refused."""
+    fragment = """
+        slurm:
+          reservations:
+            - {name: late, start: "2028-02-01T10:00", duration: "1:00:00", hosts: lab-gpu-01,
+               teams: [nlp]}
+            - {name: early, start: "2028-02-01T08:00", duration: "4:00:00",
+               hosts: "lab-gpu-[01-02]", teams: [vision]}
+            - {name: after, start: "2028-02-01T12:00", duration: "1:00:00", hosts: lab-gpu-02,
+               teams: [vision]}
+        """
+    only(
+        run(checks.reservations_valid, fragment),
+        "slurm.reservations[1]",
+        "holds 'lab-gpu-01' while reservation 'late' does;",
+    )
+
+
+@pytest.mark.usefixtures("fixed_now")
+def test_reservations_over_different_hosts_of_one_pool_at_one_time_are_fine() -> None:
+    fragment = """
+        slurm:
+          reservations:
+            - {name: a, start: "2028-02-01T08:00", duration: "UNLIMITED", hosts: lab-gpu-01,
+               teams: [nlp]}
+            - {name: b, start: "2029-02-01T08:00", duration: "1:00:00", hosts: lab-gpu-02,
+               teams: [vision]}
+        """
+    assert run(checks.reservations_valid, fragment) == []
+    unlimited = fragment.replace("hosts: lab-gpu-02", "pools: [a100]")
+    only(
+        run(checks.reservations_valid, unlimited),
+        "slurm.reservations[1]",
+        "holds 'lab-gpu-01' while reservation 'a' does",
+    )
+
+
+@pytest.mark.usefixtures("fixed_now")
+def test_a_pool_outside_the_reservations_partition_is_named_by_its_hosts() -> None:
+    fragment = """
+        node_pools:
+          - {name: a100, scheduler: slurm, hosts: "lab-gpu-[01-02]"}
+          - {name: cpu, scheduler: slurm, hosts: "lab-cpu-[01-04]"}
+        slurm:
+          partitions: [{name: gpu, pools: [a100]}, {name: cpu, pools: [cpu]}]
+          reservations:
+            - {name: m, start: "2028-02-01T08:00", duration: "1:00:00", partition: gpu,
+               pools: [a100, cpu], teams: [nlp]}
+        """
+    only(
+        run(checks.reservations_valid, fragment),
+        "slurm.reservations[0].pools",
+        "4 host(s) outside partition 'gpu': 'lab-cpu-[01-04]'",
+    )
+
+
+def test_the_hosts_reservations_name_one_by_one_are_bounded_before_expansion() -> None:
+    """Each reservation keeps its own copy of the names its hosts expand to: 300 naming a
+    65,536-host pool host by host would be 20 million names."""
+    held = '{start: "2028-02-01T08:00", duration: "1:00:00", hosts: "lab-gpu-[00001-50000]"}'
+    fragment = f"slurm: {{reservations: [{held}, {held}, {held}]}}".replace(
+        "{start", "{name: r, start"
+    )
+    document = load.parse_blueprint(blueprint(fragment).encode(), "bp.yaml")
+    with pytest.raises(BlueprintInvalid) as raised:
+        pipeline.validate_document(document)
+    assert [(f.path, f.message) for f in raised.value.findings] == [
+        (
+            "slurm.reservations",
+            "their hosts name 150000 hosts in all, above the limit of 100000; hold a whole "
+            "pool or partition with pools or partition",
+        )
+    ]
+
+
+@pytest.mark.usefixtures("fixed_now")
 def test_reservation_names_are_unique() -> None:
     fragment = """
         slurm:

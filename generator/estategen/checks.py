@@ -6,6 +6,7 @@ of them and fails on any error-level finding.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -24,20 +25,23 @@ from estategen.facts import (
     AKS_POOL_NAME,
     RESERVATION_PERIODS,
     SLURM_APT_KEYRING,
+    HeldNodes,
     aks_gpu_instance_profile,
     aks_mig_profiles,
     autodetects_nvml,
     gres_type,
+    host_pools,
     hosted_gpu_backing,
     hosted_gpus,
     hosted_node_names,
     kubelet_may_set,
-    partition_hosts,
+    partition_pools,
     pool_mounts,
     quota_capacity,
     reservation_end,
-    reservation_hosts,
+    reservation_nodes,
     reservation_start,
+    shared_nodes,
     slurmctld_port_text,
     slurmctld_ports,
     slurmd_port,
@@ -46,6 +50,7 @@ from estategen.facts import (
 from estategen.kubernetes import autoscaler, slinky
 from estategen.kubernetes import storage as k8s_storage
 from estategen.kubernetes.objects import ClusterView
+from estategen.memo import by_identity
 from estategen.model import (
     DEBIAN_SLURM_BUILDS,
     Estate,
@@ -262,22 +267,37 @@ def directory_complete(estate: Estate) -> Iterator[Finding]:
         yield issue("identity.directory.bind_dn", "bind_dn needs bind_password: {secret: NAME}")
 
 
-def host_budget(total: int) -> list[Finding]:
-    """The estate's host limit, for hosts counted in the model or in hostlists not expanded."""
+def host_budget(total: int, reserved: int = 0) -> list[Finding]:
+    """The estate's host limit, for hosts counted in the model or in hostlists not expanded:
+    ``total`` in its pools, ``reserved`` in its reservations' ``hosts`` (each reservation holds
+    its own copy of the names; one over a whole pool or partition names it instead)."""
+    found = []
     if total > MAX_ESTATE_HOSTS:
-        return [
+        found.append(
             issue(
                 "node_pools",
                 f"{total} hosts, above the estate limit of {MAX_ESTATE_HOSTS}",
                 rule=rule_id(hosts_within_bounds),
             )
-        ]
-    return []
+        )
+    if reserved > MAX_ESTATE_HOSTS:
+        found.append(
+            issue(
+                "slurm.reservations",
+                f"their hosts name {reserved} hosts in all, above the limit of "
+                f"{MAX_ESTATE_HOSTS}; hold a whole pool or partition with pools or partition",
+                rule=rule_id(hosts_within_bounds),
+            )
+        )
+    return found
 
 
 @check
 def hosts_within_bounds(estate: Estate) -> Iterator[Finding]:
-    yield from host_budget(sum(len(p.hosts) for p in estate.node_pools))
+    yield from host_budget(
+        sum(len(p.hosts) for p in estate.node_pools),
+        sum(len(r.hosts) for r in estate.slurm.reservations),
+    )
 
 
 @check
@@ -957,7 +977,6 @@ def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
         return
     if res.pools and res.hosts:
         yield issue(f"{res.path}.hosts", "set pools or hosts, not both")
-    slurm_hosts = {h for p in estate.slurm_pools for h in p.hosts}
     for i, name in enumerate(res.pools):
         pool = estate.pools_by_name.get(name)
         if pool is None:
@@ -971,6 +990,7 @@ def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
                 f"{res.path}.pools[{i}]",
                 f"pool {name!r} is scheduled by Kubernetes; reservations hold Slurm nodes",
             )
+    slurm_hosts = _slurm_hosts(estate)
     outside = [h for h in res.hosts if h not in slurm_hosts]
     if outside:
         yield issue(
@@ -985,17 +1005,41 @@ def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
                 f"{res.partition!r} is not a partition{_choices(names, res.partition)}",
             )
             return
-        allowed = set(partition_hosts(estate, res.partition))
-        held = reservation_hosts(estate, res)
-        beyond = [h for h in held if h in slurm_hosts and h not in allowed]
-        if beyond:
+        # compared pool by pool: a pool's hosts are listed only when it is outside
+        allowed = set(partition_pools(estate, res.partition))
+        held = reservation_nodes(estate, res)
+        owners = host_pools(estate)
+        slurm_pools = {p.name for p in estate.slurm_pools}
+        pools = sorted(n for n in held.pools - allowed if n in slurm_pools)
+        hosts = [h for h in held.hosts if owners.pool.get(h, "") in slurm_pools - allowed]
+        if pools or hosts:
             key = "hosts" if res.hosts else "pools"
+            count = sum(owners.size[n] for n in pools) + len(hosts)
             yield issue(
                 f"{res.path}.{key}",
-                f"{len(beyond)} host(s) outside partition {res.partition!r}: "
-                f"{quote(hostlist.compress(beyond))}; a reservation's nodes must be in its "
-                "partition (the partition's jobs could never use the others)",
+                f"{count} host(s) outside partition {res.partition!r}: "
+                f"{quote(_held_hostlist(estate, pools, hosts))}; a reservation's nodes must be "
+                "in its partition (the partition's jobs could never use the others)",
             )
+
+
+@by_identity  # asked for each reservation
+def _slurm_hosts(estate: Estate) -> frozenset[str]:
+    return frozenset(h for p in estate.slurm_pools for h in p.hosts)
+
+
+@by_identity  # a pool many reservations hold is named in each of their findings
+def _pool_hostlist(pool: NodePool) -> str:
+    return hostlist.compress(pool.hosts)
+
+
+def _held_hostlist(estate: Estate, pools: Iterable[str], hosts: Iterable[str]) -> str:
+    """One hostlist of whole pools and single hosts; a pool's hosts are compressed once."""
+    parts = [_pool_hostlist(estate.pools_by_name[name]) for name in pools]
+    hosts = list(hosts)
+    if hosts:
+        parts.append(hostlist.compress(hosts))
+    return ",".join(parts)
 
 
 def _reservation_people(estate: Estate, res: Reservation) -> Iterator[Finding]:
@@ -1054,9 +1098,16 @@ def _reservation_time(res: Reservation) -> Iterator[Finding]:
 
 def _reservations_overlap(estate: Estate) -> Iterator[Finding]:
     """slurmctld refuses a reservation over nodes another one holds at the same time, unless
-    one of them is `maint` or `overlap`."""
-    spans = []
-    for res in estate.slurm.reservations:
+    one of them is `maint` or `overlap`; the later one in the blueprint (created second) is
+    the one refused.
+
+    Swept in order of start: each reservation looks up, by the pools it holds whole and the
+    hosts it holds one by one (:class:`HeldNodes`), which of those still running hold them.
+    No pool's hosts are listed, and no two reservations apart in time are compared.
+    """
+    spans: list[tuple[datetime, int, datetime | None]] = []
+    reservations = estate.slurm.reservations
+    for index, res in enumerate(reservations):
         flags = set(res.flags)
         if flags & {"maint", "overlap"} or flags & set(RESERVATION_PERIODS):
             continue
@@ -1064,17 +1115,64 @@ def _reservations_overlap(estate: Estate) -> Iterator[Finding]:
             end = reservation_end(res)
         except ValueError:
             continue
-        spans.append((res, reservation_start(res), end, set(reservation_hosts(estate, res))))
-    for i, (res, start, end, hosts) in enumerate(spans):
-        for other, other_start, other_end, other_hosts in spans[:i]:
-            shared = hosts & other_hosts
-            meets = (other_end is None or start < other_end) and (end is None or other_start < end)
-            if shared and meets and other.name != res.name:
-                yield issue(
-                    res.path,
-                    f"holds {quote(hostlist.compress(shared))} while reservation {other.name!r} "
-                    "does; slurmctld refuses the second unless one has flag maint or overlap",
-                )
+        if end is None or reservation_start(res) < end:  # no time at all: a finding of its own
+            spans.append((reservation_start(res), index, end))
+    spans.sort(key=lambda span: (span[0], span[1]))
+    # the reservations running at the sweep's time, by what they hold
+    whole: defaultdict[str, set[int]] = defaultdict(set)  # pool -> holding it whole
+    partly: defaultdict[str, set[int]] = defaultdict(set)  # pool -> holding some of its hosts
+    by_host: defaultdict[str, set[int]] = defaultdict(set)  # host -> holding it alone
+    ending: list[tuple[datetime, int]] = []
+    # for the later of each pair in the blueprint: the earlier ones it meets
+    refused: defaultdict[int, set[int]] = defaultdict(set)
+    for start, index, end in spans:
+        while ending and ending[0][0] <= start:
+            _, gone = heapq.heappop(ending)
+            _hold(reservation_nodes(estate, reservations[gone]), gone, whole, partly, by_host, -1)
+        held = reservation_nodes(estate, reservations[index])
+        met: set[int] = set()
+        for pool in held.pools:
+            met |= whole[pool] | partly[pool]
+        for pool in held.host_pools:
+            met |= whole[pool]
+        for host in held.hosts:
+            met |= by_host[host]
+        for meeting in met:
+            if reservations[meeting].name != reservations[index].name:
+                refused[max(index, meeting)].add(min(index, meeting))
+        _hold(held, index, whole, partly, by_host, +1)
+        if end is not None:
+            heapq.heappush(ending, (end, index))
+    for index in sorted(refused):
+        res = reservations[index]
+        other = reservations[min(refused[index])]
+        pools, hosts = shared_nodes(
+            estate, reservation_nodes(estate, res), reservation_nodes(estate, other)
+        )
+        more = len(refused[index]) - 1
+        yield issue(
+            res.path,
+            f"holds {quote(_held_hostlist(estate, pools, hosts))} while reservation "
+            f"{other.name!r} does{f' (and {more} more reservation(s))' if more else ''}; "
+            "slurmctld refuses the second unless one has flag maint or overlap",
+        )
+
+
+def _hold(
+    held: HeldNodes,
+    index: int,
+    whole: defaultdict[str, set[int]],
+    partly: defaultdict[str, set[int]],
+    by_host: defaultdict[str, set[int]],
+    step: int,
+) -> None:
+    """Enter (step +1) or remove (-1) a reservation in the sweep's lookup tables."""
+    for table, keys in ((whole, held.pools), (partly, held.host_pools), (by_host, held.hosts)):
+        for key in keys:
+            if step > 0:
+                table[key].add(index)
+            else:
+                table[key].discard(index)
 
 
 @check

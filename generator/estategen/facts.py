@@ -8,7 +8,7 @@ Every output imports them from this module, so two outputs cannot disagree about
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from estategen.memo import by_identity
@@ -81,25 +81,106 @@ def reservation_prefix(estate: Estate) -> str:
     return f"{estate.name}."
 
 
-def partition_hosts(estate: Estate, partition: str) -> list[str]:
+def partition_hosts(estate: Estate, partition: str) -> Sequence[str]:
     """Hosts of a partition's pools, in pool order; [] for a partition the blueprint lacks."""
-    parts = [p for p in estate.slurm.partitions if p.name == partition]
-    if not parts:
-        return []
-    pools = [estate.pools_by_name[n] for n in parts[0].pools if n in estate.pools_by_name]
-    return list(dict.fromkeys(h for pool in pools for h in pool.hosts))
+    return _pools_hosts(estate, partition_pools(estate, partition))
 
 
-def reservation_hosts(estate: Estate, reservation: Reservation) -> list[str]:
+def reservation_hosts(estate: Estate, reservation: Reservation) -> Sequence[str]:
     """The nodes a reservation holds: its `hosts`, else its `pools`' hosts, else its
     partition's."""
     if reservation.hosts:
-        return list(reservation.hosts)
+        return reservation.hosts
     if reservation.pools:
-        pools = [estate.pools_by_name[n] for n in reservation.pools if n in estate.pools_by_name]
-        return list(dict.fromkeys(h for pool in pools for h in pool.hosts))
+        return _pools_hosts(estate, [n for n in reservation.pools if n in estate.pools_by_name])
     if reservation.partition:
         return partition_hosts(estate, reservation.partition)
+    return []
+
+
+def _pools_hosts(estate: Estate, names: Sequence[str]) -> Sequence[str]:
+    """The hosts of pools, each once, in pool order: one pool's own tuple when it lists each
+    host once (no copy of a large pool for each reservation over it)."""
+    pools = [estate.pools_by_name[n] for n in names]
+    if len(pools) == 1 and host_pools(estate).size[pools[0].name] == len(pools[0].hosts):
+        return pools[0].hosts
+    return list(dict.fromkeys(h for pool in pools for h in pool.hosts))
+
+
+class HeldNodes(Record):
+    """The nodes a reservation holds, as pools held whole and hosts held one by one.
+
+    A reservation over a pool (or a partition, or a hostlist naming every host of a pool) holds
+    the pool: two reservations are compared pool by pool, and by host only where one names
+    hosts, so comparing them never expands a pool's hosts again.
+    """
+
+    pools: frozenset[str]  # node pools held whole
+    hosts: frozenset[str]  # hosts held outside those pools
+    host_pools: frozenset[str]  # the pools those hosts belong to ("" for a host of none)
+
+
+class HostPools(Record):
+    """Which pool each host belongs to (the first, for a host listed twice), and how many
+    distinct hosts each pool has."""
+
+    pool: Mapping[str, str]
+    size: Mapping[str, int]
+
+
+@by_identity  # asked for every reservation, by the checks and the renderers
+def host_pools(estate: Estate) -> HostPools:
+    pool: dict[str, str] = {}
+    size: dict[str, int] = {}
+    for node_pool in estate.node_pools:
+        distinct = set(node_pool.hosts)
+        size[node_pool.name] = len(distinct)
+        for host in distinct:
+            pool.setdefault(host, node_pool.name)
+    return HostPools(pool, size)
+
+
+@by_identity  # asked by the checks of each reservation and of each pair of them
+def reservation_nodes(estate: Estate, reservation: Reservation) -> HeldNodes:
+    """The nodes :func:`reservation_hosts` lists, as :class:`HeldNodes`."""
+    if reservation.hosts:
+        owners = host_pools(estate)
+        by_pool: dict[str, set[str]] = {}
+        for host in reservation.hosts:
+            by_pool.setdefault(owners.pool.get(host, ""), set()).add(host)
+        whole = {n for n, hosts in by_pool.items() if n and len(hosts) == owners.size[n]}
+        partial = frozenset(n for n in by_pool if n not in whole)
+        loose = frozenset(h for n in partial for h in by_pool[n])
+        return HeldNodes(frozenset(whole), loose, partial)
+    if reservation.pools:
+        names = [n for n in reservation.pools if n in estate.pools_by_name]
+    elif reservation.partition:
+        names = partition_pools(estate, reservation.partition)
+    else:
+        names = []
+    return HeldNodes(frozenset(names), frozenset(), frozenset())
+
+
+def shared_nodes(estate: Estate, one: HeldNodes, other: HeldNodes) -> tuple[list[str], list[str]]:
+    """What two reservations both hold: (pools both hold whole, other hosts both hold); no
+    host of a pool held whole is listed."""
+    owners = host_pools(estate).pool
+    hosts: set[str] = set()
+    if one.host_pools & other.pools:
+        hosts.update(h for h in one.hosts if owners.get(h) in other.pools)
+    if other.host_pools & one.pools:
+        hosts.update(h for h in other.hosts if owners.get(h) in one.pools)
+    if not one.host_pools.isdisjoint(other.host_pools):
+        small, large = sorted((one.hosts, other.hosts), key=len)
+        hosts.update(h for h in small if h in large)
+    return sorted(one.pools & other.pools), sorted(hosts)
+
+
+def partition_pools(estate: Estate, partition: str) -> list[str]:
+    """The names of a partition's pools the blueprint has; [] for a partition it lacks."""
+    for part in estate.slurm.partitions:
+        if part.name == partition:
+            return [n for n in part.pools if n in estate.pools_by_name]
     return []
 
 

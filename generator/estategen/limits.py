@@ -2,9 +2,9 @@
 
 Each is enforced before the work it bounds: values while the YAML is parsed (before any node
 graph is built), list lengths before the schema runs, hosts before any hostlist is expanded.
-``benchmarks/limits.py`` runs the largest blueprint each allows; the Limits table of docs/blueprint.md
-states them. The 100,000-GPU benchmark estate (blueprints/large.py: 34,000 values, 250 pools,
-200 partitions, 300 teams, 3,000 users) stays well inside every one.
+``benchmarks/limits.py`` runs the largest blueprint each allows; the Limits table of
+docs/blueprint.md states them. The 100,000-GPU benchmark estate (blueprints/large.py: 34,000
+values, 250 pools, 200 partitions, 300 teams, 3,000 users) stays well inside every one.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ MAX_POOLS = 2_000
 MAX_PARTITIONS = 1_000
 MAX_TEAMS = 2_000
 MAX_USERS = 20_000
+# each becomes a line of reservations.scontrol; the checks compare those whose times meet
+MAX_RESERVATIONS = 1_000
 
 # Findings one run lists; the rest are counted in one closing finding.
 MAX_FINDINGS = 1_000
@@ -30,4 +32,5 @@ MAX_LIST_ITEMS: dict[str, tuple[int, str]] = {
     "slurm.partitions": (MAX_PARTITIONS, "partitions"),
     "identity.teams": (MAX_TEAMS, "teams"),
     "identity.users": (MAX_USERS, "users"),
+    "slurm.reservations": (MAX_RESERVATIONS, "reservations"),
 }

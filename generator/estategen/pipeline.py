@@ -42,7 +42,11 @@ def validate_document(document: load.Document, suppress: Iterable[str] = ()) -> 
                 raise UsageError(f"--suppress {rule}: {refused}")
     normalised, problems = schema.normalise(document.data)
     if not problems:
-        problems = host_budget(hosts_before_expansion(normalised))
+        reservations = (normalised.get("slurm") or {}).get("reservations") or ()
+        problems = host_budget(
+            hosts_before_expansion(normalised["node_pools"]),
+            hosts_before_expansion(reservations),
+        )
     if problems:
         placed = place(problems, document.file, document.positions)
         raise BlueprintInvalid(_at_most(placed), document.raw)
@@ -57,11 +61,12 @@ def validate_document(document: load.Document, suppress: Iterable[str] = ()) -> 
     return Validated(estate, findings, document, suppressed)
 
 
-def hosts_before_expansion(doc: Mapping[str, Any]) -> int:
-    """Hosts of a normalised document, counted arithmetically before any hostlist is expanded."""
+def hosts_before_expansion(items: Iterable[Mapping[str, Any]]) -> int:
+    """Hosts of the items (pools or reservations) of a normalised document, counted
+    arithmetically before any hostlist is expanded."""
     total = 0
-    for pool in doc["node_pools"]:
-        hosts = pool.get("hosts") or []
+    for item in items:
+        hosts = item.get("hosts") or []
         for expression in [hosts] if isinstance(hosts, str) else hosts:
             total += hostlist.count(expression)
     return total
