@@ -2096,6 +2096,8 @@ def test_reservations_valid_passes_a_future_maintenance_window() -> None:
             "is not after start",
         ),
         ({"duration": '"999999999"'}, "slurm.reservations[0].duration", "not a valid Slurm time"),
+        ({"duration": '"0"'}, "slurm.reservations[0].duration", "duration '0' is no time at all"),
+        ({"duration": '"0:00:00"'}, "slurm.reservations[0].duration", "at least a minute"),
         ({"flags": "[daily, weekly]"}, "slurm.reservations[0].flags", "one recurrence at most"),
         (
             {"start": '"2028-01-09T08:00"'},

@@ -1072,6 +1072,14 @@ def _reservation_time(res: Reservation) -> Iterator[Finding]:
         yield issue(f"{res.path}.duration", f"{res.duration!r} is not a valid Slurm time: {err}")
         return
     start = reservation_start(res)
+    if end is not None and end <= start and res.end is None:
+        yield issue(
+            f"{res.path}.duration",
+            f"duration {res.duration!r} is no time at all: a reservation lasts at least a "
+            "minute; give a Slurm time such as '30' (minutes), '4:00:00' or '2-00:00:00', or "
+            "UNLIMITED",
+        )
+        return
     if end is not None and end <= start:
         yield issue(f"{res.path}.end", f"end {res.end} is not after start {res.start}")
         return
