@@ -37,6 +37,7 @@ require prometheus-node-exporter prometheus-node-exporter
 require mpicc libopenmpi-dev
 require slurmrestd slurmrestd
 require curl curl
+require containerd containerd
 # the library Slurm's mpi/pmix plugin loads at run time
 [[ -e /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2 ]] \
     || fail "missing /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2 (Debian package libpmix2, on Debian 13 libpmix2t64)"

@@ -44,7 +44,7 @@ case "$release" in
 esac
 DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
     podman runc netavark aardvark-dns iptables debootstrap chromium prometheus
-    prometheus-node-exporter "$pmix" openmpi-bin libopenmpi-dev slurmrestd curl)
+    prometheus-node-exporter "$pmix" openmpi-bin libopenmpi-dev slurmrestd curl containerd)
 command -v kubectl >/dev/null 2>&1 || DEBIAN_PACKAGES+=(kubernetes-client)
 
 missing=()

@@ -34,6 +34,7 @@ ON_PATH = {
     "mpicc": "libopenmpi-dev",
     "slurmrestd": "slurmrestd",
     "curl": "curl",
+    "containerd": "containerd",
 }
 SHELL_TOOLS = ("bash", "cat", "awk", "env")
 
