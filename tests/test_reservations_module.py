@@ -82,3 +82,65 @@ def test_only_reservations_with_the_estate_prefix_are_deleted() -> None:
         + SHOWN.replace("e.maint", "eu.maint")
     )
     assert commands("", others) == [["delete", "ReservationName=e.old"]]
+
+
+# --- reading scontrol's records by field ---------------------------------------------------
+
+ADMIN = (
+    "ReservationName=admin-hold StartTime=2030-02-01T00:00:00 EndTime=2030-02-01T01:00:00 "
+    "Duration=01:00:00 Nodes=n9 NodeCnt=1 CoreCnt=4 Features=(null) PartitionName=(null) "
+    "Flags=SPEC_NODES TRES=cpu=4 Users=(null) Groups=(null) Accounts=ops Licenses=(null) "
+    "State=INACTIVE BurstBuffer=(null) MaxStartDelay=(null) Comment={comment}"
+)
+
+
+def commands_shown(shown: str, show: dict[str, str], wanted: str = WANTED) -> list[list[str]]:
+    """The commands for ``shown``, each reservation of ours read again as ``show`` answers
+    ``scontrol -o show reservation NAME``."""
+    m = module()
+    records = m.parse_shown(shown, "e.", lambda name: show.get(name, ""))
+    return list(m.commands(m.parse_wanted(wanted), records, "e.", expand))
+
+
+def test_a_comment_naming_our_reservation_changes_nothing_of_it() -> None:
+    comment = "copy of ReservationName=e.maint Nodes=n9 Flags=MAINT Accounts=admin"
+    shown = SHOWN + "\n" + ADMIN.format(comment=comment)
+    assert commands(WANTED, shown) == []
+    assert commands_shown(shown, {"e.maint": SHOWN}) == []
+    admin = module().parse_shown(shown)["admin-hold"]
+    assert (admin["Accounts"], admin["Comment"]) == ("ops", comment)
+
+
+def test_a_record_written_inside_a_comment_is_neither_deleted_nor_compared() -> None:
+    forged_old = SHOWN.replace("e.maint", "e.old")
+    forged_maint = SHOWN.replace("Accounts=ops", "Accounts=nobody")
+    shown = ADMIN.format(comment=f"see below\n{forged_old}\n{forged_maint}") + "\n" + SHOWN
+    # slurmctld has no e.old, and e.maint as rendered
+    assert commands_shown(shown, {"e.maint": SHOWN}) == []
+    # read again, e.maint's own comment may forge records too: its first record counts
+    own = SHOWN + " Comment=x\n" + forged_maint
+    assert commands_shown(shown, {"e.maint": own}) == []
+
+
+def test_every_field_of_each_release_is_read_in_place() -> None:
+    m = module()
+    # 22.05: Watts, no comment; 25.11: AllowedPartitions and QOS, no Watts; core
+    # specifications between Flags and TRES; a feature and a comment with spaces and "Key="
+    newest = (
+        "ReservationName=e.maint StartTime=2030-01-07T06:00:00 EndTime=2030-01-07T10:00:00 "
+        "Duration=04:00:00 Nodes=n[1-2] NodeCnt=2 CoreCnt=2 Features=a Flags=b "
+        "PartitionName=gpu Flags=MAINT,SPEC_NODES   NodeName=n1 CoreIDs=0   NodeName=n2 "
+        "CoreIDs=0 TRES=cpu=2 AllowedPartitions=(null) QOS=(null) Users=(null) Groups=(null) "
+        "Accounts=ops Licenses=(null) State=INACTIVE BurstBuffer=(null) MaxStartDelay=(null) "
+        "Comment=held for Nodes=n3 State=ACTIVE"
+    )
+    old, new = m.records(SHOWN + "\n" + newest)
+    assert (old["Watts"], "Comment" in old, "QOS" in old) == ("n/a", False, False)
+    assert (new["Features"], new["PartitionName"], new["Flags"]) == (
+        "a Flags=b",
+        "gpu",
+        "MAINT,SPEC_NODES",
+    )
+    assert (new["Nodes"], new["State"], new["QOS"]) == ("n[1-2]", "INACTIVE", "(null)")
+    assert new["Comment"] == "held for Nodes=n3 State=ACTIVE"
+    assert "Watts" not in new

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import re
 import shutil
 import sys
 import textwrap
@@ -173,8 +172,7 @@ def apply(lab: SlurmLab) -> dict[str, object]:
 
 def reservations(lab: SlurmLab) -> dict[str, dict[str, str]]:
     out = lab.run("scontrol", "-o", "show", "reservation", check=False)
-    records = [dict(re.findall(r"(\w+)=(\S*)", line)) for line in out.splitlines()]
-    return {r["ReservationName"]: r for r in records if "ReservationName" in r}
+    return dict(reservation_module().parse_shown(out))
 
 
 def test_reservations_apply_idempotently_and_show_as_the_blueprint_says(lab: SlurmLab) -> None:
@@ -236,6 +234,26 @@ def test_a_changed_blueprint_updates_ours_and_deletes_only_what_we_created(lab: 
     assert set(shown) == {f"{ESTATE}.maint", "admin-hold"}
     assert shown[f"{ESTATE}.maint"]["EndTime"] == f"{NOW + timedelta(hours=2):%Y-%m-%dT%H:%M:%S}"
     assert apply(lab)["changed"] is False
+
+
+def test_a_hand_made_reservation_whose_name_holds_ours_is_left_alone(lab: SlurmLab) -> None:
+    """Values are printed as they are: a name with a space and "ReservationName=" in it is
+    one reservation, not ours, and is neither deleted nor mistaken for ours."""
+    if f"{ESTATE}.maint" not in reservations(lab):
+        apply(lab)
+    odd = f"hold ReservationName={ESTATE}.gone Nodes={NODE}"
+    lab.run(
+        "scontrol", "create", "reservation", f"ReservationName={odd}",
+        f"StartTime={NOW + timedelta(days=5):%Y-%m-%dT%H:%M:%S}", "Duration=60",
+        f"Nodes={NODE}", "Accounts=ops",
+    )  # fmt: skip
+    try:
+        assert odd in reservations(lab)
+        result = apply(lab)
+        assert not any(odd in c or f"{ESTATE}.gone" in c for c in result["commands"]), result
+        assert odd in reservations(lab)
+    finally:
+        lab.run("scontrol", "delete", f"ReservationName={odd}", check=False)
 
 
 def reservation_module() -> ModuleType:

@@ -75,14 +75,68 @@ def parse_wanted(content: str) -> dict[str, dict[str, str]]:
     return wanted
 
 
-def parse_shown(output: str) -> dict[str, dict[str, str]]:
-    """``scontrol -o show reservation`` output, by name."""
-    shown: dict[str, dict[str, str]] = {}
+# `scontrol -o show reservation` prints each reservation on one line: its fields in the order
+# slurm_sprint_reservation_info (src/api/reservation_info.c) writes them, one space between
+# them and each value as it is, spaces included:
+#   ReservationName StartTime EndTime Duration Nodes NodeCnt CoreCnt Features PartitionName
+#   Flags [NodeName CoreIDs]... TRES [AllowedPartitions QOS] Users Groups Accounts Licenses
+#   State BurstBuffer [Watts] MaxStartDelay [Comment]
+# (Watts up to 23.11; Comment from 23.02, when set; AllowedPartitions and QOS from 25.11). A
+# name, a feature, a burst buffer or a comment may hold any text, "Key=" and newlines
+# included; every other value is Slurm's own and holds no space. So a record is matched whole,
+# field by field in that order, Slurm's own values anchoring the free ones; the comment is the
+# rest of the line, and of every line after it that is no record.
+_RECORD = re.compile(
+    r"ReservationName=(?P<ReservationName>.*?)"
+    r" StartTime=(?P<StartTime>\S+) EndTime=(?P<EndTime>\S+) Duration=(?P<Duration>\S+)"
+    r" Nodes=(?P<Nodes>\S*) NodeCnt=(?P<NodeCnt>[0-9]+) CoreCnt=(?P<CoreCnt>[0-9]+)"
+    r" Features=(?P<Features>.*?) PartitionName=(?P<PartitionName>\S*) Flags=(?P<Flags>\S*)"
+    r"(?: +NodeName=\S* CoreIDs=\S*)*"
+    r" TRES=(?P<TRES>\S*)"
+    r"(?: AllowedPartitions=(?P<AllowedPartitions>\S*) QOS=(?P<QOS>\S*))?"
+    r" Users=(?P<Users>\S*) Groups=(?P<Groups>\S*) Accounts=(?P<Accounts>\S*)"
+    r" Licenses=(?P<Licenses>\S*) State=(?P<State>\S+) BurstBuffer=(?P<BurstBuffer>.*?)"
+    r"(?: Watts=(?P<Watts>\S*))? MaxStartDelay=(?P<MaxStartDelay>\S*)"
+    r"(?: Comment=(?P<Comment>.*))?"
+)
+
+
+def records(output: str) -> list[dict[str, str]]:
+    """The reservations of ``scontrol -o show reservation`` output, in order, each by field
+    (a field Slurm did not print is absent)."""
+    found: list[dict[str, str]] = []
     for line in output.splitlines():
-        if not line.startswith("ReservationName="):
-            continue
-        fields = dict(re.findall(r"(\w+)=(\S*)", line))
-        shown[fields["ReservationName"]] = fields
+        match = _RECORD.fullmatch(line)
+        if match:
+            found.append({k: v for k, v in match.groupdict().items() if v is not None})
+        elif found:  # a comment's next line
+            found[-1]["Comment"] = found[-1].get("Comment", "") + "\n" + line
+    return found
+
+
+Show = Callable[[str], str]
+
+
+def parse_shown(
+    output: str, prefix: str | None = None, show: Show | None = None
+) -> dict[str, dict[str, str]]:
+    """``scontrol -o show reservation`` output, by name.
+
+    A comment may hold a newline and, after it, a line that reads as a whole record. With
+    ``show`` (the output of ``scontrol -o show reservation NAME``), each reservation named with
+    ``prefix`` is read again on its own and only the first record of that answer counts: a
+    record written inside another's comment names no reservation slurmctld has (dropped) or
+    one it has (read from slurmctld itself), so it is never deleted or compared by mistake.
+    """
+    shown: dict[str, dict[str, str]] = {}
+    for record in records(output):
+        name = record["ReservationName"]
+        if show is None or prefix is None or not name.startswith(prefix):
+            shown.setdefault(name, record)
+        elif name not in shown:
+            own = [r for r in records(show(name))[:1] if r["ReservationName"] == name]
+            if own:
+                shown[name] = own[0]
     return shown
 
 
@@ -218,17 +272,25 @@ def main() -> None:
     if not prefix:
         module.fail_json(msg="prefix must not be empty: it keeps other reservations untouched")
 
-    def scontrol(*args: str) -> str:
-        rc, out, err = module.run_command(["scontrol", *args])
-        if rc != 0 and "No reservations" not in out + err:
+    def scontrol(*args: str, missing: str = "No reservations") -> str:
+        # times as parse_shown reads them, whatever the site's SLURM_TIME_FORMAT
+        rc, out, err = module.run_command(
+            ["scontrol", *args], environ_update={"SLURM_TIME_FORMAT": "standard"}
+        )
+        if rc != 0 and missing in out + err:
+            return ""
+        if rc != 0:
             module.fail_json(msg=f"scontrol {shlex.join(args)} failed: {err or out}", rc=rc)
         return str(out)
+
+    def show(name: str) -> str:
+        return scontrol("-o", "show", "reservation", name, missing="not found")
 
     def expand(hosts: str) -> list[str]:
         return scontrol("show", "hostnames", hosts).split() if hosts else []
 
     wanted = parse_wanted(module.params["content"])
-    shown = parse_shown(scontrol("-o", "show", "reservation"))
+    shown = parse_shown(scontrol("-o", "show", "reservation"), prefix, show)
     plan = commands(wanted, shown, prefix, expand)
     if not module.check_mode:
         for command in plan:
