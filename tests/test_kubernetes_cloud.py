@@ -253,6 +253,21 @@ def test_scale_from_zero_tags_say_what_a_node_would_carry() -> None:
     assert {k.removeprefix(f"{template}/label/") for k in tags if "/label/" in k} == set(labels)
 
 
+def test_a_growing_eks_gpu_group_registers_its_nodes_as_gpu_nodes_from_zero() -> None:
+    """kubernetes/autoscaler cluster-autoscaler-1.33.6 (the image of versions.kubernetes 1.33),
+    cluster-autoscaler/cloudprovider/aws/README.md:272-286 "Special note on GPU instances":
+    until the device plugin advertises the GPUs, the autoscaler sees a node without them and
+    scales out again, unless kubelet registers it with ``k8s.amazonaws.com/accelerator``
+    (aws_cloud_provider.go:38 GPULabel; utils/gpu/gpu.go:101 NodeHasGpu counts a node with
+    the label as a GPU node whatever its allocatable). At zero nodes the autoscaler reads the
+    label from the group's node-template tag (README:208, "Auto-Discovery Setup")."""
+    group = pools("aws")["l40s-ts"]
+    label = "k8s.amazonaws.com/accelerator"
+    assert group["args"]["labels"][label] == "l40s-48gb"
+    template = f"k8s.io/cluster-autoscaler/node-template/label/{label}"
+    assert group["scaling_tags"][template] == "l40s-48gb"
+
+
 def test_mig_instances_are_the_template_resources_of_a_mig_group() -> None:
     text = (
         HYBRID.replace("instance_type: g6e.12xlarge", "instance_type: p5.48xlarge")

@@ -211,6 +211,11 @@ PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 # The mig-parted config that turns MIG off; every node without a MIG layout selects it.
 MIG_DISABLED = "all-disabled"
+# The Cluster Autoscaler's GPU label on AWS (cluster-autoscaler/cloudprovider/aws/
+# aws_cloud_provider.go GPULabel): a node carrying it counts as a GPU node whose GPUs are not
+# advertised yet, so the autoscaler waits for its device plugin instead of growing the group
+# again. Not under kubernetes.io or k8s.io: kubelet may register with it.
+EKS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 # Labels mig-manager sets to `paused-for-mig-change` while it repartitions a node's GPUs and
 # back to `true` after; each GPU DaemonSet of the plain install runs only where its label is
 # `true`. kubelet sets them once, at registration: nothing may re-apply them later.
@@ -451,6 +456,10 @@ def node_labels(estate: Estate, pool: NodePool) -> dict[str, str]:
             # layout in the mig-parted ConfigMap; GKE runs its own device plugin
             labels[PLUGIN_CONFIG_LABEL] = pool.name
             labels[MIG_CONFIG_LABEL] = pool.name if pool.gpus.mig else MIG_DISABLED
+        if pool.provider == "eks":
+            # from registration on, before the device plugin advertises a GPU (the node
+            # group's labels, and the node-template tag the autoscaler reads at zero nodes)
+            labels[EKS_ACCELERATOR_LABEL] = pool.gpus.model
     return dict(sorted(labels.items()))
 
 
