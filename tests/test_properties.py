@@ -744,8 +744,9 @@ def test_the_json_writer_writes_what_orjson_cannot_as_the_json_module_does() -> 
 
 
 def _libyaml(data: Any) -> str:
+    """libyaml's CSafeDumper, which quotes what other YAML readers read as numbers too."""
     return yaml.dump(
-        data, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False, width=1000
+        data, Dumper=yamltext._LibyamlDumper, sort_keys=False, default_flow_style=False, width=1000
     )
 
 

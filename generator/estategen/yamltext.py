@@ -2,7 +2,9 @@
 
 PyYAML's emitter spent most of a large estate's render time on group_vars and manifests; this
 writes the same bytes PyYAML would (block style, two-space indent, list items indented under
-their key) for the shapes our outputs take, and hands anything unusual back to PyYAML.
+their key) for the shapes our outputs take, and hands anything unusual back to PyYAML. Both
+quote a string that YAML 1.2 or go-yaml (Kubernetes) would read as a number or a boolean where
+PyYAML's YAML 1.1 would not (``08``, ``1e3``, ``y``): see :func:`_reads_as_string`.
 """
 
 from __future__ import annotations
@@ -25,12 +27,29 @@ class ManifestDumper(IndentedDumper):
     """Keys in the order written; multi-line strings (embedded config files) as ``|`` blocks."""
 
 
-def _literal(dumper: ManifestDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value else None
+def _quoted_where_read_otherwise(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    """A string in single quotes when a reader other than PyYAML's would read it plain as a
+    number or a boolean (``08``, ``1e3``, ``y``: see :func:`_reads_as_string`); PyYAML
+    quotes those its own resolver reads so, and chooses the style of the others."""
+    style = None if _reads_as_string(value) else "'"
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+def _literal(dumper: ManifestDumper, value: str) -> yaml.Node:
+    if "\n" not in value:
+        return _quoted_where_read_otherwise(dumper, value)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+
+
+IndentedDumper.add_representer(str, _quoted_where_read_otherwise)
 ManifestDumper.add_representer(str, _literal)
+
+
+class _LibyamlDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """libyaml's emitter, quoting the strings other readers would read as numbers too."""
+
+
+_LibyamlDumper.add_representer(str, _quoted_where_read_otherwise)
 
 
 def _dump(data: Any, manifest: bool = False) -> str:
@@ -56,9 +75,42 @@ _IMPLICIT: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
 assert None not in _IMPLICIT, "wildcard resolvers would need _reads_as_string to consult them"
 
 
+# Readers of what we write other than PyYAML's YAML 1.1 resolver read more plain scalars as
+# numbers and booleans: YAML 1.2's core schema (spec 1.2.2, 10.3.2: 08, 1e3, 0o17, +.5) and
+# go-yaml, which Kubernetes reads YAML with (v2 in kubectl through sigs.k8s.io/yaml, v3 in
+# kustomize: y and n are booleans; integers are whatever Go's strconv.ParseInt(s, 0, 64)
+# takes once underscores are removed: 0X1F, 0B1, 0o17, -0x1f; decimals and exponents match
+# its yamlStyleFloat). kubectl kustomize turns a label `rack: 08` into `rack: 8`. A string any
+# of them reads as something else is quoted. Each of these starts with one of these:
+_OTHER_READERS_FIRST = frozenset("0123456789+-.~<nNyYtTfFoO")
+# YAML 1.2 core's null, bool and special floats; go-yaml v2's resolve table (a superset)
+_WORDS = frozenset(
+    {
+        *("y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"),
+        *("n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"),
+        *("~", "null", "Null", "NULL", ".nan", ".NaN", ".NAN", "<<"),
+        *(".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"),
+    }
+)
+# YAML 1.2 core's ints and floats and go-yaml's, signs allowed where either reader allows
+# them or more (matched with underscores removed, as go-yaml removes them); and go-yaml's
+# timestamps, which kustomize rewrites (2024-1-2T3:4:5Z becomes 2024-01-02T03:04:05Z)
+_NOT_STRINGS = re.compile(
+    r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+"
+    r"|(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)"
+    r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
+    r"(?:[Tt ][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]*)?(?:Z|[-+][0-9]{1,2}:[0-9]{2})?)?"
+)
+
+
 def _reads_as_string(text: str) -> bool:
-    """Whether ``text`` written plain reads back as a string (no implicit type matches)."""
-    return not any(regexp.match(text) for _, regexp in _IMPLICIT.get(text[:1], ()))
+    """Whether ``text`` written plain reads back as a string: to PyYAML (no implicit type
+    of its resolver matches), to YAML 1.2's core schema and to go-yaml."""
+    if any(regexp.match(text) for _, regexp in _IMPLICIT.get(text[:1], ())):
+        return False
+    if text[:1] in _OTHER_READERS_FIRST:
+        return text not in _WORDS and not _NOT_STRINGS.fullmatch(text.replace("_", ""))
+    return True
 
 
 # What PyYAML writes for each one-line string seen (plain, or quoted for the others); its
@@ -344,7 +396,7 @@ def libyaml_block(data: Any) -> str:
     except _Unusual:
         return yaml.dump(
             data,
-            Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+            Dumper=_LibyamlDumper,
             sort_keys=False,
             default_flow_style=False,
             width=1000,
