@@ -30,9 +30,9 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.estatediff import Delta, diff, named, own_policies, recorded
-from estategen.facts import POOL_LABEL, pool_group, topology_plugin
+from estategen.facts import POOL_LABEL, kubelet_taint, pool_group, topology_plugin
 from estategen.kubernetes.objects import Obj
-from estategen.model import Estate
+from estategen.model import Estate, Taint
 from estategen.readback import OutputFolder, check_content
 from estategen.record import Record, field
 from estategen.recorded import NotRecorded, estate_from_data
@@ -160,6 +160,9 @@ STEPS: dict[str, tuple[int, str]] = {
     "scontrol-reconfigure": (60, "make slurmctld and slurmd re-read their configuration"),
     "sacctmgr-delete": (65, "delete what the blueprint dropped from slurmdbd"),
     "resume-nodes": (70, "return drained nodes to service"),
+    # kubelet applies --register-with-taints and --node-labels only when it creates its Node
+    "taint-nodes": (72, "set the pools' changed taints on their running nodes"),
+    "label-nodes": (73, "set the changed node labels on the running nodes"),
     "pulumi-new": (75, "create the stacks of new Kubernetes clusters"),
     "drain-kubernetes-pool": (77, "drain the nodes of the managed pools pulumi up replaces"),
     "pulumi-replace": (78, "replace Kubernetes objects the API server will not update in place"),
@@ -282,6 +285,8 @@ def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
                 f"kubectl drain -l {POOL_LABEL}={pool} --ignore-daemonsets --delete-emptydir-data",
             )
         ]
+    if action_id in ("taint-nodes", "label-nodes"):
+        return _node_commands(action_id.partition("-")[0], targets)
     if action_id == "pulumi-replace":
         return [
             f"(cd pulumi/{c} && pulumi up --stack {estate} --target-replace '{urn}')"
@@ -303,6 +308,46 @@ def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
             "systemctl reload prometheus"
         ]
     return [f"review {t}" for t in sorted(targets)]
+
+
+def _node_commands(verb: str, targets: Iterable[str]) -> list[str]:
+    """``kubectl taint`` or ``kubectl label`` per cluster and set of nodes, from targets
+    "cluster<TAB>nodes<TAB>argument" (nodes: ``-l estategen.io/pool=NAME`` or node names)."""
+    by_nodes: dict[tuple[str, str], set[str]] = {}
+    for target in targets:
+        cluster, nodes, argument = target.split("\t")
+        by_nodes.setdefault((cluster, nodes), set()).add(argument)
+    commands: list[str] = []
+    for cluster, nodes in sorted(by_nodes):
+        comment = f"# kubectl on cluster {cluster}:"
+        if comment not in commands:
+            commands.append(comment)
+        # what is set before what is removed; one command, so a node never has neither
+        arguments = sorted(by_nodes[cluster, nodes], key=lambda a: (a.endswith("-"), a))
+        commands.append(f"kubectl {verb} nodes {nodes} {' '.join(arguments)} --overwrite")
+    return commands
+
+
+def _pool_nodes(pool: str) -> str:
+    return f"-l {POOL_LABEL}={pool}"
+
+
+def taint_actions(
+    cluster: str, pool: str, was: Iterable[Taint], now: Iterable[Taint]
+) -> list[Action]:
+    """``kubectl taint`` arguments that turn a pool's running nodes' taints from ``was`` into
+    ``now``: each new or changed taint set (``--overwrite`` replaces the value of a key and
+    effect the node has), each key and effect no longer tainted removed (``key:Effect-``)."""
+    before, after = list(was), list(now)
+    kept = {(t.key, t.effect) for t in after}
+    arguments = [kubelet_taint(t) for t in after if t not in before] + [
+        f"{t.key}:{t.effect}-" for t in before if (t.key, t.effect) not in kept
+    ]
+    return [Action("taint-nodes", f"{cluster}\t{_pool_nodes(pool)}\t{a}") for a in arguments]
+
+
+def _taints(pool: Mapping[str, Any]) -> list[Taint]:
+    return [Taint(**t) for t in pool.get("taints") or []]
 
 
 def _restart(group: str, service: str) -> str:
@@ -698,8 +743,10 @@ _MEANINGS = {
     "down its files; upgrade in Slurm's order (slurmdbd, then slurmctld, then slurmd) and at "
     "most two releases at a time, with StateSaveLocation and the database backed up first",
     "gpu-config": "the GPU stack of the pool's hosts changes with the nvidia_gpu role",
-    "kubernetes-node-labels": "kubelet registers the pool's hosts with the new labels and "
-    "taints (role k8s_gpu_node); Pulumi's NodePatch applies them to running nodes",
+    "kubernetes-node-labels": "kubelet registers new hosts with the new labels and taints "
+    "(role k8s_gpu_node), but applies --node-labels and --register-with-taints only when it "
+    "creates its Node: the running nodes get them from the kubectl label and kubectl taint "
+    "steps, before the Kueue flavours (whose tolerations follow the taints) change",
     "slurm-accounting-config": "Slurm's accounting settings: slurmdbd.conf and slurm.conf "
     "change, and the daemons that read them restart",
     "slurm-health-check": "takes effect with scontrol reconfigure: slurmd runs the health "
@@ -1341,6 +1388,12 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
                 continue  # the cluster's objects say what it means (kubernetes/<cluster>/)
             if _managed(pool) or not roles:
                 continue
+            # kubelet registers new hosts with the new taints; the running nodes need them set
+            taints = (
+                taint_actions(str(now.get("cluster")), name, _taints(was), _taints(now))
+                if field.startswith("taints")
+                else []
+            )
             changes.append(
                 _change(
                     # a host's own labels (its switch) are host variables in the inventory
@@ -1349,7 +1402,7 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
                     else f"ansible/group_vars/{group}.yml",
                     kind,
                     delta,
-                    (Action("ansible-playbook", f"{group}:{role}") for role in roles),
+                    (*(Action("ansible-playbook", f"{group}:{role}") for role in roles), *taints),
                 )
             )
         elif field.startswith("network"):
@@ -2106,7 +2159,9 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
     ),
     "Node": (
         "kubernetes-node-labels",
-        "node labels are patched live (server-side apply); pods already running stay",
+        "the kubectl label step sets the changed labels on the running nodes (kubelet, which "
+        "registered them, owns them: a server-side apply that changes one conflicts, and one "
+        "that drops one leaves it); pods already running stay",
     ),
     "ClusterQueue": (
         "kueue-quota",
@@ -2245,6 +2300,7 @@ def _object_changes(
     removing it means."""
     up = Action("pulumi-up", cluster)
     old, new = _objects(before), _objects(after)
+    labelling = node_label_actions(cluster, old, new)
     changes: list[Change] = []
     nodes: dict[str, list[str]] = {"added": [], "removed": []}
     for key in [*old, *(k for k in new if k not in old)]:
@@ -2298,7 +2354,7 @@ def _object_changes(
                 meaning,
                 "" if a is None else _short(before_part),
                 "" if b is None else _short(after_part),
-                (up,),
+                (*labelling.get(subject, ()), up) if kind == "Node" else (up,),
             )
         )
     for way, hosts in nodes.items():
@@ -2316,6 +2372,41 @@ def _object_changes(
                 )
             )
     return changes
+
+
+def node_label_actions(
+    cluster: str,
+    before: Mapping[tuple[str, str], Mapping[str, Any]],
+    after: Mapping[tuple[str, str], Mapping[str, Any]],
+) -> dict[str, list[Action]]:
+    """``kubectl label`` arguments for each running node whose labels change, by node name:
+    ``key=value`` for each new or changed label, ``key-`` for each dropped one. Nodes of a pool
+    that change alike are named by the pool's label when they are the whole pool, else by name.
+    A node that is new has no step: kubelet registers it with its labels."""
+    changed: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    members: dict[str, int] = {}
+    for (kind, name), obj in after.items():
+        if kind != "Node":
+            continue
+        now = (obj.get("metadata") or {}).get("labels") or {}
+        pool = str(now.get(POOL_LABEL))
+        members[pool] = members.get(pool, 0) + 1
+        earlier = before.get((kind, name))
+        if earlier is None:
+            continue
+        was = (earlier.get("metadata") or {}).get("labels") or {}
+        arguments = tuple(
+            [f"{k}={v}" for k, v in sorted(now.items()) if was.get(k) != v]
+            + [f"{k}-" for k in sorted(was) if k not in now]
+        )
+        if arguments:
+            changed.setdefault((pool, arguments), []).append(name)
+    out: dict[str, list[Action]] = {}
+    for (pool, arguments), names in changed.items():
+        nodes = _pool_nodes(pool) if len(names) == members[pool] else " ".join(sorted(names))
+        actions = [Action("label-nodes", f"{cluster}\t{nodes}\t{a}") for a in arguments]
+        out.update(dict.fromkeys(names, actions))
+    return out
 
 
 def _kueue_urn(estate: Estate, cluster: str, kind: str, obj: Mapping[str, Any]) -> str:
