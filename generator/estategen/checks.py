@@ -87,7 +87,7 @@ from estategen.slurm_keys import (
     RECORD_KEYS,
     REFUSED_IN_OPTIONS,
     Owner,
-    password_key,
+    password_refusal,
     slurm_key,
 )
 
@@ -1403,14 +1403,9 @@ def slurm_options_not_owned(estate: Estate) -> Iterator[Finding]:
     which slurm.conf, readable by every user, cannot hold."""
     refused = {name.lower(): name for name in REFUSED_IN_OPTIONS}
     for key in estate.slurm.options:
-        instead = password_key(key)
-        if instead is not None:
-            yield issue(
-                f"slurm.options.{key}",
-                f"{key} is a password: a password is a secret reference {{secret: NAME}}, "
-                "never a literal, and slurm.conf, which every user of Slurm reads, cannot hold "
-                f"one, so slurm.options refuses the key; {instead}",
-            )
+        refusal = password_refusal(key)
+        if refusal is not None:
+            yield issue(f"slurm.options.{key}", refusal)
             continue
         name = refused.get(key.lower())
         if name is None:

@@ -456,8 +456,8 @@ def _recursive_alias(text: str, file: str) -> Finding:
                         mark.column + 1 if mark else 1,
                         path,
                         f"alias *{event.anchor} stands inside the value its anchor "
-                        f"&{event.anchor} names, which would then contain itself without end; "
-                        "a blueprint cannot hold cycles: write the value out",
+                        f"&{event.anchor} names, which then contains itself through an alias "
+                        "without end; a blueprint cannot hold cycles: write the value out",
                         rule="load/alias",
                     )
                 continue

@@ -1269,8 +1269,24 @@ def cerberus_normalise(document: Mapping[str, Any]) -> tuple[dict[str, Any], lis
     findings: list[Finding] = []
     for error in _leaves(validator._errors):
         path = key_path(error.document_path)
+        refusal = _password_refusal(tuple(error.document_path))
+        if refusal is not None:  # one finding, which never quotes the password
+            if not any(f.path == path for f in findings):
+                findings.append(issue(path, refusal, rule="schema/secret"))
+            continue
         findings.append(issue(path, _message(error), rule=f"schema/{_rule_id(error)}"))
     return {}, findings
+
+
+def _password_refusal(document_path: tuple[Any, ...]) -> str | None:
+    """For a `slurm.options` key that holds a password, whatever its value: the check's
+    message (checks.slurm_options_not_owned gives it for a well-formed value), not one that
+    quotes the value."""
+    if len(document_path) != 3 or document_path[:2] != ("slurm", "options"):
+        return None
+    from estategen.slurm_keys import password_refusal
+
+    return password_refusal(str(document_path[2]))
 
 
 def _rule_id(error: Any) -> str:

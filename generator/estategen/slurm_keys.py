@@ -230,6 +230,19 @@ def password_key(name: str) -> str | None:
     return why
 
 
+def password_refusal(key: str) -> str | None:
+    """Why `slurm.options` refuses ``key``, a password key (None for other keys): one message
+    whatever the value is (a literal, a secret reference, a malformed one), never quoting it."""
+    instead = password_key(key)
+    if instead is None:
+        return None
+    return (
+        f"{key} is a password: a password is a secret reference {{secret: NAME}}, never a "
+        "literal, and slurm.conf, which every user of Slurm reads, cannot hold one, so "
+        f"slurm.options refuses the key; {instead}"
+    )
+
+
 _BY_NAME = {key.name.lower(): key for key in SLURM_KEYS}
 
 RENDERED_KEYS = frozenset(key.name for key in SLURM_KEYS if key.owner is Owner.RENDERED)

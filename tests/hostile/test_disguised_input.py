@@ -146,19 +146,31 @@ def test_aliases_that_share_without_a_cycle_still_load(tmp_path: Path) -> None:
 # --- passwords ------------------------------------------------------------------------------
 
 
+PASSWORD_VALUES = {
+    # a literal in the option's shape: refused by the check
+    "literal": ("hunter2pw", "check/slurm-options-not-owned"),
+    # a secret reference, or a literal the option's value pattern refuses: refused by the
+    # schema, with the same message, which quotes no value
+    "secret-reference": ("{secret: hunter2ref}", "schema/secret"),
+    "malformed-literal": ("'hunter2 pw!'", "schema/secret"),
+}
+
+
 @pytest.mark.parametrize("key", ["AccountingStoragePass", "JobCompPass", "StoragePass"])
+@pytest.mark.parametrize(("value", "rule"), PASSWORD_VALUES.values(), ids=list(PASSWORD_VALUES))
 def test_a_password_in_slurm_options_is_refused_and_written_nowhere(
-    key: str, tmp_path: Path
+    key: str, value: str, rule: str, tmp_path: Path
 ) -> None:
-    text = LAB.replace(CONTROLLERS, CONTROLLERS + f"  options: {{{key}: hunter2pw}}\n")
+    text = LAB.replace(CONTROLLERS, CONTROLLERS + f"  options: {{{key}: {value}}}\n")
     blueprint = write(tmp_path, text)
     line, column = place(text, text.index(key))
     run = run_capped("render", blueprint, "-o", tmp_path / "out")
-    finding = refused(
-        run, blueprint, line, column, "check/slurm-options-not-owned", "a password is a secret"
-    )
+    finding = refused(run, blueprint, line, column, rule, "a password is a secret reference")
     assert f"slurm.options.{key}: " in finding
-    assert "hunter2pw" not in finding
+    assert "slurm.accounting.database.password" in finding or key == "JobCompPass"
+    # the message quotes no value (the excerpt under it shows the blueprint's line, as for
+    # every finding)
+    assert "hunter2" not in finding
     assert sorted(os.listdir(tmp_path)) == ["blueprint.yaml"]
 
 
