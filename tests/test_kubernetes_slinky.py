@@ -470,7 +470,7 @@ def test_the_manifest_readme_creates_the_secrets_before_the_objects() -> None:
     _, files = rendered(ESTATE)
     readme = files["kubernetes/k8s/README.md"].content.decode()
     create = readme.index("create secret generic slurm-auth-slurm --from-file=slurm.key=")
-    assert create < readme.index("kubectl apply --server-side")
+    assert create < readme.index("kubectl apply --server-side --field-manager=estategen -k .")
     assert "<file holding slurm_jwt>" in readme
 
 

@@ -67,6 +67,20 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         "",
     ]
     step = 1
+    if "namespaces.yaml" in built.files:
+        # a release without --create-namespace installs into one of them (the GPU Operator's,
+        # which needs its Pod Security label before its pods start), Secrets are created there
+        names = ", ".join(o["metadata"]["name"] for o in built.files["namespaces.yaml"])
+        lines += [
+            f"{step}. Create the namespaces first: the releases and Secrets below go into them",
+            f"   ({names}):",
+            "",
+            "   ```sh",
+            "   kubectl apply --server-side --field-manager=estategen -f namespaces.yaml",
+            "   ```",
+            "",
+        ]
+        step += 1
     secrets = [(r, secret) for r in built.releases for secret in r.secrets]
     if secrets:
         lines += [
@@ -143,6 +157,16 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         "   ```",
         "",
     ]
+    if "nodes.yaml" in built.files:
+        lines += [
+            "kubelet registers each node with its labels and taints and owns them from then on:",
+            "when the blueprint changes a label of running nodes, this apply conflicts with",
+            "kubelet, and a dropped label or a changed taint never reaches them. Run the",
+            "`kubectl label nodes` and `kubectl taint nodes` steps `estategen plan` lists first",
+            "(`kubectl label nodes -l estategen.io/pool=POOL KEY=VALUE --overwrite`, `KEY-` to",
+            "drop one), then apply.",
+            "",
+        ]
     if built.node_pools:
         names = ", ".join(p["name"] for p in built.node_pools)
         lines += [
