@@ -28,6 +28,7 @@ import yaml
 from estategen import hostlist, load
 from estategen.pipeline import validate_document
 from estategen.plan import Action, explain, merge_steps, model_changes, plan, text
+from estategen.readback import OutputRefused
 from estategen.render import render
 from estategen.renderers.estate_json import estate_data
 from estategen.write import with_manifest, write_tree
@@ -876,16 +877,18 @@ def test_an_older_output_cannot_be_compared_by_model_and_says_so(
 def test_a_recorded_model_edited_into_another_shape_cannot_be_compared_and_says_so(
     rendered: dict[str, Path], tmp_path: Path
 ) -> None:
-    """The Kubernetes objects of the earlier side are built from estate.json: a record no
-    render wrote (a pool's cpu edited into a word) is reviewed, not guessed at."""
+    """The earlier model is rebuilt from estate.json: a record no render wrote (a pool's cpu
+    edited into a word) is refused with the key and what is wrong, not guessed at."""
     target = tmp_path / "pairs"
     shutil.copytree(rendered["base.yaml"], target)
     data = json.loads((target / "estate.json").read_text())
-    next(p for p in data["node_pools"] if p.get("cpu"))["cpu"] = "many"
+    index = next(i for i, p in enumerate(data["node_pools"]) if p.get("cpu"))
+    data["node_pools"][index]["cpu"] = "many"
     (target / "estate.json").write_text(json.dumps(data))
     estate = estate_of(PAIRS / "kueue-quota.yaml")
-    result = plan(estate, render(estate), target)
-    (queues,) = [f for f in result.files if f.path == "kubernetes/serving/kueue.yaml"]
-    (change,) = queues.changes
-    assert change.kind == "cannot-compare" and "'many'" in change.meaning
-    assert "pulumi-up" not in {s.id for s in result.steps()}
+    with pytest.raises(OutputRefused) as refused:
+        plan(estate, render(estate), target)
+    assert str(refused.value).startswith(f"{target}/estate.json: cannot compare models: ")
+    assert f"node_pools[{index}].cpu: 'many' is none of a Cpu or null" in str(refused.value)
+    result = run_cli("plan", PAIRS / "kueue-quota.yaml", "-o", target)
+    assert result.returncode == 2 and "Traceback" not in result.stderr

@@ -33,7 +33,7 @@ from estategen.estatediff import Delta, diff, named, own_policies, recorded
 from estategen.facts import POOL_LABEL, kubelet_taint, pool_group, topology_plugin
 from estategen.kubernetes.objects import Obj
 from estategen.model import Estate, Taint
-from estategen.readback import OutputFolder, check_content
+from estategen.readback import OutputFolder, OutputRefused, check_content
 from estategen.record import Record, field
 from estategen.recorded import NotRecorded, estate_from_data
 from estategen.render import MANIFEST, Files
@@ -440,10 +440,11 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
         if isinstance(before, str) or isinstance(after, str):
             model = before if isinstance(before, str) else str(after)
         else:
+            earlier = _earlier(before, target)
             model = model_changes(before, after, estate)
             same = before == after
             derived = _derived(
-                before,
+                earlier,
                 estate,
                 {
                     path
@@ -487,23 +488,31 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
     return result
 
 
-def _derived(
-    before: Mapping[str, Any], estate: Estate, paths: set[str]
-) -> dict[str, list[Change]] | str:
+def _earlier(before: Mapping[str, Any], target: Path) -> Estate:
+    """The model the folder's estate.json records, every key and type checked: one that holds
+    what no render wrote (a hand edit) cannot be compared, and is refused (exit 2) with the
+    key and what is wrong with it."""
+    try:
+        return estate_from_data(before)
+    except NotRecorded as err:
+        raise OutputRefused(
+            f"{target / 'estate.json'}: cannot compare models: {err}; restore the file the last "
+            "render wrote, or render again"
+        ) from None
+
+
+def _derived(earlier: Estate, estate: Estate, paths: set[str]) -> dict[str, list[Change]] | str:
     """What both models build for the derived files the render changes (``paths``), by file;
     or why the earlier model builds nothing. Only the clusters and the monitoring side those
-    files belong to are built, and the earlier model only when one is."""
+    files belong to are built."""
     if not paths:
         return {}
     # pulumi/<cluster>/cluster.json and kubernetes/<cluster>/... (renderers.kubernetes)
     clusters = {p.split("/")[1] for p in paths if not p.startswith("observability/")}
     try:
-        earlier = estate_from_data(before)
         out = kubernetes_changes(earlier, estate, clusters) if clusters else {}
         if any(p.startswith("observability/") for p in paths):
             out.update(observability_changes(earlier, estate))
-    except NotRecorded as err:
-        return str(err)
     except (KeyError, ValueError, TypeError, AttributeError, IndexError) as err:
         # typed, yet not a model a render produced (estate.json edited by hand)
         return f"estate.json records a model nothing can be built from ({err!r})"

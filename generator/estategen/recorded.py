@@ -30,21 +30,78 @@ class NotRecorded(ValueError):
     """estate.json does not hold what the model needs (a hand edit, another release)."""
 
 
+class _Wrong(Exception):
+    """A value estate.json cannot hold, and where: ``steps`` from the top (``.identity``,
+    ``.teams``, ``[0]``), gathered on the way out of the builders."""
+
+    def __init__(self, message: str, steps: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.steps = steps
+
+    def within(self, step: str) -> _Wrong:
+        return _Wrong(self.message, (step, *self.steps))
+
+    def where(self) -> str:
+        return "".join(self.steps).lstrip(".") or "the record"
+
+
 def estate_from_data(data: Mapping[str, Any]) -> Estate:
-    """The :class:`Estate` whose estate.json records ``data`` (without its ``schema``)."""
-    data = dict(data)
-    data["node_pools"] = [
-        {**pool, "hosts": hostlist.expand(pool["hosts"], limit=10**6) if pool.get("hosts") else []}
-        for pool in data.get("node_pools") or []
-    ]
+    """The :class:`Estate` whose estate.json records ``data`` (without its ``schema``).
+
+    Every value is checked against the type the model gives its field, every key against the
+    fields the model has, and the pools' hostlists are counted before they are expanded (a
+    render records at most the estate's limit of hosts): a record edited by hand raises
+    :class:`NotRecorded` naming the key and what is wrong with it.
+    """
     try:
+        data = dict(data)
+        data["node_pools"] = _expanded_pools(data.get("node_pools"))
         built = _builder(Estate)(data)
-    except (KeyError, TypeError, ValueError, AttributeError) as err:
+    except _Wrong as err:
         raise NotRecorded(
-            f"estate.json does not record a model this estategen reads ({err})"
-        ) from err
+            f"estate.json does not record a model this estategen reads: {err.where()}: "
+            f"{err.message}"
+        ) from None
     assert isinstance(built, Estate)
     return built
+
+
+def _expanded_pools(pools: Any) -> list[Any]:
+    """The recorded pools with each one's hosts expanded, after counting all of them."""
+    from estategen.checks import MAX_ESTATE_HOSTS
+
+    if not isinstance(pools, list):
+        raise _Wrong(f"{_shown(pools)} is not a list", (".node_pools",))
+    total = 0
+    for index, pool in enumerate(pools):
+        hosts = pool.get("hosts") if isinstance(pool, dict) else None
+        if hosts is None:
+            continue
+        step = (".node_pools", f"[{index}]", ".hosts")
+        if not isinstance(hosts, str):
+            raise _Wrong(f"{_shown(hosts)} is not a hostlist", step)
+        try:
+            total += hostlist.count(hosts) if hosts else 0
+        except hostlist.HostlistError as err:
+            raise _Wrong(str(err), step) from None
+        if total > MAX_ESTATE_HOSTS:
+            raise _Wrong(
+                f"the pools hold more than the estate limit of {MAX_ESTATE_HOSTS} hosts", step
+            )
+    return [
+        {**pool, "hosts": hostlist.expand(pool["hosts"], limit=MAX_ESTATE_HOSTS)}
+        if isinstance(pool, dict) and pool.get("hosts")
+        else {**pool, "hosts": []}
+        if isinstance(pool, dict)
+        else pool
+        for pool in pools
+    ]
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 @cache
@@ -58,7 +115,8 @@ Builder = Callable[[Any], Any]
 @cache
 def _builder(hint: Any) -> Builder:
     """The function that builds values of ``hint``: what to do for a type hint is decided once
-    per hint, not once per value (the 100k estate records 47,000 of them)."""
+    per hint, not once per value (the 100k estate records 47,000 of them). Each raises
+    :class:`_Wrong` for a value that is not one."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         options = [(_fitter(arg), arg) for arg in args if arg is not type(None)]
@@ -69,7 +127,7 @@ def _builder(hint: Any) -> Builder:
             for fits, arg in options:
                 if fits(value):
                     return _builder(arg)(value)
-            raise TypeError(f"{value!r} is none of {hint}")
+            raise _Wrong(f"{_shown(value)} is none of {_named(hint)}")
 
         return union
     if isinstance(hint, type) and issubclass(hint, Record):
@@ -79,44 +137,76 @@ def _builder(hint: Any) -> Builder:
 
             def items(value: Any) -> Any:
                 if not isinstance(value, list):
-                    raise TypeError(f"{value!r} is not a list")
+                    raise _Wrong(f"{_shown(value)} is not a list")
                 build = _builder(args[0])
-                return tuple([build(v) for v in value])
+                built = []
+                for index, item in enumerate(value):
+                    try:
+                        built.append(build(item))
+                    except _Wrong as err:
+                        raise err.within(f"[{index}]") from None
+                return tuple(built)
 
             return items
 
         def fixed(value: Any) -> Any:
-            if not isinstance(value, list):
-                raise TypeError(f"{value!r} is not a list")
-            return tuple(_builder(a)(v) for a, v in zip(args, value, strict=True))
+            if not isinstance(value, list) or len(value) != len(args):
+                raise _Wrong(f"{_shown(value)} is not a list of {len(args)}")
+            built = []
+            for index, (arg, item) in enumerate(zip(args, value, strict=True)):
+                try:
+                    built.append(_builder(arg)(item))
+                except _Wrong as err:
+                    raise err.within(f"[{index}]") from None
+            return tuple(built)
 
         return fixed
     if origin is not None and issubclass(origin, Mapping):
 
         def mapping(value: Any) -> Any:
             if not isinstance(value, Mapping):
-                raise TypeError(f"{value!r} is not an object")
+                raise _Wrong(f"{_shown(value)} is not an object")
             build = _builder(args[1])
-            return MappingProxyType({k: build(v) for k, v in value.items()})
+            built = {}
+            for key, item in value.items():
+                try:
+                    built[key] = build(item)
+                except _Wrong as err:
+                    raise err.within(f".{key}") from None
+            return MappingProxyType(built)
 
         return mapping
     if hint is float:
 
         def number(value: Any) -> Any:
-            if isinstance(value, int | float):
+            if isinstance(value, int | float) and not isinstance(value, bool):
                 return value  # as recorded: a whole number stays one (UsageFactor=1)
-            raise TypeError(f"{value!r} is not a float")
+            raise _Wrong(f"{_shown(value)} is not a number")
 
         return number
     if hint is not Any and isinstance(hint, type):
+        # JSON's true and false are not numbers here, though Python's bool is an int
+        refused = bool if hint is not bool else type(None)
 
         def typed(value: Any) -> Any:
-            if not isinstance(value, hint):
-                raise TypeError(f"{value!r} is not a {hint.__name__}")
+            if not isinstance(value, hint) or isinstance(value, refused):
+                raise _Wrong(f"{_shown(value)} is not {_named(hint)}")
             return value
 
         return typed
     return _as_recorded
+
+
+def _named(hint: Any) -> str:
+    names = {str: "a string", int: "an integer", bool: "true or false", float: "a number"}
+    if hint in names:
+        return str(names[hint])
+    options = [a for a in typing.get_args(hint) if a is not type(None)]
+    if options:
+        return " or ".join(_named(a) for a in options) + (
+            " or null" if type(None) in typing.get_args(hint) else ""
+        )
+    return f"a {getattr(hint, '__name__', hint)}"
 
 
 def _as_recorded(value: Any) -> Any:
@@ -129,21 +219,33 @@ def _record_builder(kind: type[Record]) -> Builder:
     # (field, whether estate.json may leave it out): a field it leaves out without a default
     # takes its value from _ABSENT
     specs = [(f.name, f.has_default) for f in fields(kind)]
+    known = frozenset(name for name, _ in specs)
     builders: dict[str, Builder] = {}  # each field's, once a value first has it
 
     def build(value: Any) -> Any:
         if not isinstance(value, Mapping):
-            raise TypeError(f"{kind.__name__} is not an object")
+            raise _Wrong(f"{_shown(value)} is not an object")
+        if not known.issuperset(value):
+            extra = sorted(str(k) for k in value if k not in known)[0]
+            raise _Wrong("not a key estate.json records", (f".{extra}",))
         kwargs = {}
         for name, defaulted in specs:
             if name in value:
                 field_builder = builders.get(name)
                 if field_builder is None:
                     field_builder = builders[name] = _builder(hints[name])
-                kwargs[name] = field_builder(value[name])
+                try:
+                    kwargs[name] = field_builder(value[name])
+                except _Wrong as err:
+                    raise err.within(f".{name}") from None
             elif not defaulted:
+                if name not in _ABSENT:
+                    raise _Wrong(f"lacks the key {name!r}")
                 kwargs[name] = _ABSENT[name]
-        return kind(**kwargs)
+        try:
+            return kind(**kwargs)
+        except (TypeError, ValueError) as err:
+            raise _Wrong(str(err)) from None
 
     return build
 
