@@ -562,6 +562,21 @@ def test_names_not_reserved_reports_each_meaning_of_one_name() -> None:
 
 
 _TEAM = "identity: {{teams: [{{name: {name}, gid: 20001, namespace: ns}}]}}"
+_ACCOUNTING = (
+    "slurm: {{accounting: {{host: lab-dbd, database: {{host: db, user: {name}, "
+    "password: {{secret: db}}}}}}}}"
+)
+
+
+@pytest.mark.parametrize("account", ["root", "mysql", "debian-sys-maint"])
+def test_slurmdbd_does_not_log_in_as_an_administrator_of_mariadb(account: str) -> None:
+    found = only(
+        run(checks.names_not_reserved, _ACCOUNTING.format(name=account)),
+        "slurm.accounting.database.user",
+        f"accounting database user {account!r} is reserved: as a MariaDB account, ",
+    )
+    assert "would set its password" in found.message
+    assert run(checks.names_not_reserved, _ACCOUNTING.format(name="slurm")) == []
 
 
 @pytest.mark.parametrize(
@@ -590,6 +605,7 @@ _TEAM = "identity: {{teams: [{{name: {name}, gid: 20001, namespace: ns}}]}}"
             schema.NAME,
             "node_pools: [{{name: {name}, scheduler: kubernetes, hosts: n1}}]",
         ),
+        (reserved.MARIADB_ACCOUNTS, schema.USER, _ACCOUNTING),
     ],
 )
 def test_names_not_reserved_refuses_every_name_of_each_table_the_schema_lets_through(
@@ -2298,6 +2314,34 @@ def test_mpi_ports_valid() -> None:
 
 
 REST = "slurm: {rest_api: {host: lab-ctl, jwt_key: {secret: slurm_jwt}%s}}"
+
+
+@pytest.mark.parametrize(
+    ("user", "reason"),
+    [
+        ("munge", "it is the user munged runs as"),
+        ("mysql", "it is the user MariaDB runs as"),
+        ("prometheus", "it is the user node exporter runs as"),
+        ("nobody", "it is a Debian system user"),
+        ("daemon", "it is a Debian system user"),
+        ("bin", "it is a Debian system user"),
+        ("www-data", "it is a Debian system user"),
+        ("sshd", "it is a Debian system user (systemd and base packages)"),
+    ],
+)
+def test_slurmrestd_does_not_run_as_a_system_account(user: str, reason: str) -> None:
+    found = only(
+        run(checks.rest_api_valid, REST % f", user: {user}"), "slurm.rest_api.user", reason
+    )
+    assert found.message.startswith(f"slurmrestd must not run as {user!r}: ")
+
+
+def test_every_system_user_the_schema_lets_through_is_refused_for_slurmrestd() -> None:
+    names = [n for n in reserved.SYSTEM_USERS if re.fullmatch(schema.USER, n)]
+    assert {"root", "slurm", "munge", "nobody"} <= set(names)
+    for name in names:
+        found = run(checks.rest_api_valid, REST % f", user: {name}")
+        assert [f.path for f in found] == ["slurm.rest_api.user"], name
 
 
 def test_rest_api_valid() -> None:

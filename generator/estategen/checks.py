@@ -72,6 +72,7 @@ from estategen.renderers.slurm import (
     required_tres,
 )
 from estategen.reserved import (
+    MARIADB_ACCOUNTS,
     POOL_NAMES,
     PROMETHEUS_LABELS,
     SLURM_ACCOUNTS,
@@ -247,6 +248,16 @@ def names_not_reserved(estate: Estate) -> Iterator[Finding]:
     for pool in estate.slurm_pools:
         for host in sorted(SLURM_NODES.keys() & set(pool.hosts)):
             yield _reserved(f"{pool.path}.hosts", "Slurm node name", host, SLURM_NODES[host])
+    accounting = estate.slurm.accounting
+    if accounting and accounting.database.user in MARIADB_ACCOUNTS:
+        account = accounting.database.user
+        yield _reserved(
+            "slurm.accounting.database.user",
+            "accounting database user",
+            account,
+            f"as a MariaDB account, {MARIADB_ACCOUNTS[account]}; the slurmdbd role would set its "
+            "password and leave it only the accounting database's privileges",
+        )
 
 
 def _reserved(path: str, what: str, name: str, reason: str) -> Finding:
@@ -1214,6 +1225,13 @@ def rest_api_valid(estate: Estate) -> Iterator[Finding]:
             "slurm.rest_api.user",
             f"slurmrestd must not run as {rest.user!r} (root or SlurmUser): anyone reaching it "
             "could act as that user; choose an unprivileged user such as 'slurmrestd'",
+        )
+    elif rest.user in SYSTEM_USERS:
+        yield issue(
+            "slurm.rest_api.user",
+            f"slurmrestd must not run as {rest.user!r}: {SYSTEM_USERS[rest.user]}; the "
+            "slurmrestd role would take that account over (its group, shell and home) and "
+            "slurmrestd would act with its rights; choose a user of its own such as 'slurmrestd'",
         )
     if rest.user in {u.name for u in estate.identity.users}:
         yield issue(

@@ -7,8 +7,8 @@ mig-parted configuration name. Each table maps a reserved name to why it is rese
 
 Sources: slurm.conf(5) and sacctmgr(1) of Slurm 22.05-25.05; Debian 12's base-passwd
 (``/usr/share/base-passwd/{passwd,group}.master``) and the packages our roles install
-(``playbooks/roles``); the Kubernetes namespaces documentation; the names ``stacks/`` gives its
-own objects.
+(``playbooks/roles``); MariaDB's account management documentation; the Kubernetes namespaces
+documentation; the names ``stacks/`` gives its own objects.
 """
 
 from __future__ import annotations
@@ -160,6 +160,16 @@ SYSTEM_GROUPS: Mapping[str, str] = _table(
         "it is the {kind} of SSSD (role common)": ("sssd",),
     },
 )
+
+# Accounts MariaDB keeps for itself (Debian 12's mariadb-server 10.11; debian-sys-maint is
+# the maintenance account of Debian's older packages and of hosts upgraded from them).
+MARIADB_ACCOUNTS: Mapping[str, str] = {
+    "root": "it is MariaDB's administrator (root@localhost, by unix_socket)",
+    "mysql": "it is MariaDB's second administrator (mysql@localhost, by unix_socket, from 10.4)",
+    "debian-sys-maint": "it is the administrator Debian's maintenance scripts log in as "
+    "(/etc/mysql/debian.cnf)",
+    "mariadb.sys": "it owns MariaDB's mysql.user view (from 10.4.13)",
+}
 
 _KUBERNETES = "it is a namespace Kubernetes creates and uses itself"
 KUBERNETES_NAMESPACES: Mapping[str, str] = {
