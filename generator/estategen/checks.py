@@ -1747,7 +1747,8 @@ def storage_types_and_drivers(estate: Estate) -> Iterator[Finding]:
                         f"Kubernetes {minimum} or later; versions.kubernetes is "
                         f"{estate.versions.kubernetes.text}",
                     )
-                assert storage.access_key_id and storage.secret_access_key
+                if not (storage.access_key_id and storage.secret_access_key):
+                    continue  # no s3 block: a finding at storage[].s3 above
                 pair = (storage.access_key_id.name, storage.secret_access_key.name)
                 first = credentials.setdefault(name, (storage.name, pair))
                 if first[1] != pair:
@@ -1863,6 +1864,8 @@ def eks_autoscaler_tags_fit(estate: Estate) -> Iterator[Finding]:
     for cluster in estate.kubernetes_clusters:
         view = ClusterView.of(estate, cluster)
         for pool in autoscaler.scaled_pools(view):
+            if pool.gpus and pool.gpus.model not in estate.gpu_models:
+                continue  # an unknown model: gpu_models_resolve's finding
             tags = autoscaler.node_template_tags(view, pool)
             for key, value in tags.items():
                 if len(key) <= AWS_TAG_KEY_MAX and len(value) <= AWS_TAG_VALUE_MAX:
