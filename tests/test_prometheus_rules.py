@@ -9,6 +9,7 @@ rules give GPUs of both schedulers the same pool, scheduler and estate labels.
 from __future__ import annotations
 
 import itertools
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,10 +19,13 @@ import pytest
 import yaml
 
 from estategen import load
+from estategen.errors import BlueprintInvalid
 from estategen.model import Estate
 from estategen.pipeline import validate_document
 from estategen.prometheus_rules import observability_rules
+from estategen.record import replace
 from estategen.render import render
+from estategen.schema import PROM_MAX_DAYS
 
 from conftest import BLUEPRINTS
 
@@ -555,3 +559,42 @@ def test_each_threshold_reaches_its_alert(key: str, alert: str, where: str, valu
     default = estate_of(lab_text().replace(f"    {key}: ", "    # "))
     assert value in rule(estate, alert)[where]
     assert value not in rule(default, alert)[where]
+
+
+# --- the longest duration a threshold may be ---------------------------------------------
+
+DURATIONS = [line.split(":")[0].strip() for line in THRESHOLDS.splitlines() if "_for:" in line]
+LONGEST = f"{PROM_MAX_DAYS}d"  # 106751d: int64 nanoseconds hold 106751 days and some hours
+
+
+def with_durations(value: str) -> str:
+    text = lab_text()
+    for key in DURATIONS:
+        text = re.sub(rf"({key}: )\S+", rf"\g<1>{value}", text)
+    return text
+
+
+def test_the_longest_duration_validate_accepts_is_one_promtool_accepts(tmp_path: Path) -> None:
+    assert len(DURATIONS) == 8
+    estate = estate_of(with_durations(LONGEST))
+    assert rule(estate, "KueueWorkloadsPendingTooLong")["for"] == LONGEST
+    root = write(render(estate), tmp_path)
+    result = promtool("check", "rules", "rules/estategen.rules.yml", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_day_longer_is_refused_at_its_key_as_promtool_would(tmp_path: Path) -> None:
+    longer = f"{PROM_MAX_DAYS + 1}d"
+    with pytest.raises(BlueprintInvalid) as refused:
+        estate_of(with_durations(longer))
+    assert sorted(f.path for f in refused.value.findings) == sorted(
+        f"observability.alerts.{key}" for key in DURATIONS
+    )
+    assert all(f"at most {LONGEST}" in f.message for f in refused.value.findings)
+    # rendered all the same (validation bypassed), Prometheus refuses every one of them
+    estate = estate_of(with_durations(LONGEST))
+    alerts = replace(estate.observability.alerts, **{key: longer for key in DURATIONS})
+    estate = replace(estate, observability=replace(estate.observability, alerts=alerts))
+    root = write(render(estate), tmp_path)
+    result = promtool("check", "rules", "rules/estategen.rules.yml", cwd=root)
+    assert result.returncode != 0 and "out of range" in result.stdout + result.stderr

@@ -145,8 +145,15 @@ RESOURCE_GROUP = r"[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]"
 INSTANCE_TYPE = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 PROM_LABEL = r"[a-zA-Z][a-zA-Z0-9_]{0,62}"
 PROM_VALUE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
-# a Prometheus duration in one unit, as rules write `for:` and range selectors
-PROM_DURATION = r"[1-9][0-9]{0,5}(s|m|h|d)"
+# a Prometheus duration in one unit, as rules write `for:` and range selectors. Prometheus
+# holds a duration in int64 nanoseconds (model.ParseDuration refuses more: "duration out of
+# range"), about 292 years: 106751d at most; no count of hours, minutes or seconds of six
+# digits reaches it
+PROM_MAX_DAYS = (2**63 - 1) // (86_400 * 10**9)
+PROM_DURATION = (
+    r"[1-9][0-9]{0,5}(s|m|h)"
+    r"|([1-9][0-9]{0,4}|10[0-5][0-9]{3}|106[0-6][0-9]{2}|1067[0-4][0-9]|10675[01])d"
+)
 # --- elastic cloud nodes (issue 14 part 5) ---
 GCE_ZONE = r"[a-z]+-[a-z]+[0-9]{1,2}-[a-z]"
 GCE_PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
@@ -215,7 +222,8 @@ _PATTERN_HINTS = {
     INSTANCE_TYPE: "instance type like 'a3-highgpu-8g' or 'p5.48xlarge'",
     PROM_LABEL: "metric label name: letter first, then letters, digits or '_'",
     PROM_VALUE: "metric label value: letters, digits, '_', '.', '-'",
-    PROM_DURATION: "duration like '90s', '15m', '2h' or '1d' (one unit)",
+    PROM_DURATION: "duration like '90s', '15m', '2h' or '1d' (one unit; at most "
+    f"{PROM_MAX_DAYS}d, the longest Prometheus holds)",
     GCE_ZONE: "GCE zone like 'us-central1-a'",
     GCE_PROJECT: "GCP project id like 'aurora-hpc'",
     CLOUD_IMAGE: (
