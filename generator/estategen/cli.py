@@ -363,15 +363,22 @@ def _plan(
 
 
 def _import(args: argparse.Namespace) -> int:
-    from estategen.importer import import_site, summary, write
+    from estategen.importer import import_site, summary, unfaithful, write
 
     imported = import_site(
         args.slurm_conf, args.gres, args.topology, args.sacct, args.slurm_version
     )
     write(imported, Path(args.output))
     sys.stdout.write(summary(imported))
-    print(f"{args.output}: wrote the blueprint")
-    return 0
+    if imported.faithful:
+        print(f"{args.output}: wrote the blueprint")
+        return 0
+    print(f"{args.output}: wrote the blueprint, {unfaithful(imported)}")
+    return IMPORT_UNFAITHFUL
+
+
+# `estategen import` wrote the blueprint, and its render is not the site's (docs/commands.md)
+IMPORT_UNFAITHFUL = 4
 
 
 def _schema(output_format: str) -> int:

@@ -47,6 +47,7 @@ from estategen.schema import (
     USER,
 )
 from estategen.slurm_keys import MULTIFACTOR_OPTIONS, REFUSED_IN_OPTIONS, password_key
+from estategen.slurm_removed import RemovedKey, removed_key
 from estategen.slurmconf import (
     GRES_RECORDS,
     TOPOLOGY_RECORDS,
@@ -57,7 +58,12 @@ from estategen.slurmconf import (
     Where,
 )
 
-Kind = Literal["mapped", "passed", "refused"]
+# mapped: the blueprint key keeps it; passed: slurm.options keeps it as written; changed: kept
+# in another form that slurmctld reads differently (a host name in lower case); dropped: no
+# effect on the target release (a key Slurm removed); refused: not kept
+Kind = Literal["mapped", "passed", "changed", "dropped", "refused"]
+# the kinds whose settings the render does not give slurmctld as the site did
+UNFAITHFUL: tuple[Kind, ...] = ("changed", "refused")
 
 _NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")
 _HOST = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
@@ -110,6 +116,15 @@ class Imported(Record):
     outcomes: tuple[Outcome, ...]
     reviews: tuple[str, ...]
     inputs: tuple[str, ...] = ()  # every file read (Includes too): never the output
+    # what validate still finds in the blueprint written (key path: message), when import
+    # could not trace a finding to a site setting it could refuse
+    findings: tuple[str, ...] = ()
+
+    @property
+    def faithful(self) -> bool:
+        """The blueprint validates and its render gives slurmctld every setting as the site
+        did: nothing changed or refused."""
+        return not self.findings and not any(o.kind in UNFAITHFUL for o in self.outcomes)
 
 
 # --- converters ----------------------------------------------------------------------------
@@ -123,10 +138,24 @@ def _name(value: str) -> str:
 
 
 def _host(value: str) -> str:
-    host = value.split("(", 1)[0].strip()
+    """A host name, in lower case (``SlurmctldHost=Todo`` is todo): a blueprint's host names
+    are DNS names in lower case."""
+    host = value.split("(", 1)[0].strip().lower()
     if not _HOST.fullmatch(host):
-        raise Unsayable(f"{value!r} is not a lowercase host name")
+        raise Unsayable(f"{value!r} is not a host name")
     return host
+
+
+def _lowered(value: str) -> bool:
+    """Whether a host name (NAME or NAME(ADDRESS)) loses upper case in the blueprint."""
+    name = value.split("(", 1)[0]
+    return name != name.lower()
+
+
+_LOWER_CASE = (
+    "a blueprint's host names are lower case, and Slurm compares host names case by case: "
+    "rename the host {name} (or start its slurmd with -N {name})"
+)
 
 
 _WHOLE = re.compile(r"-?[0-9]{1,20}")  # ASCII digits only: int() reads '١٢', '1_0' and ' 1'
@@ -184,9 +213,47 @@ def _pattern(pattern: str, hint: str) -> Callable[[str], str]:
     return convert
 
 
-def _prefixed(prefix: str, names: tuple[str, ...]) -> Callable[[str], str]:
-    """A plugin name like select/cons_tres, as the blueprint's short name (cons_tres)."""
-    return _choice({f"{prefix}/{name}": name for name in names})
+def _prefixed(prefix: str, names: tuple[str, ...], bare: bool = False) -> Callable[[str], str]:
+    """A plugin name like select/cons_tres, as the blueprint's short name (cons_tres). With
+    ``bare``, the name without its prefix too, where slurmd adds it (TaskPlugin=affinity:
+    src/slurmd/common/task_plugin.c prefixes task/ to a name without it)."""
+    table = {f"{prefix}/{name}": name for name in names}
+    if bare:
+        table.update({name.lower(): name for name in names})
+    return _choice(table)
+
+
+# AccountingStorageEnforce as slurmctld expands it (src/common/read_config.c of 22.05,
+# _validate_accounting_storage_enforce): each word turns on the flags below, 1 and 2 are the
+# old spellings of associations and limits, and all is every flag but nojobs and nosteps.
+_ENFORCE_EXPANDS = {
+    "1": ("associations",),
+    "associations": ("associations",),
+    "2": ("associations", "limits"),
+    "limits": ("associations", "limits"),
+    "safe": ("associations", "limits", "safe"),
+    "wckeys": ("associations", "wckeys"),
+    "qos": ("associations", "qos"),
+    "all": ("associations", "limits", "qos", "safe", "wckeys"),
+    "nojobs": ("nojobs", "nosteps"),
+    "nosteps": ("nosteps",),
+}
+
+
+def _enforce(value: str) -> list[str]:
+    """AccountingStorageEnforce as the flags slurmctld turns on, in the order
+    ``scontrol show config`` prints them (src/common/slurm_protocol_defs.c,
+    accounting_enforce_string)."""
+    if value.lower() in ("none", "0", ""):
+        return []
+    flags: set[str] = set()
+    for word in value.split(","):
+        found = _ENFORCE_EXPANDS.get(word.lower())
+        if found is None:
+            known = ", ".join(sorted(_ENFORCE_EXPANDS))
+            raise Unsayable(f"{word!r} is not one of {known} (slurmctld refuses it)")
+        flags.update(found)
+    return [flag for flag in ACCOUNTING_ENFORCE if flag in flags]
 
 
 def _canonical(names: tuple[str, ...]) -> Callable[[str], str]:
@@ -307,7 +374,7 @@ PARAMETERS: dict[str, Row] = {
     "selecttypeparameters": Row(
         "slurm.select.parameters", _list_of(_canonical((*SELECT_RESOURCES, *SELECT_MODIFIERS)))
     ),
-    "taskplugin": Row("slurm.task_plugins", _list_of(_prefixed("task", TASK_PLUGINS))),
+    "taskplugin": Row("slurm.task_plugins", _list_of(_prefixed("task", TASK_PLUGINS, bare=True))),
     "jobacctgathertype": Row(
         "slurm.job_acct_gather", _prefixed("jobacct_gather", JOB_ACCT_GATHER_TYPES)
     ),
@@ -322,10 +389,7 @@ PARAMETERS: dict[str, Row] = {
     "accountingstoragetres": Row(
         "slurm.accounting.tres", _list_of(_pattern(TRES, "a TRES estategen can carry"))
     ),
-    "accountingstorageenforce": Row(
-        "slurm.accounting.enforce",
-        _list_of(_canonical(ACCOUNTING_ENFORCE), none=("none", "0")),
-    ),
+    "accountingstorageenforce": Row("slurm.accounting.enforce", _enforce),
     "prioritytype": Row("slurm.scheduling.priority_type", _prefixed("priority", PRIORITY_TYPES)),
     "schedulertype": Row("slurm.scheduler", _prefixed("sched", SCHEDULER_TYPES)),
     # slurm.conf(5): YES is the old spelling of ANY
@@ -423,6 +487,21 @@ class _Run(Record, frozen=False):
     _seen: set[Outcome] = field(default_factory=set)
     # what the site's files may still spend: bytes, Includes, settings, host names
     budget: slurmconf.Budget = field(default_factory=slurmconf.Budget)
+    # blueprint key path (pools, partitions and teams by name: node_pools[gpu].gpus) -> the
+    # site settings that gave it its value, to refuse them if validate refuses the value
+    sources: dict[str, dict[Setting, None]] = field(default_factory=dict)
+
+    def source(self, path: str, setting: Setting) -> None:
+        self.sources.setdefault(path, {})[setting] = None
+
+    def withdraw(self, setting: Setting) -> None:
+        """Take back what was recorded of ``setting`` (it is refused after all)."""
+        for outcome in [
+            o for o in self.outcomes if (o.where, o.key) == (setting.where, setting.key)
+        ]:
+            if outcome.kind != "refused":
+                self.outcomes.remove(outcome)
+                self._seen.discard(outcome)
 
     def _add(self, outcome: Outcome) -> bool:
         """Record ``outcome`` once (NodeName=DEFAULT values reach every line after them)."""
@@ -445,10 +524,22 @@ class _Run(Record, frozen=False):
         self._add(Outcome("passed", setting.where, setting.key, setting.value, target))
 
     def refused(self, setting: Setting, reason: str, context: str = "") -> None:
-        if self._add(Outcome("refused", setting.where, setting.key, setting.value, reason)):
+        self._note("refused", setting, reason, context)
+
+    def changed(self, setting: Setting, how: str, context: str = "") -> None:
+        """Kept in another form than the site's, which slurmctld reads differently."""
+        self._note("changed", setting, how, context)
+
+    def dropped(self, setting: Setting, why: str) -> None:
+        """Left out because it has no effect on the release the blueprint targets."""
+        self._note("dropped", setting, why)
+
+    def _note(self, kind: Kind, setting: Setting, reason: str, context: str = "") -> None:
+        if self._add(Outcome(kind, setting.where, setting.key, setting.value, reason)):
             what = f"{context} " if context else ""
+            label = "" if kind == "refused" else f"{kind}: "
             self.comments.append(
-                f"{setting.where}: {what}{setting.key}={setting.value}  # {reason}"
+                f"{setting.where}: {what}{setting.key}={setting.value}  # {label}{reason}"
             )
 
 
@@ -463,6 +554,7 @@ def import_site(
     it cannot read, and BlueprintInvalid if the blueprint it built does not validate."""
     run = _Run()
     conf = slurmconf.parse_file(slurm_conf, budget=run.budget)
+    conf = _successors(conf, slurm_version or _DEFAULT_RELEASE, run)
     gres_conf = slurmconf.parse_file(gres, GRES_RECORDS, run.budget) if gres else None
     topo = slurmconf.parse_file(topology, TOPOLOGY_RECORDS, run.budget) if topology else None
     doc: dict[str, Any] = {}
@@ -496,13 +588,94 @@ def import_site(
         slurm["qos"] = [{"name": name} for name in sorted(qos)]
     slurm["partitions"] = partitions
     doc["slurm"] = _ordered_slurm(slurm)
-    _compare_rendered(conf, doc, run)
+    findings = _settle(doc, run)
+    if not findings:
+        _compare_rendered(conf, doc, run)
     return Imported(
-        _blueprint_text(doc, run),
+        _blueprint_text(doc, run, findings),
         tuple(run.outcomes),
         tuple(run.reviews),
         tuple(dict.fromkeys(run.budget.read)),
+        findings,
     )
+
+
+def _default_release() -> str:
+    from estategen.model import DEBIAN_SLURM_BUILDS, DEFAULT_SLURM_SOURCE
+
+    return DEBIAN_SLURM_BUILDS[DEFAULT_SLURM_SOURCE].release or "22.05"
+
+
+# the release a blueprint without versions.slurm targets (its default package source's)
+_DEFAULT_RELEASE = _default_release()
+
+# Removed keys whose value a successor in the same file keeps, given no line sets it already:
+# slurm.conf of 20.11 read DefaultStorage* as the default of AccountingStorage*.
+_SUCCESSOR_KEYS = {
+    "defaultstoragetype": ("AccountingStorageType", "accounting_storage/{}"),
+    "defaultstoragehost": ("AccountingStorageHost", "{}"),
+    "defaultstorageport": ("AccountingStoragePort", "{}"),
+    "defaultstorageuser": ("AccountingStorageUser", "{}"),
+}
+# Removed keys whose value turns on a flag of a key that replaced them (merged into the site's
+# own line of that key, if it has one); other values had no effect and are dropped.
+_SUCCESSOR_FLAGS = {
+    "fastschedule": ("2", "SlurmdParameters", "config_overrides"),
+    "accountingstorejobcomment": ("yes", "AccountingStoreFlags", "job_comment"),
+}
+# Removed keys with a meaning no successor keeps by itself: refused (with what to use) unless
+# their value is the one that did nothing.
+_NO_SUCCESSOR = {"memlimitenforce": "no", "fastschedule": "1", "sallocdefaultcommand": None}
+
+
+def _successors(conf: ConfFile, release: str, run: _Run) -> ConfFile:
+    """The site's parameters as slurmctld ``release`` reads them: a key Slurm removed (which
+    that slurmctld refuses, estategen.slurm_removed) is read as its successor where one keeps
+    its meaning, dropped with a note where it had no effect, and refused otherwise."""
+    given = {setting.name for setting in conf.parameters}
+    kept: list[Setting] = []
+    flags: dict[str, list[str]] = {}  # successor key (lower case) -> flags to add
+    flag_lines: dict[str, Setting] = {}
+    for setting in conf.parameters:
+        removed = removed_key(setting.name, release)
+        if removed is None:
+            kept.append(setting)
+            continue
+        gone = f"Slurm {removed.release} removed {removed.name} (slurmctld {release} refuses it)"
+        if password_key(setting.name) is not None:
+            run.dropped(Setting(setting.key, "(a password, not copied)", setting.where), gone)
+            continue
+        successor = _SUCCESSOR_KEYS.get(setting.name)
+        if successor is not None and successor[0].lower() not in given:
+            key, form = successor
+            new = Setting(key, form.format(setting.value), setting.where)
+            kept.append(new)
+            run.dropped(setting, f"{gone}; read as its successor {new.key}={new.value}")
+            continue
+        flag = _SUCCESSOR_FLAGS.get(setting.name)
+        if flag is not None and setting.value.lower() == flag[0]:
+            flags.setdefault(flag[1].lower(), []).append(flag[2])
+            flag_lines[flag[1].lower()] = Setting(flag[1], flag[2], setting.where)
+            run.dropped(setting, f"{gone}; read as its successor {flag[1]}={flag[2]}")
+            continue
+        harmless = _NO_SUCCESSOR.get(setting.name, "")
+        if harmless is None or (harmless and setting.value.lower() != harmless):
+            run.refused(setting, _instead(gone, removed))
+            continue
+        run.dropped(setting, f"{gone}; it has no effect")
+    for index, setting in enumerate(kept):
+        added = flags.pop(setting.name, None)
+        if added:
+            value = ",".join(dict.fromkeys([*filter(None, setting.value.split(",")), *added]))
+            kept[index] = Setting(setting.key, value, setting.where)
+    kept += [flag_lines[name] for name in flags]  # successors the site's file does not set
+    return ConfFile(tuple(kept), conf.records, conf.files)
+
+
+def _instead(gone: str, removed: RemovedKey) -> str:
+    if removed.successor:
+        return f"{gone}; its successor is {removed.successor}: set it in slurm.options"
+    return f"{gone}; no key replaced it"
 
 
 def _power_saving(
@@ -620,9 +793,14 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
             continue
         if row is not None:
             try:
-                _set(root, row.path, row.convert(setting.value), row.append)
+                value = row.convert(setting.value)
             except Unsayable as why:
                 run.refused(setting, f"{row.path}: {why}")
+                continue
+            _set(root, row.path, value, row.append)
+            run.source(row.path, setting)
+            if row.convert is _host and _lowered(setting.value):
+                run.changed(setting, f"{row.path}: {value}; {_LOWER_CASE.format(name=value)}")
             else:
                 run.mapped(setting, row.path)
             continue
@@ -638,6 +816,7 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
             continue
         options[key] = setting.value
         run.passed(setting, f"slurm.options.{key}")
+        run.source(f"slurm.options.{key}", setting)
     accounting = slurm.get("accounting")
     storage = conf.parameter("AccountingStorageType")
     if storage is not None and storage.value.lower() == "accounting_storage/slurmdbd":
@@ -859,9 +1038,9 @@ def _leaf_switches(topo: ConfFile, run: _Run) -> dict[str, str]:
     return out
 
 
-def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], str | None]:
+def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], Setting | None]:
     """host -> the GPU Type gres.conf gives it (for slurm.conf lines with untyped gpu GRES),
-    and gres.conf's AutoDetect for every node (nvml or off), if it sets one."""
+    and gres.conf's AutoDetect line for every node (nvml or off), if it has one."""
     out: dict[str, str] = {}
     autodetect = None
     if gres_conf is None:
@@ -874,7 +1053,7 @@ def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], 
         if name is None and scope is None and detect is not None and len(record.settings) == 1:
             # a line of its own: AutoDetect for every node (gres.conf(5))
             if detect.value.lower() in ("nvml", "off"):
-                autodetect = detect.value.lower()
+                autodetect = detect
                 run.mapped(detect, "node_pools[].gpus.autodetect")
             else:
                 run.refused(detect, "gpus.autodetect is nvml or off", "gres.conf")
@@ -907,7 +1086,10 @@ def _node_shape(
     seen: set[Where],
     label: str,
     addressed: bool = False,
+    sources: dict[str, list[Setting]] | None = None,
 ) -> _Shape:
+    """The shape of a NodeName line's nodes; ``sources`` gets, by pool key (gpus, features),
+    the settings that gave it."""
     first = record.where not in seen
     seen.add(record.where)
     by_name = {s.name: s for s in record.settings}  # the last one wins, as ConfRecord.get
@@ -916,6 +1098,10 @@ def _node_shape(
         return by_name.get(key.lower())
 
     def note_mapped(setting: Setting | None, target: str) -> None:
+        if setting is not None and sources is not None and target.startswith("node_pools[]."):
+            sources.setdefault(target.removeprefix("node_pools[].").split(" ")[0], []).append(
+                setting
+            )
         if setting is not None and first:
             run.mapped(setting, target)
 
@@ -1177,6 +1363,9 @@ def _nodes_and_partitions(
         head = Setting("NodeName", record.name, record.where)
         if record.name.upper() == "DEFAULT":
             run.mapped(head, "folded into the NodeName lines that follow")
+        elif _lowered(record.name):
+            lower = record.name.lower()
+            run.changed(head, f"node_pools[].hosts: {lower}; {_LOWER_CASE.format(name=lower)}")
         else:
             run.mapped(head, "node_pools[].hosts (pools group nodes by shape and partitions)")
     for kind in ("DownNodes", "FrontendName"):
@@ -1184,7 +1373,8 @@ def _nodes_and_partitions(
             run.refused(Setting(kind, record.name, record.where), "not a blueprint key")
     sets = _nodeset_hosts(conf, all_nodes, run)
     addresses = _node_addresses(conf, run)
-    gres_types, autodetect = _gres_types(gres_conf, run)
+    gres_types, detect = _gres_types(gres_conf, run)
+    autodetect = detect.value.lower() if detect is not None else None
     part_records = slurmconf.with_defaults(conf.records, "PartitionName")
     if len(part_records) > MAX_PARTITIONS:
         raise ConfSyntaxError(
@@ -1208,10 +1398,12 @@ def _nodes_and_partitions(
     # the hosts of one NodeName line share a shape unless gres.conf, topology.conf or NodeAddr
     # set them apart: derived once per line and difference (100,000 hosts, a few lines)
     shapes: dict[tuple[Where, str | None, str | None, bool], _Shape] = {}
+    shape_sources: dict[_Shape, dict[str, list[Setting]]] = {}
     for host, record in all_nodes.items():
         key = (record.where, gres_types.get(host), leaves.get(host), host in addresses)
         shape = shapes.get(key)
         if shape is None:
+            given: dict[str, list[Setting]] = {}
             shape = shapes[key] = _node_shape(
                 record,
                 key[1],
@@ -1221,7 +1413,10 @@ def _nodes_and_partitions(
                 seen,
                 line_names.get(record.where, host),
                 key[3],
+                given,
             )
+            for pool_key, settings in given.items():
+                shape_sources.setdefault(shape, {}).setdefault(pool_key, []).extend(settings)
         groups.setdefault((shape, tuple(membership[host])), []).append(host)
     if len(groups) > MAX_POOLS:
         beyond = all_nodes[list(groups.values())[MAX_POOLS][0]]
@@ -1280,6 +1475,11 @@ def _nodes_and_partitions(
         pools.append(pool)
         for host in hosts:
             pool_of[host] = name
+        for pool_key, settings in shape_sources.get(shape, {}).items():
+            for setting in settings:
+                run.source(f"node_pools[{name}].{pool_key}", setting)
+        if shape.gpu_model and detect is not None:
+            run.source(f"node_pools[{name}].gpus.autodetect", detect)
     gpu_pools = {pool["name"] for pool in pools if "gpus" in pool}
     partitions: list[dict[str, Any]] = []
     teams: set[str] = set()
@@ -1451,6 +1651,7 @@ def _partition(
         "pools": list(dict.fromkeys(pool_of[h] for h in hosts)),
     }
     run.mapped(head, f"slurm.partitions[{name}]")
+    run.source(f"slurm.partitions[{name}]", head)
     where = f"PartitionName={record.name}"
     for setting in record.settings:
         row = PARTITION_KEYS.get(setting.name)
@@ -1501,7 +1702,10 @@ def _partition(
                 qos.update(value)
             elif row.path in ("teams", "deny_accounts") and value:
                 teams.update(value)
+                for team in value:
+                    run.source(f"identity.teams[{team}]", setting)
             run.mapped(setting, f"slurm.partitions[{name}].{row.path}")
+            run.source(f"slurm.partitions[{name}].{row.path}", setting)
         else:
             run.refused(setting, "not a blueprint key", where)
     node_default = record.get("DefMemPerNode")
@@ -1648,6 +1852,95 @@ def _ordered_slurm(slurm: Mapping[str, Any]) -> dict[str, Any]:
     return {**ordered, **slurm}
 
 
+# Each pass of _settle refuses the settings behind one finding; a site has a handful.
+MAX_SETTLE_PASSES = 200
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[([0-9]+)\]")
+# list keys whose items the sources name by their name, not their index
+_NAMED_LISTS = {("node_pools",), ("slurm", "partitions"), ("slurm", "qos"), ("identity", "teams")}
+
+
+def _settle(doc: dict[str, Any], run: _Run) -> tuple[str, ...]:
+    """Validate the blueprint built; while validate refuses a value that site settings gave
+    (run.sources), take the value out and refuse those settings with the finding, so that
+    the blueprint written validates. What validate still refuses (a value import gave, not
+    the site) is returned as ``key.path: message`` lines."""
+    from estategen import load
+    from estategen.errors import BlueprintInvalid
+    from estategen.pipeline import validate_document
+
+    for _ in range(MAX_SETTLE_PASSES):
+        text = _blueprint_text(doc, _Run())
+        try:
+            validate_document(load.parse_blueprint(text.encode(), "<imported>"))
+        except BlueprintInvalid as invalid:
+            errors = [f for f in invalid.findings if f.level == "error"]
+            if not any(_refuse_at(doc, finding.path, finding.message, run) for finding in errors):
+                return tuple(f"{f.path}: {f.message}" for f in errors)
+            continue
+        return ()
+    return ("the blueprint: more than {MAX_SETTLE_PASSES} values refused; validate it",)
+
+
+def _refuse_at(doc: dict[str, Any], path: str, message: str, run: _Run) -> bool:
+    """Take out the value at ``path`` (or the nearest key above it) that site settings gave,
+    and refuse them with ``message``; False when no site setting gave it."""
+    parts: list[str | int] = [
+        name if name else int(index) for name, index in _PATH_PART.findall(path)
+    ]
+    for length in range(len(parts), 0, -1):
+        named = _named_path(doc, parts[:length])
+        settings = run.sources.pop(named or "", None) if named else None
+        if not settings:
+            continue
+        _remove(doc, parts[:length])
+        for setting in settings:
+            run.withdraw(setting)
+            run.refused(setting, f"{path}: {message}")
+        return True
+    return False
+
+
+def _named_path(doc: Mapping[str, Any], parts: list[str | int]) -> str | None:
+    """``parts`` as run.sources names them: node_pools[2] as node_pools[NAME]."""
+    out = ""
+    node: Any = doc
+    keys: list[str] = []
+    for part in parts:
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return None
+            node = node[part]
+            name = node.get("name") if isinstance(node, dict) else None
+            out += f"[{name}]" if tuple(keys) in _NAMED_LISTS and name else f"[{part}]"
+            keys = []
+            continue
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+        keys.append(part)
+        out += f".{part}" if out else part
+    return out
+
+
+def _remove(doc: dict[str, Any], parts: list[str | int]) -> None:
+    """Delete the value at ``parts``; a team taken out leaves the partitions that name it."""
+    parent: Any = doc
+    for part in parts[:-1]:
+        parent = parent[part]
+    last = parts[-1]
+    removed = parent[last]
+    del parent[last]
+    if parts[:2] == ["identity", "teams"] and len(parts) == 3 and isinstance(removed, dict):
+        for part in doc.get("slurm", {}).get("partitions", []):
+            for key in ("teams", "deny_accounts"):
+                if removed["name"] in part.get(key, []):
+                    part[key].remove(removed["name"])
+                    if not part[key]:
+                        del part[key]
+        if not doc["identity"]["teams"]:
+            del doc["identity"]
+
+
 def _compare_rendered(conf: ConfFile, doc: dict[str, Any], run: _Run) -> None:
     """Keys estategen renders (or derives) that the table does not map: the site's value
     counts as mapped when the render writes the same, and is refused otherwise."""
@@ -1685,7 +1978,7 @@ def _render_slurm_conf(doc: dict[str, Any]) -> ConfFile:
     return slurmconf.parse_text(parameters, "<rendered>")
 
 
-def _blueprint_text(doc: Mapping[str, Any], run: _Run) -> str:
+def _blueprint_text(doc: Mapping[str, Any], run: _Run, findings: tuple[str, ...] = ()) -> str:
     from estategen.yamltext import manifest
 
     out = [
@@ -1699,8 +1992,15 @@ def _blueprint_text(doc: Mapping[str, Any], run: _Run) -> str:
     out.append(manifest(dict(doc)).rstrip("\n"))
     if run.comments:
         out.append("")
-        out.append("# Settings the blueprint cannot say yet (file:line: key=value  # why):")
+        out.append(
+            "# Settings the blueprint does not keep as the site wrote them "
+            "(file:line: key=value  # why):"
+        )
         out += [f"#   {_one_line(c)}" for c in run.comments]
+    if findings:
+        out.append("")
+        out.append("# What validate still refuses here, for you to decide (key.path: message):")
+        out += [f"#   {_one_line(f)}" for f in findings]
     return "\n".join(out) + "\n"
 
 
@@ -1713,13 +2013,28 @@ def summary(imported: Imported) -> str:
     lines = [o.format() for o in sorted(imported.outcomes, key=lambda o: (o.where, o.key))]
     counts = {
         kind: sum(o.kind == kind for o in imported.outcomes)
-        for kind in ("mapped", "passed", "refused")
+        for kind in ("mapped", "passed", "changed", "dropped", "refused")
     }
     lines.append(
-        f"{counts['mapped']} mapped, {counts['passed']} passed through, {counts['refused']} refused"
+        f"{counts['mapped']} mapped, {counts['passed']} passed through, {counts['changed']} "
+        f"changed, {counts['dropped']} dropped, {counts['refused']} refused"
     )
     lines += [f"review: {note}" for note in imported.reviews]
     return "\n".join(lines) + "\n"
+
+
+def unfaithful(imported: Imported) -> str:
+    """Why the render of ``imported`` is not the site, in one line (for a blueprint that is
+    not :attr:`Imported.faithful`)."""
+    counts = {kind: sum(o.kind == kind for o in imported.outcomes) for kind in UNFAITHFUL}
+    parts = [f"{n} {kind}" for kind, n in counts.items() if n]
+    if imported.findings:
+        parts.append(f"{len(imported.findings)} findings validate still refuses")
+    return (
+        "but its render would not be the site's: "
+        + ", ".join(parts)
+        + " (listed at the end of the blueprint)"
+    )
 
 
 def write(imported: Imported, output: Path) -> None:
@@ -1740,5 +2055,6 @@ __all__ = [
     "Row",
     "import_site",
     "summary",
+    "unfaithful",
     "write",
 ]

@@ -1,12 +1,13 @@
 """A reader for a site's Slurm configuration: slurm.conf(5), gres.conf(5) and topology.conf(5).
 
 The syntax follows the manual pages and Slurm's own parser (src/common/parse_config.c):
-one or more ``Key=Value`` pairs per line, keys in any case, ``#`` starts a comment (``\\#`` is
-a literal ``#``), a line ending in ``\\`` continues on the next, a value may be double-quoted
-to hold spaces, and ``Include FILE`` reads another file (relative names from the including
-file's folder; globs allowed). Lines that start with NodeName, PartitionName, NodeSet,
-DownNodes, FrontendName, SwitchName or BlockName open a record; ``NodeName=DEFAULT`` and
-``PartitionName=DEFAULT`` set the defaults of the records that follow them.
+one or more ``Key=Value`` pairs per line (spaces may stand around ``=``), keys in any case,
+``#`` starts a comment (``\\#`` is a literal ``#``), a line ending in ``\\`` continues on
+the next, a value may be double-quoted to hold spaces, and ``Include FILE`` reads another
+file (relative names from the including file's folder; globs allowed). Lines that start with
+NodeName, PartitionName, NodeSet, DownNodes, FrontendName, SwitchName or BlockName open a
+record; ``NodeName=DEFAULT`` and ``PartitionName=DEFAULT`` set the defaults of the records
+that follow them.
 
 Every setting keeps the file, line and column it came from. A malformed file raises
 :class:`ConfSyntaxError` naming that place; nothing here raises anything else for bad input.
@@ -233,21 +234,24 @@ def _logical_lines(text: str, file: str) -> Iterator[_Line]:
         yield pending
 
 
-def _tokens(line: _Line) -> list[tuple[str, Where]]:
-    """Whitespace-separated words; double quotes group spaces and are removed."""
-    out: list[tuple[str, Where]] = []
+def _tokens(line: _Line) -> list[tuple[str, Where, bool]]:
+    """Whitespace-separated words; double quotes group spaces and are removed. Each word
+    says whether it held a quote (``Key=""`` is an empty value, ``Key=`` is not)."""
+    out: list[tuple[str, Where, bool]] = []
     word: list[str] = []
     start: Where | None = None
     quoted_at: Where | None = None
+    had_quote = False
     for char, where in zip(line.text, line.places, strict=True):
         if char == '"':
             quoted_at = None if quoted_at else where
             start = start or where
+            had_quote = True
             continue
         if char.isspace() and quoted_at is None:
             if start is not None:
-                out.append(("".join(word), start))
-            word, start = [], None
+                out.append(("".join(word), start, had_quote))
+            word, start, had_quote = [], None, False
             continue
         if not char.isprintable():
             raise ConfSyntaxError(where, f"unprintable character {char!r}")
@@ -256,14 +260,27 @@ def _tokens(line: _Line) -> list[tuple[str, Where]]:
     if quoted_at is not None:
         raise ConfSyntaxError(quoted_at, "a quote is not closed on this line")
     if start is not None:
-        out.append(("".join(word), start))
+        out.append(("".join(word), start, had_quote))
     return out
 
 
-def _pairs(words: list[tuple[str, Where]]) -> list[Setting]:
+def _pairs(words: list[tuple[str, Where, bool]]) -> list[Setting]:
+    """Key=Value pairs as slurmctld reads them (src/common/parse_config.c, whose pattern is
+    ``KEY[[:space:]]*=[[:space:]]*VALUE``): spaces may stand on either side of ``=``, so
+    ``Key = Value`` and ``Key= Value`` (as Puppet writes every line) are ``Key=Value``; after
+    ``=`` and spaces, the next word is the value."""
     settings = []
-    for word, where in words:
+    index = 0
+    while index < len(words):
+        word, where, quoted = words[index]
         key, sep, value = word.partition("=")
+        if not sep and index + 1 < len(words) and words[index + 1][0].startswith("="):
+            index += 1  # `Key =Value` or `Key = Value`
+            value, quoted = words[index][0][1:], words[index][2]
+            sep = "="
+        if sep and not value and not quoted and index + 1 < len(words):
+            index += 1  # `Key= Value`: the next word is the value
+            value = words[index][0]
         # a line that is not Slurm's is described, never quoted: it may be anything (an
         # Include of /etc/shadow, of a file of secrets)
         if not sep:
@@ -277,6 +294,7 @@ def _pairs(words: list[tuple[str, Where]]) -> list[Setting]:
                 f"key is {_ASK}",
             )
         settings.append(Setting(key, value, where))
+        index += 1
     return settings
 
 
@@ -419,11 +437,11 @@ def _parse_lines(
     kinds = state.kinds
     for line in _logical_lines(text, str(path)):
         words = _tokens(line)
-        first, first_at = words[0]
+        first, first_at, _ = words[0]
         if first.lower() == "include":
             if len(words) != 2:
                 raise ConfSyntaxError(first_at, "Include takes exactly one file name")
-            target, target_at = words[1]
+            target, target_at, _ = words[1]
             for included in _include_targets(path, target, target_at):
                 _parse_into(included, state, stack, target_at)
             continue
@@ -495,7 +513,7 @@ def count_hosts(value: str, where: Where) -> int:
     if "[" not in value and "," not in value:
         return 1
     try:
-        return hostlist.count(value)
+        return hostlist.count(value.lower())
     except hostlist.HostlistError as err:
         raise ConfSyntaxError(where, f"hostlist {clip(value)!r}: {err}") from None
 
@@ -506,7 +524,7 @@ def expand_hosts(value: str, where: Where, budget: Budget | None = None) -> list
     expression's names before it expands them (at most hostlist.MAX_EXPANSION); with
     ``budget``, they are then counted against it."""
     try:
-        names = hostlist.expand(value)
+        names = hostlist.expand(value.lower())
     except hostlist.HostlistError as err:
         raise ConfSyntaxError(where, f"hostlist {clip(value)!r}: {err}") from None
     if budget is not None:
@@ -517,6 +535,8 @@ def expand_hosts(value: str, where: Where, budget: Budget | None = None) -> list
 def nodes(conf: ConfFile, budget: Budget | None = None) -> dict[str, ConfRecord]:
     """Every node by host name, with its NodeName=DEFAULT values folded in. One NodeName line
     may name many hosts; a host named on two lines is refused, as slurmctld refuses it.
+    Host names are read in lower case (``NodeName=FyrHead`` is fyrhead), as every hostlist
+    here is: a blueprint's host names are DNS names in lower case.
 
     Each line's hosts are counted before they are expanded: beyond the estate limit
     (:data:`~estategen.checks.MAX_ESTATE_HOSTS`) in all, the line that goes beyond is refused.
@@ -526,7 +546,7 @@ def nodes(conf: ConfFile, budget: Budget | None = None) -> dict[str, ConfRecord]
         left = MAX_ESTATE_HOSTS - len(out)
         try:
             # expand counts first and refuses above the limit without expanding
-            hosts = hostlist.expand(record.name, min(hostlist.MAX_EXPANSION, left))
+            hosts = hostlist.expand(record.name.lower(), min(hostlist.MAX_EXPANSION, left))
         except hostlist.HostlistError as err:
             if left < hostlist.MAX_EXPANSION and count_hosts(record.name, record.where) > left:
                 raise ConfSyntaxError(

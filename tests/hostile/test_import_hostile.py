@@ -406,7 +406,7 @@ def test_a_fairshare_the_blueprint_cannot_hold_is_refused_with_its_line(
 ) -> None:
     sacct = site(tmp_path, f"Cluster - 'lab'\nAccount - 'physics':Fairshare={fairshare}\n", "a.cfg")
     run = run_import(site(tmp_path), "--sacct", sacct, "-o", tmp_path / "site.yaml")
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 4, run.stderr  # written; a setting is refused
     assert f"{sacct}:2:1: refused: Fairshare=" in run.stdout
     assert "identity.teams[].fairshare: " in run.stdout
     teams = yaml.safe_load((tmp_path / "site.yaml").read_text())["identity"]["teams"]
@@ -426,7 +426,7 @@ def test_numbers_are_ascii_digits(tmp_path: Path) -> None:
     """int() reads '١٢' as 12 and '1_2' as 12; a slurm.conf number is ASCII digits."""
     slurm_conf = site(tmp_path, SITE.replace("p Nodes", "p PriorityTier=١٢ GraceTime=1_2 Nodes"))
     run = run_import(slurm_conf, "-o", tmp_path / "site.yaml")
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 4, run.stderr  # written; a setting is refused
     assert "refused: PriorityTier=١٢ -> priority_tier: '١٢' is not a whole number" in run.stdout
     assert "refused: GraceTime=1_2 -> grace_time: '1_2' is not a whole number" in run.stdout
 

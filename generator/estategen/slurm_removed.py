@@ -1,0 +1,69 @@
+"""slurm.conf keys Slurm removed, and the release from which slurmctld refuses each one.
+
+Read from Slurm's own tables (``slurm_conf_options`` in src/common/read_config.c, at each
+release's tag): a key the table of 21.08 lacks is refused from 21.08 (slurmctld stops at a key
+it does not know), and so on. Four keys 22.05 still lists are read only to stop slurmctld with
+``fatal()`` (FastSchedule other than 1, AccountingStorageLoc, AccountingStoreJobComment,
+SallocDefaultCommand). ``estategen import`` maps each to its successor or drops it with a note;
+validate refuses them in ``slurm.options`` for the release the blueprint targets.
+"""
+
+from __future__ import annotations
+
+from estategen.record import Record
+
+
+class RemovedKey(Record):
+    """A slurm.conf key Slurm removed: from ``release`` on, slurmctld refuses a file that sets
+    it (an unknown key is a parse error; the keys 22.05 still lists end in ``fatal: ...
+    removed``). ``successor``: what a site writes instead, when something is needed."""
+
+    name: str
+    release: str
+    successor: str = ""
+
+
+# Read from Slurm's own tables (slurm_conf_options in src/common/read_config.c, at each
+# release's tag): a key the table of 21.08 lacks was refused from 21.08, and so on; the four
+# 22.05 still lists call fatal() with the message quoted in successor.
+REMOVED_KEYS: tuple[RemovedKey, ...] = (
+    RemovedKey("DynAllocPort", "15.08"),
+    RemovedKey("SlurmdPlugstack", "17.11"),
+    RemovedKey("ChosLoc", "20.11"),
+    RemovedKey("Layouts", "20.11"),
+    RemovedKey("MsgAggregationParams", "20.11"),
+    RemovedKey("CacheGroups", "21.08"),
+    RemovedKey("CheckpointType", "21.08"),
+    RemovedKey("JobCheckpointDir", "21.08"),
+    RemovedKey("SchedulerPort", "21.08"),
+    RemovedKey("SchedulerRootFilter", "21.08"),
+    RemovedKey("MemLimitEnforce", "21.08", "JobAcctGatherParams=OverMemoryKill"),
+    RemovedKey("DefaultStorageType", "21.08", "AccountingStorageType"),
+    RemovedKey("DefaultStorageHost", "21.08", "AccountingStorageHost"),
+    RemovedKey("DefaultStoragePort", "21.08", "AccountingStoragePort"),
+    RemovedKey("DefaultStorageUser", "21.08", "AccountingStorageUser"),
+    RemovedKey("DefaultStorageLoc", "21.08"),
+    RemovedKey("DefaultStoragePass", "21.08"),
+    # still in 22.05's table, each read only to stop slurmctld with fatal()
+    RemovedKey("FastSchedule", "22.05", "SlurmdParameters=config_overrides (FastSchedule=2)"),
+    RemovedKey("AccountingStorageLoc", "22.05"),
+    RemovedKey("AccountingStoreJobComment", "22.05", "AccountingStoreFlags=job_comment"),
+    RemovedKey("SallocDefaultCommand", "22.05", "LaunchParameters=use_interactive_step"),
+    RemovedKey("SlurmctldPlugstack", "23.11"),
+    RemovedKey("SchedulerAuth", "24.05"),
+)
+_REMOVED = {key.name.lower(): key for key in REMOVED_KEYS}
+
+
+def removed_key(name: str, release: str) -> RemovedKey | None:
+    """The removal of slurm.conf key ``name`` (any case) that slurmctld ``release`` ("22.05")
+    refuses, or None when that release still reads the key."""
+    key = _REMOVED.get(name.lower())
+    if key is None or _release(key.release) > _release(release):
+        return None
+    return key
+
+
+def _release(text: str) -> tuple[int, int]:
+    major, _, minor = text.partition(".")
+    return int(major), int(minor)
