@@ -76,6 +76,11 @@ class Manifest(Record):
 
 
 _LINK = "a symbolic link; estategen never follows links in an output folder"
+# a file estategen writes has one name; another may be anywhere on the file system
+_HARD_LINK = (
+    "a hard link (one file with {names} names, the others maybe outside the folder); "
+    "estategen never writes one and never reads through one"
+)
 _FOLDERS_KEPT = 64  # folder descriptors an OutputFolder keeps open
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -145,6 +150,8 @@ class OutputFolder:
             raise self.refuse(path, _LINK)
         if not stat.S_ISREG(info.st_mode):
             raise self.refuse(path, f"{_kind(info.st_mode)}, not a file estategen wrote")
+        if info.st_nlink > 1:
+            raise self.refuse(path, _HARD_LINK.format(names=info.st_nlink))
         try:
             fd = os.open(name, _OPEN_FILE, dir_fd=parent)
         except OSError as err:

@@ -16,7 +16,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,13 +55,16 @@ class _Tree(Record, frozen=False):
 
     files: set[str] = field(default_factory=set)  # regular files
     links: set[str] = field(default_factory=set)
+    # regular files with more than one name: possibly a file outside the folder, so treated
+    # as a symbolic link is, carried over as a link and never read
+    hard_links: set[str] = field(default_factory=set)
     fifos: set[str] = field(default_factory=set)
     empty_folders: set[str] = field(default_factory=set)
     others: dict[str, str] = field(default_factory=dict)  # sockets, devices: path -> kind
 
     @property
     def entries(self) -> set[str]:
-        return self.files | self.links | self.fifos | set(self.others)
+        return self.files | self.links | self.hard_links | self.fifos | set(self.others)
 
 
 def _scan(root: Path) -> _Tree:
@@ -87,7 +90,10 @@ def _scan(root: Path) -> _Tree:
             if entry.is_dir(follow_symlinks=False):
                 stack.append(path)
             elif entry.is_file(follow_symlinks=False):
-                tree.files.add(path)
+                if entry.stat(follow_symlinks=False).st_nlink > 1:
+                    tree.hard_links.add(path)
+                else:
+                    tree.files.add(path)
             elif entry.is_symlink():
                 tree.links.add(path)
             elif stat.S_ISFIFO(mode := entry.stat(follow_symlinks=False).st_mode):
@@ -138,6 +144,7 @@ def _check_target(target: Path) -> _Previous:
     user = _Tree(
         scanned.files - listed,
         scanned.links - listed,
+        scanned.hard_links - listed,
         scanned.fifos - listed,
         scanned.empty_folders,
         {p: kind for p, kind in scanned.others.items() if p not in listed},
@@ -353,7 +360,7 @@ class _Busy(Exception):
 def _write_beside(files: Files, target: Path, previous: _Previous) -> None:
     """Stage the output beside ``target`` and exchange the two folders in one rename."""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _make_folders(target.parent, set())
         stage = Path(tempfile.mkdtemp(prefix=_stage_prefix(target, os.getpid()), dir=target.parent))
     except OSError as err:
         raise UsageError(f"{target}: cannot create the output folder: {_reason(err)}") from None
@@ -378,7 +385,7 @@ def _stage(stage: Path, files: Files, target: Path, previous: _Previous) -> None
         folders: set[Path] = {stage}
         for path, output in files.items():
             _write_file(stage / path, output, folders)
-        _carry_over(previous.user, target, stage)
+        _carry_over(previous.user, target, stage, folders)
         _flush(stage, files)
     except OSError as err:
         # a full disk, a quota, a read-only file system: the earlier output is untouched
@@ -387,38 +394,44 @@ def _stage(stage: Path, files: Files, target: Path, previous: _Previous) -> None
         ) from None
 
 
-def _carry_over(user: _Tree, target: Path, stage: Path) -> None:
-    """Copy what a user added, never following a link and never reading a FIFO."""
+def _carry_over(user: _Tree, target: Path, stage: Path, folders: set[Path]) -> None:
+    """Copy what a user added, never following a link and never reading a FIFO or a file with
+    more than one name; each folder with the mode it had (``folders``: those made already)."""
+
+    def parent(path: str) -> Path:
+        destination = stage / path
+        _make_folders(destination.parent, folders, stage, target)
+        return destination
+
     if user.files:
         with OutputFolder(target) as folder:
             for path in sorted(user.files):
-                _copy_file(folder, path, stage / path)
+                _copy_file(folder, path, parent)
     for path in sorted(user.links):
-        destination = stage / path
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(os.readlink(target / path), destination)
+        os.symlink(os.readlink(target / path), parent(path))
+    for path in sorted(user.hard_links):
+        os.link(target / path, parent(path), follow_symlinks=False)
     for path in sorted(user.fifos):
-        destination = stage / path
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        os.mkfifo(destination, os.stat(target / path, follow_symlinks=False).st_mode & 0o7777)
+        mode = os.stat(target / path, follow_symlinks=False).st_mode & 0o7777
+        os.mkfifo(parent(path), mode)
+        os.chmod(stage / path, mode)  # mkfifo's mode is masked by the umask
     for path in sorted(user.empty_folders):
-        destination = stage / path
-        destination.mkdir(parents=True, exist_ok=True)
-        os.chmod(destination, os.stat(target / path, follow_symlinks=False).st_mode & 0o7777)
+        _make_folders(stage / path, folders, stage, target)
 
 
-def _copy_file(folder: OutputFolder, path: str, destination: Path) -> None:
-    """Copy a user's regular file out of ``folder`` with its mode and times."""
+def _copy_file(folder: OutputFolder, path: str, destination: Callable[[str], Path]) -> None:
+    """Copy a user's regular file out of ``folder`` with its mode and times, to where
+    ``destination`` (which makes its folder) says."""
     fd = folder.open_any(path)
     if fd is None:
         return  # removed since the scan
     with os.fdopen(fd, "rb") as source:
         info = os.fstat(source.fileno())
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        with open(destination, "xb") as copy:
+        copied = destination(path)
+        with open(copied, "xb") as copy:
             shutil.copyfileobj(source, copy, 1024 * 1024)
-    os.chmod(destination, info.st_mode & 0o7777)
-    os.utime(destination, ns=(info.st_atime_ns, info.st_mtime_ns))
+    os.chmod(copied, info.st_mode & 0o7777)
+    os.utime(copied, ns=(info.st_atime_ns, info.st_mtime_ns))
 
 
 # --- a target that is a mount point -----------------------------------------------------------
@@ -572,10 +585,8 @@ def _reason(err: OSError) -> str:
 
 
 def _write_file(path: Path, output: OutputFile, folders: set[Path]) -> None:
-    folder = path.parent
-    if folder not in folders:
-        folder.mkdir(parents=True, exist_ok=True)
-        folders.add(folder)
+    if path.parent not in folders:
+        _make_folders(path.parent, folders)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, output.mode)
     try:
         os.fchmod(fd, output.mode)
@@ -584,6 +595,31 @@ def _write_file(path: Path, output: OutputFile, folders: set[Path]) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+def _make_folders(
+    folder: Path, known: set[Path], stage: Path | None = None, like: Path | None = None
+) -> None:
+    """Make ``folder`` and each missing folder above it with mode 0755, whatever the umask
+    (a folder of ours writable by others would let them replace the programs in it); with
+    ``like``, a folder of a user's is made with the mode its twin under ``like`` (the earlier
+    output, ``stage``'s counterpart) has. ``known`` holds the folders made or found so far."""
+    missing = []
+    while folder not in known and not folder.is_dir():
+        missing.append(folder)
+        folder = folder.parent
+    known.add(folder)
+    for made in reversed(missing):
+        mode = 0o755
+        if like is not None and stage is not None:
+            with contextlib.suppress(OSError, ValueError):
+                twin = os.stat(like / made.relative_to(stage), follow_symlinks=False)
+                if stat.S_ISDIR(twin.st_mode):
+                    mode = twin.st_mode & 0o7777
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(made, mode)
+        os.chmod(made, mode)  # mkdir's mode is masked by the umask
+        known.add(made)
 
 
 def _flush(stage: Path, files: Files) -> None:
