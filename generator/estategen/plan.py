@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from typing import Any
 from estategen import hostlist
 from estategen.estatediff import Delta, diff, named, own_policies, recorded
 from estategen.facts import POOL_LABEL, kubelet_taint, pool_group, topology_plugin
-from estategen.kubernetes.objects import Obj
+from estategen.kubernetes.objects import FIELD_MANAGER, Obj
 from estategen.model import Estate, Taint
 from estategen.readback import OutputFolder, OutputRefused, check_content
 from estategen.record import Record, field
@@ -164,6 +165,8 @@ STEPS: dict[str, tuple[int, str]] = {
     "taint-nodes": (72, "set the pools' changed taints on their running nodes"),
     "label-nodes": (73, "set the changed node labels on the running nodes"),
     "pulumi-new": (75, "create the stacks of new Kubernetes clusters"),
+    # Kueue deletes a ResourceFlavor only once no ClusterQueue lists it
+    "kueue-take-out": (76, "take the Kueue flavors to replace out of the ClusterQueues"),
     "drain-kubernetes-pool": (77, "drain the nodes of the managed pools pulumi up replaces"),
     "pulumi-replace": (78, "replace Kubernetes objects the API server will not update in place"),
     "pulumi-up": (80, "apply the Kubernetes changes"),
@@ -204,6 +207,9 @@ def merge_steps(actions: Iterable[Action], estate: str) -> list[Step]:
     grouped: dict[str, set[str]] = {}
     for action in actions:
         grouped.setdefault(action.id, set()).add(action.target)
+    # the ClusterQueues a flavor was taken out of get it back from pulumi up, which sees that
+    # only once it reads them again: their inputs did not change
+    refresh = {t.partition("\t")[0] for t in grouped.get("kueue-take-out", ())}
     if "restart-slurmctld" in grouped and "*" in grouped.get("restart-slurmd", set()):
         # slurmctld and every slurmd read their configuration when they start: the restarts
         # already do what scontrol reconfigure would
@@ -211,7 +217,8 @@ def merge_steps(actions: Iterable[Action], estate: str) -> list[Step]:
     out = []
     for action_id, targets in grouped.items():
         order, title = STEPS[action_id]
-        out.append(Step(action_id, order, title, tuple(_commands(action_id, targets, estate))))
+        commands = _commands(action_id, targets, estate, refresh)
+        out.append(Step(action_id, order, title, tuple(commands)))
     return sorted(out, key=lambda s: s.order)
 
 
@@ -221,7 +228,9 @@ def _hosts(targets: Iterable[str]) -> str:
     return hostlist.compress(sorted(names))
 
 
-def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
+def _commands(
+    action_id: str, targets: set[str], estate: str, refresh: Collection[str] = ()
+) -> list[str]:
     if action_id == "drain-nodes":
         return [
             f'scontrol update NodeName={_hosts(targets)} State=DRAIN Reason="estategen plan"',
@@ -274,7 +283,12 @@ def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
             commands.append(command + ")")
         return commands
     if action_id == "pulumi-up":
-        return [f"(cd pulumi/{c} && pulumi up --stack {estate})" for c in sorted(targets)]
+        return [
+            f"(cd pulumi/{c} && pulumi up --stack {estate}{' --refresh' * (c in refresh)})"
+            for c in sorted(targets)
+        ]
+    if action_id == "kueue-take-out":
+        return _take_out_commands(targets)
     if action_id == "drain-kubernetes-pool":
         return [
             command
@@ -308,6 +322,39 @@ def _commands(action_id: str, targets: set[str], estate: str) -> list[str]:
             "systemctl reload prometheus"
         ]
     return [f"review {t}" for t in sorted(targets)]
+
+
+def _take_out_commands(targets: Iterable[str]) -> list[str]:
+    """One server-side apply per ClusterQueue, from targets "cluster<TAB>ClusterQueue JSON"."""
+    commands: list[str] = []
+    for cluster, _, queue in sorted(t.partition("\t") for t in targets):
+        comment = f"# kubectl on cluster {cluster}:"
+        if comment not in commands:
+            commands.append(comment)
+        commands.append(
+            f"printf '%s\\n' {shlex.quote(queue)} | kubectl apply --server-side "
+            f"--field-manager={FIELD_MANAGER} --force-conflicts -f -"
+        )
+    return commands
+
+
+def take_out(queue: Mapping[str, Any], flavors: Collection[str]) -> Obj | None:
+    """A ClusterQueue as applied, without ``flavors``; None when it lists none of them.
+
+    resourceGroups is an atomic list and a group needs one flavor at least (the pinned
+    ClusterQueue CRD): the whole list is applied again, a group left with no flavor dropped.
+    """
+    groups = (queue.get("spec") or {}).get("resourceGroups") or []
+    if not any(f.get("name") in flavors for g in groups for f in g.get("flavors") or []):
+        return None
+    kept = []
+    for group in groups:
+        left = [f for f in group.get("flavors") or [] if f.get("name") not in flavors]
+        if left:
+            kept.append({**group, "flavors": left})
+    out = _plain(queue)
+    out["spec"]["resourceGroups"] = kept
+    return dict(out)
 
 
 def _node_commands(verb: str, targets: Iterable[str]) -> list[str]:
@@ -2242,6 +2289,20 @@ _KUEUE_FROZEN = {
 }
 
 
+def _refused_fields(
+    kind: str, a: Mapping[str, Any] | None, b: Mapping[str, Any] | None
+) -> list[str]:
+    """The fields of an object Kueue refuses to change in place that change from ``a`` to
+    ``b`` (a ResourceFlavor's only once it names a topology); none for a new or dropped one."""
+    frozen = _KUEUE_FROZEN.get(kind, ())
+    if a is None or b is None or not frozen:
+        return []
+    spec_a, spec_b = a.get("spec") or {}, b.get("spec") or {}
+    if kind == "ResourceFlavor" and "topologyName" not in spec_a:
+        return []
+    return [f for f in frozen if spec_a.get(f) != spec_b.get(f)]
+
+
 def _object_key(obj: Mapping[str, Any]) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace")
@@ -2310,6 +2371,22 @@ def _object_changes(
     up = Action("pulumi-up", cluster)
     old, new = _objects(before), _objects(after)
     labelling = node_label_actions(cluster, old, new)
+    replaced = {
+        name
+        for (kind, name), a in old.items()
+        if kind == "ResourceFlavor" and _refused_fields(kind, a, new.get((kind, name)))
+    }
+    # each ClusterQueue listing one of them, once without all of them (a queue applied once
+    # per flavor would put the other back)
+    taken_out: dict[str, list[Action]] = {}
+    for (kind, _), queue in old.items():
+        without = take_out(queue, replaced) if kind == "ClusterQueue" else None
+        if without is not None:
+            text = json.dumps(without, sort_keys=True, separators=(",", ":"))
+            action = Action("kueue-take-out", f"{cluster}\t{text}")
+            for group in (queue.get("spec") or {}).get("resourceGroups") or []:
+                for flavor in group.get("flavors") or []:
+                    taken_out.setdefault(flavor.get("name"), []).append(action)
     changes: list[Change] = []
     nodes: dict[str, list[str]] = {"added": [], "removed": []}
     for key in [*old, *(k for k in new if k not in old)]:
@@ -2324,33 +2401,37 @@ def _object_changes(
         change_kind, meaning = _object_change(kind, subject, a, b, mig_strategy_changed)
         frozen = _KUEUE_FROZEN.get(kind, ())
         spec_a, spec_b = (a or {}).get("spec") or {}, (b or {}).get("spec") or {}
-        if (
-            a is not None
-            and b is not None
-            and frozen
-            and (kind != "ResourceFlavor" or "topologyName" in spec_a)
-            and any(spec_a.get(f) != spec_b.get(f) for f in frozen)
-        ):
-            fields = ", ".join(f for f in frozen if spec_a.get(f) != spec_b.get(f))
+        refused = _refused_fields(kind, a, b)
+        if refused:
+            assert b is not None
+            fields = ", ".join(refused)
             urn = _kueue_urn(estate, cluster, kind, b)
+            flavor = kind == "ResourceFlavor"
             changes.append(
                 Change(
                     path,
                     "kubernetes-replace",
                     f"{kind} {subject}",
                     f"Kueue refuses to change {fields} of a {kind} in place"
-                    + (" once it names a topology" if kind == "ResourceFlavor" else "")
+                    + (" once it names a topology" if flavor else "")
                     + ", so it is deleted and created again"
                     + (
                         "; Kueue finishes that delete only when no ClusterQueue lists the "
                         "flavor (finalizer kueue.x-k8s.io/resource-in-use): take it out of "
-                        "the ClusterQueues first; admission on it stops meanwhile"
-                        if kind == "ResourceFlavor"
+                        "the ClusterQueues first (the kueue-take-out step: a server-side apply "
+                        f"of each as field manager {FIELD_MANAGER}, which owns them); pulumi "
+                        "up --refresh puts it back after the replacement; admission on it "
+                        "stops meanwhile"
+                        if flavor
                         else ""
                     ),
                     _short({f: spec_a.get(f) for f in frozen}),
                     _short({f: spec_b.get(f) for f in frozen}),
-                    (Action("pulumi-replace", f"{cluster} {urn}"), up),
+                    (
+                        *taken_out.get(subject, ()),
+                        Action("pulumi-replace", f"{cluster} {urn}"),
+                        up,
+                    ),
                 )
             )
             continue

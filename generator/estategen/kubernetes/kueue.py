@@ -21,6 +21,7 @@ from estategen.facts import (
 from estategen.kubernetes import frameworks
 from estategen.kubernetes.nvidia import config_text, mig_resource
 from estategen.kubernetes.objects import (
+    FIELD_MANAGER,
     HOSTNAME_LABEL,
     TEAM_LABEL,
     ClusterView,
@@ -34,6 +35,12 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 VERSION = "0.19.2"
 TOPOLOGY = "network"
+# The Pulumi program applies a ClusterQueue as the same field manager as the cluster README's
+# kubectl apply and the plan's take-out of a replaced flavor (pulumi-kubernetes
+# provider.go fieldManagerName: the annotation before the random pulumi-kubernetes-<id> kept in
+# state), and forces, so fields a stack's earlier random manager still holds move over
+# instead of conflicting (resourceGroups is an atomic list: one owner for all of it).
+PULUMI_APPLY = {"pulumi.com/patchFieldManager": FIELD_MANAGER, "pulumi.com/patchForce": "true"}
 # all-or-nothing admission: a workload holds its quota only once all its pods run
 PODS_READY_TIMEOUT = "10m"
 
@@ -223,11 +230,13 @@ def objects(view: ClusterView) -> list[Obj]:
     covered = (["cpu", "memory"] if with_cpu else []) + sorted({f.resource for f in all_flavors})
     for entry in queues.teams:
         team = teams[entry.team]
+        metadata = meta(team.name, **{TEAM_LABEL: team.name})
+        metadata["annotations"] = dict(PULUMI_APPLY)
         out.append(
             {
                 "apiVersion": KUEUE_API,
                 "kind": "ClusterQueue",
-                "metadata": meta(team.name, **{TEAM_LABEL: team.name}),
+                "metadata": metadata,
                 "spec": {
                     "cohortName": queues.cohort,
                     "namespaceSelector": {

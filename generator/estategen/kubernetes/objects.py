@@ -16,6 +16,9 @@ from estategen.record import Record
 Obj = dict[str, Any]
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "estategen"}
+# the server-side apply field manager of every apply estategen prescribes: the cluster README's
+# kubectl apply, the Pulumi program's ClusterQueues and the plan's steps that change them by hand
+FIELD_MANAGER = "estategen"
 NVIDIA_NAMESPACE = "nvidia-gpu"
 KUEUE_NAMESPACE = "kueue-system"
 HOSTNAME_LABEL = "kubernetes.io/hostname"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from estategen.kubernetes import ClusterObjects, autoscaler, cluster_objects, slinky, storage
-from estategen.kubernetes.objects import ClusterView, HelmRelease
+from estategen.kubernetes.objects import FIELD_MANAGER, ClusterView, HelmRelease
 from estategen.model import Estate, KubernetesCluster
 from estategen.render import Files, renderer, text
 from estategen.yamltext import manifest
@@ -76,7 +76,7 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
             f"   ({names}):",
             "",
             "   ```sh",
-            "   kubectl apply --server-side --field-manager=estategen -f namespaces.yaml",
+            f"   kubectl apply --server-side --field-manager={FIELD_MANAGER} -f namespaces.yaml",
             "   ```",
             "",
         ]
@@ -153,7 +153,7 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         "   it sets (node labels included; it never sets node taints, which kubelet registers):",
         "",
         "   ```sh",
-        "   kubectl apply --server-side --field-manager=estategen -k .",
+        f"   kubectl apply --server-side --field-manager={FIELD_MANAGER} -k .",
         "   ```",
         "",
     ]
@@ -165,6 +165,21 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
             "`kubectl label nodes` and `kubectl taint nodes` steps `estategen plan` lists first",
             "(`kubectl label nodes -l estategen.io/pool=POOL KEY=VALUE --overwrite`, `KEY-` to",
             "drop one), then apply.",
+            "",
+        ]
+    if any(o["kind"] == "ResourceFlavor" for o in built.files.get("kueue.yaml", ())):
+        lines += [
+            "Kueue refuses to change a ResourceFlavor's node labels, tolerations or topology",
+            "once it names a topology (its pools have switches), so `estategen plan` replaces",
+            "it, and Kueue deletes a flavor only once no ClusterQueue lists it. Take it out",
+            f"first: apply each ClusterQueue without it as field manager {FIELD_MANAGER} (the",
+            "plan's `kueue-take-out` commands; `resourceGroups` is one atomic list, so a",
+            "`kubectl patch` would take it over and the next apply would conflict), then",
+            "`kubectl delete resourceflavor NAME` (it returns once Kueue lets the flavor go),",
+            "then apply this folder again: it creates the flavor and puts it back into the",
+            "ClusterQueues. Admission on the flavor stops meanwhile. With Pulumi the plan runs",
+            "`pulumi up --target-replace` and then `pulumi up --refresh`, which sees the",
+            "ClusterQueues it must put back only once it reads them again.",
             "",
         ]
     if built.node_pools:
