@@ -1,0 +1,226 @@
+"""`estategen import` reads every slurm.conf slurmctld reads, keeps what the site runs, and says
+what it could not keep: a slurm.conf fragment in, a blueprint or account fact out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from estategen import slurmconf
+from estategen.importer import Imported, import_site
+
+from conftest import run_cli
+
+BASE = "ClusterName=lab\nSlurmctldHost=ctl\n"
+NODES = "NodeName=n[1-2] CPUs=4 RealMemory=8000\nPartitionName=p Nodes=n[1-2] Default=YES\n"
+
+
+def imported(tmp_path: Path, text: str, version: str | None = None, **files: str) -> Imported:
+    paths = {}
+    for name, body in files.items():
+        paths[name] = tmp_path / f"{name}.conf"
+        paths[name].write_text(body)
+    source = tmp_path / "slurm.conf"
+    source.write_text(text)
+    return import_site(source, slurm_version=version, **paths)  # type: ignore[arg-type]
+
+
+def data(result: Imported) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(result.text)
+    return loaded
+
+
+def kinds(result: Imported) -> dict[str, str]:
+    return {o.key: o.kind for o in result.outcomes}
+
+
+# --- read what slurmctld reads -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ClusterName = fyr",
+        "ClusterName= fyr",
+        "ClusterName =fyr",
+        "ClusterName\t=\tfyr",
+        'ClusterName = "fyr"',
+    ],
+)
+def test_spaces_around_the_equals_sign_are_read_as_slurmctld_reads_them(
+    tmp_path: Path, line: str
+) -> None:
+    """parse_config.c: KEY[[:space:]]*=[[:space:]]*VALUE (Puppet writes `Key = Value`)."""
+    result = imported(tmp_path, f"{line}\nSlurmctldHost = ctl\n{NODES}")
+    assert data(result)["slurm"]["cluster_name"] == "fyr"
+    assert data(result)["slurm"]["controllers"] == ["ctl"]
+
+
+def test_a_record_line_with_spaces_around_equals_keeps_every_pair(tmp_path: Path) -> None:
+    conf = slurmconf.parse_text(
+        "NodeName = n1 CPUs = 4 RealMemory= 8000 Feature =a,b\n", "slurm.conf"
+    )
+    (node,) = conf.records
+    assert node.name == "n1"
+    assert [(s.key, s.value) for s in node.settings] == [
+        ("CPUs", "4"),
+        ("RealMemory", "8000"),
+        ("Feature", "a,b"),
+    ]
+
+
+def test_an_empty_quoted_value_does_not_take_the_next_word(tmp_path: Path) -> None:
+    conf = slurmconf.parse_text('NodeName=n1 Feature="" Weight=5\n', "slurm.conf")
+    assert [(s.key, s.value) for s in conf.records[0].settings] == [
+        ("Feature", ""),
+        ("Weight", "5"),
+    ]
+
+
+def test_host_names_in_upper_case_are_read_and_each_line_says_it_changed(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        "ClusterName=fyr\nSlurmctldHost=Todo\nNodeName=FyrHead CPUs=4 RealMemory=8000\n"
+        "PartitionName=p Nodes=FyrHead Default=YES\n",
+    )
+    doc = data(result)
+    assert doc["slurm"]["controllers"] == ["todo"]
+    assert doc["node_pools"][0]["hosts"] == "fyrhead"
+    assert kinds(result)["NodeName"] == kinds(result)["SlurmctldHost"] == "changed"
+    assert "rename the host fyrhead" in result.text
+    assert not result.faithful
+
+
+def test_task_plugin_names_without_their_prefix_are_the_plugins(tmp_path: Path) -> None:
+    """src/slurmd/common/task_plugin.c prefixes task/ to a name without it."""
+    result = imported(tmp_path, BASE + "TaskPlugin=affinity,cgroup\n" + NODES)
+    assert data(result)["slurm"]["task_plugins"] == ["affinity", "cgroup"]
+    assert kinds(result)["TaskPlugin"] == "mapped"
+
+
+@pytest.mark.parametrize(
+    ("value", "flags"),
+    [
+        ("all", ["associations", "limits", "qos", "safe", "wckeys"]),
+        ("limits", ["associations", "limits"]),
+        ("2", ["associations", "limits"]),
+        ("1", ["associations"]),
+        ("safe,qos", ["associations", "limits", "qos", "safe"]),
+        ("nojobs", ["nojobs", "nosteps"]),
+        ("Limits,QOS", ["associations", "limits", "qos"]),
+    ],
+)
+def test_accounting_enforce_is_expanded_as_slurmctld_expands_it(
+    tmp_path: Path, value: str, flags: list[str]
+) -> None:
+    """read_config.c _validate_accounting_storage_enforce; printed in the order of
+    slurm_protocol_defs.c accounting_enforce_string."""
+    result = imported(
+        tmp_path,
+        BASE + "AccountingStorageType=accounting_storage/slurmdbd\n"
+        f"AccountingStorageEnforce={value}\n" + NODES,
+    )
+    assert data(result)["slurm"]["accounting"]["enforce"] == flags
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("CacheGroups=0", "dropped"),
+        ("SchedulerPort=7321", "dropped"),
+        ("JobCheckpointDir=/var/slurm/checkpoint", "dropped"),
+        ("FastSchedule=1", "dropped"),
+        ("FastSchedule=0", "refused"),
+        ("MemLimitEnforce=yes", "refused"),
+        ("SallocDefaultCommand=srun", "refused"),
+    ],
+)
+def test_keys_slurm_removed_never_reach_slurm_options(tmp_path: Path, line: str, kind: str) -> None:
+    """slurmctld 22.05 refuses each of them (unknown key, or fatal: ... removed)."""
+    result = imported(tmp_path, BASE + line + "\n" + NODES)
+    key = line.split("=")[0]
+    assert key not in data(result)["slurm"].get("options", {})
+    (outcome,) = [o for o in result.outcomes if o.key == key]
+    assert outcome.kind == kind
+    assert "removed" in outcome.target
+    assert result.faithful is (kind == "dropped")
+
+
+def test_removed_keys_with_a_successor_are_read_as_it(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        BASE + "DefaultStorageType=slurmdbd\nDefaultStorageHost=dbd01\n"
+        "FastSchedule=2\nSlurmdParameters=l3cache_as_socket\n"
+        "AccountingStoreJobComment=YES\n" + NODES,
+    )
+    slurm = data(result)["slurm"]
+    assert slurm["accounting"]["host"] == "dbd01"
+    assert slurm["options"]["SlurmdParameters"] == "l3cache_as_socket,config_overrides"
+    assert slurm["options"]["AccountingStoreFlags"] == "job_comment"
+    assert {k: kinds(result)[k] for k in ("DefaultStorageHost", "FastSchedule")} == {
+        "DefaultStorageHost": "dropped",
+        "FastSchedule": "dropped",
+    }
+    assert result.faithful
+
+
+def test_a_removed_key_a_later_release_still_reads_is_kept_for_an_earlier_target(
+    tmp_path: Path,
+) -> None:
+    """SchedulerAuth is refused from 24.05 on; 23.11 reads it."""
+    kept = imported(tmp_path, BASE + "SchedulerAuth=secret\n" + NODES, "23.11")
+    assert kinds(kept)["SchedulerAuth"] == "passed"
+    gone = imported(tmp_path, BASE + "SchedulerAuth=secret\n" + NODES, "24.11")
+    assert kinds(gone)["SchedulerAuth"] == "dropped"
+
+
+# --- never abort blind ---------------------------------------------------------------------
+
+
+def test_a_value_validate_refuses_is_refused_at_its_line_and_the_rest_written(
+    tmp_path: Path,
+) -> None:
+    """A team named admin is reserved: the AllowAccounts line is refused at its place with
+    validate's reason, and the blueprint is written and validates."""
+    result = imported(
+        tmp_path,
+        BASE + "AccountingStorageType=accounting_storage/slurmdbd\n"
+        "NodeName=n[1-2] CPUs=4\nPartitionName=ops Nodes=n[1-2] AllowAccounts=admin\n",
+    )
+    (refused,) = [o for o in result.outcomes if o.kind == "refused"]
+    assert (refused.key, refused.where.line, refused.where.column) == ("AllowAccounts", 5, 32)
+    assert "'admin' is reserved" in refused.target
+    assert "teams" not in data(result)["slurm"]["partitions"][0]
+    assert "<imported>" not in result.text
+    blueprint = tmp_path / "b.yaml"
+    blueprint.write_text(result.text)
+    assert run_cli("validate", blueprint).returncode == 0
+
+
+def test_import_writes_the_blueprint_and_exits_4_with_one_line_when_it_is_not_the_site(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "slurm.conf"
+    source.write_text(BASE + "AuthType=auth/none\n" + NODES)
+    out = tmp_path / "site.yaml"
+    result = run_cli("import", source, "-o", out)
+    assert result.returncode == 4, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        f"{out}: wrote the blueprint, but its render would not be the site's: 1 refused "
+        "(listed at the end of the blueprint)"
+    )
+    assert f"#   {source}:3:1: AuthType=auth/none  # " in out.read_text()
+    assert run_cli("validate", out).returncode == 0
+
+
+def test_import_exits_0_when_the_render_keeps_every_setting(tmp_path: Path) -> None:
+    source = tmp_path / "slurm.conf"
+    source.write_text(BASE + "CacheGroups=0\n" + NODES)
+    result = run_cli("import", source, "-o", tmp_path / "site.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == f"{tmp_path / 'site.yaml'}: wrote the blueprint"
+    assert "dropped: CacheGroups=0 -> Slurm 21.08 removed CacheGroups" in result.stdout
