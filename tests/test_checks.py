@@ -89,6 +89,7 @@ TESTED_CHECKS = [
     "controllers_share_state",
     "slurm_times_valid",
     "slurm_options_not_owned",
+    "slurm_options_not_removed",
     "topology_version_gates",
     "switches_cover_hosts",
     "queues_resolve",
@@ -1646,6 +1647,28 @@ def test_slurm_options_owned_key_is_refused(key: str, value: str, why: str) -> N
 def test_slurm_options_owned_key_is_matched_case_insensitively() -> None:
     found = run(checks.slurm_options_not_owned, "slurm: {options: {SLURMCTLDHOST: other}}")
     only(found, "slurm.options.SLURMCTLDHOST", "SlurmctldHost is rendered by estategen")
+
+
+# --- slurm_options_not_removed -----------------------------------------------------------
+
+
+def test_slurm_options_refuse_a_key_the_target_release_removed() -> None:
+    found = run(checks.slurm_options_not_removed, "slurm: {options: {CacheGroups: 0}}")
+    only(found, "slurm.options.CacheGroups", "Slurm 21.08 removed CacheGroups")
+
+
+def test_slurm_options_keep_a_key_the_target_release_still_reads() -> None:
+    """SchedulerAuth is refused from 24.05 on."""
+    fragment = "slurm: {options: {SchedulerAuth: x}}"
+    assert run(checks.slurm_options_not_removed, 'versions: {slurm: "23.11"}\n' + fragment) == []
+    found = run(checks.slurm_options_not_removed, fragment)  # BASE targets 22.05
+    assert found == []
+    found = run(
+        checks.slurm_options_not_removed,
+        'versions: {slurm: "24.11"}\n'
+        "slurm: {packages: {source: debian-13}, options: {SchedulerAuth: x}}",
+    )
+    only(found, "slurm.options.SchedulerAuth", "Slurm 24.05 removed SchedulerAuth")
 
 
 # --- topology_version_gates --------------------------------------------------------------

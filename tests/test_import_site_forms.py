@@ -224,3 +224,22 @@ def test_import_exits_0_when_the_render_keeps_every_setting(tmp_path: Path) -> N
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[-1] == f"{tmp_path / 'site.yaml'}: wrote the blueprint"
     assert "dropped: CacheGroups=0 -> Slurm 21.08 removed CacheGroups" in result.stdout
+
+
+def test_validate_refuses_a_removed_key_in_slurm_options_for_the_target_release(
+    tmp_path: Path,
+) -> None:
+    blueprint = tmp_path / "b.yaml"
+    blueprint.write_text(
+        "estate: lab\nnode_pools:\n  - {name: n, scheduler: slurm, hosts: n1,\n"
+        "     cpu: {sockets: 1, cores_per_socket: 4}, memory_gb: 8}\n"
+        "slurm:\n  controllers: [ctl]\n  partitions: [{name: p, pools: [n]}]\n"
+        '  options: {FastSchedule: "2"}\n'
+    )
+    result = run_cli("validate", blueprint)
+    assert result.returncode == 1
+    assert (
+        "slurm.options.FastSchedule: Slurm 22.05 removed FastSchedule, and slurmctld 22.05 "
+        "(versions.slurm) refuses a slurm.conf that sets it; use SlurmdParameters="
+        "config_overrides (FastSchedule=2) [check/slurm-options-not-removed]"
+    ) in result.stdout

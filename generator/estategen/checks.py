@@ -91,6 +91,7 @@ from estategen.slurm_keys import (
     password_refusal,
     slurm_key,
 )
+from estategen.slurm_removed import removed_key
 
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
@@ -1445,6 +1446,23 @@ def slurm_options_not_owned(estate: Estate) -> Iterator[Finding]:
                 "estategen renders mean, so slurm.options may not set it"
             )
         yield issue(f"slurm.options.{key}", why)
+
+
+@check
+def slurm_options_not_removed(estate: Estate) -> Iterator[Finding]:
+    """`slurm.options` may not set a key Slurm removed by the release the blueprint targets:
+    that slurmctld refuses the file (an unknown key, or fatal: ... removed)."""
+    release = estate.versions.slurm.text
+    for key in estate.slurm.options:
+        removed = removed_key(key, release)
+        if removed is None:
+            continue
+        instead = f"; use {removed.successor}" if removed.successor else "; delete it"
+        yield issue(
+            f"slurm.options.{key}",
+            f"Slurm {removed.release} removed {removed.name}, and slurmctld {release} "
+            f"(versions.slurm) refuses a slurm.conf that sets it{instead}",
+        )
 
 
 @check
