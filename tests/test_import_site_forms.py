@@ -243,3 +243,21 @@ def test_validate_refuses_a_removed_key_in_slurm_options_for_the_target_release(
         "(versions.slurm) refuses a slurm.conf that sets it; use SlurmdParameters="
         "config_overrides (FastSchedule=2) [check/slurm-options-not-removed]"
     ) in result.stdout
+
+
+def test_an_include_of_a_site_path_reads_the_file_of_that_name_beside_slurm_conf(
+    tmp_path: Path,
+) -> None:
+    """Files copied from /opt/slurm/etc to a laptop keep their absolute Include lines."""
+    (tmp_path / "nodes.conf").write_text("NodeName=n[1-2] CPUs=4\n")
+    result = imported(
+        tmp_path,
+        BASE + "Include /opt/site-slurm/etc/nodes.conf\nPartitionName=p Nodes=n[1-2]\n",
+    )
+    assert data(result)["node_pools"][0]["hosts"] == "n[1-2]"
+    assert str(tmp_path / "nodes.conf") in result.inputs
+    assert any(
+        "Include /opt/site-slurm/etc/nodes.conf is not on this machine; import read "
+        f"{tmp_path / 'nodes.conf'}" in note
+        for note in result.reviews
+    )

@@ -555,6 +555,11 @@ def import_site(
     run = _Run()
     conf = slurmconf.parse_file(slurm_conf, budget=run.budget)
     conf = _successors(conf, slurm_version or _DEFAULT_RELEASE, run)
+    for where, target, read in conf.moved:
+        run.reviews.append(
+            f"{where}: Include {target} is not on this machine; import read {read}, the file "
+            "of that name beside the file given"
+        )
     gres_conf = slurmconf.parse_file(gres, GRES_RECORDS, run.budget) if gres else None
     topo = slurmconf.parse_file(topology, TOPOLOGY_RECORDS, run.budget) if topology else None
     doc: dict[str, Any] = {}
@@ -669,7 +674,7 @@ def _successors(conf: ConfFile, release: str, run: _Run) -> ConfFile:
             value = ",".join(dict.fromkeys([*filter(None, setting.value.split(",")), *added]))
             kept[index] = Setting(setting.key, value, setting.where)
     kept += [flag_lines[name] for name in flags]  # successors the site's file does not set
-    return ConfFile(tuple(kept), conf.records, conf.files)
+    return ConfFile(tuple(kept), conf.records, conf.files, conf.moved)
 
 
 def _instead(gone: str, removed: RemovedKey) -> str:

@@ -122,6 +122,9 @@ class ConfFile(Record):
     parameters: tuple[Setting, ...]
     records: tuple[ConfRecord, ...]
     files: tuple[str, ...]
+    # Include lines naming an absolute path this machine lacks, and the file of that name
+    # beside the file given that was read instead (the site's files copied elsewhere)
+    moved: tuple[tuple[Where, str, str], ...] = ()
 
     def parameter(self, key: str) -> Setting | None:
         wanted = key.lower()
@@ -370,6 +373,7 @@ def parse_file(
     topology.conf: :data:`TOPOLOGY_RECORDS`). ``budget``: what the files of one import may
     still spend (a fresh one when None)."""
     state = _Parse({name.lower(): name for name in records}, budget or Budget())
+    state.beside = Path(path).parent
     _parse_into(Path(path), state, stack=(), where=None)
     return state.conf()
 
@@ -394,9 +398,13 @@ class _Parse(Record, frozen=False):
     parameters: list[Setting] = field(default_factory=list)
     found: list[ConfRecord] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    beside: Path | None = None  # the folder of the file given, for Includes of site paths
+    moved: list[tuple[Where, str, str]] = field(default_factory=list)
 
     def conf(self) -> ConfFile:
-        return ConfFile(tuple(self.parameters), tuple(self.found), tuple(self.files))
+        return ConfFile(
+            tuple(self.parameters), tuple(self.found), tuple(self.files), tuple(self.moved)
+        )
 
     def add_parameters(self, settings: list[Setting]) -> None:
         """A line's parameters; the line that goes beyond MAX_PARAMETERS is refused."""
@@ -442,7 +450,7 @@ def _parse_lines(
             if len(words) != 2:
                 raise ConfSyntaxError(first_at, "Include takes exactly one file name")
             target, target_at, _ = words[1]
-            for included in _include_targets(path, target, target_at):
+            for included in _include_targets(path, target, target_at, state):
                 _parse_into(included, state, stack, target_at)
             continue
         settings = _pairs(words)
@@ -464,11 +472,19 @@ def _parse_lines(
         state.found.append(ConfRecord(kind, head.value, tuple(settings[1:]), head.where))
 
 
-def _include_targets(including: Path, target: str, where: Where) -> list[Path]:
-    """Include names are relative to the including file's folder; a glob may match several."""
+def _include_targets(including: Path, target: str, where: Where, state: _Parse) -> list[Path]:
+    """Include names are relative to the including file's folder; a glob may match several.
+    An absolute name this machine lacks (``Include /opt/slurm/etc/nodes.conf`` of files copied
+    from the site) is the file of that name beside the file given, if there is one; the
+    substitution is recorded in ``state.moved``."""
     if not target:
         raise ConfSyntaxError(where, "Include needs a file name")
     base = Path(target) if Path(target).is_absolute() else including.parent / target
+    if base.is_absolute() and state.beside is not None and not glob.has_magic(target):
+        near = state.beside / base.name
+        if not os.path.lexists(base) and os.path.lexists(near):
+            state.moved.append((where, target, str(near)))
+            return [near]
     if glob.has_magic(str(base)):
         found = list(itertools.islice(glob.iglob(str(base)), MAX_INCLUDES + 1))
         if not found:
