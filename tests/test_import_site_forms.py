@@ -261,3 +261,64 @@ def test_an_include_of_a_site_path_reads_the_file_of_that_name_beside_slurm_conf
         f"{tmp_path / 'nodes.conf'}" in note
         for note in result.reviews
     )
+
+
+# --- every form slurm.conf(5) allows ---------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SPACES = st.sampled_from(["", " ", "  ", "\t"])
+_KEY_CASE = st.sampled_from([str, str.lower, str.upper])
+
+
+@st.composite
+def _pair(draw: st.DrawFn, key: str, value: str) -> str:
+    """``key=value`` as slurm.conf(5) allows it written: any key case, spaces around ``=``
+    (parse_config.c), the value quoted or not."""
+    written = draw(_KEY_CASE)(key)
+    quoted = f'"{value}"' if draw(st.booleans()) else value
+    return f"{written}{draw(_SPACES)}={draw(_SPACES)}{quoted}"
+
+
+@st.composite
+def _site(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A slurm.conf in the forms slurm.conf(5) allows, and what slurmctld reads from it."""
+    count = draw(st.integers(1, 12))
+    cpus = draw(st.integers(1, 64))
+    memory = draw(st.integers(1000, 500_000))
+    weight = draw(st.integers(1, 1000))
+    default_line = draw(st.booleans())
+    lines = [draw(_pair("ClusterName", "lab")), draw(_pair("SlurmctldHost", "ctl"))]
+    node = [draw(_pair("RealMemory", str(memory))), draw(_pair("Weight", str(weight)))]
+    if default_line:  # NodeName=DEFAULT gives the CPUs to the lines after it
+        lines.append(f"{draw(_pair('NodeName', 'DEFAULT'))} {draw(_pair('CPUs', str(cpus)))}")
+    else:
+        node.insert(0, draw(_pair("CPUs", str(cpus))))
+    hosts = f"cn[1-{count}]" if count > 1 else "cn1"
+    head = draw(_pair("NodeName", hosts))
+    separator = draw(st.sampled_from([" ", " \\\n  ", "\t"]))  # continuation lines too
+    lines.append(head + separator + separator.join(node) + draw(st.sampled_from(["", " # c"])))
+    lines.append(f"{draw(_pair('PartitionName', 'batch'))} {draw(_pair('Nodes', hosts))}")
+    expected = {"cpus": cpus, "memory": memory, "weight": weight, "hosts": hosts}
+    return "\n".join(lines) + "\n", expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(_site())
+def test_import_reads_every_form_slurm_conf_allows(site: tuple[str, dict[str, Any]]) -> None:
+    import tempfile
+
+    text, expected = site
+    with tempfile.TemporaryDirectory() as folder:
+        result = imported(Path(folder), text)
+    doc = data(result)
+    (pool,) = doc["node_pools"]
+    assert doc["slurm"]["cluster_name"] == "lab"
+    assert doc["slurm"]["controllers"] == ["ctl"]
+    assert pool["hosts"] == expected["hosts"]
+    assert pool["cpu"]["sockets"] * pool["cpu"]["cores_per_socket"] == expected["cpus"]
+    assert pool["memory_gb"] == -(-expected["memory"] // 1024)
+    assert pool.get("real_memory_mib", expected["memory"]) == expected["memory"]
+    assert pool["weight"] == expected["weight"]
+    assert doc["slurm"]["partitions"][0]["pools"] == [pool["name"]]
