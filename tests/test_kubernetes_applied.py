@@ -13,9 +13,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+import pytest
+import yaml
 from test_kubernetes_objects import kueue_violations
 
 from estategen import load
+from estategen.errors import BlueprintInvalid, Finding
 from estategen.kubernetes import cluster_objects
 from estategen.kubernetes.objects import FIELD_MANAGER
 from estategen.model import Estate
@@ -168,3 +171,130 @@ def test_a_flavor_update_kueue_accepts_needs_no_take_out(tmp_path: Path) -> None
     ids = {s.id for s in result.steps()}
     assert "kueue-take-out" not in ids
     assert all("--refresh" not in c for s in result.steps() for c in s.commands)
+
+
+# --- gang admission that does not stall the other teams -----------------------------------------
+
+UPSTREAM = Path(__file__).parent / "upstream"
+
+
+def chart_wait_for_pods_ready() -> Obj:
+    """The chart's own waitForPodsReady example (commented out in charts/kueue/values.yaml)."""
+    chart = yaml.safe_load((UPSTREAM / "kueue-v0.19.2/values.yaml").read_text())
+    text = chart["managerConfig"]["controllerManagerConfigYaml"]
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "#waitForPodsReady:")
+    block = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line.lstrip().startswith("#  "):
+            break
+        block.append(line)
+    example: Obj = yaml.safe_load("\n".join(line.replace("#", "", 1) for line in block))
+    return dict(example["waitForPodsReady"])
+
+
+def manager_configuration(estate: Estate, cluster: str) -> Obj:
+    (found,) = [c for c in estate.kubernetes_clusters if c.name == cluster]
+    (release,) = [r for r in cluster_objects(estate, found).releases if r.name == "kueue"]
+    config: Obj = yaml.safe_load(release.values["managerConfig"]["controllerManagerConfigYaml"])
+    return config
+
+
+def with_queues(extra: str) -> Estate:
+    text = (PAIRS / "base.yaml").read_text()
+    assert "      queues:\n        cohort: serving\n" in text
+    return estate_of(
+        "base.yaml",
+        text.replace(
+            "      queues:\n        cohort: serving\n",
+            f"      queues:\n        cohort: serving\n{extra}",
+        ),
+    )
+
+
+def test_pods_ready_waits_per_workload_without_blocking_admission() -> None:
+    """Kueue v0.19.2 pkg/cache/scheduler/cache.go:250 podsReadyForAllAdmittedWorkloads walks
+    every ClusterQueue of the cluster, and pkg/scheduler/scheduler.go:585 admits nothing while
+    one of them holds a workload whose pods are not ready (cmd/kueue/main.go:716
+    blockForPodsReady: only with blockAdmission true): one team's slow job, or a pool that
+    scales from zero, would stall every team. apis/config/v1beta2/configuration_types.go
+    304-329 and 402-440: ``timeout`` evicts a workload whose pods are not all ready in time
+    and requeues it (timestamp Eviction, backoff from 60 s doubling to 3600 s, no count: it
+    never gives up), so gang admission holds without blocking. Only fields of the chart's own
+    example (charts/kueue/values.yaml) are set."""
+    config = manager_configuration(estate_of("base.yaml"), "serving")
+    ready = config["waitForPodsReady"]
+    example = chart_wait_for_pods_ready()
+    assert set(ready) <= set(example)
+    assert set(ready["requeuingStrategy"]) <= set(example["requeuingStrategy"])
+    assert ready["blockAdmission"] is False
+    assert ready["timeout"] == "10m"
+    assert ready["requeuingStrategy"] == {
+        "timestamp": "Eviction",
+        "backoffBaseSeconds": 60,
+        "backoffMaxSeconds": 3600,
+    }
+    assert "backoffLimitCount" not in ready["requeuingStrategy"]
+
+
+def test_the_pods_ready_timeout_is_the_cluster_queues_own() -> None:
+    """configuration_types.go:308 ``Timeout metav1.Duration`` (required; defaults.go:104 reads
+    zero as Kueue's 30m default): the blueprint's value, a Go duration of one unit."""
+    estate = with_queues("        pods_ready_timeout: 25m\n")
+    assert manager_configuration(estate, "serving")["waitForPodsReady"]["timeout"] == "25m"
+
+
+def refusals(text: str) -> list[Finding]:
+    with pytest.raises(BlueprintInvalid) as caught:
+        validate_document(load.parse_blueprint(text.encode(), "base.yaml"))
+    return [f for f in caught.value.findings if f.level == "error"]
+
+
+def test_a_zero_or_unitless_pods_ready_timeout_is_refused() -> None:
+    for value in ("0m", "10", "1h30m", "ten"):
+        text = (
+            (PAIRS / "base.yaml")
+            .read_text()
+            .replace(
+                "      queues:\n        cohort: serving\n",
+                f"      queues:\n        cohort: serving\n        pods_ready_timeout: {value!r}\n",
+            )
+        )
+        errors = refusals(text)
+        assert [f.path for f in errors] == ["kubernetes.clusters[0].queues.pods_ready_timeout"], (
+            value
+        )
+        assert "duration like '90s', '10m' or '2h'" in errors[0].message
+
+
+def test_volcano_queues_refuse_a_pods_ready_timeout() -> None:
+    text = (
+        (PAIRS / "base.yaml")
+        .read_text()
+        .replace(
+            "      queues:\n        cohort: serving\n",
+            "      queues:\n        engine: volcano\n        pods_ready_timeout: 10m\n",
+        )
+    )
+    errors = refusals(text)
+    assert [f.path for f in errors] == ["kubernetes.clusters[0].queues.pods_ready_timeout"]
+    assert "Volcano" in errors[0].message
+
+
+def test_the_plan_says_what_a_new_pods_ready_timeout_does(tmp_path: Path) -> None:
+    """Kueue v0.19.2 charts/kueue/templates/manager/manager.yaml:38 rolls the manager on a new
+    configuration (charts.kueue.x-k8s.io/config-checksum): the timeout applies once it
+    restarts, to every admitted workload of the cluster."""
+    earlier = estate_of("base.yaml")
+    target = tmp_path / earlier.name
+    write_tree(
+        with_manifest(render(earlier), (PAIRS / "base.yaml").read_bytes(), earlier.name), target
+    )
+    later = with_queues("        pods_ready_timeout: 25m\n")
+    result = plan(later, render(later), target)
+    (release,) = [c for f in result.files for c in f.changes if c.subject == "Helm release kueue"]
+    assert "gives an admitted workload 25m (was 10m) to have all its pods ready" in (
+        release.meaning
+    )
+    assert "admission is never blocked" in release.meaning
+    assert [s.id for s in result.steps() if s.id.startswith("pulumi")] == ["pulumi-up"]

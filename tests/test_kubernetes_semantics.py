@@ -381,8 +381,11 @@ def test_kueue_configuration_keeps_the_chart_defaults_and_names_only_its_fields(
 @pytest.mark.parametrize(("source", "cluster"), KUEUE_CLUSTERS, ids=KUEUE_IDS)
 def test_kueue_fair_sharing_and_all_or_nothing_admission_are_on(source: str, cluster: str) -> None:
     """R5.3: preemptionStrategies must be one of three lists (pkg/config/validation.go
-    390-428); R5.4: waitForPodsReady needs a positive timeout; blockAdmission for all or
-    nothing; R5.6: with `pod` listed the namespace selector must be non-empty."""
+    390-428); R5.4: waitForPodsReady needs a positive timeout, and all or nothing comes from
+    evicting and requeuing a workload whose pods are not all ready in time, never from
+    blockAdmission, which holds every ClusterQueue of the cluster (Kueue v0.19.2
+    pkg/cache/scheduler/cache.go:250 podsReadyForAllAdmittedWorkloads); R5.6: with `pod`
+    listed the namespace selector must be non-empty."""
     config = manager_configuration(source, cluster)
     assert config["fairSharing"]["preemptionStrategies"] in (
         ["LessThanOrEqualToFinalShare"],
@@ -390,7 +393,7 @@ def test_kueue_fair_sharing_and_all_or_nothing_admission_are_on(source: str, clu
         ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
     )
     ready = config["waitForPodsReady"]
-    assert ready["blockAdmission"] is True and ready["timeout"] not in ("0s", "0m", "")
+    assert ready["blockAdmission"] is False and ready["timeout"] not in ("0s", "0m", "")
     frameworks = config["integrations"]["frameworks"]
     assert frameworks and "pod" in frameworks
     assert config["managedJobsNamespaceSelector"]["matchExpressions"]

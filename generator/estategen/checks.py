@@ -1909,7 +1909,8 @@ VOLCANO_OWN_QUEUES = ("default", "root")
 
 @check
 def queue_engine_keys(estate: Estate) -> Iterator[Finding]:
-    """Each engine takes the keys it gives an effect to: Kueue a cohort, Volcano none."""
+    """Each engine takes the keys it gives an effect to: Kueue a cohort and a pods-ready
+    timeout, Volcano neither."""
     teams = estate.teams_by_name
     for cluster in estate.kubernetes_clusters:
         queues = cluster.queues
@@ -1928,6 +1929,13 @@ def queue_engine_keys(estate: Estate) -> Iterator[Finding]:
                 f"{queues.path}.cohort",
                 "Volcano has no cohorts: its proportion plugin divides the whole cluster among "
                 "the queues by weight; remove 'cohort' (or use engine: kueue)",
+            )
+        if queues.pods_ready_timeout is not None:
+            yield issue(
+                f"{queues.path}.pods_ready_timeout",
+                "the timeout is Kueue's (waitForPodsReady); Volcano's gang plugin holds a "
+                "job's pods until all of them can be placed instead; remove "
+                "'pods_ready_timeout' (or use engine: kueue)",
             )
         for entry in queues.teams:
             if entry.team in VOLCANO_OWN_QUEUES:

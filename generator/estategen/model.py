@@ -476,6 +476,9 @@ class Queues(Record):
     path: str = ""
     engine: str = "kueue"
     cohort_declared: bool = True
+    # how long Kueue waits for an admitted workload's pods to all be ready (None: estategen's
+    # default, kubernetes.kueue.PODS_READY_TIMEOUT)
+    pods_ready_timeout: str | None = None
 
     @property
     def volcano(self) -> bool:
@@ -1006,6 +1009,7 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
             path=f"{path}.queues",
             engine=queues["engine"],
             cohort_declared="cohort" in queues,
+            pods_ready_timeout=queues.get("pods_ready_timeout"),
             teams=tuple(
                 QueueTeam(
                     path=f"{path}.queues.teams[{i}]",

@@ -33,7 +33,7 @@ from estategen import hostlist
 from estategen.estatediff import Delta, diff, named, own_policies, recorded
 from estategen.facts import POOL_LABEL, kubelet_taint, pool_group, topology_plugin
 from estategen.kubernetes.objects import FIELD_MANAGER, Obj
-from estategen.model import Estate, Taint
+from estategen.model import Estate, KubernetesCluster, Taint
 from estategen.readback import OutputFolder, OutputRefused, check_content
 from estategen.record import Record, field
 from estategen.recorded import NotRecorded, estate_from_data
@@ -1862,6 +1862,26 @@ def _cluster_data_changes(
     return changes
 
 
+def _pods_ready_meaning(
+    old: Estate, earlier: KubernetesCluster, new: Estate, cluster: KubernetesCluster
+) -> str:
+    """What a changed pods-ready timeout does once Kueue's manager reads it; "" when it is the
+    same."""
+    from estategen.kubernetes import kueue
+    from estategen.kubernetes.objects import ClusterView
+
+    was = kueue.pods_ready_timeout(ClusterView.of(old, earlier))
+    now = kueue.pods_ready_timeout(ClusterView.of(new, cluster))
+    if was == now:
+        return ""
+    return (
+        f"; Kueue's manager restarts (the chart rolls it on a new configuration) and gives an "
+        f"admitted workload {now} (was {was}) to have all its pods ready: one that misses it "
+        "gives its quota back and is requeued, backing off from 60 s to an hour; admission is "
+        "never blocked meanwhile, so the other teams' workloads keep being admitted"
+    )
+
+
 def kubernetes_changes(
     old: Estate, new: Estate, clusters: Collection[str] | None = None
 ) -> dict[str, list[Change]]:
@@ -1909,7 +1929,8 @@ def kubernetes_changes(
                     path,
                     "kubernetes-components",
                     f"Helm release {file.removeprefix('helm/').removesuffix('.values.yaml')}",
-                    "the release's values change: it upgrades with pulumi up (or helm upgrade)",
+                    "the release's values change: it upgrades with pulumi up (or helm upgrade)"
+                    + (_pods_ready_meaning(old, earlier, new, cluster) if "kueue" in file else ""),
                     _short(_differing(a, b)[0]) if a is not None else "",
                     _short(_differing(a, b)[1]) if b is not None else "",
                     (Action("pulumi-up", name),),

@@ -154,6 +154,9 @@ PROM_DURATION = (
     r"[1-9][0-9]{0,5}(s|m|h)"
     r"|([1-9][0-9]{0,4}|10[0-5][0-9]{3}|106[0-6][0-9]{2}|1067[0-4][0-9]|10675[01])d"
 )
+# a Go duration Kueue's Configuration reads (metav1.Duration): one unit, never zero (Kueue
+# reads zero as its own 30m default)
+KUEUE_DURATION = r"[1-9][0-9]{0,4}(s|m|h)"
 # --- elastic cloud nodes (issue 14 part 5) ---
 GCE_ZONE = r"[a-z]+-[a-z]+[0-9]{1,2}-[a-z]"
 GCE_PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
@@ -224,6 +227,7 @@ _PATTERN_HINTS = {
     PROM_VALUE: "metric label value: letters, digits, '_', '.', '-'",
     PROM_DURATION: "duration like '90s', '15m', '2h' or '1d' (one unit; at most "
     f"{PROM_MAX_DAYS}d, the longest Prometheus holds)",
+    KUEUE_DURATION: "duration like '90s', '10m' or '2h' (one unit, not zero)",
     GCE_ZONE: "GCE zone like 'us-central1-a'",
     GCE_PROJECT: "GCP project id like 'aurora-hpc'",
     CLOUD_IMAGE: (
@@ -753,6 +757,8 @@ _K8S_CLUSTER = _dict(
                 "engine": {"type": "string", "allowed": list(QUEUE_ENGINES), "default": "kueue"},
                 # required with Kueue, refused with Volcano (checks.queue_engine_keys)
                 "cohort": _name(),
+                # Kueue's waitForPodsReady.timeout; refused with Volcano (checks.queue_engine_keys)
+                "pods_ready_timeout": _s(KUEUE_DURATION),
                 "teams": _list(_QUEUE_TEAM, required=True, minlength=1),
             }
         ),

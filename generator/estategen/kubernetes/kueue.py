@@ -41,7 +41,8 @@ TOPOLOGY = "network"
 # state), and forces, so fields a stack's earlier random manager still holds move over
 # instead of conflicting (resourceGroups is an atomic list: one owner for all of it).
 PULUMI_APPLY = {"pulumi.com/patchFieldManager": FIELD_MANAGER, "pulumi.com/patchForce": "true"}
-# all-or-nothing admission: a workload holds its quota only once all its pods run
+# how long an admitted workload's pods have to all be ready before Kueue evicts it, frees its
+# quota and requeues it (queues.pods_ready_timeout); Kueue's own default is 30m
 PODS_READY_TIMEOUT = "10m"
 
 
@@ -159,10 +160,13 @@ def manager_configuration(view: ClusterView) -> Obj:
             "matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}]
         },
         "integrations": {"frameworks": frameworks.kueue_frameworks(view.cluster)},
-        # all-or-nothing: admit the next workload once the last one's pods all run (R5.4)
+        # all-or-nothing without stalling other teams (R5.4): a workload whose pods are not
+        # all ready within the timeout gives its quota back and is requeued with a backoff;
+        # admission is never blocked, which would hold every ClusterQueue of the cluster while
+        # any one workload waits for its pods (or for nodes to boot)
         "waitForPodsReady": {
-            "timeout": PODS_READY_TIMEOUT,
-            "blockAdmission": True,
+            "timeout": pods_ready_timeout(view),
+            "blockAdmission": False,
             "requeuingStrategy": {
                 "timestamp": "Eviction",
                 "backoffBaseSeconds": 60,
@@ -178,6 +182,12 @@ def manager_configuration(view: ClusterView) -> Obj:
         # queues hold GPUs only: Kueue must not leave a pod pending for its cpu (R5.5)
         config["resources"] = {"excludeResourcePrefixes": ["cpu", "memory", "ephemeral-storage"]}
     return config
+
+
+def pods_ready_timeout(view: ClusterView) -> str:
+    """How long an admitted workload's pods have to all be ready: the queues' own, else 10m."""
+    queues = view.cluster.queues
+    return (queues.pods_ready_timeout if queues else None) or PODS_READY_TIMEOUT
 
 
 def helm_values(view: ClusterView) -> Obj:
