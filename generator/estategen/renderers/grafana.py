@@ -332,7 +332,8 @@ def grafana_files(estate: Estate) -> Files:
 
 def layout_svg(dashboard: dict[str, Any]) -> str:
     """A picture of the dashboard's layout (rows and panels where Grafana places them), for
-    docs/observability.md: the panels' grid positions drawn to scale, each with its title and series."""
+    docs/observability.md: the panels' grid positions drawn to scale, each with its title and
+    series."""
     from xml.sax.saxutils import escape
 
     column, unit, margin = 40, 28, 10
