@@ -126,10 +126,25 @@ def test_gres_types_and_accounting_tres_follow_the_gpus_used() -> None:
 def test_without_accounting_no_gres_tres_is_named() -> None:
     """slurmctld without slurmdbd: 'fatal: slurmdbd is required to run with TRES gres/gpu'."""
     files = rendered(PARTITIONS)
-    assert "AccountingStorageType=accounting_storage/none" in conf_lines(files)
-    assert not [line for line in conf_lines(files) if line.startswith("AccountingStorageTRES")]
+    assert not [line for line in conf_lines(files) if line.startswith("AccountingStorage")]
     part = fields(line_for(files, "PartitionName="))
     assert part["TRESBillingWeights"] == "CPU=1.0,Mem=0.25G"
+
+
+@pytest.mark.parametrize(
+    ("release", "line"),
+    [(release, "AccountingStorageType=accounting_storage/none") for release in ("22.05", "23.02")]
+    + [(release, None) for release in ("23.11", "24.05", "24.11", "25.05")],
+)
+def test_without_accounting_the_storage_type_is_none_until_slurm_removed_it(
+    release: str, line: str | None
+) -> None:
+    """Up to 23.02 no accounting is accounting_storage/none; 23.11 removed that plugin, and
+    its slurm.conf(5) lists only accounting_storage/slurmdbd: "When this is not set it
+    indicates that account records are not maintained"."""
+    files = rendered(PARTITIONS, base=BASE.replace('"23.11"', f'"{release}"'))
+    shown = [line for line in conf_lines(files) if line.startswith("AccountingStorageType")]
+    assert shown == ([line] if line else [])
 
 
 def test_cpu_only_estate_has_no_gres() -> None:

@@ -500,6 +500,10 @@ def slurm_conf(estate: Estate) -> str:
         preempt_type=_PREEMPT_TYPES[slurm.scheduling.preemption.type],
         preempt_mode=_preempt_mode(estate),
         accounting_tres=",".join(accounting_tres(estate)),
+        # Without accounting: accounting_storage/none up to 23.02; 23.11 removed that plugin,
+        # and slurm.conf(5) 23.11 and 24.11 list only accounting_storage/slurmdbd: "When this
+        # is not set it indicates that account records are not maintained"
+        accounting_storage_none=not estate.versions.slurm.at_least("23.11"),
         topology=_topology_kind(estate),
         mpi_default=slurm.mpi.default,
         mpi_params=mpi_params(estate),

@@ -25,6 +25,7 @@ def root(context, missing=missing, environment=environment):
     l_0_preempt_type = resolve('preempt_type')
     l_0_preempt_mode = resolve('preempt_mode')
     l_0_topology = resolve('topology')
+    l_0_accounting_storage_none = resolve('accounting_storage_none')
     l_0_accounting_tres = resolve('accounting_tres')
     l_0_health_check = resolve('health_check')
     l_0_health_check_program = resolve('health_check_program')
@@ -233,7 +234,7 @@ def root(context, missing=missing, environment=environment):
             yield 'AccountingStorageEnforce='
             yield str(t_1(context.eval_ctx, environment.getattr(environment.getattr((undefined(name='slurm') if l_0_slurm is missing else l_0_slurm), 'accounting'), 'enforce'), ','))
             yield '\n'
-    else:
+    elif (undefined(name='accounting_storage_none') if l_0_accounting_storage_none is missing else l_0_accounting_storage_none):
         pass
         yield 'AccountingStorageType=accounting_storage/none\n'
     if (undefined(name='accounting_tres') if l_0_accounting_tres is missing else l_0_accounting_tres):
@@ -400,4 +401,4 @@ def root(context, missing=missing, environment=environment):
     l_1_part = missing
 
 blocks = {}
-debug_info = '1=59&3=67&4=69&5=73&8=82&9=84&10=87&12=90&13=92&14=94&17=97&18=100&24=109&25=112&29=115&31=120&34=124&35=126&36=128&37=130&38=132&39=134&40=136&41=138&42=140&43=143&47=146&48=148&49=151&51=153&52=156&54=159&55=161&56=163&57=165&58=168&62=171&63=173&64=176&66=179&67=181&68=184&70=186&71=189&73=194&74=198&77=207&80=211&81=213&82=215&83=217&84=220&88=223&90=226&91=228&92=230&93=233&98=238&99=241&101=244&102=246&103=249&105=251&109=254&110=256&111=258&113=260&121=263&127=266&128=268&129=271&131=277&132=279&133=281&134=283&135=286&138=288&139=291&141=296&144=298&145=301&147=303&150=306&151=309&155=315&156=317&157=321&158=325&159=327&161=358&165=361&166=363&167=367&170=372&173=375&174=379&179=385&180=389'
+debug_info = '1=60&3=68&4=70&5=74&8=83&9=85&10=88&12=91&13=93&14=95&17=98&18=101&24=110&25=113&29=116&31=121&34=125&35=127&36=129&37=131&38=133&39=135&40=137&41=139&42=141&43=144&47=147&48=149&49=152&51=154&52=157&54=160&55=162&56=164&57=166&58=169&62=172&63=174&64=177&66=180&67=182&68=185&70=187&71=190&73=195&74=199&77=208&80=212&81=214&82=216&83=218&84=221&88=224&90=227&91=229&92=231&93=234&95=236&98=239&99=242&101=245&102=247&103=250&105=252&109=255&110=257&111=259&113=261&121=264&127=267&128=269&129=272&131=278&132=280&133=282&134=284&135=287&138=289&139=292&141=297&144=299&145=302&147=304&150=307&151=310&155=316&156=318&157=322&158=326&159=328&161=359&165=362&166=364&167=368&170=373&173=376&174=380&179=386&180=390'
