@@ -41,6 +41,13 @@ def installed_slurm_version() -> str:
     return f"{match[1]}.{int(match[2]):02d}"
 
 
+def installed_slurm_at_least(release: str) -> bool:
+    """Whether the installed Slurm is ``release`` ("23.11") or later."""
+    from estategen.model import Version
+
+    return Version.parse(installed_slurm_version()).at_least(release)
+
+
 def installed_slurm_source() -> str:
     """The slurm.packages source that installs this machine's Slurm ("debian-12" for 22.05,
     "debian-13" for 24.11), so the tests render for the daemons they start."""
@@ -89,10 +96,10 @@ class SlurmLab:
         for sub in ("state", "spool", "log", "run", "dev", "munge"):
             (work / sub).mkdir()
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.controllers: set[str] = set()  # the SlurmctldHost names started
         self.hosts_file = work / "hosts"
-        self.hosts_file.write_text(
-            "127.0.0.1 localhost\n" + "".join(f"127.0.0.1 {h}\n" for h in sorted(set(hosts)))
-        )
+        self.host_names = sorted(set(hosts))
+        self.write_hosts(down=())
         self.munge_socket = work / "munge" / "munge.socket"
         work.chmod(0o755)  # munged wants every folder above its socket searchable
         self.ports = {"ctld": free_port(), "slurmd": free_port(), "dbd": free_port()}
@@ -101,6 +108,15 @@ class SlurmLab:
         # their own PATH search before /usr/bin
         self.binds: dict[str, Path] = {}
         self.env = {**os.environ, "SLURM_CONF": str(self.etc / "slurm.conf")}
+
+    def write_hosts(self, down: Iterable[str]) -> None:
+        """Every lab host name is 127.0.0.1, except those of machines that are ``down``: they
+        resolve nowhere, so nothing the lab starts can reach them."""
+        skip = set(down)
+        self.hosts_file.write_text(
+            "127.0.0.1 localhost\n"
+            + "".join(f"127.0.0.1 {h}\n" for h in self.host_names if h not in skip)
+        )
 
     # configuration ------------------------------------------------------------------
     def install_configs(self, gpu_files: int = 0) -> None:
@@ -130,6 +146,15 @@ class SlurmLab:
                 "SlurmdDebug": "verbose",
             },
         )
+        # the JWT signing key is a secret the roles install, like munge's key: the lab makes
+        # its own where the rendered AuthAltParameters name one (slurmctld stops without it)
+        jwt = re.search(r"^AuthAltParameters=(.*)$", conf, re.M)
+        if jwt and "jwt_key=" in jwt[1]:
+            key = self.etc / "jwt_hs256.key"
+            key.write_bytes(os.urandom(32))
+            key.chmod(0o600)
+            parameters = [p for p in jwt[1].split(",") if not p.startswith("jwt_key=")]
+            conf = set_keys(conf, {"AuthAltParameters": ",".join([*parameters, f"jwt_key={key}"])})
         (self.etc / "slurm.conf").write_text(conf)
         gres = self.etc / "gres.conf"
         if gres.exists() and gpu_files:
@@ -203,7 +228,20 @@ class SlurmLab:
         self.wait_for(lambda: self.port_open(self.ports["dbd"]), "slurmdbd port")
 
     def start_slurmctld(self, hostname: str) -> None:
+        """Start the controller ``hostname``; the other SlurmctldHost machines are down.
+
+        A starting primary asks every backup SlurmctldHost to relinquish control
+        (REQUEST_CONTROL). Here every name is 127.0.0.1, so that request would reach the
+        primary itself: slurmctld 22.05 sends it before it listens, and the connection fails
+        as for a backup that is down, but from 23.11.2 slurmctld opens its port first (NEWS
+        23.11.2: "Open all slurmctld listening ports at startup, and persist throughout") and
+        obeys its own request by shutting down. So the controllers not started do not
+        resolve, as on a site whose backup controller is off.
+        """
         conf = str(self.etc / "slurm.conf")
+        self.controllers.add(hostname)
+        configured = re.findall(r"^SlurmctldHost=([^(\s]+)", Path(conf).read_text(), re.M)
+        self.write_hosts(down=set(configured) - self.controllers)
         self.start("slurmctld", hostname, str(SBIN / "slurmctld"), "-D", "-c", "-i", "-f", conf)
         self.wait_for(lambda: self.port_open(self.ports["ctld"]), "slurmctld port")
 
@@ -215,14 +253,22 @@ class SlurmLab:
     def run(
         self, *command: str, check: bool = True, timeout: float = 60, stdin: str | None = None
     ) -> str:
-        result = subprocess.run(
-            self.namespaced(None, *command),
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=timeout,
-            input=stdin,
-        )
+        try:
+            result = subprocess.run(
+                self.namespaced(None, *command),
+                capture_output=True,
+                text=True,
+                env=self.env,
+                timeout=timeout,
+                input=stdin,
+            )
+        except subprocess.TimeoutExpired as expired:
+            output = (expired.stdout or b"") + (expired.stderr or b"")
+            raise AssertionError(
+                f"{' '.join(command)} did not finish within {timeout} s:\n"
+                f"{output.decode(errors='replace') if isinstance(output, bytes) else output}"
+                f"\n{self.logs()}"
+            ) from None
         if check and result.returncode != 0:
             raise AssertionError(
                 f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}"

@@ -30,7 +30,13 @@ from estategen.importer import import_site, write
 
 from conftest import run_cli
 from mariadb import MariaDB, have_mariadb
-from slurmlab import SlurmLab, have_slurm, installed_slurm_version, set_keys
+from slurmlab import (
+    SlurmLab,
+    have_slurm,
+    installed_slurm_source,
+    installed_slurm_version,
+    set_keys,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -263,7 +269,9 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
     work = tmp_path_factory.mktemp("accounting")
     # slurmdbd.conf as estategen renders it, from a small blueprint with accounting
     blueprint = work / "dbd.yaml"
-    blueprint.write_text(DBD_BLUEPRINT.format(version=installed_slurm_version()))
+    blueprint.write_text(
+        DBD_BLUEPRINT.format(version=installed_slurm_version(), source=installed_slurm_source())
+    )
     result = run_cli("render", blueprint, "-o", work / "out")
     assert result.returncode == 0, result.stderr
     dbd = SlurmLab(work / "out", work / "lab", ["lab-dbd", "lab-db"])
@@ -288,6 +296,7 @@ node_pools:
   - {{name: n, scheduler: slurm, hosts: n1, cpu: {{sockets: 1, cores_per_socket: 1}},
      memory_gb: 4}}
 slurm:
+  packages: {{source: {source}}}
   controllers: [lab-ctl]
   accounting: {{host: lab-dbd, database: {{host: lab-db, password: {{secret: db}}}}}}
   partitions: [{{name: p, pools: [n]}}]
@@ -310,6 +319,11 @@ def test_import_render_keeps_what_slurmctld_shows(
     assert not any(o.kind == "refused" and "no NodeName" in o.target for o in imported.outcomes)
     blueprint = tmp_path / "blueprint.yaml"
     write(imported, blueprint)
+    # slurm.conf does not say where the packages come from; here, from this machine's Debian
+    # (the default, Debian 12's, installs 22.05 only)
+    data = yaml.safe_load(blueprint.read_text())
+    data["slurm"]["packages"] = {"source": installed_slurm_source()}
+    blueprint.write_text(yaml.safe_dump(data, sort_keys=False))
     rendered = tmp_path / "rendered"
     result = run_cli("render", blueprint, "-o", rendered)
     assert result.returncode == 0, result.stderr

@@ -25,7 +25,14 @@ import pytest
 from test_slurm_engine import machine_shape
 
 from conftest import run_cli
-from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version, set_keys
+from slurmlab import (
+    SlurmLab,
+    have_slurm,
+    installed_slurm_at_least,
+    installed_slurm_source,
+    installed_slurm_version,
+    set_keys,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -113,9 +120,16 @@ class Lab:
         return [line.split(" ", 1)[1] for line in text.splitlines() if line.startswith("20")]
 
     def power_log(self, action: str) -> list[str]:
-        """Hostlists slurmctld handed its programs ("waking" or "suspending nodes ...")."""
+        """Hostlists slurmctld handed its programs ("waking" or "suspending nodes ...").
+
+        slurmctld 22.05 runs them itself and logs their pid; from 23.02 slurmscriptd runs them
+        (RELEASE_NOTES 23.02: "Run the following scripts in slurmscriptd instead of
+        slurmctld: ResumeProgram, ResumeFailProgram, SuspendProgram, ...") and slurmctld logs
+        "power_save: waking nodes HOSTLIST" without one.
+        """
         log = (self.cluster.work / "log" / "slurmctld.log").read_text()
-        return re.findall(rf"power_save: pid \d+ {action} nodes (\S+)", log)
+        pid = "" if installed_slurm_at_least("23.02") else r"pid \d+ "
+        return re.findall(rf"power_save: {pid}{action} nodes (\S+)", log)
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,13 @@ from estategen.pipeline import validate_file
 
 from conftest import BLUEPRINTS, run_cli
 from mariadb import MariaDB, have_mariadb
-from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version
+from slurmlab import (
+    SlurmLab,
+    have_slurm,
+    installed_slurm_at_least,
+    installed_slurm_source,
+    installed_slurm_version,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -331,7 +337,7 @@ def test_campus_accounting_has_teams_and_qos(campus_ctld: tuple[SlurmLab, Estate
 
 CPU_NODE = "lab-cpu-01"
 
-# MaxTime as written -> as slurmctld 22.05 shows it (scontrol show partition), measured.
+# MaxTime as written -> as slurmctld 22.05 and 24.11 show it (scontrol show partition), measured.
 TIMES = [
     ("0", "00:00:00"),
     ("90", "01:30:00"),
@@ -364,7 +370,7 @@ def no_accounting_blueprint() -> str:
         textwrap.dedent(
             f"""\
             estate: nodbd
-            versions: {{slurm: "22.05"}}
+            versions: {{slurm: "{installed_slurm_version()}"}}
             identity:
               users: [{{name: alice, uid: 10001}}]
               teams: [{{name: vision, gid: 20001, members: [alice]}}]
@@ -382,6 +388,7 @@ def no_accounting_blueprint() -> str:
                 cpu: {{sockets: 1, cores_per_socket: 2}}
                 memory_gb: 1
             slurm:
+              packages: {{source: {installed_slurm_source()}}}
               controllers: [lab-ctl]
               scheduling: {{fairshare_half_life: "1-0:0:99"}}
               partitions:
@@ -427,13 +434,26 @@ def job_memory(cluster: SlurmLab, *options: str) -> tuple[str, str]:
     """(CPUs, memory) slurmctld allocated to a job run with ``options`` and no memory option."""
     out = cluster.run("srun", "-w", NODE, "-t", "1", *options, "sh", "-c", "echo $SLURM_JOB_ID")
     job = parse_records(cluster.run("scontrol", "-o", "show", "job", out.split()[0]))[0]
-    tres = dict(item.split("=", 1) for item in job["TRES"].split(","))
+    # scontrol 22.05 shows one TRES field, the allocated TRES once there are; from 23.02 it
+    # shows ReqTRES and AllocTRES (RELEASE_NOTES 23.02: "Requested TRES and allocated TRES
+    # will now always be printed when showing jobs")
+    allocated = job["AllocTRES"] if installed_slurm_at_least("23.02") else job["TRES"]
+    tres = dict(item.split("=", 1) for item in allocated.split(","))
     return tres["cpu"], tres["mem"]
 
 
 def test_without_accounting_slurmctld_runs_gpu_jobs(nodbd: SlurmLab) -> None:
+    """No accounting is accounting_storage/none up to 23.02; 23.11 removed that plugin and
+    slurm.conf(5) 23.11 says "When this is not set it indicates that account records are
+    not maintained", so the line is left out and slurmctld shows the type unset."""
     config = nodbd.run("scontrol", "show", "config")
-    assert re.search(r"AccountingStorageType\s+= accounting_storage/none", config)
+    shown = re.search(r"^AccountingStorageType\s+= (.*)$", config, re.M)
+    assert shown, config
+    if installed_slurm_at_least("23.11"):
+        assert shown[1] == "(null)"
+        assert "AccountingStorageType" not in (nodbd.etc / "slurm.conf").read_text()
+    else:
+        assert shown[1] == "accounting_storage/none"
     out = nodbd.run("srun", "-w", NODE, "--gres=gpu:l4-24gb:1", "-t", "1", "sh", "-c", "echo ok")
     assert out.strip() == "ok"
 

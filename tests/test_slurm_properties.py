@@ -1,5 +1,5 @@
-"""Every valid Slurm blueprint renders a slurm.conf the real slurmctld (22.05) starts on and
-reads as the blueprint means it.
+"""Every valid Slurm blueprint renders a slurm.conf the installed slurmctld (22.05 or 24.11)
+starts on and reads as the blueprint means it.
 
 Blueprints are generated: pools of any shape (down to 1 GB of memory, CPU-only or with GPUs,
 MIG, shards), leaf switches, partitions over mixed pools, times in every slurm.conf format,
@@ -32,7 +32,7 @@ from estategen.render import render
 from estategen.renderers.slurm import real_memory_mib
 
 from mariadb import MariaDB, have_mariadb
-from slurmlab import SlurmLab, have_slurm
+from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version
 
 pytestmark = [
     pytest.mark.slow,
@@ -81,7 +81,7 @@ def shown(minutes: int | None) -> str:
 def slurm_estates(
     draw: st.DrawFn, accounting: bool
 ) -> tuple[dict[str, Any], dict[str, tuple[Any, Any]]]:
-    """A valid Slurm-only blueprint for Slurm 22.05, and each partition's expected
+    """A valid Slurm-only blueprint for the installed Slurm, and each partition's expected
     (MaxTime, DefaultTime) as scontrol shows them."""
     users = [{"name": f"u{i}", "uid": 10_000 + i} for i in range(draw(st.integers(0, 3)))]
     teams = [
@@ -120,9 +120,18 @@ def slurm_estates(
     if decay_minutes == 0:
         half_life = "7-0"  # slurmctld refuses a half-life of 0 (estategen does too)
     slurm: dict[str, Any] = {
+        "packages": {"source": installed_slurm_source()},
         "controllers": ["ctl-1", "ctl-2"][: draw(st.integers(1, 2))],
         "scheduling": {"fairshare_half_life": half_life},
     }
+    if any("mig" in pool.get("gpus", {}) for pool in pools):
+        # Debian builds Slurm without NVML, which MIG needs (on slurmd's side: slurmctld, the
+        # one daemon started here, never calls it): a site repository of the same release
+        slurm["packages"] = {
+            "source": "site",
+            "apt_repository": "deb https://slurm.example.org/debian bookworm main",
+            "nvml": True,
+        }
     if accounting:
         slurm["accounting"] = {
             "host": DBD_HOST,
@@ -162,7 +171,7 @@ def slurm_estates(
     slurm["partitions"] = partitions
     blueprint = {
         "estate": "prop",
-        "versions": {"slurm": "22.05"},
+        "versions": {"slurm": installed_slurm_version()},
         "identity": {"users": users, "teams": teams},
         "node_pools": pools,
         "slurm": slurm,

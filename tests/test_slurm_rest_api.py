@@ -1,9 +1,11 @@
 """slurm.rest_api on this machine's real Slurm: what it accepts, what it refuses, and why.
 
 Debian 12's slurm-wlm 22.05 has slurmrestd's `rest_auth_jwt.so` but no `auth_jwt.so`, so the
-rendered `AuthAltTypes=auth/jwt` stops slurmctld here, and the roles must stop first with a
-clear message. slurmrestd itself runs here: as an unprivileged user, over `rest_auth/local` on
-a unix socket, it answers a ping, and it refuses a request that carries no credentials.
+rendered `AuthAltTypes=auth/jwt` stops slurmctld there, and the roles must stop first with a
+clear message; Debian 13's 24.11 has it (slurm-wlm-jwt-plugin), and slurmctld runs on the
+rendered AuthAlt* lines with a key the lab makes. slurmrestd itself runs on both: as an
+unprivileged user, over `rest_auth/local` on a unix socket, it answers a ping, and it refuses
+a request that carries no credentials.
 """
 
 from __future__ import annotations
@@ -36,7 +38,14 @@ needs_no_auth_jwt = pytest.mark.skipif(
 NODE = "rest-node-01"
 # an unprivileged user every Debian has, standing in for slurm.rest_api.user
 SERVICE_USER = "nobody"
-PING = "http://localhost/slurm/v0.0.38/ping"
+# The API version each proven release's slurmrestd serves its ping at: 22.05's
+# openapi/v0.0.38; 24.11's openapi/slurmctld with data_parser v0.0.40 to v0.0.42 (RELEASE_NOTES
+# 24.11: "Removed v0.0.39 plugins"), the newest of them.
+API_VERSIONS = {"22.05": "v0.0.38", "24.11": "v0.0.42"}
+
+
+def ping(address: str) -> str:
+    return f"http://{address}/slurm/{API_VERSIONS[installed_slurm_version()]}/ping"
 
 
 def blueprint() -> str:
@@ -218,18 +227,23 @@ def test_slurmrestd_answers_a_ping_over_local_authentication(
     restd: tuple[SlurmLab, Path, int],
 ) -> None:
     lab, socket, _ = restd
-    status, body = curl(lab, "--unix-socket", str(socket), PING)
+    status, body = curl(lab, "--unix-socket", str(socket), ping("localhost"))
     assert status == 200, body
     pings = json.loads(body)["pings"]
     assert [p["hostname"] for p in pings] == ["rest-ctl"], body
-    assert pings[0]["ping"] == "UP", body
+    # the controller answered: v0.0.38 says "ping": "UP"; v0.0.42 says "responding": true
+    # (CONTROLLER_PING in src/plugins/data_parser/v0.0.42/parsers.c at slurm-24-11-5-1)
+    if API_VERSIONS[installed_slurm_version()] == "v0.0.38":
+        assert pings[0]["ping"] == "UP", body
+    else:
+        assert pings[0]["responding"] is True, body
 
 
 def test_slurmrestd_refuses_a_request_without_credentials(
     restd: tuple[SlurmLab, Path, int],
 ) -> None:
     lab, _, port = restd
-    status, body = curl(lab, f"http://127.0.0.1:{port}/slurm/v0.0.38/ping")
+    status, body = curl(lab, ping(f"127.0.0.1:{port}"))
     assert (status, body) == (401, "Authentication failure")
 
 
