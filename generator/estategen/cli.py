@@ -291,7 +291,7 @@ def _render(
 def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
     from estategen.errors import UsageError
     from estategen.report import report_files
-    from estategen.write import write_file
+    from estategen.write import make_folder, write_file
 
     result = _validated(path, suppress)
     files = report_files(result.estate, frozenset(suppress))
@@ -299,12 +299,7 @@ def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
         sys.stdout.write(files["report.md"])
         return 0
     target = Path(output)
-    if target.exists() and not target.is_dir():
-        raise UsageError(f"{target}: exists and is not a folder")
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UsageError(f"{target}: cannot create the folder: {err.strerror or err}") from None
+    make_folder(target)
     for name, content in files.items():
         write_file(target / name, content.encode("utf-8"), [path])
     print(f"{target}: wrote {', '.join(files)}")

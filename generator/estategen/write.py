@@ -170,6 +170,17 @@ def refuse_other_kind(target: Path, folder: bool) -> None:
         raise UsageError(f"{target}: exists and is not a {what}; choose another output {what}")
 
 
+def make_folder(folder: Path) -> None:
+    """Make ``folder`` and its missing parents with mode 0755 whatever the umask, as render
+    makes its own (a command that writes single files, such as ``report -o``)."""
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise UsageError(f"{folder}: exists and is not a folder")
+    try:
+        _make_folders(folder, set())
+    except OSError as err:
+        raise UsageError(f"{folder}: cannot create the folder: {_reason(err)}") from None
+
+
 def write_file(target: Path, content: bytes, inputs: Iterable[str | Path] = ()) -> None:
     """Write one file (mode 0644) atomically: a fresh name beside ``target`` (O_EXCL: a planted
     link cannot redirect it), synced, then renamed over it; on any failure the temporary

@@ -121,3 +121,26 @@ def test_render_replaces_a_hard_link_of_ours_and_carries_a_users_over_unread(
     assert conf.stat().st_nlink == 1 and SECRET not in conf.read_text()
     assert (tmp_path / "secret").read_text() == f"{SECRET}\n"
     assert (linked / "linked-note.txt").stat().st_ino == mine.stat().st_ino
+
+
+@pytest.mark.parametrize("umask", ["000", "077"])
+def test_the_report_folder_and_its_pages_have_render_modes_whatever_the_umask(
+    tmp_path: Path, umask: str
+) -> None:
+    out = tmp_path / "reports" / "campus"  # report makes reports/ too
+    command = shlex.join(
+        [
+            sys.executable,
+            "-m",
+            "estategen",
+            "report",
+            str(BLUEPRINTS / "campus.yaml"),
+            "-o",
+            str(out),
+        ]
+    )
+    run = run_capped(f"umask {umask} && exec {command}", shell=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    folders, files = modes(tmp_path / "reports")
+    assert {path: oct(mode) for path, mode in folders.items()} == {"": "0o755", "campus": "0o755"}
+    assert set(files.values()) == {0o644}
