@@ -289,7 +289,6 @@ def _render(
 
 
 def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
-    from estategen.errors import UsageError
     from estategen.report import report_files
     from estategen.write import make_folder, write_file
 
