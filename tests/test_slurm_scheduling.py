@@ -1,0 +1,213 @@
+"""The blueprint's scheduling policies, obeyed by the installed Slurm daemons with real jobs.
+
+Settings slurmctld merely accepts are proven elsewhere; here jobs run on this machine as the
+one node of a small estate, and each test asserts an order or a refusal only the rendered
+setting produces: QoS preemption requeues a running scavenger job for a high job, a QoS's
+max_gpus_per_user holds a user's second GPU job while another QoS runs it, a partition's
+max_time refuses a longer job, and the backfill scheduler starts a short job before a blocked
+larger one while a job too long to fit before that job's reserved start waits.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from test_slurm_engine import define_qos, machine_shape, parse_records, start_accounting
+
+from conftest import run_cli
+from mariadb import MariaDB, have_mariadb
+from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm, munge and unshare"),
+]
+
+NODE = "lab-node-01"
+RUNNING = {"RUNNING"}
+
+
+def blueprint(slurm: str, accounting: bool = True) -> str:
+    """One GPU pool on this machine (all its CPUs, 2 GB, 2 GPUs), two teams, and ``slurm``
+    (the scheduling, QoS and partition keys under test, YAML indented by 2)."""
+    shape = machine_shape()
+    dbd = (
+        "  accounting:\n"
+        "    host: lab-dbd\n"
+        "    database: {host: lab-db, password: {secret: slurmdbd_db}}\n"
+        if accounting
+        else ""
+    )
+    return (
+        textwrap.dedent(
+            f"""\
+            estate: schedlab
+            versions: {{slurm: "{installed_slurm_version()}"}}
+            identity:
+              users:
+                - {{name: alice, uid: 10001}}
+                - {{name: bob, uid: 10002}}
+              teams:
+                - {{name: vision, gid: 20001, members: [alice], fairshare: 30}}
+                - {{name: ops, gid: 20002, members: [bob], fairshare: 70}}
+            node_pools:
+              - name: gpu
+                scheduler: slurm
+                hosts: {NODE}
+                cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
+                       threads_per_core: {shape["threads_per_core"]}}}
+                memory_gb: 4
+                gpus: {{model: l4-24gb, count: 2}}
+            slurm:
+              packages: {{source: {installed_slurm_source()}}}
+              controllers: [lab-ctl]
+            """
+        )
+        + dbd
+        + slurm
+    )
+
+
+def cpus() -> int:
+    shape = machine_shape()
+    return shape["sockets"] * shape["cores_per_socket"] * shape["threads_per_core"]
+
+
+# Accounting, QoS preemption and limits: the policies of the blueprint's `high` and
+# `scavenger` QoS (DESIGN.md), the scavenger QoS preemptable by high.
+POLICIES = """\
+  scheduling:
+    priority_weights: {fairshare: 10000, qos: 1000}
+    preemption: {type: qos, mode: requeue}
+  qos:
+    - {name: normal}
+    - {name: high, priority: 100, max_gpus_per_user: 1, preempt: [scavenger]}
+    - {name: scavenger, usage_factor: 0}
+  partitions:
+    - {name: open, pools: [gpu], default: true, max_time: "1:00:00", teams: [ops, vision]}
+    - {name: scavenger, pools: [gpu], qos: scavenger, preempt_mode: requeue}
+"""
+
+
+def start_lab(folder: Path, text: str, accounting: bool) -> tuple[SlurmLab, MariaDB | None]:
+    """Render ``text`` into ``folder`` and make (not start) its lab and, with accounting,
+    its database."""
+    source = folder / "schedlab.yaml"
+    source.write_text(text)
+    result = run_cli("render", source, "-o", folder / "out")
+    assert result.returncode == 0, result.stderr
+    names = [NODE, "lab-ctl", *(["lab-dbd", "lab-db"] if accounting else [])]
+    cluster = SlurmLab(folder / "out", folder / "run", names)
+    database = MariaDB(folder / "db") if accounting else None
+    return cluster, database
+
+
+@pytest.fixture(scope="module")
+def policies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
+    if not have_mariadb():
+        pytest.skip("needs mariadb-server")
+    cluster, database = start_lab(
+        tmp_path_factory.mktemp("schedlab"), blueprint(POLICIES), accounting=True
+    )
+    assert database is not None
+    try:
+        cluster.install_configs(gpu_files=2)
+        cluster.start_munge()
+        start_accounting(cluster, database, "lab-dbd")
+        # jobs are submitted as root, which no blueprint may name: the admin grants it ops
+        cluster.run("sacctmgr", "-i", "add", "user", "root", "account=ops")
+        cluster.start_slurmctld("lab-ctl")
+        cluster.start_slurmd(NODE)
+        define_qos(cluster)
+        cluster.wait_idle(NODE)
+        yield cluster
+    finally:
+        cluster.stop()
+        if database:
+            database.stop()
+
+
+def submit(lab: SlurmLab, *options: str, seconds: int = 300) -> str:
+    """sbatch a job sleeping ``seconds`` with ``options``; its id."""
+    out = lab.run(
+        "sbatch",
+        "--parsable",
+        "-o",
+        "/dev/null",
+        f"--chdir={lab.work}",
+        *options,
+        "--wrap",
+        f"sleep {seconds}",
+    )
+    return out.strip().split(";")[0]
+
+
+def job(lab: SlurmLab, job_id: str) -> dict[str, str]:
+    (record,) = parse_records(lab.run("scontrol", "-o", "show", "job", job_id))
+    return record
+
+
+def wait_job(
+    lab: SlurmLab, job_id: str, what: str, condition: Callable[[dict[str, str]], bool]
+) -> dict[str, str]:
+    lab.wait_for(lambda: condition(job(lab, job_id)), f"job {job_id} {what}", timeout=40)
+    return job(lab, job_id)
+
+
+def cancel_all(lab: SlurmLab) -> None:
+    """Cancel every job and wait until the node is idle, so each test starts on an empty node."""
+    lab.run("scancel", "--user=root")
+    lab.wait_for(lambda: not lab.run("squeue", "-h", "-o", "%i").strip(), "an empty queue")
+    lab.wait_idle(NODE)
+
+
+@pytest.fixture
+def empty(policies: SlurmLab) -> Iterator[SlurmLab]:
+    yield policies
+    cancel_all(policies)
+
+
+def test_a_high_job_requeues_a_running_scavenger_job_on_a_full_node(empty: SlurmLab) -> None:
+    """PreemptType=preempt/qos, PreemptMode=REQUEUE and high's Preempt=scavenger: the
+    scavenger job holding every CPU goes back to the queue, restarted once, and the high job
+    runs. Without the preemption keys the high job would wait for Resources."""
+    scavenger = submit(empty, "-A", "ops", "-p", "scavenger", "--qos=scavenger", "-n", str(cpus()))
+    wait_job(empty, scavenger, "running", lambda j: j["JobState"] in RUNNING)
+    high = submit(empty, "-A", "ops", "-p", "open", "--qos=high", "-n", "1", "-t", "5")
+    running = wait_job(empty, high, "running", lambda j: j["JobState"] in RUNNING)
+    assert running["QOS"] == "high"
+    requeued = job(empty, scavenger)
+    assert requeued["JobState"] in ("PENDING", "REQUEUED"), requeued
+    assert requeued["Restarts"] == "1", requeued
+    accounted = empty.run("sacct", "-n", "-X", "-P", "-j", scavenger, "-o", "state", "-D")
+    assert "PREEMPTED" in accounted.split() or "REQUEUED" in accounted.split(), accounted
+
+
+def test_max_gpus_per_user_holds_the_second_gpu_job_of_the_qos(empty: SlurmLab) -> None:
+    """high's max_gpus_per_user: 1 (MaxTRESPerUser=gres/gpu=1): a second one-GPU job in high
+    waits with reason QOSMaxGRESPerUser while the node still has a GPU, which a job in
+    normal then takes."""
+    gpu_job = ("-A", "ops", "--gres=gpu:1", "-n", "1", "--mem=256M", "-t", "5")
+    first = submit(empty, *gpu_job, "--qos=high")
+    wait_job(empty, first, "running", lambda j: j["JobState"] in RUNNING)
+    second = submit(empty, *gpu_job, "--qos=high")
+    held = wait_job(empty, second, "held", lambda j: j["Reason"] != "None")
+    assert (held["JobState"], held["Reason"]) == ("PENDING", "QOSMaxGRESPerUser"), held
+    other = submit(empty, *gpu_job, "--qos=normal")
+    wait_job(empty, other, "running", lambda j: j["JobState"] in RUNNING)
+    assert job(empty, second)["JobState"] == "PENDING"
+
+
+def test_a_job_longer_than_the_partition_max_time_is_refused(empty: SlurmLab) -> None:
+    """open's max_time 1:00:00 with EnforcePartLimits=ALL: sbatch asking for more is
+    refused at submission; the same request in scavenger, whose time is unlimited, runs."""
+    out = empty.run(
+        "sbatch", "-A", "ops", "-p", "open", "-t", "1:00:01", "--wrap", "true", check=False
+    )
+    assert "Requested time limit is invalid (missing or exceeds some limit)" in out, out
+    assert not empty.run("squeue", "-h", "-o", "%i").strip()
+    longer = submit(empty, "-A", "ops", "-p", "scavenger", "--qos=scavenger", "-t", "1:00:01")
+    wait_job(empty, longer, "running", lambda j: j["JobState"] in RUNNING)
