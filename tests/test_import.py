@@ -479,14 +479,14 @@ def test_daemon_paths_that_would_clash_go_back_to_estategens_and_are_refused(
     imported = import_site(
         conf(
             tmp_path,
-            BASE + "SlurmdSpoolDir=/var/spool/slurmd\nStateSaveLocation=/var/spool/slurmd\n"
-            "NodeName=n1\nPartitionName=p Nodes=n1\n",
+            BASE + "StateSaveLocation=/var/spool/slurmd\n"
+            "SlurmctldLogFile=/var/spool/slurmd/ctld.log\nNodeName=n1\nPartitionName=p Nodes=n1\n",
         )
     )
     slurm = yaml.safe_load(imported.text)["slurm"]
-    assert slurm["paths"] == {"slurmd_spool_dir": "/var/spool/slurmd"}
-    (outcome,) = [o for o in imported.outcomes if o.key == "StateSaveLocation"]
-    assert outcome.kind == "refused" and "slurm.paths.state_save_location" in outcome.target
+    assert slurm["paths"] == {"state_save_location": "/var/spool/slurmd"}
+    (outcome,) = [o for o in imported.outcomes if o.key == "SlurmctldLogFile"]
+    assert outcome.kind == "refused" and "slurm.paths.slurmctld_log_file" in outcome.target
 
 
 def test_gres_type_names_features_and_weights_are_the_sites(tmp_path: Path) -> None:

@@ -52,6 +52,7 @@ from estategen.kubernetes import storage as k8s_storage
 from estategen.kubernetes.objects import ClusterView
 from estategen.memo import by_identity
 from estategen.model import (
+    DAEMON_FOLDERS,
     DEBIAN_SLURM_BUILDS,
     Estate,
     NodePool,
@@ -59,6 +60,7 @@ from estategen.model import (
     SlurmPackages,
     Storage,
     Team,
+    shares_state_and_spool,
     slurm_build,
     slurm_minutes,
 )
@@ -2242,8 +2244,16 @@ def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
         )
     paths = site.paths
     seen: dict[str, str] = {}
+    shared = shares_state_and_spool(vars(paths))
+    if shared and site.slurmd_user not in (None, "root"):
+        yield issue(
+            "slurm.paths.slurmd_spool_dir",
+            f"{paths.slurmd_spool_dir} is also slurm.paths.state_save_location, which belongs "
+            f"to SlurmUser slurm; slurmd runs as {site.slurmd_user} (slurm.slurmd_user) and "
+            "could not write there: give slurmd a spool folder of its own",
+        )
     for key, value in vars(paths).items():
-        if value in seen:
+        if value in seen and not (shared and {key, seen[value]} == set(DAEMON_FOLDERS)):
             yield issue(
                 f"slurm.paths.{key}",
                 f"{value} is also slurm.paths.{seen[value]}; each daemon file or folder needs "
@@ -2263,7 +2273,8 @@ def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
     folders["slurmd_spool_dir"] = paths.slurmd_spool_dir
     for key, folder in folders.items():
         for other, value in vars(paths).items():
-            if other != key and value.startswith(folder + "/"):
+            # one daemon folder may hold the other: their files never share a name
+            if other not in DAEMON_FOLDERS and value.startswith(folder + "/"):
                 yield issue(
                     f"slurm.paths.{other}",
                     f"{value} lies inside slurm.paths.{key} ({folder}), which the daemon "

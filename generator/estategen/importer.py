@@ -20,7 +20,7 @@ from typing import Any, Literal
 from estategen import hostlist, slurmconf
 from estategen.errors import clip
 from estategen.limits import MAX_PARTITIONS, MAX_POOLS
-from estategen.model import SLURM_PATH_DEFAULTS
+from estategen.model import DAEMON_FOLDERS, SLURM_PATH_DEFAULTS, shares_state_and_spool
 from estategen.record import Record, field
 from estategen.schema import (
     ACCOUNTING_ENFORCE,
@@ -308,6 +308,13 @@ def _excluded_nodes(value: str) -> list[str]:
     return items
 
 
+def _folder(value: str) -> str:
+    """A daemon folder (StateSaveLocation, SlurmdSpoolDir): Slurm opens ``/var/spool/x/`` as
+    ``/var/spool/x``, so a trailing ``/`` is dropped, the folder kept."""
+    folder = value.rstrip("/") if len(value) > 1 else value
+    return _pattern(DAEMON_PATH, "a daemon path")(folder or value)
+
+
 def _mpi_ports(value: str) -> str:
     match = re.fullmatch(r"ports=([0-9]{1,5}-[0-9]{1,5})", value)
     if not match:
@@ -363,7 +370,10 @@ PARAMETERS: dict[str, Row] = {
     "mpiparams": Row("slurm.mpi.ports", _mpi_ports),
     # --- the site override keys (issue 13) ---
     **{
-        key.replace("_", ""): Row(f"slurm.paths.{key}", _pattern(DAEMON_PATH, "a daemon path"))
+        key.replace("_", ""): Row(
+            f"slurm.paths.{key}",
+            _folder if key in DAEMON_FOLDERS else _pattern(DAEMON_PATH, "a daemon path"),
+        )
         for key in SLURM_PATH_DEFAULTS
     },
     "slurmctldport": Row("slurm.ports.slurmctld", _port),
@@ -958,14 +968,21 @@ def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
 
     def problems(paths: Mapping[str, str]) -> bool:
         values = list(paths.values())
+        if shares_state_and_spool(paths):
+            values.remove(paths["slurmd_spool_dir"])
+            if slurm.get("slurmd_user", "root") != "root":
+                return True
         if len(set(values)) < len(values):
             return True
         if any(_daemon_path_problem(v) for v in values):
             return True
         if any(v.startswith(t + "/") for v in values for t in PROGRAM_TREES):
             return True
-        folders = (paths["state_save_location"], paths["slurmd_spool_dir"])
-        return any(v.startswith(f + "/") for v in values for f in folders)
+        # one daemon folder may hold the other (/var/spool/slurm and /var/spool/slurm/d): their
+        # files never share a name; a log or pid file may not lie in either
+        folders = [paths[key] for key in DAEMON_FOLDERS]
+        files = [v for k, v in paths.items() if k not in DAEMON_FOLDERS]
+        return any(v.startswith(f + "/") for v in files for f in folders)
 
     lines = {s.name: s for s in conf.parameters}
     order = sorted(site, key=lambda key: lines[key.replace("_", "")].where, reverse=True)

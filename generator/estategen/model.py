@@ -361,6 +361,20 @@ SLURM_PATH_DEFAULTS = {
 }
 
 
+# The daemons' folders (slurm.conf StateSaveLocation and SlurmdSpoolDir), which Slurm opens
+# with or without a trailing '/'.
+DAEMON_FOLDERS = ("state_save_location", "slurmd_spool_dir")
+
+
+def shares_state_and_spool(paths: Mapping[str, str]) -> bool:
+    """StateSaveLocation is SlurmdSpoolDir, as single-node sites run: slurmctld's files
+    (job_state, node_state, hash.N/job.N, ...) and slurmd's (cred_state, jobNNNNN, ...) never
+    share a name, and slurm.conf(5) asks only that SlurmUser can write the state folder and that
+    the spool is 0755 and writable by root: one folder owned by SlurmUser, mode 0755, serves
+    both while slurmd runs as root."""
+    return paths["state_save_location"] == paths["slurmd_spool_dir"]
+
+
 class SlurmPaths(Record):
     """Where slurmctld and slurmd keep state, spool, pid and log files (slurm.paths)."""
 

@@ -32,7 +32,7 @@ from estategen.facts import (
     pool_mounts,
     registration_labels,
 )
-from estategen.model import Estate, NodePool, Storage, slurm_build
+from estategen.model import Estate, NodePool, Storage, shares_state_and_spool, slurm_build
 from estategen.prometheus_rules import slurm_exporter_host
 from estategen.render import Files, OutputFile, renderer, templates, text
 from estategen.renderers.slurm import slurm_files
@@ -315,7 +315,11 @@ def slurm_folders(estate: Estate, controller: bool) -> list[str]:
         own, files = paths.state_save_location, (paths.slurmctld_log_file, paths.slurmctld_pid_file)
     else:
         own, files = paths.slurmd_spool_dir, (paths.slurmd_log_file, paths.slurmd_pid_file)
-    folders = [own]
+    # one folder for StateSaveLocation and SlurmdSpoolDir is the controller role's, owned by
+    # SlurmUser (slurmd, as root, writes there; on other hosts it makes its spool itself,
+    # 0755): the compute role leaves it alone, or the two roles would take it from each other
+    shared = not controller and shares_state_and_spool(vars(paths))
+    folders = [] if shared else [own]
     for file in files:
         folder = posixpath.dirname(file)
         if folder not in SYSTEM_DIRECTORIES and folder not in SYSTEM_TREES:
