@@ -1,4 +1,4 @@
-"""Slurm hosted in Kubernetes through Slinky's slurm-operator v1.2.1 (issue 15).
+"""Slurm hosted in Kubernetes through Slinky's slurm-operator v1.2.1.
 
 A Slurm pool with ``cluster`` runs its slurmd as the pods of a ``NodeSet`` that joins the
 estate's own slurmctld (an external ``Controller``). Each semantic test cites the upstream
@@ -21,6 +21,7 @@ from test_slurm_engine import machine_shape
 
 from estategen import load, pipeline
 from estategen.errors import BlueprintInvalid
+from estategen.facts import KUBELET_RESERVATION_FLAGS
 from estategen.kubernetes import slinky
 from estategen.plan import plan
 from estategen.render import render
@@ -205,13 +206,14 @@ def test_hosted_nodes_join_partitions_through_their_nodeset_feature() -> None:
 
 
 def test_the_nodeset_carries_the_pools_slurm_node_line() -> None:
-    """nodesets CRD `extraConf`: added to the slurmd args as `--conf`; the same GRES, features
-    and memory as slurm.conf gives an on-prem pool of that shape."""
+    """nodesets CRD `extraConf`: added to the slurmd args as `--conf`; the same GRES and
+    features as slurm.conf gives an on-prem pool of that shape, the memory and CPUs of the pod
+    (see the test on the pods' size)."""
     spec = one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]
     conf = dict(item.split("=", 1) for item in spec["extraConf"].split())
     assert conf["Gres"] == "gpu:h100-sxm-80gb:8"
     assert conf["Features"] == "hosted,h100-sxm-80gb"
-    assert conf["RealMemory"] == str(256 * 1024 - int(256 * 1024 * 0.05))
+    assert conf["RealMemory"] == str(256 * 10**9 // 2**20 - 100)
     assert spec["partition"] == {"enabled": False}  # the estate's partitions rule
     assert spec["replicas"] == 2
 
@@ -224,11 +226,101 @@ def test_the_nodeset_pods_request_the_pools_gpus() -> None:
     resources = spec["slurmd"]["resources"]
     assert resources["requests"] == resources["limits"]
     assert resources["requests"]["nvidia.com/gpu"] == "8"
-    assert resources["requests"]["cpu"] == "32"
+    assert resources["requests"]["cpu"] == "32"  # 16 cores x 2 threads, nothing reserved
     pod = spec["template"]["spec"]
     assert pod["nodeSelector"] == {"estategen.io/gpu-model": "h100-sxm-80gb"}
     assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}.items() <= (
         pod["tolerations"][0].items()
+    )
+
+
+# --- the pods fit their node and reach slurmctld ---------------------------------------------
+
+
+def quantity_bytes(text: str) -> int:
+    """A Kubernetes memory quantity with a binary or decimal suffix, in bytes."""
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6}
+    units |= {"G": 10**9, "T": 10**12}
+    for suffix in sorted(units, key=len, reverse=True):
+        if text.endswith(suffix):
+            return int(text[: -len(suffix)]) * units[suffix]
+    return int(text)
+
+
+def test_slurmd_pods_fit_the_nodes_allocatable_and_register_their_limits() -> None:
+    """A node sold with 768 GB has at most 768 x 10^9 bytes of capacity (MemTotal, less);
+    allocatable is capacity less system- and kube-reserved (none: the k8s_gpu_node role's
+    kubelet.env sets neither) less evictionHard memory.available, 100Mi by default
+    (kubernetes/kubernetes pkg/kubelet/eviction/defaults_linux.go DefaultEvictionHard). The
+    pod asks no more, and slurmd, which sees its cgroup, registers exactly the pod's limits
+    (worker_app.go slurmdConfArgs: extraConf becomes `--conf`), so Slurm never schedules
+    memory the pod cannot have."""
+    source = ESTATE.replace("memory_gb: 256", "memory_gb: 768")
+    spec = one(slinky_objects(source), "NodeSet", "h100-hosted")["spec"]
+    limits = spec["slurmd"]["resources"]["limits"]
+    allocatable = 768 * 10**9 - 100 * 2**20
+    assert quantity_bytes(limits["memory"]) <= allocatable
+    assert int(limits["cpu"]) <= 1 * 16 * 2
+    conf = dict(item.split("=", 1) for item in spec["extraConf"].split())
+    assert int(conf["RealMemory"]) * 2**20 == quantity_bytes(limits["memory"])
+    assert conf["CPUs"] == limits["cpu"]
+
+
+def test_the_reservations_the_pods_are_sized_by_are_the_kubelets_own() -> None:
+    """facts.KUBELET_RESERVED_* assume the kubelet defaults: the k8s_gpu_node role's
+    kubelet.env, which configures the kubelet of these nodes, sets none of the reservation
+    flags (if it did, the pods' size would have to follow it)."""
+    template = Path("playbooks/roles/k8s_gpu_node/templates/kubelet.env.j2")
+    text = (Path(__file__).resolve().parent.parent / template).read_text()
+    assert "KUBELET_EXTRA_ARGS" in text
+    assert [flag for flag in KUBELET_RESERVATION_FLAGS if flag in text] == []
+
+
+def test_slurmd_pods_use_the_host_network_with_cluster_dns() -> None:
+    """docs/usage/hybrid.md:61-80 (v1.2.1): Slurm needs every daemon reachable both ways
+    without NAT; with slurmctld outside the cluster the slurmd pods use `hostNetwork: true`
+    and `dNSPolicy: ClusterFirstWithHostNet`, a typo for the PodSpec field `dnsPolicy`: the
+    template's keys are PodSpec fields (as the vendored JobSet CRD's PodSpec schema lists
+    them; the NodeSet CRD keeps `template.spec` free-form)."""
+    pod = one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]["template"]["spec"]
+    assert pod["hostNetwork"] is True
+    assert pod["dnsPolicy"] == "ClusterFirstWithHostNet"
+    jobset = yaml.safe_load(
+        (UPSTREAM / "jobset-v0.12.0" / "jobset.x-k8s.io_jobsets.yaml").read_text()
+    )
+    schema = jobset["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    replicated = schema["properties"]["spec"]["properties"]["replicatedJobs"]["items"]
+    job = replicated["properties"]["template"]["properties"]["spec"]
+    pod_spec = job["properties"]["template"]["properties"]["spec"]
+    assert set(pod) <= set(pod_spec["properties"]), set(pod) - set(pod_spec["properties"])
+
+
+def test_the_slurm_namespace_admits_host_network_pods() -> None:
+    """Pod Security Standards (kubernetes.io/docs/concepts/security/pod-security-standards):
+    baseline and restricted forbid `hostNetwork`, so the namespace of the slurmd pods enforces
+    `privileged`, as the GPU operator's does; the cluster README says why."""
+    (namespace,) = [
+        o
+        for o in objects(ESTATE, "k8s")
+        if o["kind"] == "Namespace" and o["metadata"]["name"] == "slurm"
+    ]
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    _, files = rendered(ESTATE)
+    readme = files["kubernetes/k8s/README.md"].content.decode()
+    assert "hostNetwork" in readme and "privileged" in readme
+
+
+def test_two_hosted_pools_on_the_same_kubernetes_nodes_are_refused() -> None:
+    """On the host network both NodeSets' slurmd would register as the same node names."""
+    second = (
+        "  - name: h100-more\n    scheduler: slurm\n    cluster: k8s\n    nodes: {max: 1}\n"
+        "    cpu: {sockets: 1, cores_per_socket: 16, threads_per_core: 2}\n"
+        "    memory_gb: 256\n    gpus: {model: h100-sxm-80gb, count: 8}\n"
+    )
+    source = ESTATE.replace("  - name: k8s-h100\n", second + "  - name: k8s-h100\n")
+    found = findings(source)
+    assert any("'h100-hosted' and 'h100-more' may both run on k8s-gpu-01" in f for f in found), (
+        found
     )
 
 
@@ -308,16 +400,18 @@ def test_hosted_pools_get_no_ansible_hosts() -> None:
     assert "ansible/group_vars/pool_h100_hosted.yml" not in files
 
 
-def test_gres_conf_names_the_nodeset_pods_and_all_their_nodes_gpus() -> None:
-    """internal/controller/nodeset/utils/utils.go: StatefulSet-mode pods are named
-    `<NodeSet>-<ordinal>` (ordinalPadding 0) and register as Slurm nodes of that name
-    (GetSlurmNodeName); a pod takes every GPU of its node, so their device files are known."""
+def test_gres_conf_names_the_kubernetes_nodes_the_slurmd_pods_run_on() -> None:
+    """slurm-operator v1.2.1 internal/controller/nodeset/utils/utils.go:336-337
+    (GetSlurmNodeName): a StatefulSet-mode pod with `hostNetwork` registers as its
+    `spec.nodeName`; docs/usage/hybrid.md:87-90: a host-network pod 'will inherit the node's
+    hostname'. A pod takes every GPU of its node, so gres.conf names the device files of each
+    node of the backing Kubernetes pool, not of pod names."""
     _, files = rendered(ESTATE)
     gres = files["slurm/gres.conf"].content.decode().splitlines()
     assert (
-        "NodeName=h100-hosted-[0-1] AutoDetect=off Name=gpu Type=h100-sxm-80gb "
-        "File=/dev/nvidia[0-7]"
+        "NodeName=k8s-gpu-[01-04] AutoDetect=off Name=gpu Type=h100-sxm-80gb File=/dev/nvidia[0-7]"
     ) in gres
+    assert not any("h100-hosted-" in line for line in gres)
     assert one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]["ordinalPadding"] == 0
 
 
@@ -330,7 +424,7 @@ def test_gres_conf_names_the_nodeset_pods_and_all_their_nodes_gpus() -> None:
         (("cluster: k8s\n    nodes", "cluster: nowhere\n    nodes"), "'nowhere' is not in"),
         (("count: 8}\n    features", "count: 8, mig: ['3g.40gb']}\n    features"), "whole GPUs"),
         (("count: 8}\n    features", "count: 4}\n    features"), "every GPU of its node"),
-        (("hosts: gpu-[01-02]", "hosts: h100-hosted-[0-1]"), "h100-hosted-0 is a host"),
+        (("hosts: gpu-[01-02]", "hosts: k8s-gpu-[01-02]"), "k8s-gpu-01 is also a host"),
     ],
 )
 def test_hosted_pool_mistakes_are_refused(change: tuple[str, str], message: str) -> None:

@@ -31,6 +31,7 @@ from estategen.facts import (
     autodetects_nvml,
     gres_type,
     host_pools,
+    hosted_backing_pools,
     hosted_gpu_backing,
     hosted_gpus,
     hosted_node_names,
@@ -2159,14 +2160,36 @@ def hosted_slurm_pools(estate: Estate) -> Iterator[Finding]:
                 "a hosted Slurm pool's pods take whole GPUs; MIG, time-slicing and MPS are "
                 "not supported there",
             )
-    hosts = {h: p for p in estate.node_pools for h in p.hosts}
+    # the slurmd pods use the host network: a Slurm node takes its Kubernetes node's name
+    hosts = {h: p for p in estate.slurm_pools for h in p.hosts}
+    named: dict[str, NodePool] = {}
     for pool in hosted:
-        clash = next((n for n in hosted_node_names(pool) if n in hosts), None)
-        if clash:
+        for name in hosted_node_names(estate, pool):
+            if name in hosts:
+                yield issue(
+                    pool.path,
+                    f"the pool's slurmd pods use the host network and register by their "
+                    f"Kubernetes node's name; {name} is also a host of Slurm pool "
+                    f"{hosts[name].name!r}",
+                )
+                break
+            if name in named:
+                yield issue(
+                    pool.path,
+                    f"the slurmd pods of hosted pools {named[name].name!r} and {pool.name!r} "
+                    f"may both run on {name} and register by its name: give them Kubernetes "
+                    f"nodes of different GPU models or clusters",
+                )
+                break
+            named[name] = pool
+        unnamed = [p.name for p in hosted_backing_pools(estate, pool) if not p.hosts]
+        if pool.gpus and unnamed:
             yield issue(
                 pool.path,
-                f"the pool's slurmd pods register as {pool.name}-0, {pool.name}-1, ...; "
-                f"{clash} is a host of pool {hosts[clash].name!r}: rename one of the pools",
+                f"the pool's slurmd pods register by their Kubernetes node's name (host "
+                f"network), and the nodes of {', '.join(unnamed)} have no names before their "
+                f"provider creates them: gres.conf names no GPUs for them",
+                level="warning",
             )
         if not pool.gpus or pool.cluster not in clusters:
             continue

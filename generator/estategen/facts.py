@@ -372,11 +372,64 @@ def quota_capacity(estate: Estate, cluster: str) -> dict[str, int]:
 # --- Slurm hosted in Kubernetes (issue 15) ---------------------------------------------------
 
 
-def hosted_node_names(pool: NodePool) -> list[str]:
-    """The Slurm node names of a hosted pool's slurmd pods: the NodeSet's pod names,
-    ``<pool>-<ordinal>`` (slurm-operator v1.2.1 GetOrdinalPodName with ordinalPadding 0, and
-    GetSlurmNodeName: a pod without a hostname of its own registers by its name)."""
-    return [f"{pool.name}-{i}" for i in range(pool.nodes_max or 0)] if pool.hosted else []
+# What the kubelet of a Kubernetes GPU node keeps from pods: Node allocatable is capacity less
+# --system-reserved, --kube-reserved and the hard eviction threshold. The k8s_gpu_node role's
+# kubelet.env.j2 sets none of these flags (KUBELET_RESERVATION_FLAGS; a test reads the
+# template), so the kubelet defaults hold: nothing system- or kube-reserved, and
+# evictionHard memory.available<100Mi (kubernetes/kubernetes pkg/kubelet/eviction/
+# defaults_linux.go DefaultEvictionHard; docs "Reserve Compute Resources for System Daemons").
+KUBELET_RESERVATION_FLAGS = (
+    "--system-reserved",
+    "--kube-reserved",
+    "--reserved-cpus",
+    "--eviction-hard",
+)
+KUBELET_RESERVED_CPUS = 0
+KUBELET_RESERVED_MEMORY_MIB = 100  # evictionHard memory.available
+
+
+def hosted_pod_cpus(pool: NodePool) -> int:
+    """CPUs a hosted pool's slurmd pod requests and slurmd registers (``CPUs=``): the node's
+    threads less what the kubelet reserves."""
+    assert pool.cpu is not None
+    return pool.cpu.threads - KUBELET_RESERVED_CPUS
+
+
+def hosted_pod_memory_mib(pool: NodePool) -> int:
+    """Memory (MiB) a hosted pool's slurmd pod requests and slurmd registers (``RealMemory=``):
+    at most the pool's RealMemory (the node's memory less estategen's reserve, which stands
+    for what the kernel keeps out of MemTotal, the kubelet's capacity) and at most
+    ``memory_gb`` read as 10^9 bytes, less the kubelet's reservation, so the pod fits the
+    node's allocatable memory."""
+    # renderers.slurm imports the facts
+    from estategen.renderers.slurm import pool_real_memory
+
+    assert pool.memory_gb is not None
+    decimal = pool.memory_gb * 10**9 // 2**20
+    return min(pool_real_memory(pool), decimal) - KUBELET_RESERVED_MEMORY_MIB
+
+
+def hosted_backing_pools(estate: Estate, pool: NodePool) -> list[NodePool]:
+    """The Kubernetes pools of a hosted pool's cluster whose nodes its slurmd pods may land on:
+    those with its GPU model (or, for a pool without GPUs, those without GPUs)."""
+    model = pool.gpus.model if pool.gpus else None
+    return [
+        p
+        for p in estate.pools_in_cluster(pool.cluster or "")
+        if (p.gpus.model if p.gpus else None) == model
+    ]
+
+
+def hosted_node_names(estate: Estate, pool: NodePool) -> list[str]:
+    """The Slurm node names of a hosted pool's slurmd pods: the host names of the Kubernetes
+    nodes they may run on. The pods use the host network, so slurmd takes the node's hostname
+    (slurm-operator v1.2.1 docs/usage/hybrid.md "Host Network": a host-network pod 'will
+    inherit the node's hostname'; internal/controller/nodeset/utils/utils.go GetSlurmNodeName
+    returns the pod's spec.nodeName when spec.hostNetwork is set). Nodes a provider creates
+    have no name before they exist: they are not listed."""
+    if not pool.hosted:
+        return []
+    return [host for backing in hosted_backing_pools(estate, pool) for host in backing.hosts]
 
 
 @by_identity  # asked by the checks, the report's warnings and the renderers

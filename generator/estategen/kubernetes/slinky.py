@@ -18,6 +18,9 @@ from estategen.facts import (
     MODEL_LABEL,
     POOL_LABEL,
     SLURMCTLD_PORT,
+    hosted_backing_pools,
+    hosted_pod_cpus,
+    hosted_pod_memory_mib,
     node_taint,
 )
 from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, meta
@@ -42,6 +45,7 @@ SLURM_KEY_SECRET = "slurm-auth-slurm"
 SLURM_KEY_FILE = "slurm.key"
 JWT_KEY_SECRET = "slurm-auth-jwt"
 JWT_KEY_FILE = "jwt.key"
+POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
 
 
 def image(estate: Estate, daemon: str) -> str:
@@ -94,7 +98,10 @@ def objects(view: ClusterView) -> list[Obj]:
     estate = view.estate
     slurm = estate.slurm
     name = controller_name(estate)
-    out: list[Obj] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": meta(NAMESPACE)}]
+    # the slurmd pods use the host network: Pod Security's baseline and restricted levels
+    # forbid it (kubernetes.io "Pod Security Standards", Host Namespaces)
+    namespace = meta(NAMESPACE, **{POD_SECURITY_LABEL: "privileged"})
+    out: list[Obj] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": namespace}]
     if slurm.accounting is not None:
         out.append(
             {
@@ -144,13 +151,14 @@ def objects(view: ClusterView) -> list[Obj]:
 
 
 def extra_conf(estate: Estate, pool: NodePool) -> str:
-    """slurmd's ``--conf`` node parameters: the GRES, features, memory and weight of the
-    pool's slurm.conf node line (the operator adds the NodeSet's name as a feature)."""
+    """slurmd's ``--conf`` node parameters: the GRES, features and weight of the pool's
+    slurm.conf node line (the operator adds the NodeSet's name as a feature), with the CPUs and
+    memory of the pod, not of the node: slurmd registers what its pod may use."""
     # the Slurm renderer imports the Kubernetes side (through the renderer registry)
     from estategen.renderers.slurm import node_line
 
     line = node_line(estate, pool)
-    fields = [f"RealMemory={line.real_memory}"]
+    fields = [f"CPUs={hosted_pod_cpus(pool)}", f"RealMemory={hosted_pod_memory_mib(pool)}"]
     if line.gres:
         fields.append(f"Gres={line.gres}")
     if line.features:
@@ -160,29 +168,30 @@ def extra_conf(estate: Estate, pool: NodePool) -> str:
 
 
 def resources(estate: Estate, pool: NodePool) -> Obj:
-    """What one slurmd pod takes: the pool's CPUs, memory and every GPU of a node, requested
-    and limited alike (extended resources such as GPUs cannot be overcommitted)."""
-    assert pool.cpu is not None and pool.memory_gb is not None
-    amounts: Obj = {"cpu": str(pool.cpu.threads), "memory": f"{pool.memory_gb}Gi"}
+    """What one slurmd pod takes: what its node can allocate of the pool's CPUs and memory
+    (facts.hosted_pod_cpus, hosted_pod_memory_mib) and every GPU of the node, requested and
+    limited alike (extended resources such as GPUs cannot be overcommitted)."""
+    amounts: Obj = {
+        "cpu": str(hosted_pod_cpus(pool)),
+        "memory": f"{hosted_pod_memory_mib(pool)}Mi",
+    }
     if pool.gpus:
         amounts[estate.gpu_models[pool.gpus.model].resource] = str(pool.gpus.count)
     return {"requests": dict(amounts), "limits": dict(amounts)}
 
 
-def _backing(view: ClusterView, pool: NodePool) -> list[NodePool]:
-    model = pool.gpus.model if pool.gpus else None
-    return [p for p in view.pools if (p.gpus.model if p.gpus else None) == model]
-
-
 def nodeset(view: ClusterView, pool: NodePool) -> Obj:
     estate = view.estate
     tolerations = []
-    for backing in _backing(view, pool):
+    for backing in hosted_backing_pools(estate, pool):
         for taint in backing.taints:
             entry = {**node_taint(taint), "operator": "Equal" if taint.value else "Exists"}
             if entry not in tolerations:
                 tolerations.append(entry)
-    pod: Obj = {}
+    # docs/usage/hybrid.md "Host Network": slurmctld runs outside the cluster and Slurm needs
+    # both ways reachable without NAT; the PodSpec field is dnsPolicy (hybrid.md's dNSPolicy
+    # is a typo), so the pod still resolves cluster names
+    pod: Obj = {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}
     if pool.gpus:
         pod["nodeSelector"] = {MODEL_LABEL: pool.gpus.model}
     if tolerations:
@@ -191,7 +200,8 @@ def nodeset(view: ClusterView, pool: NodePool) -> Obj:
         "controllerRef": {"name": controller_name(estate)},
         "replicas": pool.nodes_max,
         "scalingMode": "StatefulSet",
-        # pods (and so Slurm nodes) are <pool>-0, <pool>-1, ...: gres.conf names them
+        # pods are <pool>-0, <pool>-1, ...; on the host network their Slurm nodes take the
+        # Kubernetes nodes' names (facts.hosted_node_names), which gres.conf names
         "ordinalPadding": 0,
         "slurmd": {
             "image": image(estate, "slurmd"),

@@ -135,7 +135,12 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         # Slurm hosted in Kubernetes (issue 15): the Secrets the Slinky objects name
         lines += [
             f"{step}. Create the Secrets the Slurm objects name, from the same keys as the",
-            "   estate's Slurm hosts (Ansible Vault variables of these names):",
+            "   estate's Slurm hosts (Ansible Vault variables of these names). The slurmd pods",
+            "   use the host network (`hostNetwork: true`, `dnsPolicy: ClusterFirstWithHostNet`)",
+            "   so the estate's slurmctld reaches them without NAT; they register as Slurm",
+            "   nodes named after their Kubernetes node, one per node. Pod Security forbids",
+            "   host networking below `privileged`, which namespace "
+            f"`{slinky.NAMESPACE}` enforces:",
             "",
             "   ```sh",
             f"   kubectl create namespace {slinky.NAMESPACE}",

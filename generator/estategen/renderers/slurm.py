@@ -527,8 +527,12 @@ def gres_conf(estate: Estate) -> str:
     for pool in estate.slurm_pools:
         if not pool.gpus:
             continue
-        # a hosted pool's slurmd pods take every GPU of their node, so its device files
-        hosts = slurm_hostlist(hosted_node_names(pool) if pool.hosted else pool.hosts)
+        # a hosted pool's slurmd pods take every GPU of their node, so its device files; they
+        # register by the names of the Kubernetes nodes they run on, when those are known
+        names = hosted_node_names(estate, pool) if pool.hosted else pool.hosts
+        if not names:
+            continue
+        hosts = slurm_hostlist(names)
         last = pool.gpus.count - 1
         files = f"/dev/nvidia[0-{last}]" if last else "/dev/nvidia0"
         lines.append(
@@ -725,6 +729,17 @@ SUSPEND_PROGRAM = f"{POWER_DIR}/suspend.sh"
 CLOUD_TREE_WIDTH = 65533
 
 
+def _on_prem_pools(estate: Estate) -> list[NodePool]:
+    """The Slurm pools whose nodes are no cloud nodes, named by their hosts (not hosted in
+    Kubernetes): power saving leaves them alone."""
+    return [p for p in estate.slurm_pools if not p.cloud_nodes and not p.hosted and p.hosts]
+
+
+def on_prem_hosts(estate: Estate) -> frozenset[str]:
+    """The hosts power saving leaves alone, which SuspendExcNodes lists."""
+    return frozenset(h for p in _on_prem_pools(estate) for h in p.hosts)
+
+
 def _power_saving(estate: Estate) -> dict[str, Any] | None:
     """The slurm.conf power-saving parameters cloud nodes need, or None without cloud pools.
     estategen's programs serve pools with a provider (`own`); pools with `state: cloud` are
@@ -735,8 +750,13 @@ def _power_saving(estate: Estate) -> dict[str, Any] | None:
         return None
     saving = estate.slurm.power_saving
     own = any(p.elastic for p in cloud)
-    kept = list(saving.exclude_nodes)
-    kept += [f"{slurm_hostlist(p.hosts)}:{p.nodes_min}" for p in cloud if p.nodes_min]
+    # slurmctld suspends every idle node SuspendExcNodes leaves out, on-prem ones too (their
+    # SuspendProgram ran within 75 s on a real slurmctld): every node of a pool that is not
+    # cloud is listed. slurm.conf(5): lists with a count (the pools' minimum kept up) come
+    # before the lists without one, or the count applies to those lists too
+    kept = [f"{slurm_hostlist(p.hosts)}:{p.nodes_min}" for p in cloud if p.nodes_min]
+    kept += [slurm_hostlist(p.hosts) for p in _on_prem_pools(estate)]
+    kept += saving.exclude_nodes
     programs = (
         (RESUME_PROGRAM, SUSPEND_PROGRAM, SUSPEND_PROGRAM)
         if own
