@@ -498,7 +498,7 @@ def test_a_real_slurmctld_puts_a_nodeset_slurmd_in_the_mixed_partition(
     estate = pipeline.validate_document(load.parse_blueprint(source.encode(), "b.yaml")).estate
     out = tmp_path / "out"
     write_tree(with_manifest(render(estate), source.encode(), estate.name), out)
-    node = "h100-hosted-0"
+    node = "k8s-gpu-01"  # host network: the Kubernetes node's name (gres.conf names it)
     cluster = SlurmLab(out, tmp_path / "run", ["gpu-01", "gpu-02", "ctl-01", "dbd-01", node])
     try:
         cluster.install_configs(gpu_files=8)
