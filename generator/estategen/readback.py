@@ -378,7 +378,11 @@ def check_yaml(text: str, where: Path | str) -> None:
                     f"{where}: more than {MAX_YAML_VALUES} YAML values, the limit for a file "
                     "read back from an output folder; estategen never writes that many"
                 )
-    except yaml.YAMLError:
+    except yaml.YAMLError as err:
+        # the libyaml of PyYAML 6.0.4's wheels stops at a nesting bound of its own, reading
+        # ahead of the events counted here: the same refusal as ours
+        if "maximum nesting depth" in str(err):
+            raise _too_deep(where) from None
         return
     finally:
         loader.dispose()
