@@ -77,8 +77,10 @@ def cpus() -> int:
 
 
 # Accounting, QoS preemption and limits: the policies of the blueprint's `high` and
-# `scavenger` QoS (DESIGN.md), the scavenger QoS preemptable by high.
+# `scavenger` QoS (DESIGN.md), the scavenger QoS preemptable by high; the backfill scheduler
+# (the default) looking at the queue every second instead of every 30.
 POLICIES = """\
+  scheduler_parameters: [bf_interval=1]
   scheduling:
     priority_weights: {fairshare: 10000, qos: 1000}
     preemption: {type: qos, mode: requeue}
@@ -194,7 +196,12 @@ def test_max_gpus_per_user_holds_the_second_gpu_job_of_the_qos(empty: SlurmLab) 
     first = submit(empty, *gpu_job, "--qos=high")
     wait_job(empty, first, "running", lambda j: j["JobState"] in RUNNING)
     second = submit(empty, *gpu_job, "--qos=high")
-    held = wait_job(empty, second, "held", lambda j: j["Reason"] != "None")
+    held = wait_job(
+        empty,
+        second,
+        "held or running",
+        lambda j: j["Reason"] != "None" or j["JobState"] in RUNNING,
+    )
     assert (held["JobState"], held["Reason"]) == ("PENDING", "QOSMaxGRESPerUser"), held
     other = submit(empty, *gpu_job, "--qos=normal")
     wait_job(empty, other, "running", lambda j: j["JobState"] in RUNNING)
@@ -211,3 +218,33 @@ def test_a_job_longer_than_the_partition_max_time_is_refused(empty: SlurmLab) ->
     assert not empty.run("squeue", "-h", "-o", "%i").strip()
     longer = submit(empty, "-A", "ops", "-p", "scavenger", "--qos=scavenger", "-t", "1:00:01")
     wait_job(empty, longer, "running", lambda j: j["JobState"] in RUNNING)
+
+
+def test_backfill_starts_a_short_job_before_a_blocked_larger_one(empty: SlurmLab) -> None:
+    """SchedulerType=sched/backfill: with one CPU busy for 10 minutes, a job needing every
+    CPU waits with a reserved start time; a later 2-minute job ends before that start and
+    runs at once, a later 20-minute one would delay it and waits. sched/builtin starts
+    jobs strictly in priority order, so there the 2-minute job waits too."""
+    busy = submit(empty, "-A", "ops", "-n", "1", "-t", "10")
+    wait_job(empty, busy, "running", lambda j: j["JobState"] in RUNNING)
+    large = submit(empty, "-A", "ops", "-n", str(cpus()), "-t", "10")
+    short = submit(empty, "-A", "ops", "-n", "1", "-t", "2")
+    long = submit(empty, "-A", "ops", "-n", "1", "-t", "20")
+    started = wait_job(
+        empty, short, "running or planned", lambda j: j["JobState"] in RUNNING or not waiting(j)
+    )
+    assert started["JobState"] == "RUNNING", started
+    # backfill has planned the waiting jobs: the large one from the busy job's end, the long
+    # one after it
+    blocked = wait_job(empty, large, "planned", lambda j: not waiting(j))
+    planned = wait_job(empty, long, "planned", lambda j: not waiting(j))
+    assert blocked["JobState"] == "PENDING", blocked
+    assert planned["JobState"] == "PENDING", planned
+    assert blocked["StartTime"] >= job(empty, busy)["EndTime"], (blocked, job(empty, busy))
+    assert planned["StartTime"] >= blocked["StartTime"], (planned, blocked)
+    assert started["EndTime"] <= blocked["StartTime"], (started, blocked)
+
+
+def waiting(record: dict[str, str]) -> bool:
+    """Whether the scheduler has given a pending job no expected start time yet."""
+    return record["JobState"] == "PENDING" and record["StartTime"] in ("Unknown", "None")
