@@ -213,7 +213,8 @@ def test_cloud_nodes_are_state_cloud_with_the_power_saving_settings() -> None:
         "SuspendTime=600",
         "ResumeTimeout=600",
         "SuspendTimeout=120",
-        "SuspendExcNodes=burst-[01-04]:1",
+        # the pool's minimum kept up, then the on-prem pool a100, which is never suspended
+        "SuspendExcNodes=burst-[01-04]:1,lab-gpu-[01-02]",
         "SlurmctldParameters=cloud_reg_addrs,idle_on_node_suspend",
         "TreeWidth=65533",
         "PrivateData=cloud",
@@ -249,7 +250,8 @@ def test_a_state_cloud_pool_is_state_cloud_with_the_sites_programs() -> None:
         "SuspendTime=600",
         "ResumeTimeout=1600",
         "SuspendTimeout=120",
-        "SuspendExcNodes=spot-[1-1]",
+        # the on-prem pool a100, never suspended, then the site's exclusions
+        "SuspendExcNodes=lab-gpu-[01-02],spot-[1-1]",
     ):
         assert f"\n{line}\n" in conf, line
     # no ResumeFailProgram unless the site names one; addressing and TreeWidth stay the site's
@@ -262,7 +264,8 @@ def test_a_state_cloud_pool_without_programs_renders_only_the_times() -> None:
     conf = slurm_conf(site_cloud_estate())
     assert "\nSuspendTime=600\nResumeTimeout=600\nSuspendTimeout=120\n" in conf
     assert "Program=" not in conf
-    assert "SuspendExcNodes" not in conf
+    # slurmctld would suspend the idle on-prem nodes of pool a100 too: they are excluded
+    assert "\nSuspendExcNodes=lab-gpu-[01-02]\n" in conf
 
 
 def test_the_report_shows_a_state_cloud_pool_as_cloud_nodes() -> None:

@@ -740,6 +740,43 @@ def _power_saving(
             "State=CLOUD nodes (node_pools[].state: cloud), so slurmctld only waits for their "
             "slurmd to register; name the program that starts them"
         )
+    _on_prem_kept_up(saving, pools, run)
+
+
+def _pool_hosts(pool: Mapping[str, Any]) -> list[str]:
+    expressions = pool.get("hosts", [])
+    if isinstance(expressions, str):
+        expressions = [expressions]
+    return [h for expression in expressions for h in hostlist.expand(expression)]
+
+
+def _on_prem_kept_up(saving: dict[str, Any], pools: list[dict[str, Any]], run: _Run) -> None:
+    """The render keeps every node of a pool that is not cloud out of power saving
+    (SuspendExcNodes): the site's SuspendExcNodes keeps its cloud nodes in the blueprint, its
+    on-prem ones are the render's already; a review note names the on-prem nodes the site's
+    slurmctld suspended and estategen's will not."""
+    cloud = {h for p in pools if p.get("state") == "cloud" for h in _pool_hosts(p)}
+    on_prem = [h for p in pools if p.get("state") != "cloud" for h in _pool_hosts(p)]
+    excluded: set[str] = set()
+    kept = []
+    for expression in saving.get("exclude_nodes", []):
+        hosts = hostlist.expand(expression)
+        excluded.update(hosts)
+        if all(h in cloud for h in hosts):
+            kept.append(expression)
+        elif any(h in cloud for h in hosts):
+            kept.append(hostlist.compress(h for h in hosts if h in cloud))
+    if kept:
+        saving["exclude_nodes"] = kept
+    else:
+        saving.pop("exclude_nodes", None)
+    suspended = [h for h in on_prem if h not in excluded]
+    if suspended:
+        run.reviews.append(
+            f"slurm.power_saving: the site's slurmctld suspends its idle on-prem nodes "
+            f"{hostlist.compress(suspended)} (SuspendExcNodes leaves them out); estategen "
+            "lists every node of a pool that is not cloud in SuspendExcNodes, so they stay up"
+        )
 
 
 def _tracked_gpu_types(slurm: dict[str, Any], pools: list[dict[str, Any]], run: _Run) -> None:

@@ -735,11 +735,6 @@ def _on_prem_pools(estate: Estate) -> list[NodePool]:
     return [p for p in estate.slurm_pools if not p.cloud_nodes and not p.hosted and p.hosts]
 
 
-def on_prem_hosts(estate: Estate) -> frozenset[str]:
-    """The hosts power saving leaves alone, which SuspendExcNodes lists."""
-    return frozenset(h for p in _on_prem_pools(estate) for h in p.hosts)
-
-
 def _power_saving(estate: Estate) -> dict[str, Any] | None:
     """The slurm.conf power-saving parameters cloud nodes need, or None without cloud pools.
     estategen's programs serve pools with a provider (`own`); pools with `state: cloud` are
