@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from estategen import hostlist, load
 from estategen.importer import Imported, import_site
@@ -66,3 +67,36 @@ def test_import_says_which_on_prem_nodes_the_site_suspended(tmp_path: Path) -> N
     result = imported(tmp_path, "SuspendExcNodes=onprem1\n")
     (note,) = [r for r in result.reviews if "on-prem nodes onprem2 " in r]
     assert "stay up" in note
+
+
+# --- ResumeTimeout without cloud nodes: it also bounds `scontrol reboot` ------------------
+
+ON_PREM = (
+    "ClusterName=lab\nSlurmctldHost=ctl\nRebootProgram=/usr/sbin/reboot\nResumeTimeout=900\n"
+    "NodeName=n[1-2] CPUs=4 RealMemory=8000\nPartitionName=p Nodes=n[1-2] Default=YES\n"
+)
+
+
+def conf_lines(estate: Estate) -> list[str]:
+    return [line for line in slurm_conf(estate).splitlines() if not line.startswith("#")]
+
+
+def test_resume_timeout_without_cloud_nodes_is_the_sites(tmp_path: Path) -> None:
+    source = tmp_path / "slurm.conf"
+    source.write_text(ON_PREM)
+    result = import_site(source)
+    assert result.faithful
+    lines = conf_lines(estate_of(result))
+    assert "ResumeTimeout=900" in lines
+    assert "RebootProgram=/usr/sbin/reboot" in lines
+    assert not [line for line in lines if line.startswith("Suspend")]
+
+
+def test_slurm_options_may_not_set_resume_timeout_beside_cloud_nodes(tmp_path: Path) -> None:
+    from estategen.errors import BlueprintInvalid
+
+    data = yaml.safe_load(imported(tmp_path, "").text)
+    data["slurm"]["options"] = {"ResumeTimeout": "900"}
+    with pytest.raises(BlueprintInvalid) as raised:
+        validate_document(load.parse_blueprint(yaml.safe_dump(data).encode(), "b.yaml"))
+    assert "slurm.options.ResumeTimeout" in [f.path for f in raised.value.findings]

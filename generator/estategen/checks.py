@@ -72,6 +72,7 @@ from estategen.renderers.slurm import (
     accounting_tres,
     def_mem_per_cpu,
     parent_account,
+    renders_power_saving,
     required_tres,
 )
 from estategen.reserved import (
@@ -1418,6 +1419,12 @@ def _half_life_usable(estate: Estate) -> Iterator[Finding]:
         )
 
 
+# Keys estategen renders only with power saving (a Slurm pool with cloud nodes), which
+# slurm.options may set without it: ResumeTimeout also bounds `scontrol reboot` with
+# RebootProgram (slurm.conf(5): "Nodes which reboot after this time frame will be marked DOWN")
+OPTIONS_WITHOUT_POWER_SAVING = frozenset({"ResumeTimeout"})
+
+
 @check
 def slurm_options_not_owned(estate: Estate) -> Iterator[Finding]:
     """`slurm.options` may not set a key estategen renders, one that decides whom the daemons
@@ -1430,7 +1437,9 @@ def slurm_options_not_owned(estate: Estate) -> Iterator[Finding]:
             yield issue(f"slurm.options.{key}", refusal)
             continue
         name = refused.get(key.lower())
-        if name is None:
+        if name is None or (
+            name in OPTIONS_WITHOUT_POWER_SAVING and not renders_power_saving(estate)
+        ):
             continue
         entry = slurm_key(name)
         if name in RECORD_KEYS:

@@ -703,14 +703,21 @@ def _power_saving(
     if not any(pool.get("state") == "cloud" for pool in pools):
         if saving is None:
             return
+        from estategen.checks import OPTIONS_WITHOUT_POWER_SAVING
+
         slurm.pop("power_saving")
+        kept = {name.lower() for name in OPTIONS_WITHOUT_POWER_SAVING}
         for setting in conf.parameters:
             if setting.name in _POWER_SAVING:
                 row = PARAMETERS[setting.name]
-                if Outcome("mapped", setting.where, setting.key, setting.value, row.path) in (
-                    run.outcomes
-                ):
+                mapped = Outcome("mapped", setting.where, setting.key, setting.value, row.path)
+                if mapped in run.outcomes:
                     run.unmap(setting, row.path)
+                    if setting.name in kept:
+                        # ResumeTimeout also bounds `scontrol reboot` (RebootProgram)
+                        slurm.setdefault("options", {})[setting.key] = setting.value
+                        run.passed(setting, f"slurm.options.{setting.key}")
+                        continue
                 run.refused(
                     setting,
                     "estategen renders power saving for cloud nodes only, and this site has no "

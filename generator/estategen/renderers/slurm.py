@@ -735,14 +735,20 @@ def _on_prem_pools(estate: Estate) -> list[NodePool]:
     return [p for p in estate.slurm_pools if not p.cloud_nodes and not p.hosted and p.hosts]
 
 
+def renders_power_saving(estate: Estate) -> bool:
+    """slurm.conf has power saving (SuspendTime, ResumeTimeout, ...): a Slurm pool has cloud
+    nodes."""
+    return any(p.cloud_nodes for p in estate.slurm_pools)
+
+
 def _power_saving(estate: Estate) -> dict[str, Any] | None:
     """The slurm.conf power-saving parameters cloud nodes need, or None without cloud pools.
     estategen's programs serve pools with a provider (`own`); pools with `state: cloud` are
     created by the site's programs (slurm.power_saving), whose nodes' addressing, TreeWidth
     and PrivateData stay the site's (slurm.options)."""
-    cloud = [p for p in estate.slurm_pools if p.cloud_nodes]
-    if not cloud:
+    if not renders_power_saving(estate):
         return None
+    cloud = [p for p in estate.slurm_pools if p.cloud_nodes]
     saving = estate.slurm.power_saving
     own = any(p.elastic for p in cloud)
     # slurmctld suspends every idle node SuspendExcNodes leaves out, on-prem ones too (their
