@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from estategen.checks import CLOUD_SLURM_OPTIONS, HOSTED_SLURM_OPTIONS
+from estategen.checks import CLOUD_SLURM_OPTIONS, HOSTED_SLURM_OPTIONS, OPTIONS_WITHOUT_POWER_SAVING
 from estategen.errors import BlueprintInvalid, Finding
 from estategen.load import parse_blueprint
 from estategen.pipeline import Validated, validate_document
@@ -152,12 +152,22 @@ def test_options_keys_of_the_examples_are_passed_through_not_owned(
     assert not {key.lower() for key in options} & {key.lower() for key in REFUSED_IN_OPTIONS}
 
 
-@pytest.mark.parametrize("key", sorted(REFUSED_IN_OPTIONS))
+@pytest.mark.parametrize("key", sorted(REFUSED_IN_OPTIONS - OPTIONS_WITHOUT_POWER_SAVING))
 def test_every_key_estategen_owns_is_refused_in_options(key: str) -> None:
     found = errors(with_options(f"{key}: x"))
     assert [f.path for f in found] == [f"slurm.options.{key}"], found
     owner = "rendered" if key in RENDERED_KEYS else "opens a record" if key in RECORD_KEYS else ""
     assert (owner or "reserved") in found[0].message
+
+
+@pytest.mark.parametrize("value", ["x", "0", "65534", "1.5"])
+def test_resume_timeout_in_options_without_cloud_nodes_is_whole_seconds(value: str) -> None:
+    """ResumeTimeout, which bounds `scontrol reboot` too, may be an option without cloud
+    nodes (estategen renders no power saving then), as whole seconds."""
+    assert errors(with_options("ResumeTimeout: '900'")) == []
+    (error,) = errors(with_options(f"ResumeTimeout: '{value}'"))
+    assert error.path == "slurm.options.ResumeTimeout"
+    assert "whole seconds" in error.message
 
 
 def test_an_owned_key_is_refused_in_any_case() -> None:

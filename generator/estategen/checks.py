@@ -1437,9 +1437,15 @@ def slurm_options_not_owned(estate: Estate) -> Iterator[Finding]:
             yield issue(f"slurm.options.{key}", refusal)
             continue
         name = refused.get(key.lower())
-        if name is None or (
-            name in OPTIONS_WITHOUT_POWER_SAVING and not renders_power_saving(estate)
-        ):
+        if name in OPTIONS_WITHOUT_POWER_SAVING and not renders_power_saving(estate):
+            value = estate.slurm.options[key]
+            if not re.fullmatch(r"[0-9]{1,5}", value) or not 1 <= int(value) <= 65_533:
+                yield issue(
+                    f"slurm.options.{key}",
+                    f"{value!r} is not a {name} slurmctld takes: give whole seconds, 1 to 65533",
+                )
+            continue
+        if name is None:
             continue
         entry = slurm_key(name)
         if name in RECORD_KEYS:
