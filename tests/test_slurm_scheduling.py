@@ -78,19 +78,21 @@ def cpus() -> int:
 
 # Accounting, QoS preemption and limits: the policies of the blueprint's `high` and
 # `scavenger` QoS (DESIGN.md), the scavenger QoS preemptable by high; the backfill scheduler
-# (the default) looking at the queue every second instead of every 30.
+# (the default) looking at the queue every second instead of every 30. MODE is the preemption
+# mode, requeue unless a test asks for another. A partition's preempt_mode would not change it:
+# slurm.conf(5) obeys a partition's PreemptMode only with PreemptType=preempt/partition_prio.
 POLICIES = """\
   scheduler_parameters: [bf_interval=1]
   scheduling:
     priority_weights: {fairshare: 10000, qos: 1000}
-    preemption: {type: qos, mode: requeue}
+    preemption: {type: qos, mode: MODE}
   qos:
     - {name: normal}
     - {name: high, priority: 100, max_gpus_per_user: 1, preempt: [scavenger]}
     - {name: scavenger, usage_factor: 0}
   partitions:
     - {name: open, pools: [gpu], default: true, max_time: "1:00:00", teams: [ops, vision]}
-    - {name: scavenger, pools: [gpu], qos: scavenger, preempt_mode: requeue}
+    - {name: scavenger, pools: [gpu], qos: scavenger}
 """
 
 
@@ -108,11 +110,18 @@ def start_lab(folder: Path, text: str, accounting: bool) -> tuple[SlurmLab, Mari
 
 
 @pytest.fixture(scope="module")
-def policies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
+def policies(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SlurmLab]:
+    """The POLICIES lab, preempting in the mode a test names by indirect parametrization
+    (requeue if none): pytest stops one mode's lab before it starts another's."""
     if not have_mariadb():
         pytest.skip("needs mariadb-server")
+    mode = getattr(request, "param", "requeue")
     cluster, database = start_lab(
-        tmp_path_factory.mktemp("schedlab"), blueprint(POLICIES), accounting=True
+        tmp_path_factory.mktemp(f"schedlab-{mode}"),
+        blueprint(POLICIES.replace("MODE", mode)),
+        accounting=True,
     )
     assert database is not None
     try:
@@ -176,16 +185,23 @@ def test_a_high_job_requeues_a_running_scavenger_job_on_a_full_node(empty: Slurm
     """PreemptType=preempt/qos, PreemptMode=REQUEUE and high's Preempt=scavenger: the
     scavenger job holding every CPU goes back to the queue, restarted once, and the high job
     runs. Without the preemption keys the high job would wait for Resources."""
-    scavenger = submit(empty, "-A", "ops", "-p", "scavenger", "--qos=scavenger", "-n", str(cpus()))
-    wait_job(empty, scavenger, "running", lambda j: j["JobState"] in RUNNING)
-    high = submit(empty, "-A", "ops", "-p", "open", "--qos=high", "-n", "1", "-t", "5")
-    running = wait_job(empty, high, "running", lambda j: j["JobState"] in RUNNING)
-    assert running["QOS"] == "high"
+    scavenger, high = preempt(empty, "scavenger")
     requeued = job(empty, scavenger)
     assert requeued["JobState"] in ("PENDING", "REQUEUED"), requeued
     assert requeued["Restarts"] == "1", requeued
-    accounted = empty.run("sacct", "-n", "-X", "-P", "-j", scavenger, "-o", "state", "-D")
-    assert "PREEMPTED" in accounted.split() or "REQUEUED" in accounted.split(), accounted
+    assert high["QOS"] == "high"
+
+
+def preempt(lab: SlurmLab, partition: str) -> tuple[str, dict[str, str]]:
+    """Fill the node with a scavenger-QoS job in ``partition``, then submit a high job; the
+    scavenger job's id, and the high job once it runs."""
+    scavenger = submit(lab, "-A", "ops", "-p", partition, "--qos=scavenger", "-n", str(cpus()))
+    wait_job(lab, scavenger, "running", lambda j: j["JobState"] in RUNNING)
+    high = submit(lab, "-A", "ops", "-p", "open", "--qos=high", "-n", "1", "-t", "5")
+    running = wait_job(lab, high, "running", lambda j: j["JobState"] in RUNNING)
+    accounted = lab.run("sacct", "-n", "-X", "-P", "-D", "-j", scavenger, "-o", "state")
+    assert "PREEMPTED" in accounted.split(), accounted
+    return scavenger, running
 
 
 def test_max_gpus_per_user_holds_the_second_gpu_job_of_the_qos(empty: SlurmLab) -> None:
@@ -248,3 +264,13 @@ def test_backfill_starts_a_short_job_before_a_blocked_larger_one(empty: SlurmLab
 def waiting(record: dict[str, str]) -> bool:
     """Whether the scheduler has given a pending job no expected start time yet."""
     return record["JobState"] == "PENDING" and record["StartTime"] in ("Unknown", "None")
+
+
+# last in the file: the lab that cancels starts after the one that requeues has stopped
+@pytest.mark.parametrize("policies", ["cancel"], indirect=True)
+def test_preemption_mode_cancel_ends_the_preempted_job(empty: SlurmLab) -> None:
+    """PreemptMode=CANCEL: the high job ends the scavenger job it preempts instead of
+    requeueing it; slurmctld records it as preempted, never restarted."""
+    scavenger, _ = preempt(empty, "scavenger")
+    ended = wait_job(empty, scavenger, "ended", lambda j: j["JobState"] not in RUNNING)
+    assert (ended["JobState"], ended["Restarts"]) == ("PREEMPTED", "0"), ended
