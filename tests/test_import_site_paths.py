@@ -127,3 +127,40 @@ def test_the_blueprint_refuses_one_spool_and_state_folder_for_a_slurmd_not_root(
     with pytest.raises(BlueprintInvalid) as raised:
         validate_document(load.parse_blueprint(yaml.safe_dump(data).encode(), "b.yaml"))
     assert any("could not write there" in f.message for f in raised.value.findings)
+
+
+# --- a site's global memory default stands -----------------------------------------------
+
+GPU_SITE = (
+    "GresTypes=gpu\nNodeName=g1 CPUs=8 RealMemory=64000 Gres=gpu:a100:2\nPartitionName=g Nodes=g1\n"
+)
+
+
+def partition_line(estate: Estate, name: str) -> str:
+    (line,) = [x for x in slurm_conf(estate).splitlines() if x.startswith(f"PartitionName={name} ")]
+    return line
+
+
+@pytest.mark.parametrize("default", ["DefMemPerCPU=2000", "DefMemPerNode=4000"])
+def test_a_global_memory_default_is_not_overridden_per_partition(
+    tmp_path: Path, default: str
+) -> None:
+    result = imported(tmp_path, f"{default}\n{GPU_SITE}")
+    assert result.faithful
+    estate = estate_of(result)
+    assert f"\n{default}\n" in slurm_conf(estate)
+    for name in ("p", "g"):
+        line = partition_line(estate, name)
+        assert "DefMem" not in line, line
+
+
+def test_a_partitions_own_default_stands_beside_the_global_one(tmp_path: Path) -> None:
+    estate = estate_of(
+        imported(
+            tmp_path,
+            "DefMemPerCPU=2000\nGresTypes=gpu\nNodeName=g1 CPUs=8 RealMemory=64000 "
+            "Gres=gpu:a100:2\nPartitionName=g Nodes=g1 DefMemPerGPU=16000\n",
+        )
+    )
+    assert " DefMemPerGPU=16000" in partition_line(estate, "g")
+    assert "DefMemPerCPU" not in partition_line(estate, "g")

@@ -275,7 +275,10 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
         if site.def_cpu_per_gpu != "none":
             per_gpu = site.def_cpu_per_gpu or min(_cpus_per_gpu(p) for p in gpu_pools)
             fields.append(("DefCpuPerGPU", str(per_gpu)))
-        if site.def_mem_per_node is None:
+        # a global memory default of slurm.options stands unless the partition has its own
+        if site.def_mem_per_node is None and (
+            site.def_mem_per_gpu is not None or not site_memory_default(estate)
+        ):
             mem_per_gpu = site.def_mem_per_gpu or min(_memory_per_gpu(p) for p in gpu_pools)
             fields.append(("DefMemPerGPU", str(mem_per_gpu)))
     weights = (
@@ -290,12 +293,24 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     return PartitionLine(part.name, fields)
 
 
+# slurm.conf's global memory defaults, which a partition line without its own replaces
+GLOBAL_MEMORY_DEFAULTS = frozenset({"defmempercpu", "defmempernode", "defmempergpu"})
+
+
+def site_memory_default(estate: Estate) -> bool:
+    """slurm.options sets a global DefMemPerCPU, DefMemPerNode or DefMemPerGPU: a partition
+    without a default of its own in the blueprint gets none from estategen, so the site's
+    applies (a partition's value replaces the global one in slurmctld)."""
+    return any(key.lower() in GLOBAL_MEMORY_DEFAULTS for key in estate.slurm.options)
+
+
 def def_mem_per_cpu(estate: Estate, part: Partition) -> int | None:
     """A partition's DefMemPerCPU (MiB): the blueprint's, else the smallest RealMemory per
-    CPU of its pools; None when no pool has a shape, or the blueprint gives DefMemPerNode."""
+    CPU of its pools; None when no pool has a shape, the blueprint gives DefMemPerNode, or
+    slurm.options gives a global memory default."""
     if part.overrides.def_mem_per_cpu is not None:
         return part.overrides.def_mem_per_cpu
-    if part.overrides.def_mem_per_node is not None:
+    if part.overrides.def_mem_per_node is not None or site_memory_default(estate):
         return None
     # (checks call this before partitions_resolve has refused an unknown pool)
     pools = [estate.pools_by_name[name] for name in part.pools if name in estate.pools_by_name]
