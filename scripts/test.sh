@@ -36,7 +36,8 @@ fi
 #     Prometheus scraping) and prometheus-node-exporter;
 #   MPI under Slurm: libpmix2 (the mpi/pmix plugin loads it), openmpi-bin and libopenmpi-dev
 #     (mpicc), gcc (which mpicc runs); the REST API: slurmrestd, and curl to call it on its
-#     unix socket.
+#     unix socket; the roles' apt tasks in check mode: python3-apt (Ansible's apt module
+#     respawns under the system python3 to import it).
 case "$release" in
     # Debian 13's 64-bit time_t transition renamed the PMIx library's package
     12) pmix=libpmix2 ;;
@@ -45,7 +46,8 @@ case "$release" in
 esac
 DEBIAN_PACKAGES=(slurm-wlm slurmdbd munge mariadb-server util-linux
     podman runc netavark aardvark-dns iptables debootstrap chromium prometheus
-    prometheus-node-exporter "$pmix" openmpi-bin libopenmpi-dev gcc slurmrestd curl containerd)
+    prometheus-node-exporter "$pmix" openmpi-bin libopenmpi-dev gcc slurmrestd curl containerd
+    python3-apt)
 command -v kubectl >/dev/null 2>&1 || DEBIAN_PACKAGES+=(kubernetes-client)
 
 missing=()
