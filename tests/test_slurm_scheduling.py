@@ -78,11 +78,13 @@ def cpus() -> int:
 
 # Accounting, QoS preemption and limits: the policies of the blueprint's `high` and
 # `scavenger` QoS (DESIGN.md), the scavenger QoS preemptable by high; the backfill scheduler
-# (the default) looking at the queue every second instead of every 30. MODE is the preemption
+# (the default) looking at the queue every second instead of every 30, and usage counted into
+# fair share every minute instead of every 5. MODE is the preemption
 # mode, requeue unless a test asks for another. A partition's preempt_mode would not change it:
 # slurm.conf(5) obeys a partition's PreemptMode only with PreemptType=preempt/partition_prio.
 POLICIES = """\
   scheduler_parameters: [bf_interval=1]
+  options: {PriorityCalcPeriod: 1}
   scheduling:
     priority_weights: {fairshare: 10000, qos: 1000}
     preemption: {type: qos, mode: MODE}
@@ -128,8 +130,10 @@ def policies(
         cluster.install_configs(gpu_files=2)
         cluster.start_munge()
         start_accounting(cluster, database, "lab-dbd")
-        # jobs are submitted as root, which no blueprint may name: the admin grants it ops
-        cluster.run("sacctmgr", "-i", "add", "user", "root", "account=ops")
+        # jobs are submitted as root, which no blueprint may name: the admin grants it both
+        # teams' accounts, before slurmctld starts so both count in its first fair-share pass
+        for team in ("ops", "vision"):
+            cluster.run("sacctmgr", "-i", "add", "user", "root", f"account={team}")
         cluster.start_slurmctld("lab-ctl")
         cluster.start_slurmd(NODE)
         define_qos(cluster)
@@ -264,6 +268,47 @@ def test_backfill_starts_a_short_job_before_a_blocked_larger_one(empty: SlurmLab
 def waiting(record: dict[str, str]) -> bool:
     """Whether the scheduler has given a pending job no expected start time yet."""
     return record["JobState"] == "PENDING" and record["StartTime"] in ("Unknown", "None")
+
+
+def test_with_equal_usage_the_team_with_more_shares_starts_first(empty: SlurmLab) -> None:
+    """Fair share (PriorityWeightFairshare, the teams' fairshare 70 and 30 in sacct.cfg): each
+    team runs a one-CPU job on the full node for the same time; once slurmctld has counted
+    that usage, ops's waiting job outranks vision's, submitted earlier, and takes the first
+    free CPU. With equal shares or no fair-share weight they would tie and start in
+    submission order, vision first."""
+    busy = {team: submit(empty, "-A", team, "-n", "1", "-t", "10") for team in ("ops", "vision")}
+    for job_id in busy.values():
+        wait_job(empty, job_id, "running", lambda j: j["JobState"] in RUNNING)
+    waiting_jobs = {
+        team: submit(empty, "-A", team, "-n", "1", "-t", "5") for team in ("vision", "ops")
+    }
+    assert int(waiting_jobs["vision"]) < int(waiting_jobs["ops"])
+
+    def counted() -> bool:
+        usage = root_usage(empty)
+        return all(usage[team][0] > 0 for team in ("ops", "vision"))
+
+    # slurmctld counts running jobs' usage once a minute (PriorityCalcPeriod=1)
+    empty.wait_for(counted, "both teams' usage counted", timeout=90)
+    usage = root_usage(empty)
+    assert usage["ops"][1] > usage["vision"][1], usage  # sshare's FairShare factor
+    priority = {
+        job_id: int(value)
+        for job_id, value in (
+            line.split() for line in empty.run("sprio", "-h", "-o", "%i %Y").splitlines()
+        )
+    }
+    assert priority[waiting_jobs["ops"]] > priority[waiting_jobs["vision"]], (priority, usage)
+    empty.run("scancel", busy["vision"])
+    wait_job(empty, waiting_jobs["ops"], "running", lambda j: j["JobState"] in RUNNING)
+    assert job(empty, waiting_jobs["vision"])["JobState"] == "PENDING"
+
+
+def root_usage(lab: SlurmLab) -> dict[str, tuple[int, float]]:
+    """sshare's raw usage and fair-share factor of root's association in each team."""
+    rows = lab.run("sshare", "-n", "-P", "-a", "-o", "account,user,rawusage,fairshare")
+    fields = [line.strip().split("|") for line in rows.splitlines()]
+    return {f[0]: (int(f[2]), float(f[3])) for f in fields if f[1] == "root" and f[0] != "root"}
 
 
 # last in the file: the lab that cancels starts after the one that requeues has stopped
