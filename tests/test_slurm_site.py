@@ -1033,7 +1033,8 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
         "ResumeProgram": f"{run}/power/resume",
         "SuspendProgram": f"{run}/power/suspend",
         "ResumeTimeout": "300 sec",
-        "SuspendExcNodes": "site-cloud-[1-1]",
+        # the on-prem node is never suspended, and the cloud pool keeps its minimum up
+        "SuspendExcNodes": f"{NODE},site-cloud-[1-1]",
         "SlurmctldHost[0]": "site-ctl(127.0.0.1)",
     }
     assert {k: config.get(k) for k in expected_config} == expected_config
