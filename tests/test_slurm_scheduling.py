@@ -51,8 +51,9 @@ def blueprint(slurm: str, accounting: bool = True) -> str:
                 - {{name: alice, uid: 10001}}
                 - {{name: bob, uid: 10002}}
               teams:
-                - {{name: vision, gid: 20001, members: [alice], fairshare: 30}}
                 - {{name: ops, gid: 20002, members: [bob], fairshare: 70}}
+                - {{name: climate, gid: 20003, members: [alice], fairshare: 70}}
+                - {{name: biology, gid: 20004, members: [bob], fairshare: 30}}
             node_pools:
               - name: gpu
                 scheduler: slurm
@@ -93,7 +94,7 @@ POLICIES = """\
     - {name: high, priority: 100, max_gpus_per_user: 1, preempt: [scavenger]}
     - {name: scavenger, usage_factor: 0}
   partitions:
-    - {name: open, pools: [gpu], default: true, max_time: "1:00:00", teams: [ops, vision]}
+    - {name: open, pools: [gpu], default: true, max_time: "1:00:00", teams: [ops, climate, biology]}
     - {name: scavenger, pools: [gpu], qos: scavenger}
 """
 
@@ -130,9 +131,9 @@ def policies(
         cluster.install_configs(gpu_files=2)
         cluster.start_munge()
         start_accounting(cluster, database, "lab-dbd")
-        # jobs are submitted as root, which no blueprint may name: the admin grants it both
-        # teams' accounts, before slurmctld starts so both count in its first fair-share pass
-        for team in ("ops", "vision"):
+        # jobs are submitted as root, which no blueprint may name: the admin grants it the
+        # teams' accounts, before slurmctld starts so all count in its first fair-share pass
+        for team in ("ops", "climate", "biology"):
             cluster.run("sacctmgr", "-i", "add", "user", "root", f"account={team}")
         cluster.start_slurmctld("lab-ctl")
         cluster.start_slurmd(NODE)
@@ -271,37 +272,36 @@ def waiting(record: dict[str, str]) -> bool:
 
 
 def test_with_equal_usage_the_team_with_more_shares_starts_first(empty: SlurmLab) -> None:
-    """Fair share (PriorityWeightFairshare, the teams' fairshare 70 and 30 in sacct.cfg): each
-    team runs a one-CPU job on the full node for the same time; once slurmctld has counted
-    that usage, ops's waiting job outranks vision's, submitted earlier, and takes the first
-    free CPU. With equal shares or no fair-share weight they would tie and start in
-    submission order, vision first."""
-    busy = {team: submit(empty, "-A", team, "-n", "1", "-t", "10") for team in ("ops", "vision")}
+    """Fair share (PriorityWeightFairshare; climate's fairshare 70 and biology's 30 in
+    sacct.cfg, teams no other test uses): each team runs a one-CPU job on the full node for
+    the same time; once slurmctld has counted that usage, climate's waiting job outranks
+    biology's, submitted earlier, and takes the first free CPU. With equal shares or no
+    fair-share weight they would tie and start in submission order, biology first."""
+    teams = ("climate", "biology")
+    busy = {team: submit(empty, "-A", team, "-n", "1", "-t", "10") for team in teams}
     for job_id in busy.values():
         wait_job(empty, job_id, "running", lambda j: j["JobState"] in RUNNING)
-    waiting_jobs = {
-        team: submit(empty, "-A", team, "-n", "1", "-t", "5") for team in ("vision", "ops")
-    }
-    assert int(waiting_jobs["vision"]) < int(waiting_jobs["ops"])
+    queued = {team: submit(empty, "-A", team, "-n", "1", "-t", "5") for team in reversed(teams)}
+    assert int(queued["biology"]) < int(queued["climate"])
 
     def counted() -> bool:
         usage = root_usage(empty)
-        return all(usage[team][0] > 0 for team in ("ops", "vision"))
+        return all(usage[team][0] > 0 for team in teams)
 
     # slurmctld counts running jobs' usage once a minute (PriorityCalcPeriod=1)
     empty.wait_for(counted, "both teams' usage counted", timeout=90)
     usage = root_usage(empty)
-    assert usage["ops"][1] > usage["vision"][1], usage  # sshare's FairShare factor
+    assert usage["climate"][1] > usage["biology"][1], usage  # sshare's FairShare factor
     priority = {
         job_id: int(value)
         for job_id, value in (
             line.split() for line in empty.run("sprio", "-h", "-o", "%i %Y").splitlines()
         )
     }
-    assert priority[waiting_jobs["ops"]] > priority[waiting_jobs["vision"]], (priority, usage)
-    empty.run("scancel", busy["vision"])
-    wait_job(empty, waiting_jobs["ops"], "running", lambda j: j["JobState"] in RUNNING)
-    assert job(empty, waiting_jobs["vision"])["JobState"] == "PENDING"
+    assert priority[queued["climate"]] > priority[queued["biology"]], (priority, usage)
+    empty.run("scancel", busy["biology"])
+    wait_job(empty, queued["climate"], "running", lambda j: j["JobState"] in RUNNING)
+    assert job(empty, queued["biology"])["JobState"] == "PENDING"
 
 
 def root_usage(lab: SlurmLab) -> dict[str, tuple[int, float]]:
