@@ -52,8 +52,8 @@ def blueprint(slurm: str, accounting: bool = True) -> str:
                 - {{name: bob, uid: 10002}}
               teams:
                 - {{name: ops, gid: 20002, members: [bob], fairshare: 70}}
-                - {{name: climate, gid: 20003, members: [alice], fairshare: 70}}
-                - {{name: biology, gid: 20004, members: [bob], fairshare: 30}}
+                - {{name: climate, gid: 20003, members: [alice], fairshare: 30}}
+                - {{name: biology, gid: 20004, members: [bob], fairshare: 70}}
             node_pools:
               - name: gpu
                 scheduler: slurm
@@ -272,36 +272,35 @@ def waiting(record: dict[str, str]) -> bool:
 
 
 def test_with_equal_usage_the_team_with_more_shares_starts_first(empty: SlurmLab) -> None:
-    """Fair share (PriorityWeightFairshare; climate's fairshare 70 and biology's 30 in
+    """Fair share (PriorityWeightFairshare; biology's fairshare 70 and climate's 30 in
     sacct.cfg, teams no other test uses): each team runs a one-CPU job on the full node for
-    the same time; once slurmctld has counted that usage, climate's waiting job outranks
-    biology's, submitted earlier, and takes the first free CPU. With equal shares or no
-    fair-share weight they would tie and start in submission order, biology first."""
-    teams = ("climate", "biology")
-    busy = {team: submit(empty, "-A", team, "-n", "1", "-t", "10") for team in teams}
+    the same time; once slurmctld has counted that usage, biology's waiting job outranks
+    climate's, submitted earlier, and takes the first free CPU. With equal shares the Fair
+    Tree breaks the tie for climate (measured on 22.05), so this fails without the shares."""
+    more, fewer = "biology", "climate"
+    busy = {team: submit(empty, "-A", team, "-n", "1", "-t", "10") for team in (fewer, more)}
     for job_id in busy.values():
         wait_job(empty, job_id, "running", lambda j: j["JobState"] in RUNNING)
-    queued = {team: submit(empty, "-A", team, "-n", "1", "-t", "5") for team in reversed(teams)}
-    assert int(queued["biology"]) < int(queued["climate"])
+    queued = {team: submit(empty, "-A", team, "-n", "1", "-t", "5") for team in (fewer, more)}
 
     def counted() -> bool:
         usage = root_usage(empty)
-        return all(usage[team][0] > 0 for team in teams)
+        return all(usage[team][0] > 0 for team in (more, fewer))
 
     # slurmctld counts running jobs' usage once a minute (PriorityCalcPeriod=1)
     empty.wait_for(counted, "both teams' usage counted", timeout=90)
     usage = root_usage(empty)
-    assert usage["climate"][1] > usage["biology"][1], usage  # sshare's FairShare factor
+    assert usage[more][1] > usage[fewer][1], usage  # sshare's FairShare factor
     priority = {
         job_id: int(value)
         for job_id, value in (
             line.split() for line in empty.run("sprio", "-h", "-o", "%i %Y").splitlines()
         )
     }
-    assert priority[queued["climate"]] > priority[queued["biology"]], (priority, usage)
-    empty.run("scancel", busy["biology"])
-    wait_job(empty, queued["climate"], "running", lambda j: j["JobState"] in RUNNING)
-    assert job(empty, queued["biology"])["JobState"] == "PENDING"
+    assert priority[queued[more]] > priority[queued[fewer]], (priority, usage)
+    empty.run("scancel", busy[fewer])
+    wait_job(empty, queued[more], "running", lambda j: j["JobState"] in RUNNING)
+    assert job(empty, queued[fewer])["JobState"] == "PENDING"
 
 
 def root_usage(lab: SlurmLab) -> dict[str, tuple[int, float]]:
