@@ -2,10 +2,11 @@
 
 Settings slurmctld merely accepts are proven elsewhere; here jobs run on this machine as the
 one node of a small estate, and each test asserts an order or a refusal only the rendered
-setting produces: QoS preemption requeues a running scavenger job for a high job, a QoS's
-max_gpus_per_user holds a user's second GPU job while another QoS runs it, a partition's
-max_time refuses a longer job, and the backfill scheduler starts a short job before a blocked
-larger one while a job too long to fit before that job's reserved start waits.
+setting produces: QoS preemption requeues (or, in mode cancel, ends) a running scavenger job
+for a high job, a QoS's max_gpus_per_user holds a user's second GPU job while another QoS
+runs it, a partition's max_time refuses a longer job, the backfill scheduler starts a short
+job before a blocked larger one while a job too long to fit before that job's reserved start
+waits, and with equal usage the team with more fair-share shares starts first.
 """
 
 from __future__ import annotations
