@@ -218,6 +218,20 @@ def test_the_nodeset_carries_the_pools_slurm_node_line() -> None:
     assert spec["replicas"] == 2
 
 
+def test_a_gpu_job_by_default_fits_the_memory_a_hosted_node_registers() -> None:
+    """slurm.conf(5) DefMemPerGPU: a GPU job gets that much memory per GPU unless it asks; a
+    partition's default above what its hosted node registers (the pod's limit, not the
+    node's memory) leaves every default GPU job unschedulable ("Requested node configuration
+    is not available")."""
+    _, files = rendered(ESTATE)
+    spec = one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]
+    registered = dict(item.split("=", 1) for item in spec["extraConf"].split())
+    conf = files["slurm/slurm.conf"].content.decode()
+    (gpu,) = [line for line in conf.splitlines() if line.startswith("PartitionName=gpu ")]
+    fields = dict(item.split("=", 1) for item in gpu.split())
+    assert int(fields["DefMemPerGPU"]) * 8 <= int(registered["RealMemory"])
+
+
 def test_the_nodeset_pods_request_the_pools_gpus() -> None:
     """nodesets CRD `slurmd`: a corev1.Container; its resources request the node's whole
     GPUs (requests equal limits for extended resources), on nodes of that model, tolerating

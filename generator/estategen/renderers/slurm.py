@@ -20,6 +20,7 @@ from estategen.facts import (
     gres_type,
     health_checks,
     hosted_node_names,
+    hosted_pod_memory_mib,
     pool_mounts,
     reservation_hosts,
     reservation_name,
@@ -349,14 +350,20 @@ def _cpus_per_gpu(pool: NodePool) -> int:
     return max(1, pool.cpu.slurm_cpus // _gpus_per_node(pool))
 
 
+def _registered_memory(pool: NodePool) -> int:
+    """RealMemory (MiB) a pool's nodes register with slurmctld: a hosted pool's slurmd pod
+    registers its memory limit, less than the node has."""
+    return hosted_pod_memory_mib(pool) if pool.hosted else pool_real_memory(pool)
+
+
 def _memory_per_gpu(pool: NodePool) -> int:
     assert pool.memory_gb is not None
-    return max(1, pool_real_memory(pool) // _gpus_per_node(pool))
+    return max(1, _registered_memory(pool) // _gpus_per_node(pool))
 
 
 def _memory_per_cpu(pool: NodePool) -> int:
     assert pool.cpu is not None and pool.memory_gb is not None
-    return max(1, pool_real_memory(pool) // pool.cpu.slurm_cpus)
+    return max(1, _registered_memory(pool) // pool.cpu.slurm_cpus)
 
 
 def _gres_types(estate: Estate) -> list[str]:
