@@ -186,12 +186,12 @@ def test_no_test_builds_a_path_outside_the_repository() -> None:
 @pytest.mark.parametrize(
     ("code", "outside"),
     [
-        ('Path(__file__).resolve().parents[2] / "shared" / "conformance"', True),
+        ('Path(__file__).resolve().parents[2] / "sibling" / "data"', True),
         ("Path(__file__).parent.parent.parent", True),
-        ('Path(__file__).parent / "../../shared"', True),
+        ('Path(__file__).parent / "../../sibling"', True),
         ('pathlib.Path(__file__).resolve().parent.joinpath("..", "..")', True),
-        ('ROOT = Path(__file__).parent.parent\nX = ROOT / ".." / "shared"', True),
-        ('ROOT = Path(__file__).parent.parent\nX = ROOT.parent / "shared"', True),
+        ('ROOT = Path(__file__).parent.parent\nX = ROOT / ".." / "sibling"', True),
+        ('ROOT = Path(__file__).parent.parent\nX = ROOT.parent / "sibling"', True),
         ('Path(__file__).resolve().parents[1] / "tests" / "upstream"', False),
         ('Path(__file__).parent / "fixtures" / ".." / "upstream"', False),
         ('list_in_manifest(out, "../secret")', False),  # data, not a path from __file__
