@@ -220,6 +220,12 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
             gc.enable()
 
 
+def libyaml_too_deep(problem: str) -> bool:
+    """The libyaml of PyYAML 6.0.4's wheels stops at a nesting bound of its own, reading ahead
+    of what the composer (or an event count) has reached: the same refusal as ours."""
+    return "maximum nesting depth" in problem
+
+
 def _parse_blueprint(raw: bytes, file: str) -> Document:
 
     def fail(rule: str, message: str, line: int = 1, column: int = 1) -> BlueprintInvalid:
@@ -269,9 +275,7 @@ def _parse_blueprint(raw: bytes, file: str) -> Document:
             problem += " (inside {...} or [...], quote values holding brackets or commas, "
             problem += "such as hostlists)"
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        if "maximum nesting depth" in problem:
-            # the libyaml of PyYAML 6.0.4's wheels stops at a nesting bound of its own before
-            # the composer reaches ours: the same finding either way
+        if libyaml_too_deep(problem):
             message = f"nested deeper than the limit of {MAX_DEPTH} levels"
             raise fail("nesting", message, line, column) from None
         if mark and _char_at(text, mark.line, mark.column) == "\t":

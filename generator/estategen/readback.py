@@ -30,7 +30,13 @@ import orjson
 from estategen import hostlist, memo
 from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import UsageError
-from estategen.load import MAX_DEPTH, MAX_NODES, _expanded_size, read_at_most
+from estategen.load import (
+    MAX_DEPTH,
+    MAX_NODES,
+    _expanded_size,
+    libyaml_too_deep,
+    read_at_most,
+)
 from estategen.load import MAX_FILE_BYTES as BLUEPRINT_BYTES
 from estategen.record import Record
 from estategen.render import _SAFE_PATH as SAFE_PATH  # the renderer's rule for output paths
@@ -379,9 +385,7 @@ def check_yaml(text: str, where: Path | str) -> None:
                     "read back from an output folder; estategen never writes that many"
                 )
     except yaml.YAMLError as err:
-        # the libyaml of PyYAML 6.0.4's wheels stops at a nesting bound of its own, reading
-        # ahead of the events counted here: the same refusal as ours
-        if "maximum nesting depth" in str(err):
+        if libyaml_too_deep(str(err)):
             raise _too_deep(where) from None
         return
     finally:
