@@ -103,10 +103,10 @@ _DIGITS = re.compile(r"([0-9]+)")
 
 MAX_ESTATE_HOSTS = 100_000
 
-# slurm.conf keys estategen renders only for cloud nodes (issue 14 part 5): refused in
-# `slurm.options` when the estate has them
+# slurm.conf keys estategen renders only for cloud nodes: refused in `slurm.options` when the
+# estate has them
 CLOUD_SLURM_OPTIONS = frozenset({"PrivateData", "SlurmctldParameters", "TreeWidth"})
-# rendered for Slurm pools hosted in Kubernetes (issue 15), passed through otherwise
+# rendered for Slurm pools hosted in Kubernetes, passed through otherwise
 HOSTED_SLURM_OPTIONS = frozenset({"MaxNodeCount", "SlurmctldParameters"})
 
 T = TypeVar("T")
@@ -370,7 +370,7 @@ def pool_fields_for_provider(estate: Estate) -> Iterator[Finding]:
             yield from _elastic_pool_fields(pool)
             continue
         if pool.hosted:
-            continue  # hosted_slurm_pools (issue 15)
+            continue  # checked by hosted_slurm_pools
         if pool.managed:
             for key in ("instance_type", "nodes"):
                 if (
@@ -415,7 +415,7 @@ def pool_fields_for_provider(estate: Estate) -> Iterator[Finding]:
                         yield issue(pool.path, f"a Slurm pool needs `{key}` for its NodeName line")
 
 
-# --- elastic cloud nodes (issue 14 part 5) ---
+# --- elastic cloud nodes ---
 ELASTIC_PROVIDERS = ("gke", "eks")
 # which `cloud` keys each provider needs and which it refuses
 _CLOUD_KEYS = {
@@ -511,7 +511,7 @@ def power_saving_has_cloud_nodes(estate: Estate) -> Iterator[Finding]:
         )
 
 
-# --- cloud nodes the site's own programs create (issue 13) ---
+# --- cloud nodes the site's own programs create ---
 _SITE_PROGRAMS = ("resume_program", "suspend_program", "resume_fail_program")
 
 
@@ -581,7 +581,7 @@ def pool_cluster_resolves(estate: Estate) -> Iterator[Finding]:
     for pool in estate.node_pools:
         if pool.scheduler == "slurm":
             if pool.cluster and pool.cluster not in clusters:
-                # a Slurm pool with `cluster` runs its slurmd as pods there (issue 15)
+                # a Slurm pool with `cluster` runs its slurmd as pods there
                 yield issue(
                     f"{pool.path}.cluster",
                     f"{pool.cluster!r} is not in kubernetes.clusters{_choices(clusters)}",
@@ -961,7 +961,7 @@ def controllers_share_state(estate: Estate) -> Iterator[Finding]:
     )
 
 
-# --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
+# --- reservations, MPI and the REST API ---
 
 
 def now() -> datetime:
@@ -1648,7 +1648,7 @@ def storage_without_storage_class(estate: Estate) -> Iterator[Finding]:
             )
 
 
-# --- more file systems (issue 15) -------------------------------------------------------------
+# --- file system types and the CSI drivers that offer them ----------------------------------------
 
 # FSx for Lustre's mount source (aws fsx describe-file-systems: DNSName, MountName)
 _FSX_SOURCE = re.compile(
@@ -1811,7 +1811,7 @@ def storage_types_and_drivers(estate: Estate) -> Iterator[Finding]:
             )
 
 
-# --- AKS (issue 15) --------------------------------------------------------------------------
+# --- AKS -------------------------------------------------------------------------------------
 
 
 @check
@@ -1886,7 +1886,7 @@ def aks_pools_buildable(estate: Estate) -> Iterator[Finding]:
             )
 
 
-# --- EKS Cluster Autoscaler (issue 15) ------------------------------------------------------
+# --- EKS Cluster Autoscaler -----------------------------------------------------------------
 
 # An AWS tag key holds at most 128 characters, a value 256 (Auto Scaling CreateOrUpdateTags).
 AWS_TAG_KEY_MAX = 128
@@ -1917,7 +1917,7 @@ def eks_autoscaler_tags_fit(estate: Estate) -> Iterator[Finding]:
                 )
 
 
-# --- queue engines and training frameworks (issue 15) ------------------------------------------
+# --- queue engines and training frameworks --------------------------------------------------------
 
 # Volcano's Queue CRD (v1.15.1, scheduling.volcano.sh_queues.yaml) bounds spec.weight
 VOLCANO_MAX_WEIGHT = 65535
@@ -2032,7 +2032,7 @@ def slurm_exporter_port_free(estate: Estate) -> Iterator[Finding]:
             return
 
 
-# --- node health checks (issue 14 part 4) ---
+# --- node health checks ---
 _HEALTH_FACTS = {
     "gpus": "`gpus`",
     "mig": "a MIG layout (`gpus.mig`)",
@@ -2108,7 +2108,7 @@ def health_check_node_state_valid(estate: Estate) -> Iterator[Finding]:
         yield issue("slurm.health_check", "the estate has no Slurm pools to check")
 
 
-# --- Slurm hosted in Kubernetes (issue 15) ---
+# --- Slurm hosted in Kubernetes ---
 
 
 @check
@@ -2257,7 +2257,7 @@ def suppressed_rules_exist(estate: Estate) -> Iterator[Finding]:
             yield issue(f"suppress[{i}]", refused)
 
 
-# --- a site's own Slurm settings (issue 13) ---
+# --- a site's own Slurm settings ---
 
 
 def _slurmctld_port_list(estate: Estate) -> list[int]:
@@ -2796,7 +2796,7 @@ def accounting_site_settings_valid(estate: Estate) -> Iterator[Finding]:
         )
 
 
-# --- the report's warnings (issue 12: one findings type, validate shows what report shows) ---
+# --- the report's warnings: one findings type, validate shows what report shows ---
 
 # Every kind of warning the report gives, with what it means for the people running the estate;
 # each is a rule id of its own (check/<kind>).

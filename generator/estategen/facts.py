@@ -16,7 +16,7 @@ from estategen.model import Estate, NodePool, Reservation, Storage, Taint, slurm
 from estategen.record import Record
 
 # Ports Slurm's daemons listen on by default (slurm.conf SlurmctldPort and SlurmdPort);
-# slurm.ports may set others (issue 13): read them through slurmctld_ports and slurmd_port.
+# a site's slurm.ports may set others: read them through slurmctld_ports and slurmd_port.
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
 # where the slurm_packages role saves slurm.packages.apt_key_url (a source line names it with
@@ -55,7 +55,7 @@ def slurmd_port(estate: Estate) -> int:
     return estate.slurm.site.slurmd_port or SLURMD_PORT
 
 
-# --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
+# --- reservations, MPI and the REST API ---
 # Where the controllers and slurmrestd read the JWT signing key (AuthAltParameters=jwt_key=).
 JWT_KEY_PATH = "/etc/slurm/jwt_hs256.key"
 # The recurrence flags of a reservation: at most one, each with its period.
@@ -369,7 +369,7 @@ def quota_capacity(estate: Estate, cluster: str) -> dict[str, int]:
     return capacity
 
 
-# --- Slurm hosted in Kubernetes (issue 15) ---------------------------------------------------
+# --- Slurm hosted in Kubernetes --------------------------------------------------------------
 
 
 # What the kubelet of a Kubernetes GPU node keeps from pods: Node allocatable is capacity less
@@ -627,7 +627,7 @@ def storage_class_names(estate: Estate, cluster: str) -> list[str]:
     return sorted(s.storage_class for s, _ in storage_classes(estate, cluster) if s.storage_class)
 
 
-# --- node health checks (issue 14 part 4) ---
+# --- node health checks ---
 # nvidia-smi reports a GPU's memory in MiB, a little above or below the GB a model is sold
 # with (an L4 "24 GB" shows 23034 MiB, an H100 "80 GB" 81559 MiB): a GPU is the blueprint's
 # model when its memory lies within these fractions of memory_gb (10^9 bytes) in MiB.
@@ -655,7 +655,7 @@ def health_checks(estate: Estate, pool: NodePool) -> tuple[str, ...]:
     return tuple(name for name, present in available if present)
 
 
-# --- AKS (issue 15) --------------------------------------------------------------------------
+# --- AKS -------------------------------------------------------------------------------------
 
 # AKS agent pool names of Linux pools: a lowercase letter, then lowercase letters and digits,
 # at most 12 (az aks nodepool add; the AgentPool resource's agentPoolName).

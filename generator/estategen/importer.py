@@ -368,7 +368,7 @@ PARAMETERS: dict[str, Row] = {
     ),
     "mpidefault": Row("slurm.mpi.default", _choice({m: m for m in ("none", "pmi2", "pmix")})),
     "mpiparams": Row("slurm.mpi.ports", _mpi_ports),
-    # --- the site override keys (issue 13) ---
+    # --- the site override keys ---
     **{
         key.replace("_", ""): Row(
             f"slurm.paths.{key}",
@@ -1670,7 +1670,7 @@ PARTITION_KEYS: dict[str, Row] = {
         "preempt_mode", _choice({m: m for m in ("off", "cancel", "requeue", "suspend")})
     ),
     "hidden": Row("hidden", _yes_no),
-    # --- the site override keys (issue 13) ---
+    # --- the site override keys ---
     "state": Row("state", _partition_state),
     "oversubscribe": Row("oversubscribe", _oversubscribe),
     "shared": Row("oversubscribe", _oversubscribe),  # the old name of OverSubscribe

@@ -53,7 +53,7 @@ class Cpu(Record):
     sockets: int
     cores_per_socket: int
     threads_per_core: int
-    cpus: int | None = None  # issue 13: slurm.conf CPUs= (the cores); None: every thread
+    cpus: int | None = None  # the site's slurm.conf CPUs= (the cores); None: every thread
 
     @property
     def cores(self) -> int:
@@ -80,7 +80,7 @@ class Gpus(Record):
     count: int
     mig: tuple[str, ...]
     sharing: Sharing
-    # issue 13: the site's GRES type name (None: the model name); the model as a node feature
+    # the site's GRES type name (None: the model name); the model as a node feature
     gres_type: str | None = None
     feature: bool | None = None  # None: the model is a node feature (Slurm pools)
     autodetect: str | None = None  # gres.conf AutoDetect; None: nvml for MIG, off otherwise
@@ -93,7 +93,7 @@ class Taint(Record):
     effect: str
 
 
-# --- elastic cloud nodes (issue 14 part 5) ---
+# --- elastic cloud nodes ---
 class CloudNodes(Record):
     """Where a Slurm cloud pool's instances are created, and the pinned image they boot."""
 
@@ -124,15 +124,15 @@ class NodePool(Record):
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     weight: int | None
-    # issue 14 part 4: the checks the blueprint chose; None = every check the pool supports
+    # the health checks the blueprint chose; None = every check the pool supports
     health_checks: tuple[str, ...] | None = None
-    # issue 14 part 5
+    # elastic cloud nodes: where the instances are created and the image they boot
     cloud: CloudNodes | None = None
-    # issue 13: the site's exact RealMemory (MiB); None keeps estategen's reserve
+    # the site's exact RealMemory (MiB); None keeps estategen's reserve
     real_memory_mib: int | None = None
-    # issue 13: `state: cloud`, State=CLOUD nodes the site's own programs create
+    # `state: cloud`: State=CLOUD nodes the site's own programs create
     site_cloud: bool = False
-    # issue 13: NodeAddr of each host (in `hosts` order); empty: nodes reached by name
+    # the site's NodeAddr of each host (in `hosts` order); empty: nodes reached by name
     addresses: tuple[str, ...] = ()
 
     @property
@@ -213,7 +213,7 @@ class Qos(Record):
 
 
 class PartitionOverrides(Record):
-    """Partition settings of a site (issue 13); None keeps what estategen derives."""
+    """Partition settings a site sets itself; None keeps what estategen derives."""
 
     state: str | None = None
     oversubscribe: str | None = None
@@ -248,7 +248,7 @@ class Partition(Record):
     priority_tier: int
     preempt_mode: str | None
     hidden: bool
-    # issue 13: site overrides; None (or empty) keeps what estategen renders
+    # the site's own settings; None (or empty) keeps what estategen renders
     overrides: PartitionOverrides = field(default_factory=lambda: PartitionOverrides())
 
 
@@ -264,7 +264,7 @@ class Accounting(Record):
     host: str
     port: int
     database: Database
-    # issue 13: AccountingStorageTRES of the site (None: estategen's); AccountingStorageEnforce
+    # the site's AccountingStorageTRES (None: estategen's) and AccountingStorageEnforce
     tres: tuple[str, ...] | None = None
     enforce: tuple[str, ...] = ("associations", "limits", "qos", "safe")
 
@@ -278,15 +278,15 @@ class Scheduling(Record):
     priority_weights: Mapping[str, int]
     fairshare_half_life: str | None  # None with priority/basic, which has no half-life
     preemption: Preemption
-    # issue 13: PriorityWeightTRES, in blueprint order
+    # the site's PriorityWeightTRES, in blueprint order
     priority_weight_tres: tuple[tuple[str, int], ...] = ()
-    # issue 13: PriorityType, multifactor or basic
+    # the site's PriorityType, multifactor or basic
     priority_type: str = "multifactor"
     # whether the blueprint gave fairshare_half_life (basic refuses it; checks read this)
     half_life_declared: bool = False
 
 
-# --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
+# --- reservations, MPI and the REST API ---
 class Reservation(Record):
     """A Slurm reservation: held in slurmctld's state, created with scontrol, not slurm.conf."""
 
@@ -315,13 +315,13 @@ class RestApi(Record):
     jwt_key: SecretRef
 
 
-# --- node health checks (issue 14 part 4) ---
+# --- node health checks ---
 class HealthCheck(Record):
     interval: int
     node_state: tuple[str, ...]
 
 
-# --- elastic cloud nodes (issue 14 part 5) ---
+# --- elastic cloud nodes ---
 # slurm.power_saving defaults (seconds), also the schema's: a cloud node idle 10 minutes is
 # deleted; a created one has 10 minutes to boot and register.
 POWER_SAVING_DEFAULTS = {"suspend_time": 600, "resume_timeout": 600, "suspend_timeout": 120}
@@ -332,7 +332,7 @@ class PowerSaving(Record):
     suspend_time: int
     resume_timeout: int
     suspend_timeout: int
-    # issue 13: the site's programs for `state: cloud` pools (None: not written), and the
+    # the site's programs for `state: cloud` pools (None: not written), and the
     # nodes never suspended, as the blueprint writes them (hostlist expressions)
     resume_program: str | None = None
     suspend_program: str | None = None
@@ -349,7 +349,7 @@ NO_POWER_SAVING = PowerSaving(
 )
 
 
-# --- site overrides of what estategen renders (issue 13) ---
+# --- site overrides of what estategen renders ---
 # slurm.paths defaults, also the schema's: Debian's slurm-wlm paths.
 SLURM_PATH_DEFAULTS = {
     "state_save_location": "/var/spool/slurmctld",
@@ -387,7 +387,7 @@ class SlurmPaths(Record):
 
 
 class SlurmSite(Record):
-    """Daemon and plugin settings a site may set instead of estategen's (issue 13)."""
+    """Daemon and plugin settings a site may set instead of estategen's."""
 
     paths: SlurmPaths = SlurmPaths()
     # None: the ports facts.py names (facts.slurmctld_ports and facts.slurmd_port read these)
@@ -465,10 +465,10 @@ class Slurm(Record):
     options: Mapping[str, str]
     health_check: HealthCheck | None = None
     power_saving: PowerSaving = NO_POWER_SAVING
-    # Slurm hosted in Kubernetes (issue 15): the auth/slurm key, by reference
+    # Slurm hosted in Kubernetes: the auth/slurm key, by reference
     auth_key: SecretRef | None = None
     site: SlurmSite = SlurmSite()
-    # issue 13: the address each controller named here is reached at (SlurmctldHost=N(A))
+    # the address the site gives each controller named here (SlurmctldHost=N(A))
     controller_addresses: Mapping[str, str] = field(default_factory=dict)
     packages: SlurmPackages = SlurmPackages()
 
@@ -486,7 +486,7 @@ class Queues(Record):
     # plugin divides the whole cluster among its queues, the cluster itself
     cohort: str
     teams: tuple[QueueTeam, ...]
-    # --- queue engine (issue 15) ---
+    # --- queue engine: Kueue or Volcano ---
     path: str = ""
     engine: str = "kueue"
     cohort_declared: bool = True
@@ -518,7 +518,7 @@ class KubernetesCluster(Record):
     queues: Queues | None
     priority_classes: tuple[PriorityClass, ...]
     prometheus_operator: bool
-    # --- training frameworks (issue 15): job, jobset, trainjob, mpijob, rayjob ---
+    # --- training frameworks: job, jobset, trainjob, mpijob, rayjob ---
     frameworks: tuple[str, ...] = ("job",)
 
 
@@ -531,7 +531,7 @@ class Storage(Record):
     options: tuple[str, ...]
     pools: tuple[str, ...] | None
     storage_class: str | None
-    # --- more file systems (issue 15) ---
+    # --- file system types and the CSI drivers that offer them ---
     # clusters that offer the class through their CSI driver, beyond those whose on-prem
     # pools mount the file system
     class_clusters: tuple[str, ...] = ()

@@ -276,7 +276,7 @@ def picture(report: Report) -> Picture:
             if cluster.provider != "on-prem":
                 label += f" · {cluster.provider}"
             if queues:
-                # Volcano has no cohort: its queues share the whole cluster (issue 15)
+                # Volcano has no cohort: its queues share the whole cluster
                 label += " · volcano queues" if queues.volcano else f" · cohort {queues.cohort}"
             pic.frames.append(Frame("cluster", x, y, width, bottom - y, label))
             boxes = {}

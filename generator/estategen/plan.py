@@ -1,6 +1,6 @@
 """What rendering a blueprint would change in an output folder, and what each change means.
 
-:func:`plan` compares models, not texts (issue 12): the render records the validated model
+:func:`plan` compares models, not texts: the render records the validated model
 (``estate.json``); the plan loads the one in the folder, diffs it key by key against the new
 one (:mod:`estategen.estatediff`) and derives the steps from each key's change policy (the
 schema's ``x-estategen-change``) and the derived facts (which hosts, groups, daemons and
@@ -730,7 +730,7 @@ def explain(path: str, status: str) -> list[Change]:
     ]
 
 
-# --- the model: what changed in the blueprint and what each change needs (issue 12) ---------
+# --- the model: what changed in the blueprint and what each change needs --------------------
 #
 # Every change of the estate is found by comparing the model the last render recorded
 # (estate.json) with the new one, key by key (:mod:`estategen.estatediff`). Each changed key's
@@ -1647,7 +1647,7 @@ def _hosts_changed(models: _Models, pool: Mapping[str, Any], delta: Delta) -> li
 
 
 def _cloud_nodes(models: _Models, added: list[str]) -> Change:
-    # issue 14 part 5: nothing to build; slurmctld creates them when jobs need them
+    # elastic cloud nodes: nothing to build; slurmctld creates them when jobs need them
     return Change(
         "slurm/slurm.conf",
         "slurm-cloud-nodes-added",
@@ -1786,10 +1786,10 @@ def _ansible_for(path: str) -> tuple[Action, ...]:
     """Installing a rendered Slurm file: the Ansible roles that copy it."""
     program = re.search(r"(?:^|/)(healthcheck|power)/([^/]+)\.sh$", path)
     if program and program[1] == "healthcheck":
-        # issue 14 part 4: a pool's program goes to that pool's nodes
+        # a pool's health-check program goes to that pool's nodes
         return (Action("ansible-playbook", f"{pool_group(program[2])}:slurm_compute"),)
     if program:
-        # issue 14 part 5: the power programs run on the controllers
+        # elastic cloud nodes: the power programs run on the controllers
         return (Action("ansible-playbook", "all:slurm_controller"),)
     name = path.rsplit("/", 1)[-1]
     return tuple(Action("ansible-playbook", f"all:{role}") for role in _FILE_ROLES.get(name, ()))
@@ -2101,7 +2101,7 @@ _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _release_secrets_note(old: Any, new: Any) -> str:
-    """Secrets a chart reads (issue 15: Mountpoint for S3's credentials) come from the stack's
+    """Secrets a chart reads (Mountpoint for S3's credentials, for one) come from the stack's
     secret config, which the user sets before pulumi up; the driver reads them only at start."""
 
     def names(releases: Any) -> set[str]:
@@ -2123,8 +2123,9 @@ def _release_secrets_note(old: Any, new: Any) -> str:
     )
 
 
-# What a managed pool is called on each cloud (issue 15 added aks and the EKS autoscaler's
-# tags); which of its arguments replace it is kubernetes.cloud.POOL_FIELDS.
+# What a managed pool is called on each cloud, and what a change of an EKS group also changes
+# (the tags its Cluster Autoscaler reads); which of a pool's arguments replace it is
+# kubernetes.cloud.POOL_FIELDS.
 _POOL_NAMES = {"gke": "GKE node pool", "eks": "EKS node group", "aks": "AKS agent pool"}
 _EKS_TAGS = "; the tags the Cluster Autoscaler reads follow the group's labels, taints and devices"
 
@@ -2262,14 +2263,14 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
         "pod uses its claim",
     ),
     "PersistentVolumeClaim": ("kubernetes-storage", "team claims on the shared file systems"),
-    # --- Volcano (issue 15) ---
+    # --- Volcano ---
     "Queue": (
         "volcano-quota",
         "Volcano queues update live: weight, deserved, capability and guarantee apply to the "
         "next scheduling cycle; running pods stay, and what a queue holds above its new "
         "deserved may be reclaimed",
     ),
-    # --- Slurm hosted in Kubernetes, Slinky (issue 15) ---
+    # --- Slurm hosted in Kubernetes (Slinky) ---
     "NodeSet": (
         "slurm-hosted",
         "the slurm-operator applies the hosted pool's NodeSet: fewer replicas drain Slurm "
@@ -2636,7 +2637,7 @@ def _estate_json(path: str, status: str, *_: str) -> list[Change]:
 
 
 Explainer = Callable[..., list[Change]]
-# --- node health checks and cloud nodes (issue 14 parts 4 and 5) ---
+# --- node health checks and cloud nodes ---
 
 
 def _health_check_program(path: str, status: str, pool: str) -> list[Change]:

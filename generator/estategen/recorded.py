@@ -1,6 +1,6 @@
 """The model an earlier render recorded (``estate.json``), as an :class:`Estate` again.
 
-``estategen plan`` compares models (issue 12). Where a step depends on what the model derives
+``estategen plan`` compares models. Where a step depends on what the model derives
 (the Kubernetes objects of a cluster, the Pulumi project's node pools and releases, the
 Prometheus targets), the plan derives it from both models with the very functions the
 renderers use, rather than parsing what an earlier render wrote. :func:`estate_from_data`

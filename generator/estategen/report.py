@@ -225,13 +225,13 @@ class _Index:
 
 def _pool_facts(estate: Estate, index: _Index, pool: NodePool) -> PoolFacts:
     if pool.elastic:
-        # issue 14 part 5: State=CLOUD nodes named by hosts
+        # elastic cloud nodes: State=CLOUD nodes named by hosts
         nodes = (
             f"{pool.provider} {pool.instance_type or ''}, "
             f"{pool.nodes_min or 0}-{len(pool.hosts)} cloud nodes"
         )
     elif pool.site_cloud:
-        # issue 13: State=CLOUD nodes the site's own programs start
+        # `state: cloud`: State=CLOUD nodes the site's own programs start
         nodes = f"{len(pool.hosts)} cloud nodes"
     elif pool.managed:
         instance = pool.instance_type or ""
@@ -598,7 +598,7 @@ def _storage(estate: Estate) -> Iterable[ReportWarning]:
     for cluster in estate.kubernetes_clusters:
         for storage, mounting in storage_classes(estate, cluster.name):
             if not mounting:
-                continue  # offered through the cluster's CSI driver on every node (issue 15)
+                continue  # offered through the cluster's CSI driver on every node
             for pool in estate.pools_in_cluster(cluster.name):
                 if storage not in pool_mounts(estate, pool):
                     why = (

@@ -180,13 +180,13 @@ KUBERNETES_NAMESPACES: Mapping[str, str] = {
     "nvidia-gpu": "it is estategen's namespace for the GPU operator, device plugin and DCGM"
     " exporter",
     "kueue-system": "it is the namespace estategen installs Kueue into",
-    # --- queue engines and training operators (issue 15) ---
+    # --- queue engines and training operators ---
     "volcano-system": "it is the namespace estategen installs Volcano into",
     "jobset-system": "it is the namespace estategen installs JobSet into",
     "kubeflow-system": "it is the namespace estategen installs Kubeflow Trainer into",
     "kuberay-system": "it is the namespace estategen installs the KubeRay operator into",
     "mpi-operator": "it is the namespace the MPI Operator's manifest installs it into",
-    # --- storage drivers (issue 15) ---
+    # --- storage drivers ---
     "mount-s3": "it is where Mountpoint for Amazon S3's CSI driver runs its mount pods",
 }
 # Kubernetes reserves every namespace that starts with this for its system namespaces.

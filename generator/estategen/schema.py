@@ -66,13 +66,13 @@ CHANGE_KEYWORD = "x-estategen-change"
 # suppress[]: a semantic check's rule id, as findings carry it
 CHECK_RULE = r"check/[a-z][a-z0-9-]{0,62}"
 SLURM_OPTION_VALUE = r"[A-Za-z0-9_.,:/=+@%-]{1,256}"
-# slurm.reservations[].start/end (issue 14): an ISO 8601 local date and time, as slurmctld
+# slurm.reservations[].start/end: an ISO 8601 local date and time, as slurmctld
 # reads StartTime/EndTime, in the controller's time zone, without an offset.
 LOCAL_DATETIME = (
     r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?"
 )
 PORT_RANGE = r"[0-9]{1,5}-[0-9]{1,5}"
-# --- site overrides of what estategen renders (issue 13) ---
+# --- site overrides of what estategen renders ---
 # An absolute path of a daemon's file or folder: no '.', '..', '//' or trailing '/'.
 DAEMON_PATH = r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,62}){1,16}"
 # A NodeSet's name as slurm.conf writes it (NodeSet=): a letter, then letters, digits, '_'
@@ -89,7 +89,7 @@ TRES = (
 SCHEDULER_PARAMETER = r"[a-z][a-z0-9_]{0,63}(=[A-Za-z0-9_.:-]{1,64})?"
 # A partition's OverSubscribe, as slurm.conf(5) spells it in lower case.
 OVERSUBSCRIBE = r"(no|exclusive|(yes|force)(:[1-9][0-9]{0,3})?)"
-# A node feature as slurm.conf writes it (Feature=); sites use upper case and ':' (issue 13).
+# A node feature as slurm.conf writes it (Feature=); sites use upper case and ':'.
 FEATURE = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}"
 # A TRES a partition's TRESBillingWeights names, as slurm.conf writes it.
 BILLING_TRES = (
@@ -105,7 +105,7 @@ GROUP = r"[a-z_][a-z0-9_.-]{0,31}"
 FREE_TEXT = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{0,200}"
 MOUNT = r"/([A-Za-z0-9._-]+/?)*"
 NFS_OR_LUSTRE_SOURCE = r"[A-Za-z0-9][A-Za-z0-9._@:,-]*:/[A-Za-z0-9._/-]*"
-# --- more file systems (issue 15): each type's own source form, checked per type by
+# --- file system types: each type's own source form, checked per type by
 # checks.storage_source_form; the schema accepts any of them ---
 STORAGE_TYPES = ("nfs", "lustre", "beegfs", "gpfs", "weka", "s3")
 STORAGE_HOST = r"[a-z0-9]([a-z0-9.-]{0,252}[a-z0-9])?"
@@ -157,7 +157,7 @@ PROM_DURATION = (
 # a Go duration Kueue's Configuration reads (metav1.Duration): one unit, never zero (Kueue
 # reads zero as its own 30m default)
 KUEUE_DURATION = r"[1-9][0-9]{0,4}(s|m|h)"
-# --- elastic cloud nodes (issue 14 part 5) ---
+# --- elastic cloud nodes ---
 GCE_ZONE = r"[a-z]+-[a-z]+[0-9]{1,2}-[a-z]"
 GCE_PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
 # a pinned image: a GCE image by name (never a family, which moves) or an EC2 AMI id
@@ -177,7 +177,7 @@ APT_SOURCE = (
 HTTPS_URL = r"https://[A-Za-z0-9._~:/%+@-]{1,400}"
 KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
 PROVIDERS = ("on-prem", "gke", "eks", "aks")
-# queue engines and training frameworks a Kubernetes cluster may run (issue 15)
+# queue engines and training frameworks a Kubernetes cluster may run
 QUEUE_ENGINES = ("kueue", "volcano")
 FRAMEWORKS = ("job", "jobset", "trainjob", "mpijob", "rayjob")
 DEFAULT_FRAMEWORKS = ("job",)
@@ -288,7 +288,7 @@ _GPUS = _dict(
         "count": _int(1, 16, required=True),
         "mig": _list(_s(MIG_PROFILE), maxlength=7),
         "sharing": _SHARING,
-        # issue 13: a site's own GRES type name, and whether nodes get the model as a feature
+        # a site's own GRES type name, and whether nodes get the model as a feature
         "gres_type": _s(GRES_TYPE),
         # false: the GRES names no type (Gres=gpu:N), as on sites that count GPUs only
         "typed": {"type": "boolean", "default": True},
@@ -307,7 +307,7 @@ _TAINT = _dict(
         },
     }
 )
-# --- node health checks (issue 14 part 4) ---
+# --- node health checks ---
 HEALTH_CHECKS = ("gpus", "mig", "mounts", "memory")
 # slurm.conf(5) HealthCheckNodeState values of Slurm 22.05 and later
 HEALTH_CHECK_NODE_STATES = ("any", "idle", "alloc", "mixed", "cycle")
@@ -329,7 +329,7 @@ _SLURM_HEALTH_CHECK = _dict(
         ),
     }
 )
-# --- elastic cloud nodes (issue 14 part 5) ---
+# --- elastic cloud nodes ---
 _POOL_CLOUD = _dict(
     {
         "image": _s(CLOUD_IMAGE, required=True),
@@ -349,7 +349,7 @@ _SLURM_POWER_SAVING = _dict(
                 ("suspend_timeout", (10, 65_533)),
             )
         },
-        # the site's own programs for pools with state: cloud (issue 13)
+        # the site's own programs for pools with state: cloud
         **{
             key: _s(DAEMON_PATH, check_with="daemon_path")
             for key in ("resume_program", "suspend_program", "resume_fail_program")
@@ -373,7 +373,7 @@ _NODE_POOL = _dict(
                 "sockets": _int(1, 16, required=True),
                 "cores_per_socket": _int(1, 512, required=True),
                 "threads_per_core": _int(1, 8, default=1),
-                # issue 13: CPUs=, the cores when each core (not thread) is a Slurm CPU
+                # the site's CPUs=, the cores when each core (not thread) is a Slurm CPU
                 "cpus": _int(1, 65_536),
             }
         ),
@@ -397,9 +397,9 @@ _NODE_POOL = _dict(
         "weight": _int(1, 4_294_967_293),
         "health_check": _POOL_HEALTH_CHECK,
         "cloud": _POOL_CLOUD,
-        # issue 13: State=CLOUD nodes the site's own programs create (slurm.power_saving)
+        # State=CLOUD nodes the site's own programs create (slurm.power_saving)
         "state": {"type": "string", "allowed": ["cloud"]},
-        # issue 13: NodeAddr, one address per host in the order `hosts` names them
+        # the site's NodeAddr, one address per host in the order `hosts` names them
         "addresses": {"type": ["string", "list"], "check_with": "addresses"},
     }
 )
@@ -433,7 +433,7 @@ _PARTITION = _dict(
         "priority_tier": _int(0, 65_533, default=1),
         "preempt_mode": {"type": "string", "allowed": ["off", "cancel", "requeue", "suspend"]},
         "hidden": {"type": "boolean", "default": False},
-        # --- site overrides (issue 13) ---
+        # --- site overrides ---
         "state": {"type": "string", "allowed": list(PARTITION_STATES)},
         "oversubscribe": _s(OVERSUBSCRIBE),
         "exclusive_user": {"type": "boolean"},
@@ -461,7 +461,7 @@ _PARTITION = _dict(
         },
     }
 )
-# --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
+# --- reservations, MPI and the REST API ---
 # scontrol(1) reservation flags a blueprint may set; those that need a node count, Nodes=ALL
 # or a relative start time (part_nodes, replace, time_float, ...) are left out.
 RESERVATION_FLAGS = (
@@ -509,7 +509,7 @@ _REST_API = _dict(
         "jwt_key": _secret(required=True),
     }
 )
-# --- site overrides of what estategen renders (issue 13) ---
+# --- site overrides of what estategen renders ---
 SELECT_TYPES = ("cons_tres", "cons_res", "linear")
 # SelectTypeParameters, as slurm.conf(5) spells them; what each select plugin accepts is
 # checked in checks.py. One resource (CR_CPU ... CR_Memory) and any of the modifiers.
@@ -587,7 +587,7 @@ _SLURM = _dict(
         "cluster_name": _name(),
         "packages": _SLURM_PACKAGES,
         "controllers": _list(_s(HOSTNAME), minlength=1, maxlength=4),
-        # issue 13: SlurmctldHost=NAME(ADDRESS), for controllers whose name does not resolve
+        # SlurmctldHost=NAME(ADDRESS), for controllers whose name does not resolve
         "controller_addresses": {
             "type": "dict",
             "keysrules": _s(HOSTNAME),
@@ -608,7 +608,7 @@ _SLURM = _dict(
                     },
                     required=True,
                 ),
-                # issue 13: AccountingStorageTRES and AccountingStorageEnforce of the site
+                # AccountingStorageTRES and AccountingStorageEnforce of the site
                 "tres": _list(_s(TRES), minlength=1, maxlength=64),
                 "enforce": _list(
                     {"type": "string", "allowed": list(ACCOUNTING_ENFORCE)},
@@ -626,14 +626,14 @@ _SLURM = _dict(
                     },
                     default={},
                 ),
-                # issue 13: PriorityWeightTRES, TRES to weight
+                # the site's PriorityWeightTRES, TRES to weight
                 "priority_weight_tres": {
                     "type": "dict",
                     "keysrules": _s(BILLING_TRES),
                     "valuesrules": _int(-2_147_483_648, 4_294_967_295),
                     "minlength": 1,
                 },
-                # issue 13: PriorityType; basic orders jobs by submission and takes no
+                # the site's PriorityType; basic orders jobs by submission and takes no
                 # weights, half-life or TRES weights (checks.priority_basic_keys)
                 "priority_type": {
                     "type": "string",
@@ -665,7 +665,7 @@ _SLURM = _dict(
         "reservations": _list(_RESERVATION, default=[]),
         "mpi": _MPI,
         "rest_api": _REST_API,
-        # Slurm hosted in Kubernetes (issue 15): the auth/slurm key (slurm.key) slurmctld and
+        # Slurm hosted in Kubernetes: the auth/slurm key (slurm.key) slurmctld and
         # the Slinky slurmd pods share; needed when a Slurm pool names a `cluster`
         "auth_key": _secret(),
         "options": {
@@ -676,7 +676,7 @@ _SLURM = _dict(
         },
         "health_check": _SLURM_HEALTH_CHECK,
         "power_saving": _SLURM_POWER_SAVING,
-        # --- site overrides (issue 13) ---
+        # --- site overrides ---
         "paths": _SLURM_PATHS,
         "ports": _SLURM_PORTS,
         "slurmd_user": _s(USER),
@@ -734,7 +734,7 @@ _K8S_CLUSTER = _dict(
         "provider": {"type": "string", "allowed": list(PROVIDERS), "default": "on-prem"},
         "region": _s(REGION),
         "project": _s(r"[a-z][a-z0-9-]{4,28}[a-z0-9]"),
-        # --- AKS (issue 15): the resource group that holds the AKS cluster ---
+        # --- AKS: the resource group that holds the AKS cluster ---
         "resource_group": _s(RESOURCE_GROUP),
         "device_plugin": _dict(
             {
@@ -753,7 +753,7 @@ _K8S_CLUSTER = _dict(
         ),
         "queues": _dict(
             {
-                # --- queue engine (issue 15): Kueue or Volcano from the same teams ---
+                # --- queue engine: Kueue or Volcano from the same teams ---
                 "engine": {"type": "string", "allowed": list(QUEUE_ENGINES), "default": "kueue"},
                 # required with Kueue, refused with Volcano (checks.queue_engine_keys)
                 "cohort": _name(),
@@ -762,7 +762,7 @@ _K8S_CLUSTER = _dict(
                 "teams": _list(_QUEUE_TEAM, required=True, minlength=1),
             }
         ),
-        # --- training frameworks (issue 15): queued kinds and their operators ---
+        # --- training frameworks: queued kinds and their operators ---
         "frameworks": _list(
             {"type": "string", "allowed": list(FRAMEWORKS)}, default=list(DEFAULT_FRAMEWORKS)
         ),

@@ -81,7 +81,7 @@ def releases(view: ClusterView) -> list[HelmRelease]:
     # the CSI drivers of the cluster's storage classes (csi-driver-nfs, FSx, Mountpoint for S3)
     out.extend(storage.releases(view))
     if autoscaler.needed(view):
-        # EKS node groups that may grow, from zero too (issue 15)
+        # EKS node groups that may grow, from zero too
         out.append(
             HelmRelease(
                 autoscaler.RELEASE,
@@ -119,7 +119,7 @@ def releases(view: ClusterView) -> list[HelmRelease]:
         )
     out.extend(frameworks.releases(view))
     if slinky.uses_slinky(view):
-        # Slurm pools hosted in the cluster (issue 15)
+        # Slurm pools hosted in the cluster
         out.append(slinky.release(view))
     return out
 

@@ -93,15 +93,15 @@ def _pool_hosts(pool: NodePool) -> dict[str, dict[str, Any] | None]:
 
 def inventory(estate: Estate) -> dict[str, Any]:
     slurm = estate.slurm
-    # hosted Slurm pools (issue 15) are slurmd pods in Kubernetes: no hosts for Ansible
+    # hosted Slurm pools are slurmd pods in Kubernetes: no hosts for Ansible
     on_prem = [p for p in estate.node_pools if not p.managed and not p.hosted]
     children: dict[str, Any] = {}
     for pool in on_prem:
         children[pool_group(pool.name)] = {"hosts": _pool_hosts(pool)}
     if estate.slurm_pools:
         children["slurm_controller"] = {"hosts": _hosts(slurm.controllers)}
-        # a cloud pool's group (issue 14 part 5) has no hosts: the VM its image is built on is
-        # added to it from a second inventory
+        # an elastic cloud pool's group has no hosts: the VM its image is built on is added to
+        # it from a second inventory
         children["slurm_compute"] = {
             "children": {pool_group(p.name): None for p in estate.slurm_pools if not p.hosted}
         }
@@ -199,8 +199,8 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
         "pool_storage": [s.name for s in pool_mounts(estate, pool)],
     }
     if pool.cloud_nodes:
-        # issue 14 part 5: the play builds the pool's image; slurmd starts on the instances
-        # (issue 13: for `state: cloud`, the image the site's ResumeProgram boots)
+        # a cloud pool: the play builds the pool's image; slurmd starts on the instances
+        # (for `state: cloud`, the image the site's ResumeProgram boots)
         pool_vars["pool_cloud_image"] = True
     return pool_vars
 
@@ -272,11 +272,11 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         "slurm_database_host": accounting.database.host if accounting else None,
         "slurm_accounting_port": accounting.port if accounting else None,
         "slurm_database_user": accounting.database.user if accounting else None,
-        # --- the daemons' folders and slurmd's user (issue 13, slurm.paths) ---
+        # --- the daemons' folders and slurmd's user (slurm.paths) ---
         "slurm_controller_folders": slurm_folders(estate, controller=True),
         "slurm_compute_folders": slurm_folders(estate, controller=False),
         "slurm_slurmd_user": estate.slurm.site.slurmd_user or "root",
-        # issue 13: the site's own power programs (slurm.power_saving), which the controller
+        # the site's own power programs (slurm.power_saving), which the controller
         # role checks are in place: slurmctld would run without power saving otherwise
         "slurm_site_power_programs": [
             path
@@ -287,7 +287,7 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
             )
             if path
         ],
-        # --- MPI and the REST API (issue 14 parts 2-3) ---
+        # --- MPI and the REST API ---
         "slurm_mpi_default": estate.slurm.mpi.default,
         "slurm_rest_api": {
             "host": rest.host,
@@ -300,7 +300,7 @@ def _all_vars(estate: Estate, slurm_names: list[str]) -> dict[str, Any]:
         else None,
     }
     if estate.slurm.auth_key is not None:
-        # Slurm hosted in Kubernetes (issue 15): slurm.conf says auth/slurm; every Slurm host
+        # Slurm hosted in Kubernetes: slurm.conf says auth/slurm; every Slurm host
         # gets the key the Slinky pods share (roles/slurm_packages)
         out["slurm_auth_key_secret"] = estate.slurm.auth_key.name
     return out

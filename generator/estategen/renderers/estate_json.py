@@ -14,7 +14,7 @@ from estategen import hostlist
 from estategen.model import Estate
 from estategen.render import Files, json_file, renderer, to_data
 
-# estate-v2 (issue 12): pools keep their hosts (one hostlist), so a plan can diff models.
+# estate-v2: pools keep their hosts (one hostlist), so a plan can diff models.
 SCHEMA = "estategen/estate-v2"
 
 
@@ -30,7 +30,7 @@ def estate_data(estate: Estate) -> dict[str, Any]:
     }
     for pool, model in zip(data["node_pools"], estate.node_pools, strict=True):
         pool["hosts"] = hostlist.compress(list(model.hosts)) if model.hosts else ""
-        # issue 14 parts 4 and 5: shown where the blueprint uses them
+        # health checks and cloud settings: shown where the blueprint uses them
         for key in ("health_checks", "cloud"):
             if pool[key] is None:
                 pool.pop(key)

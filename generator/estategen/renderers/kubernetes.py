@@ -132,7 +132,7 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         ]
         step += 1
     if keys:
-        # Slurm hosted in Kubernetes (issue 15): the Secrets the Slinky objects name
+        # Slurm hosted in Kubernetes: the Secrets the Slinky objects name
         lines += [
             f"{step}. Create the Secrets the Slurm objects name, from the same keys as the",
             "   estate's Slurm hosts (Ansible Vault variables of these names). The slurmd pods",

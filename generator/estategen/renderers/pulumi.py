@@ -171,7 +171,7 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
     }
     hosted = slinky.secrets(view)
     if hosted:
-        # Secrets the Slinky objects reference, from the stack's secret config (issue 15)
+        # Secrets the Slinky objects reference, from the stack's secret config
         data["secrets"] = [
             {"name": name, "namespace": slinky.NAMESPACE, "key": key, "config": config}
             for name, key, config in hosted

@@ -641,7 +641,7 @@ def qos_lines(estate: Estate) -> tuple[dict[str, str], dict[str, str], str]:
     return adds, modifies, grant
 
 
-# --- reservations, MPI and the REST API (issue 14 parts 1-3) ---
+# --- reservations, MPI and the REST API ---
 
 
 def reservation_fields(estate: Estate, reservation: Reservation) -> list[tuple[str, str]]:
@@ -689,7 +689,7 @@ def auth_alt(estate: Estate) -> list[tuple[str, str]]:
     return [("AuthAltTypes", "auth/jwt"), ("AuthAltParameters", f"jwt_key={JWT_KEY_PATH}")]
 
 
-# --- Slurm hosted in Kubernetes (issue 15) ---
+# --- Slurm hosted in Kubernetes ---
 # What Slinky's slurm-operator v1.2.1 needs of the slurmctld its slurmd pods join
 # (docs/usage/hybrid.md; internal/builder/common/const.go): auth/slurm with client ids, JWT,
 # and configless slurmd.
@@ -715,7 +715,7 @@ def hosted_conf(estate: Estate) -> dict[str, Any] | None:
     }
 
 
-# --- node health checks (issue 14 part 4) ---
+# --- node health checks ---
 # Where slurm.conf finds the health-check program: the same path on every node, where the
 # slurm_compute role installs the program rendered for the node's pool.
 HEALTH_CHECK_PROGRAM = "/etc/slurm/healthcheck.sh"
@@ -739,7 +739,7 @@ def health_check_program(estate: Estate, pool: NodePool) -> str:
     return _render("healthcheck.sh.j2", estate, **context)
 
 
-# --- elastic cloud nodes (issue 14 part 5) ---
+# --- elastic cloud nodes ---
 # slurmctld runs these as SlurmUser on the controllers, with the hostlist of the nodes to
 # create or delete; the slurm_controller role installs them (mode 0755: slurmctld refuses a
 # program others may write).
