@@ -5,11 +5,16 @@ rendered `AuthAltTypes=auth/jwt` stops slurmctld there, and the roles must stop 
 clear message; Debian 13's 24.11 has it (slurm-wlm-jwt-plugin), and slurmctld runs on the
 rendered AuthAlt* lines with a key the lab makes. slurmrestd itself runs on both: as an
 unprivileged user, over `rest_auth/local` on a unix socket, it answers a ping, and it refuses
-a request that carries no credentials.
+a request that carries no credentials. Where auth_jwt.so is installed, slurmrestd also runs as
+the rendered role starts it (its auth plugins, SLURM_JWT=daemon) and serves requests that carry
+a token: one from `scontrol token`, and one a site's portal signs with the rendered key.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -17,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -336,3 +342,167 @@ def test_the_rendered_site_with_a_rest_api_passes_ansible_lint(rendered: Path) -
         timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+needs_auth_jwt = pytest.mark.skipif(
+    not HAS_AUTH_JWT, reason="this Slurm has no auth_jwt.so: slurmctld cannot check a token"
+)
+
+
+def role_defaults(rendered: Path) -> dict[str, object]:
+    defaults = rendered / "ansible/roles/slurmrestd/defaults/main.yml"
+    loaded: dict[str, object] = yaml.safe_load(defaults.read_text())
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def token_restd(rendered: Path, work: Path) -> Iterator[tuple[SlurmLab, int]]:
+    """slurmctld, one slurmd and slurmrestd as the rendered role starts them: the role's auth
+    plugins and OpenAPI plugins, SLURM_JWT=daemon, as an unprivileged user on a TCP port."""
+    if not HAS_AUTH_JWT:
+        pytest.skip("this Slurm has no auth_jwt.so")
+    if not shutil.which("slurmrestd") or not shutil.which("curl"):
+        pytest.skip("needs slurmrestd and curl")
+    lab = SlurmLab(rendered, work / "jwt", [NODE, "rest-ctl"])
+    port = free_port()
+    try:
+        lab.install_configs()
+        lab.start_munge()
+        lab.start_slurmctld("rest-ctl")
+        lab.start_slurmd(NODE)
+        lab.wait_idle(NODE)
+        defaults = role_defaults(rendered)
+        auth = ",".join(defaults["slurmrestd_auth_plugins"])  # type: ignore[arg-type]
+        lab.start(
+            "slurmrestd",
+            None,
+            "env",
+            "SLURM_JWT=daemon",
+            *as_service_user(),
+            str(SBIN / "slurmrestd"),
+            "-a",
+            auth,
+            "-s",
+            openapi_plugins(rendered)["slurmctld"],
+            f"127.0.0.1:{port}",
+        )
+        lab.wait_for(lambda: lab.port_open(port), "slurmrestd's port")
+        yield lab, port
+    finally:
+        lab.stop()
+
+
+def jwt_key(lab: SlurmLab) -> bytes:
+    """The key slurmctld checks tokens with: the file the rendered AuthAltParameters name."""
+    conf = (lab.etc / "slurm.conf").read_text()
+    (parameters,) = [line for line in conf.splitlines() if line.startswith("AuthAltParameters=")]
+    path = next(p for p in parameters.split("=", 1)[1].split(",") if p.startswith("jwt_key="))
+    return Path(path.removeprefix("jwt_key=")).read_bytes()
+
+
+def signed_token(key: bytes, user: str, lifetime: int = 300) -> str:
+    """An HS256 token as a site's portal mints it (Slurm's jwt.html: the user in "sun", with
+    "exp" and "iat"), signed with ``key``."""
+
+    def encode(part: bytes) -> str:
+        return base64.urlsafe_b64encode(part).rstrip(b"=").decode()
+
+    now = int(time.time())
+    header = encode(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    claims = encode(json.dumps({"exp": now + lifetime, "iat": now, "sun": user}).encode())
+    signature = hmac.new(key, f"{header}.{claims}".encode(), hashlib.sha256).digest()
+    return f"{header}.{claims}.{encode(signature)}"
+
+
+def api(port: int, path: str) -> str:
+    return f"http://127.0.0.1:{port}/slurm/{API_VERSIONS[installed_slurm_version()]}/{path}"
+
+
+def with_token(user: str, token: str) -> list[str]:
+    return ["-H", f"X-SLURM-USER-NAME: {user}", "-H", f"X-SLURM-USER-TOKEN: {token}"]
+
+
+@needs_auth_jwt
+def test_a_token_from_scontrol_lists_jobs_and_submits_one(
+    token_restd: tuple[SlurmLab, int],
+) -> None:
+    lab, port = token_restd
+    out = lab.run("scontrol", "token", f"username={SERVICE_USER}", "lifespan=300")
+    token = out.strip().removeprefix("SLURM_JWT=")
+    job = {
+        "job": {
+            "name": "through-rest",
+            "partition": "batch",
+            "script": "#!/bin/sh\nexit 0\n",
+            "current_working_directory": "/tmp",
+            "environment": ["PATH=/usr/bin:/bin"],
+        }
+    }
+    status, body = curl(
+        lab,
+        *with_token(SERVICE_USER, token),
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        json.dumps(job),
+        api(port, "job/submit"),
+    )
+    assert status == 200, body
+    job_id = json.loads(body)["job_id"]
+    status, body = curl(lab, *with_token(SERVICE_USER, token), api(port, "jobs"))
+    assert status == 200, body
+    jobs = {j["job_id"]: j for j in json.loads(body)["jobs"]}
+    assert jobs[job_id]["name"] == "through-rest", body
+    assert jobs[job_id]["user_name"] == SERVICE_USER, body
+    assert jobs[job_id]["partition"] == "batch", body
+    # slurmctld ran it as that user on the rendered node
+    lab.wait_for(
+        lambda: "COMPLETED" in lab.run("scontrol", "show", "job", str(job_id), check=False),
+        "the submitted job to complete",
+    )
+
+
+@needs_auth_jwt
+def test_a_token_signed_with_the_rendered_key_lists_jobs(
+    token_restd: tuple[SlurmLab, int],
+) -> None:
+    lab, port = token_restd
+    status, body = curl(
+        lab, *with_token(SERVICE_USER, signed_token(jwt_key(lab), SERVICE_USER)), api(port, "jobs")
+    )
+    assert status == 200, body
+    assert "jobs" in json.loads(body), body
+
+
+def assert_refused_by_slurmctld(status: int, body: str) -> None:
+    """A token slurmrestd passes on and slurmctld refuses: slurmrestd (SLURM_JWT=daemon) holds no
+    key, so slurmctld checks the signature and the expiry, answers
+    SLURM_PROTOCOL_AUTHENTICATION_ERROR (1007), and slurmrestd sends that as 511 Network
+    Authentication Required (http_status_errors in src/common/http.c at slurm-24-11-5-1), with
+    no job in the answer."""
+    assert status == 511, body
+    answer = json.loads(body)
+    assert [e["error_number"] for e in answer["errors"]] == [1007], body
+    assert not answer.get("jobs"), body
+
+
+@needs_auth_jwt
+def test_a_request_without_a_token_is_refused(token_restd: tuple[SlurmLab, int]) -> None:
+    lab, port = token_restd
+    status, body = curl(lab, "-H", f"X-SLURM-USER-NAME: {SERVICE_USER}", api(port, "jobs"))
+    # slurmrestd itself refuses a request that names a user and carries no token
+    assert (status, body) == (401, "Authentication failure")
+
+
+@needs_auth_jwt
+def test_a_token_signed_with_another_key_is_refused(token_restd: tuple[SlurmLab, int]) -> None:
+    lab, port = token_restd
+    forged = signed_token(os.urandom(32), SERVICE_USER)
+    assert_refused_by_slurmctld(*curl(lab, *with_token(SERVICE_USER, forged), api(port, "jobs")))
+
+
+@needs_auth_jwt
+def test_an_expired_token_is_refused(token_restd: tuple[SlurmLab, int]) -> None:
+    lab, port = token_restd
+    expired = signed_token(jwt_key(lab), SERVICE_USER, lifetime=-60)
+    assert_refused_by_slurmctld(*curl(lab, *with_token(SERVICE_USER, expired), api(port, "jobs")))
