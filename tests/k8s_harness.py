@@ -134,8 +134,8 @@ observability:
   labels: {site: mesa, region: west}
 """
 
-# MESA with one file system of each type (issue 15), offered on on-prem (onprem), EKS (aws)
-# and GKE (gcp) clusters through each provider's CSI driver
+# MESA with one file system of each type, offered on on-prem (onprem), EKS (aws) and GKE (gcp)
+# clusters through each provider's CSI driver
 STORAGE_ESTATE = (
     MESA
     + """storage:

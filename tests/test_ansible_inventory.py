@@ -111,7 +111,7 @@ def test_the_graph_shows_the_padded_range_that_gains_a_digit(tmp_path: Path) -> 
     assert sorted(shown) == sorted(f"gpu-{n:02d}" for n in range(1, 101))
 
 
-# --- what each host carries: the inventory stays small as the estate grows (issue 17) ------------
+# --- what each host carries: the inventory stays small as the estate grows -----------------------
 
 
 def _hostvars(tmp_path: Path, name: str, **shape: int) -> tuple[dict[str, dict], Path]:
@@ -174,7 +174,7 @@ def test_the_play_of_the_common_role_alone_loads_the_users_and_teams(tmp_path: P
     assert all(not files for role, files in loaded.items() if role != "common")
 
 
-# --- a host's own labels are its own variables (issue 17) ----------------------------------------
+# --- a host's own labels are its own variables ---------------------------------------------------
 
 
 def test_a_host_carries_its_own_switch_label_only_whatever_its_pools_size(tmp_path: Path) -> None:

@@ -100,13 +100,13 @@ TESTED_CHECKS = [
     "reservations_valid",
     "mpi_ports_valid",
     "rest_api_valid",
-    # node health checks (issue 14 part 4)
+    # node health checks
     "health_checks_have_facts",
     "health_check_node_state_valid",
-    # elastic cloud nodes (issue 14 part 5)
+    # elastic cloud nodes
     "cloud_options_not_owned",
     "power_saving_has_cloud_nodes",
-    # cloud nodes the site's own programs start (issue 13)
+    # cloud nodes the site's own programs start
     "site_cloud_pools",
     "aks_cluster_settings",
     "aks_pools_buildable",
@@ -115,10 +115,10 @@ TESTED_CHECKS = [
     "frameworks_resolve",
     "suppressed_rules_exist",
     "report_warnings",
-    # Slurm hosted in Kubernetes (issue 15)
+    # Slurm hosted in Kubernetes
     "hosted_slurm_pools",
     "hosted_options_not_owned",
-    # a site's own Slurm settings (issue 13)
+    # a site's own Slurm settings
     "slurm_site_settings_valid",
     "pool_site_settings_valid",
     "partition_site_settings_valid",
@@ -887,7 +887,7 @@ def test_pool_cluster_resolves_passes_the_base() -> None:
 
 
 def test_pool_cluster_resolves_slurm_pool_with_an_unknown_cluster_is_refused() -> None:
-    """A Slurm pool with `cluster` is hosted there (issue 15): the cluster must exist."""
+    """A Slurm pool with `cluster` is hosted there: the cluster must exist."""
     found = run(
         checks.pool_cluster_resolves,
         """
@@ -2071,7 +2071,7 @@ def test_slurm_exporter_port_free_ignores_slurmdbd_on_another_host() -> None:
     assert run(checks.slurm_exporter_port_free, fragment) == []
 
 
-# --- reservations_valid, mpi_ports_valid, rest_api_valid (issue 14) -------------------------
+# --- reservations_valid, mpi_ports_valid, rest_api_valid --------------------------------------
 
 # The checks compare reservations with a fixed "now", so these findings never age.
 FIXED_NOW = datetime(2028, 1, 10, 12, 0)
@@ -2379,7 +2379,7 @@ def test_rest_api_valid() -> None:
     only(run(checks.rest_api_valid, no_slurm + REST % ""), "slurm.rest_api", "no Slurm pools")
 
 
-# --- elastic cloud nodes (issue 14 part 5) ------------------------------------------------
+# --- elastic cloud nodes ------------------------------------------------------------------
 
 CLOUD_POOL = """
     node_pools:
@@ -2519,7 +2519,7 @@ def test_power_saving_without_cloud_nodes_is_refused() -> None:
     only(found, "slurm.power_saving", "no Slurm pool has a provider")
 
 
-# --- cloud nodes the site's own programs start (issue 13) --------------------------------
+# --- cloud nodes the site's own programs start -------------------------------------------
 
 SITE_CLOUD_POOL = """
     node_pools:
@@ -2675,7 +2675,7 @@ def test_cpus_other_than_the_cores_are_refused() -> None:
     only(found, "node_pools[0].cpu.cpus", "give the cores (64")
 
 
-# --- node health checks (issue 14 part 4) -------------------------------------------------
+# --- node health checks -------------------------------------------------------------------
 
 HEALTH = "slurm: {health_check: {interval: 60}}"
 
@@ -2927,7 +2927,7 @@ def test_a_fixed_size_group_needs_no_autoscaler_tags() -> None:
     assert run(checks.eks_autoscaler_tags_fit, EKS_GROWING.format(low=4, key=key)) == []
 
 
-# --- queue_engine_keys (issue 15) ----------------------------------------------------------
+# --- queue_engine_keys ---------------------------------------------------------------------
 
 VOLCANO = """
         kubernetes:
@@ -3019,7 +3019,7 @@ def test_quota_checks_hold_for_either_engine(engine: str) -> None:
     ]
 
 
-# --- frameworks_resolve (issue 15) ---------------------------------------------------------
+# --- frameworks_resolve --------------------------------------------------------------------
 
 
 def frameworks(names: str) -> str:
@@ -3149,7 +3149,7 @@ def test_a_mistyped_allowed_value_gets_a_suggestion() -> None:
     assert problem.message.endswith("choose one of: slurm, kubernetes; did you mean 'slurm'?")
 
 
-# --- storage_types_and_drivers (issue 15: more file systems, CSI drivers per provider) ------
+# --- storage_types_and_drivers: file system types, CSI drivers per provider -------------------
 
 CLOUD_CLUSTERS = """
     kubernetes:
@@ -3383,7 +3383,7 @@ def test_one_beegfs_file_system_per_pool() -> None:
     assert "mounts 2 BeeGFS file systems (p1, p2)" in found[0].message
 
 
-# --- hosted_slurm_pools, hosted_options_not_owned (issue 15) ------------------------------
+# --- hosted_slurm_pools, hosted_options_not_owned -----------------------------------------
 
 HOSTED = """
         versions: {slurm: "25.11"}
@@ -3457,7 +3457,7 @@ def test_options_rendered_for_hosted_pools_are_refused() -> None:
     assert run(checks.hosted_options_not_owned, "slurm: {options: {MaxNodeCount: 10}}") == []
 
 
-# --- a site's own Slurm settings (issue 13) ----------------------------------------------
+# --- a site's own Slurm settings ---------------------------------------------------------
 
 
 def test_base_estate_keeps_estategens_slurm_settings() -> None:
@@ -3758,7 +3758,7 @@ def test_slurm_node_settings_on_a_kubernetes_pool_are_errors(key: str, fragment:
     only(run(checks.pool_site_settings_valid, pools), f"node_pools[1].{key}", "a Kubernetes pool")
 
 
-# --- priority/basic, scheduler, process tracking and job completion (issue 13) -------------
+# --- priority/basic, scheduler, process tracking and job completion ------------------------
 
 
 def test_priority_basic_alone_is_fine() -> None:

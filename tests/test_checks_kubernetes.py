@@ -129,7 +129,8 @@ def test_catalog_shapes_with_their_gpu_count_pass(
     assert findings(checks.instance_type_carries_gpus, **kwargs) == []
 
 
-# The three shapes issue 11 reports as validating at twice (or without) their real capacity.
+# A machine type without the model, and two that carry twice or half the GPUs `gpus.count`
+# says: each would otherwise validate at a capacity its nodes do not have.
 @pytest.mark.parametrize(
     ("provider", "instance_type", "gpus", "path", "wanted"),
     [
@@ -160,7 +161,7 @@ def test_catalog_shapes_with_their_gpu_count_pass(
         ),
     ],
 )
-def test_issue_11_shapes_that_disagree_with_gpus_count_are_refused(
+def test_shapes_that_disagree_with_gpus_count_are_refused(
     provider: str, instance_type: str, gpus: str, path: str, wanted: str
 ) -> None:
     kwargs = {"provider": provider, "instance_type": instance_type, "gpus": gpus}

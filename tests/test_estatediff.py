@@ -1,5 +1,5 @@
-"""Two estates compared key by key (issue 12): what changed, named by its blueprint key, with
-the change policy the schema declares for that key."""
+"""Two estates compared key by key: what changed, named by its blueprint key, with the change
+policy the schema declares for that key."""
 
 from __future__ import annotations
 

@@ -404,7 +404,7 @@ def test_every_corpus_config_imports_to_a_valid_blueprint(entry: str, tmp_path: 
     assert run_cli("validate", tmp_path / "b.yaml").returncode == 0
 
 
-# --- the site override keys (issue 13) ---------------------------------------------------
+# --- the site override keys --------------------------------------------------------------
 
 
 def test_site_parameters_keep_the_sites_values_in_the_render(tmp_path: Path) -> None:
@@ -555,7 +555,7 @@ def test_over_memory_kill_passes_through_unless_task_cgroup_enforces_memory(
     assert outcome.kind == kind
 
 
-# --- priority, scheduler, partition limits, process tracking, job completion (issue 13) ---
+# --- priority, scheduler, partition limits, process tracking, job completion ---
 
 
 def outcomes(tmp_path: Path, text: str) -> tuple[dict[str, Any], dict[str, Any]]:

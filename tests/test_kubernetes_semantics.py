@@ -84,7 +84,7 @@ CLUSTERS = [
     (MESA, "gcp"),
 ]
 IDS = ["lab-k8s", "serving", "burst", "onprem", "operator", "aws", "gcp"]
-# the frontier estate's clusters (issue 15): every seed system at once
+# the frontier estate's clusters: every seed system at once
 FRONTIER = [("frontier.yaml", c) for c in ("train", "serve", "gcp", "aws", "azure")]
 CLUSTERS += FRONTIER
 IDS += [f"frontier-{c}" for _, c in FRONTIER]
@@ -401,7 +401,7 @@ def test_kueue_fair_sharing_and_all_or_nothing_admission_are_on(source: str, clu
     for obj in objects(source, cluster):
         if obj["kind"] == "Namespace":
             team = "estategen.io/team" in obj["metadata"]["labels"]
-            # neither the GPU components' namespace nor Slinky's slurmd pods' (issue 15)
+            # neither the GPU components' namespace nor Slinky's slurmd pods'
             assert team == (obj["metadata"]["name"] not in (NVIDIA_NAMESPACE, slinky.NAMESPACE))
 
 
@@ -490,7 +490,7 @@ def test_no_storage_class_means_no_csi_driver() -> None:
 
 
 def test_clusters_with_the_prometheus_operator_get_the_estates_rules() -> None:
-    """Issue 16: the Kubernetes side gets the same rule groups as PrometheusRule objects."""
+    """The Kubernetes side gets the same rule groups as PrometheusRule objects."""
     from estategen.prometheus_rules import observability_rules
 
     estate, files = rendered("campus.yaml")
@@ -501,7 +501,7 @@ def test_clusters_with_the_prometheus_operator_get_the_estates_rules() -> None:
 
 
 def test_kueue_metrics_reach_the_prometheus_operator_where_the_cluster_has_one() -> None:
-    """Issue 16's Kueue alerts read kueue_cluster_queue_* series: the chart's enablePrometheus
+    """The estate's Kueue alerts read kueue_cluster_queue_* series: the chart's enablePrometheus
     creates its ServiceMonitor (charts/kueue/values.yaml at v0.19.2, `enablePrometheus`)."""
     assert values("campus.yaml", "serving", "kueue")["enablePrometheus"] is True
     assert "enablePrometheus" not in values("lab.yaml", "lab-k8s", "kueue")

@@ -1,5 +1,5 @@
 """Storage on the Kubernetes side: each file system type through the CSI driver its cluster's
-provider offers (issue 15).
+provider offers.
 
 Each test names the requirement of docs/kubernetes-upstream-requirements.md section 6 it
 checks and the upstream source it comes from, at the tag estategen pins. The blueprint is

@@ -1,4 +1,4 @@
-"""Volcano as the queue engine, and the training frameworks (issue 15), on rendered manifests.
+"""Volcano as the queue engine, and the training frameworks, on rendered manifests.
 
 Each test names the requirement it checks (R7.x for Volcano v1.15.1, R8.x for the frameworks,
 ``docs/kubernetes-upstream-requirements.md`` sections 11 and 12) and the upstream source at the

@@ -475,7 +475,7 @@ def test_helm_releases_install_the_pinned_charts_with_the_rendered_values(
 def test_storage_drivers_are_installed_where_a_class_needs_them(
     out: Path, cluster: str, drivers: list[str]
 ) -> None:
-    """Issue 15: each cluster installs the CSI drivers its storage classes use, pinned, with
+    """Each cluster installs the CSI drivers its storage classes use, pinned, with
     the rendered values; GKE's Managed Lustre driver is an add-on, not a release."""
     result = run_project(
         project(out, STORAGE_ESTATE, cluster),
@@ -621,7 +621,7 @@ def test_two_runs_register_identical_resources(out: Path) -> None:
     assert len({r.key for r in first.resources}) == len(first.resources)
 
 
-# --- Slurm hosted in Kubernetes (issue 15) ------------------------------------------------------
+# --- Slurm hosted in Kubernetes -----------------------------------------------------------------
 
 
 def test_hosted_slurm_objects_wait_for_the_operator_and_the_secrets_they_name(

@@ -1,9 +1,9 @@
 """The model an earlier render recorded in estate.json is the model that rendered it.
 
 ``estategen plan`` builds each cluster's Kubernetes objects, Helm values and Pulumi data from
-the earlier model rather than reading what the earlier render wrote (issue 12): that holds
-only if :func:`estategen.recorded.estate_from_data` gives back an estate that renders exactly
-the same files.
+the earlier model rather than reading what the earlier render wrote: that holds only if
+:func:`estategen.recorded.estate_from_data` gives back an estate that renders exactly the same
+files.
 """
 
 from __future__ import annotations

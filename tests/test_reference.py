@@ -1,5 +1,5 @@
 """The blueprint reference is generated from the schema, and every key says what a change to
-it needs on a running estate (issue 12: the schema is the one declaration of a key)."""
+it needs on a running estate (the schema is the one declaration of a key)."""
 
 from __future__ import annotations
 

@@ -298,7 +298,7 @@ def test_slurm_pool_without_any_shared_file_system() -> None:
 
 
 def test_storage_class_offered_through_the_clusters_csi_driver_reaches_every_pool() -> None:
-    """Issue 15: a class listed for a cluster none of whose pools mounts the file system is
+    """A class listed for a cluster none of whose pools mounts the file system is
     served by its CSI driver on every node, so no pool lacks it."""
     doc = variant()
     doc["storage"].append(

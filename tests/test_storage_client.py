@@ -1,4 +1,4 @@
-"""The storage_client role's new clients (issue 15), run by Ansible itself.
+"""The storage_client role's BeeGFS, GPFS, WEKA and S3 clients, run by Ansible itself.
 
 The role runs on this machine in check mode (``--check --diff``), as a host of a pool that
 mounts one BeeGFS, one GPFS, one WEKA and one S3 file system of ``STORAGE_ESTATE``, with the
