@@ -86,6 +86,7 @@ TESTED_CHECKS = [
     "slurm_section_present",
     "partitions_resolve",
     "qos_resolves",
+    "partition_preempt_mode_applies",
     "controllers_share_state",
     "slurm_times_valid",
     "slurm_options_not_owned",
@@ -1453,6 +1454,59 @@ def test_qos_preemption_with_no_qos_at_all_is_a_warning() -> None:
 def test_partition_priority_preemption_needs_no_qos_preempt_list() -> None:
     fragment = QOS_WITHOUT_PREEMPT.replace("type: qos", "type: partition_prio")
     assert run(checks.qos_resolves, fragment) == []
+
+
+def test_a_qos_preempt_mode_without_qos_preemption_is_refused() -> None:
+    fragment = ACCOUNTED_QOS.replace("type: qos", "type: partition_prio").replace(
+        "{name: low}", "{name: low, preempt_mode: cancel}"
+    )
+    found = [f for f in run(checks.qos_resolves, fragment) if f.level == "error"]
+    only(found, "slurm.qos[1].preempt_mode", "only with PreemptType=preempt/qos")
+
+
+def test_a_qos_preempt_mode_with_qos_preemption_passes() -> None:
+    fragment = ACCOUNTED_QOS.replace("{name: low}", "{name: low, preempt_mode: cancel}")
+    assert run(checks.qos_resolves, fragment) == []
+
+
+PARTITION_PREEMPT_MODE = (
+    ACCOUNTED_QOS
+    + """
+      partitions:
+        - {name: scavenge, pools: [a100], qos: low, preempt_mode: MODE}
+"""
+)
+
+
+def test_a_partition_preempt_mode_slurm_would_ignore_is_refused() -> None:
+    fragment = PARTITION_PREEMPT_MODE.replace("MODE", "cancel")
+    found = run(checks.partition_preempt_mode_applies, fragment)
+    finding = only(
+        found,
+        "slurm.partitions[0].preempt_mode",
+        "preempted in mode 'requeue', never 'cancel'",
+    )
+    assert "slurm.qos[].preempt_mode" in finding.message
+
+
+def test_a_partition_preempt_mode_that_says_the_mode_that_applies_passes() -> None:
+    fragment = PARTITION_PREEMPT_MODE.replace("MODE", "requeue")
+    assert run(checks.partition_preempt_mode_applies, fragment) == []
+
+
+def test_a_partition_preempt_mode_applies_with_partition_priority_preemption() -> None:
+    fragment = PARTITION_PREEMPT_MODE.replace("MODE", "cancel").replace(
+        "type: qos", "type: partition_prio"
+    )
+    assert run(checks.partition_preempt_mode_applies, fragment) == []
+
+
+def test_a_partition_preempt_mode_without_preemption_is_refused() -> None:
+    fragment = PARTITION_PREEMPT_MODE.replace("MODE", "requeue").replace(
+        "{type: qos, mode: requeue}", "{type: none}"
+    )
+    found = run(checks.partition_preempt_mode_applies, fragment)
+    only(found, "slurm.partitions[0].preempt_mode", "preempted in mode 'off'")
 
 
 # --- controllers_share_state -------------------------------------------------------------

@@ -338,11 +338,26 @@ def test_qos_commands_define_limits_and_grant_the_qos() -> None:
     assert lines[:2] == ["add qos normal", "add qos high"]
     assert (
         "modify qos where name=high set Priority=100 UsageFactor=1 Preempt=normal "
-        "MaxTRESPerUser=gres/gpu=16 MaxWall=-1"
+        "PreemptMode=cluster MaxTRESPerUser=gres/gpu=16 MaxWall=-1"
     ) in lines
     assert (
         lines[-1] == "modify account where name=t cluster=t set QOS=normal,high DefaultQOS=normal"
     )
+
+
+def test_a_qos_preempt_mode_is_the_qos_preempt_mode_and_cluster_unsets_it() -> None:
+    """sacctmgr(1): a QoS's PreemptMode overrides the cluster-wide one under preempt/qos, and
+    "Cluster" unsets it, so a preempt_mode taken out of the blueprint is taken off the QoS."""
+    fragment = (
+        ACCOUNTING.replace("- {name: normal", "- {name: normal, preempt_mode: cancel")
+        + "  scheduling: {preemption: {type: qos, mode: requeue}}\n"
+    )
+    assert fragment != ACCOUNTING
+    lines = conf_lines(rendered(fragment), "slurm/qos.sacctmgr")
+    (normal,) = [line for line in lines if line.startswith("modify qos where name=normal ")]
+    (high,) = [line for line in lines if line.startswith("modify qos where name=high ")]
+    assert " PreemptMode=cancel " in normal
+    assert " PreemptMode=cluster " in high
 
 
 def test_no_slurm_files_without_slurm_pools() -> None:

@@ -915,6 +915,12 @@ def qos_resolves(estate: Estate) -> Iterator[Finding]:
                 "QoS preemption needs slurm.scheduling.preemption.type: qos",
                 level="warning",
             )
+        if qos.preempt_mode and estate.slurm.scheduling.preemption.type != "qos":
+            yield issue(
+                f"{qos.path}.preempt_mode",
+                "Slurm reads a QoS's PreemptMode only with PreemptType=preempt/qos: set "
+                "slurm.scheduling.preemption.type: qos, or remove it",
+            )
     uses_qos = estate.slurm.qos or any(p.qos for p in estate.slurm.partitions)
     if uses_qos and estate.slurm.accounting is None:
         yield issue("slurm.qos", "QoS live in slurmdbd: set slurm.accounting to use them")
@@ -934,6 +940,31 @@ def qos_resolves(estate: Estate) -> Iterator[Finding]:
                 else ""
             ),
             level="warning",
+        )
+
+
+@check
+def partition_preempt_mode_applies(estate: Estate) -> Iterator[Finding]:
+    """slurm.conf(5): a partition's PreemptMode is read only with
+    PreemptType=preempt/partition_prio. Under another type it is accepted only where it says
+    what Slurm does anyway (the cluster-wide mode); a different mode would never apply."""
+    preemption = estate.slurm.scheduling.preemption
+    if preemption.type == "partition_prio":
+        return
+    applies = "off" if preemption.type == "none" else preemption.mode
+    for part in estate.slurm.partitions:
+        if part.preempt_mode is None or part.preempt_mode == applies:
+            continue
+        fix = (
+            "set preempt_mode on the QoS its jobs run under (slurm.qos[].preempt_mode)"
+            if preemption.type == "qos"
+            else "set slurm.scheduling.preemption"
+        )
+        yield issue(
+            f"{part.path}.preempt_mode",
+            f"Slurm ignores a partition's PreemptMode with preemption.type {preemption.type}: "
+            f"its jobs are preempted in mode {applies!r}, never {part.preempt_mode!r}; {fix}, "
+            "or use preemption.type: partition_prio",
         )
 
 

@@ -209,6 +209,7 @@ class Qos(Record):
     max_gpus_per_user: int | None
     max_time: str | None
     preempt: tuple[str, ...]
+    preempt_mode: str | None
     usage_factor: float
 
 
@@ -842,6 +843,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
                 max_gpus_per_user=q.get("max_gpus_per_user"),
                 max_time=q.get("max_time"),
                 preempt=tuple(q["preempt"]),
+                preempt_mode=q.get("preempt_mode"),
                 usage_factor=q["usage_factor"],
             )
             for i, q in enumerate(s.get("qos", ()))

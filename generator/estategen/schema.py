@@ -410,6 +410,7 @@ _QOS = _dict(
         "max_gpus_per_user": _int(0, 1_000_000),
         "max_time": _s(SLURM_TIME),
         "preempt": _list(_name(), default=[]),
+        "preempt_mode": {"type": "string", "allowed": ["cancel", "requeue"]},
         "usage_factor": {
             "type": "number",
             "min": 0,

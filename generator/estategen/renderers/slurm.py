@@ -627,6 +627,8 @@ def qos_lines(estate: Estate) -> tuple[dict[str, str], dict[str, str], str]:
         )
         if q.preempt:
             line += f" Preempt={','.join(q.preempt)}"
+        # "cluster" unsets a mode set before: the QoS's jobs follow the cluster-wide PreemptMode
+        line += f" PreemptMode={q.preempt_mode or 'cluster'}"
         if gpu_tres:
             limit = q.max_gpus_per_user if q.max_gpus_per_user is not None else -1
             line += f" MaxTRESPerUser=gres/gpu={limit}"
