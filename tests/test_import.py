@@ -222,6 +222,7 @@ def test_partition_settings_map_to_their_keys(tmp_path: Path) -> None:
     data = blueprint(
         tmp_path,
         "AccountingStorageType=accounting_storage/slurmdbd\n"
+        "PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\n"
         "NodeName=n1\nPartitionName=p Nodes=n1 Default=YES MaxTime=2-0 DefaultTime=60 "
         "AllowAccounts=ALL QOS=gold PriorityTier=5 PreemptMode=REQUEUE Hidden=YES\n",
     )
@@ -293,6 +294,17 @@ def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
         "TRESBillingWeights=CPU=1.0,Mem=0.5G",
     ):
         assert field in line.split(), field
+
+
+def test_a_partition_preempt_mode_slurm_ignores_is_refused_with_its_line(tmp_path: Path) -> None:
+    """slurm.conf(5): without PreemptType=preempt/partition_prio a partition's PreemptMode is not
+    read; import keeps it out of the blueprint and says so."""
+    imported = import_site(
+        conf(tmp_path, BASE + "NodeName=n1\nPartitionName=p Nodes=n1 PreemptMode=REQUEUE\n")
+    )
+    (outcome,) = [o for o in imported.outcomes if o.key == "PreemptMode"]
+    assert outcome.kind == "refused" and "ignores a partition's PreemptMode" in outcome.target
+    assert "preempt_mode" not in yaml.safe_load(imported.text)["slurm"]["partitions"][0]
 
 
 def test_a_partition_qos_without_accounting_is_refused(tmp_path: Path) -> None:
