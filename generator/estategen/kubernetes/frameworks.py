@@ -11,17 +11,8 @@ from __future__ import annotations
 
 from estategen.kubernetes import kueue, volcano
 from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, UpstreamManifest, meta
-from estategen.model import KubernetesCluster, Team
+from estategen.model import Team
 
-# Kueue 0.19.2's integration names (charts/kueue/values.yaml); `job` keeps what every cluster
-# had: batch Jobs plus plain pods, Deployments and StatefulSets in team namespaces
-KUEUE_FRAMEWORKS: dict[str, tuple[str, ...]] = {
-    "job": ("batch/job", "pod", "deployment", "statefulset"),
-    "jobset": ("jobset.x-k8s.io/jobset",),
-    "trainjob": ("trainer.kubeflow.org/trainjob",),
-    "mpijob": ("kubeflow.org/mpijob",),
-    "rayjob": ("ray.io/rayjob",),
-}
 # Volcano v1.15.1's job plugins (pkg/controllers/job/plugins/factory.go) that run a framework
 # as a batch.volcano.sh Job; svc (and ssh for MPI) as the job webhook would add them
 VOLCANO_PLUGINS: dict[str, dict[str, list[str]]] = {
@@ -51,12 +42,6 @@ MPI_OPERATOR_MANIFEST = (
     "https://raw.githubusercontent.com/kubeflow/mpi-operator/"
     f"{MPI_OPERATOR_VERSION}/deploy/v2beta1/mpi-operator.yaml"
 )
-
-
-def kueue_frameworks(cluster: KubernetesCluster) -> list[str]:
-    """Kueue's ``integrations.frameworks`` for the kinds the cluster runs, in schema order."""
-    return [name for kind in KUEUE_FRAMEWORKS if kind in cluster.frameworks for name in
-            KUEUE_FRAMEWORKS[kind]]  # fmt: skip
 
 
 def releases(view: ClusterView) -> list[HelmRelease]:

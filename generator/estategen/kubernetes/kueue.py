@@ -18,7 +18,6 @@ from estategen.facts import (
     cluster_flavors,
     mig_instances_per_gpu,
 )
-from estategen.kubernetes import frameworks
 from estategen.kubernetes.nvidia import config_text, mig_resource
 from estategen.kubernetes.objects import (
     FIELD_MANAGER,
@@ -28,10 +27,28 @@ from estategen.kubernetes.objects import (
     Obj,
     meta,
 )
-from estategen.model import NodePool, QueueTeam, Team
+from estategen.model import KubernetesCluster, NodePool, QueueTeam, Team
 from estategen.record import Record
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
+
+# Kueue 0.19.2's integration names (charts/kueue/values.yaml); `job` keeps what every cluster
+# had: batch Jobs plus plain pods, Deployments and StatefulSets in team namespaces
+KUEUE_FRAMEWORKS: dict[str, tuple[str, ...]] = {
+    "job": ("batch/job", "pod", "deployment", "statefulset"),
+    "jobset": ("jobset.x-k8s.io/jobset",),
+    "trainjob": ("trainer.kubeflow.org/trainjob",),
+    "mpijob": ("kubeflow.org/mpijob",),
+    "rayjob": ("ray.io/rayjob",),
+}
+
+
+def kueue_frameworks(cluster: KubernetesCluster) -> list[str]:
+    """Kueue's ``integrations.frameworks`` for the kinds the cluster runs, in schema order."""
+    return [name for kind in KUEUE_FRAMEWORKS if kind in cluster.frameworks for name in
+            KUEUE_FRAMEWORKS[kind]]  # fmt: skip
+
+
 CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 VERSION = "0.19.2"
 TOPOLOGY = "network"
@@ -159,7 +176,7 @@ def manager_configuration(view: ClusterView) -> Obj:
         "managedJobsNamespaceSelector": {
             "matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}]
         },
-        "integrations": {"frameworks": frameworks.kueue_frameworks(view.cluster)},
+        "integrations": {"frameworks": kueue_frameworks(view.cluster)},
         # all-or-nothing without stalling other teams (R5.4): a workload whose pods are not
         # all ready within the timeout gives its quota back and is requeued with a backoff;
         # admission is never blocked, which would hold every ClusterQueue of the cluster while
