@@ -400,8 +400,6 @@ FORMER_COPIES = {
     "_host_budget",
     "mounts",
     "offered_storage_classes",
-    "SLURMD_PORT",
-    "SLURMCTLD_PORT",
     "_taint",
 }
 
@@ -413,6 +411,9 @@ HOMES = {name: "facts.py" for name in FORMER_COPIES} | {
     # a host's own labels: the inventory and the Node patches read the same runs
     "host_label_runs": "facts.py",
     "HostLabelRun": "facts.py",
+    # Slurm's default ports are schema defaults too, and the schema sits below the facts
+    "SLURMD_PORT": "model.py",
+    "SLURMCTLD_PORT": "model.py",
 }
 
 

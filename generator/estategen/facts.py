@@ -12,13 +12,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from estategen.memo import by_identity
-from estategen.model import Estate, NodePool, Reservation, Storage, Taint, slurm_seconds, spread
+from estategen.model import (
+    SLURMCTLD_PORT,
+    SLURMD_PORT,
+    Estate,
+    NodePool,
+    Reservation,
+    Storage,
+    Taint,
+    slurm_seconds,
+    spread,
+)
 from estategen.record import Record
 
-# Ports Slurm's daemons listen on by default (slurm.conf SlurmctldPort and SlurmdPort);
-# a site's slurm.ports may set others: read them through slurmctld_ports and slurmd_port.
-SLURMCTLD_PORT = 6817
-SLURMD_PORT = 6818
 # where the slurm_packages role saves slurm.packages.apt_key_url (a source line names it with
 # signed-by=)
 SLURM_APT_KEYRING = "/etc/apt/keyrings/slurm.asc"

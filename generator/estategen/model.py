@@ -351,6 +351,11 @@ NO_POWER_SAVING = PowerSaving(
 
 
 # --- site overrides of what estategen renders ---
+# Ports Slurm's daemons listen on by default (slurm.conf SlurmctldPort and SlurmdPort);
+# a site's slurm.ports may set others: read them through facts.slurmctld_ports and
+# facts.slurmd_port.
+SLURMCTLD_PORT = 6817
+SLURMD_PORT = 6818
 # slurm.paths defaults, also the schema's: Debian's slurm-wlm paths.
 SLURM_PATH_DEFAULTS = {
     "state_save_location": "/var/spool/slurmctld",

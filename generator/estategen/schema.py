@@ -20,12 +20,13 @@ from typing import Any, ClassVar
 from estategen import hostlist
 from estategen.catalog import SHAPE_KEYS
 from estategen.errors import Finding, did_you_mean, issue, key_path, quote
-from estategen.facts import SLURMCTLD_PORT, SLURMD_PORT
 from estategen.model import (
     DEFAULT_SLURM_SOURCE,
     POWER_SAVING_DEFAULTS,
     SLURM_PACKAGE_SOURCES,
     SLURM_PATH_DEFAULTS,
+    SLURMCTLD_PORT,
+    SLURMD_PORT,
     STATE_SAVE_LOCATION,
 )
 

@@ -17,14 +17,13 @@ from __future__ import annotations
 from estategen.facts import (
     MODEL_LABEL,
     POOL_LABEL,
-    SLURMCTLD_PORT,
     hosted_backing_pools,
     hosted_pod_cpus,
     hosted_pod_memory_mib,
     node_taint,
 )
 from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, meta
-from estategen.model import Estate, NodePool
+from estategen.model import SLURMCTLD_PORT, Estate, NodePool
 
 API = "slinky.slurm.net/v1beta1"
 GROUP = "slinky.slurm.net"
