@@ -284,47 +284,25 @@ def test_an_earlier_untouched_stack_settings_file_is_removed(lab: Path, tmp_path
     assert run_cli("render", lab, "-o", tmp_path, "--check").returncode == 0
 
 
-def test_the_compiled_templates_are_what_jinja_writes_now() -> None:
-    """estategen.templates_compiled holds each template as Jinja compiles it for the
-    environment that renders it, under a name made from the template text, the Jinja version
-    and the settings; run `python -m estategen.templating` after changing a template."""
-    import jinja2
-
-    from estategen import templating
-
-    expected = templating.compiled_templates()
-    shipped = {
-        f"{templating.COMPILED_PACKAGE}.{path.stem}": path.read_text(encoding="utf-8")
-        for path in templating.COMPILED_FOLDER.glob("t_*.py")
-    }
-    versions = {text.split("with Jinja ", 1)[1].split(" ", 1)[0] for text in shipped.values()}
-    if versions != {jinja2.__version__}:
-        # written by another Jinja (a newer release installed since): none of them may be
-        # loaded, so every template is compiled here as before
-        assert not set(shipped) & set(expected), versions
-        return
-    assert sorted(shipped) == sorted(expected), "stale: run `python -m estategen.templating`"
-    for module, python in expected.items():
-        assert shipped[module] == templating.HEADER + python
-
-
-def test_a_changed_template_is_compiled_afresh_not_taken_from_the_package(
-    tmp_path: Path,
+def test_templates_compiled_once_render_the_same_from_the_user_cache_folder(
+    campus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import jinja2
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert run_cli("render", campus, "-o", tmp_path / "a").returncode == 0
+    cached = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (tmp_path / "cache").rglob("*")}
+    assert any(p.suffix == ".cache" for p in cached)
+    assert run_cli("render", campus, "-o", tmp_path / "b").returncode == 0
+    # read back, not written again
+    assert {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in cached} == cached
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")
 
-    from estategen.render import templates
-    from estategen.templating import CompiledLoader
 
-    shipped = templates().get_template("ansible/ansible.cfg.j2")
-    changed = jinja2.Environment(
-        loader=CompiledLoader("estategen", "templates"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,  # another setting: Jinja writes other Python
-    )
-    changed.globals.update(templates().globals)
-    fresh = changed.from_string(Path(shipped.filename or "").read_text(encoding="utf-8"))
-    assert changed.get_template("ansible/ansible.cfg.j2").render() != shipped.render()
-    assert changed.get_template("ansible/ansible.cfg.j2").render() == fresh.render()
+def test_a_cache_folder_that_cannot_be_made_leaves_templates_compiled_in_each_run(
+    campus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))
+    assert run_cli("render", campus, "-o", tmp_path / "a").returncode == 0
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert run_cli("render", campus, "-o", tmp_path / "b").returncode == 0
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")

@@ -922,16 +922,17 @@ def md(value: object) -> str:
 def _environment() -> Any:
     import jinja2
 
-    from estategen.templating import CompiledLoader
+    from estategen.templating import bytecode_cache
 
     env = jinja2.Environment(
-        loader=CompiledLoader("estategen", "templates"),
+        loader=jinja2.PackageLoader("estategen", "templates"),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
         # HTML (and its inline SVG) is escaped everywhere; Markdown values go through `md`
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",)),
+        bytecode_cache=bytecode_cache(),
     )
     env.filters["md"] = md
     return env

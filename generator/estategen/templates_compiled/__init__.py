@@ -1,1 +1,0 @@
-"""Jinja templates compiled to Python (see estategen.render.CompiledLoader); generated."""
