@@ -274,7 +274,7 @@ def test_campus_partitions_match_the_blueprint(campus_ctld: tuple[SlurmLab, Esta
 
 def test_campus_nodes_match_their_pools(campus_ctld: tuple[SlurmLab, Estate]) -> None:
     from estategen.facts import gpu_gres
-    from estategen.renderers.slurm import real_memory_mib
+    from estategen.slurm_facts import real_memory_mib
 
     cluster, estate = campus_ctld
     shown = {n["NodeName"]: n for n in parse_records(cluster.run("scontrol", "-o", "show", "node"))}

@@ -29,7 +29,7 @@ from estategen.load import parse_blueprint
 from estategen.model import Estate
 from estategen.pipeline import validate_document
 from estategen.render import render
-from estategen.renderers.slurm import real_memory_mib
+from estategen.slurm_facts import real_memory_mib
 
 from mariadb import MariaDB, have_mariadb
 from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version

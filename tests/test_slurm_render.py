@@ -12,7 +12,7 @@ import pytest
 from estategen.load import parse_blueprint
 from estategen.pipeline import validate_document
 from estategen.render import render
-from estategen.renderers.slurm import slurm_hostlist
+from estategen.slurm_facts import slurm_hostlist
 
 from conftest import BLUEPRINTS
 
@@ -447,7 +447,7 @@ def test_node_addresses_are_written_in_host_order_with_ranges(
 ) -> None:
     """slurm.conf(5) NodeAddr pairs with NodeName's hosts in order; runs become ranges."""
     from estategen import hostlist
-    from estategen.renderers.slurm import address_list
+    from estategen.slurm_facts import address_list
 
     assert address_list(addresses) == written
     assert hostlist.expand(written, addresses=True) == addresses

@@ -67,14 +67,6 @@ from estategen.model import (
 )
 from estategen.prometheus_rules import slurm_exporter_host
 from estategen.record import replace
-from estategen.renderers.slurm import (
-    SLURM_USER,
-    accounting_tres,
-    def_mem_per_cpu,
-    parent_account,
-    renders_power_saving,
-    required_tres,
-)
 from estategen.reserved import (
     MARIADB_ACCOUNTS,
     POOL_NAMES,
@@ -87,6 +79,14 @@ from estategen.reserved import (
     namespace_reason,
 )
 from estategen.schema import PROGRAM_TREES, SLURM_VERSIONS, STORAGE_SOURCES
+from estategen.slurm_facts import (
+    SLURM_USER,
+    accounting_tres,
+    def_mem_per_cpu,
+    parent_account,
+    renders_power_saving,
+    required_tres,
+)
 from estategen.slurm_keys import (
     MULTIFACTOR_OPTIONS,
     RECORD_KEYS,

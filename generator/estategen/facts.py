@@ -401,20 +401,6 @@ def hosted_pod_cpus(pool: NodePool) -> int:
     return pool.cpu.threads - KUBELET_RESERVED_CPUS
 
 
-def hosted_pod_memory_mib(pool: NodePool) -> int:
-    """Memory (MiB) a hosted pool's slurmd pod requests and slurmd registers (``RealMemory=``):
-    at most the pool's RealMemory (the node's memory less estategen's reserve, which stands
-    for what the kernel keeps out of MemTotal, the kubelet's capacity) and at most
-    ``memory_gb`` read as 10^9 bytes, less the kubelet's reservation, so the pod fits the
-    node's allocatable memory."""
-    # renderers.slurm imports the facts
-    from estategen.renderers.slurm import pool_real_memory
-
-    assert pool.memory_gb is not None
-    decimal = pool.memory_gb * 10**9 // 2**20
-    return min(pool_real_memory(pool), decimal) - KUBELET_RESERVED_MEMORY_MIB
-
-
 def hosted_backing_pools(estate: Estate, pool: NodePool) -> list[NodePool]:
     """The Kubernetes pools of a hosted pool's cluster whose nodes its slurmd pods may land on:
     those with its GPU model (or, for a pool without GPUs, those without GPUs)."""

@@ -46,6 +46,7 @@ from estategen.schema import (
     TRES,
     USER,
 )
+from estategen.slurm_facts import address_list, real_memory_mib
 from estategen.slurm_keys import MULTIFACTOR_OPTIONS, REFUSED_IN_OPTIONS, password_key
 from estategen.slurm_removed import RemovedKey, removed_key
 from estategen.slurmconf import (
@@ -1068,8 +1069,6 @@ class _Shape(Record):
 def _memory(real_mib: int) -> dict[str, int]:
     """memory_gb (the whole GiB that hold the site's RealMemory) and, unless estategen's
     reserve lands on it anyway, real_memory_mib: the site's RealMemory exactly."""
-    from estategen.renderers.slurm import real_memory_mib
-
     memory_gb = max(1, -(-real_mib // _GIB))
     if real_memory_mib(memory_gb) == real_mib:
         return {"memory_gb": memory_gb}
@@ -1528,8 +1527,6 @@ def _nodes_and_partitions(
                 gpus["autodetect"] = autodetect
             pool["gpus"] = gpus
         if shape.addressed:
-            from estategen.renderers.slurm import address_list
-
             pool["addresses"] = address_list(addresses[h] for h in hostlist.expand(pool["hosts"]))
         if shape.switch:
             pool["network"] = {"switch": shape.switch}

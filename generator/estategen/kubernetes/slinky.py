@@ -19,11 +19,11 @@ from estategen.facts import (
     POOL_LABEL,
     hosted_backing_pools,
     hosted_pod_cpus,
-    hosted_pod_memory_mib,
     node_taint,
 )
 from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, meta
 from estategen.model import SLURMCTLD_PORT, Estate, NodePool
+from estategen.slurm_facts import hosted_pod_memory_mib, node_line
 
 API = "slinky.slurm.net/v1beta1"
 GROUP = "slinky.slurm.net"
@@ -153,9 +153,6 @@ def extra_conf(estate: Estate, pool: NodePool) -> str:
     """slurmd's ``--conf`` node parameters: the GRES, features and weight of the pool's
     slurm.conf node line (the operator adds the NodeSet's name as a feature), with the CPUs and
     memory of the pod, not of the node: slurmd registers what its pod may use."""
-    # the Slurm renderer imports the Kubernetes side (through the renderer registry)
-    from estategen.renderers.slurm import node_line
-
     line = node_line(estate, pool)
     fields = [f"CPUs={hosted_pod_cpus(pool)}", f"RealMemory={hosted_pod_memory_mib(pool)}"]
     if line.gres:

@@ -7,7 +7,6 @@ make AllowAccounts and QoS mean something. Output follows ``versions.slurm``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,7 +19,6 @@ from estategen.facts import (
     gres_type,
     health_checks,
     hosted_node_names,
-    hosted_pod_memory_mib,
     pool_mounts,
     reservation_hosts,
     reservation_name,
@@ -40,167 +38,32 @@ from estategen.model import (
 )
 from estategen.record import Record
 from estategen.render import Files, renderer, templates, text
+from estategen.slurm_facts import (
+    MEMORY_RESERVE_FRACTION,
+    MEMORY_RESERVE_MAX_FRACTION,
+    MEMORY_RESERVE_MIN_MIB,
+    SLURM_USER,
+    accounting_tres,
+    cpus_per_gpu,
+    def_mem_per_cpu,
+    gpu_billing_weight,
+    memory_per_gpu,
+    node_line,
+    parent_account,
+    pool_real_memory,
+    renders_power_saving,
+    shards,
+    site_memory_default,
+    slurm_hostlist,
+)
 
-# Memory the OS, slurmd and page cache keep: 5% of physical memory, at least 2 GiB, but never
-# more than half, so a small node (1 or 2 GB) still offers memory to jobs.
-MEMORY_RESERVE_FRACTION = 0.05
-MEMORY_RESERVE_MIN_MIB = 2048
-MEMORY_RESERVE_MAX_FRACTION = 0.5
-SLURM_USER = "slurm"
 # Backfill looks this far ahead at most (minutes): 30 days.
 BACKFILL_WINDOW_MAX = 43_200
-
-
-def real_memory_mib(memory_gb: int) -> int:
-    """RealMemory for a node: physical memory less the documented reserve.
-
-    A pool's ``real_memory_mib`` replaces it: read a pool's RealMemory with
-    :func:`pool_real_memory`."""
-    physical = memory_gb * 1024
-    reserve = max(MEMORY_RESERVE_MIN_MIB, int(physical * MEMORY_RESERVE_FRACTION))
-    return physical - min(reserve, int(physical * MEMORY_RESERVE_MAX_FRACTION))
-
-
-def pool_real_memory(pool: NodePool) -> int:
-    """RealMemory of a pool's nodes (MiB): the blueprint's real_memory_mib, else physical
-    memory less the reserve."""
-    if pool.real_memory_mib is not None:
-        return pool.real_memory_mib
-    assert pool.memory_gb is not None
-    return real_memory_mib(pool.memory_gb)
-
-
-# a range that more of the name follows: "]" before anything but "," (the next item) or the end
-_TEXT_AFTER_RANGE = re.compile(r"\][^,]")
-
-
-def slurm_hostlist(names: Iterable[str]) -> str:
-    """A hostlist Slurm reads: ranges as :func:`hostlist.compress` writes them, except that a
-    range followed by more text (``gpu-[01-02]-ib``) is written out name by name, because
-    Slurm's hostlists allow nothing after the bracket."""
-    compressed = hostlist.compress(names)
-    if not _TEXT_AFTER_RANGE.search(compressed):
-        return compressed  # every range ends its item (most pools)
-    items: list[str] = []
-    for item in hostlist.split_items(compressed):
-        if "[" in item and not item.endswith("]"):
-            items.extend(hostlist.expand(item))
-        else:
-            items.append(item)
-    return ",".join(items)
-
-
-def shards(pool: NodePool) -> int:
-    """Shards per node (shard GRES), 0 when the pool does not share GPUs in Slurm."""
-    if pool.gpus and pool.gpus.sharing.shard:
-        return pool.gpus.count * pool.gpus.sharing.shard
-    return 0
-
-
-def gpu_billing_weight(estate: Estate, model: str) -> int:
-    """A GPU bills a quarter of its memory in GB: 20 for an 80 GB H100, 6 for an L4."""
-    return max(1, estate.gpu_models[model].memory_gb // 4)
-
-
-class NodeLine(Record):
-    pool: str
-    hosts: str
-    sockets: int
-    cores_per_socket: int
-    threads_per_core: int
-    real_memory: int
-    cpus: int | None
-    gres: str
-    features: str
-    weight: int
-    state: str = "UNKNOWN"
-    addresses: str = ""  # NodeAddr, in the order Slurm expands `hosts`
 
 
 class PartitionLine(Record):
     name: str
     fields: list[tuple[str, str]]
-
-
-def address_list(addresses: Iterable[str]) -> str:
-    """NodeAddr as slurm.conf writes it: the addresses in order, each run of consecutive
-    last numbers (10.1.0.1, 10.1.0.2, ...) as one bracket range (10.1.0.[1-2]); IPv6
-    addresses one by one."""
-    items: list[str] = []
-    run: list[tuple[str, str]] = []  # (prefix, digits) of the current run
-
-    def close() -> None:
-        if len(run) == 1:
-            items.append("".join(run[0]))
-        elif run:
-            items.append(f"{run[0][0]}[{run[0][1]}-{run[-1][1]}]")
-        run.clear()
-
-    for address in addresses:
-        match = re.fullmatch(r"(.*?)([0-9]+)", address)
-        if match is None or ":" in address:
-            close()
-            items.append(address)
-            continue
-        prefix, digits = match.groups()
-        if run and (
-            prefix != run[-1][0]
-            or int(digits) != int(run[-1][1]) + 1
-            or (
-                len(digits) != len(run[-1][1])
-                and (digits.startswith("0") or run[0][1].startswith("0"))
-            )
-        ):
-            close()
-        run.append((prefix, digits))
-    close()
-    return ",".join(items)
-
-
-def _node_addresses(pool: NodePool, hosts: str) -> str:
-    """The pool's NodeAddr in the order Slurm expands the NodeName hostlist ``hosts``."""
-    if not pool.addresses:
-        return ""
-    of = dict(zip(pool.hosts, pool.addresses, strict=True))
-    return address_list(of[host] for host in hostlist.expand(hosts))
-
-
-def _node_line(estate: Estate, pool: NodePool) -> NodeLine:
-    assert pool.cpu is not None and pool.memory_gb is not None
-    gres = [f"gpu:{kind}:{count}" if kind else f"gpu:{count}" for kind, count in gpu_gres(pool)]
-    if shards(pool):
-        gres.append(f"shard:{shards(pool)}")
-    features = list(pool.features)
-    if pool.gpus and pool.gpus.feature is not False:
-        features.append(pool.gpus.model)
-        if pool.gpus.mig:
-            features.append("mig")
-    if pool.weight is not None:
-        weight = pool.weight
-    elif pool.gpus:
-        weight = 1 + estate.gpu_models[pool.gpus.model].memory_gb
-    else:
-        weight = 1
-    hosts = slurm_hostlist(pool.hosts) if pool.hosts else ""
-    return NodeLine(
-        pool=pool.name,
-        hosts=hosts,
-        sockets=pool.cpu.sockets,
-        cores_per_socket=pool.cpu.cores_per_socket,
-        threads_per_core=pool.cpu.threads_per_core,
-        cpus=pool.cpu.cpus,
-        real_memory=pool_real_memory(pool),
-        gres=",".join(gres),
-        features=",".join(dict.fromkeys(features)),
-        weight=weight,
-        state="CLOUD" if pool.cloud_nodes else "UNKNOWN",
-        addresses=_node_addresses(pool, hosts),
-    )
-
-
-def node_line(estate: Estate, pool: NodePool) -> NodeLine:
-    """A pool's node shape as slurm.conf writes it; hosted pools' slurmd take it as --conf."""
-    return _node_line(estate, pool)
 
 
 def _nodesets(estate: Estate) -> list[tuple[str, str]]:
@@ -274,13 +137,13 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
         fields.append(("DefMemPerNode", str(site.def_mem_per_node)))
     if gpu_pools and estate.slurm.site.select_type == "cons_tres":
         if site.def_cpu_per_gpu != "none":
-            per_gpu = site.def_cpu_per_gpu or min(_cpus_per_gpu(p) for p in gpu_pools)
+            per_gpu = site.def_cpu_per_gpu or min(cpus_per_gpu(p) for p in gpu_pools)
             fields.append(("DefCpuPerGPU", str(per_gpu)))
         # a global memory default of slurm.options stands unless the partition has its own
         if site.def_mem_per_node is None and (
             site.def_mem_per_gpu is not None or not site_memory_default(estate)
         ):
-            mem_per_gpu = site.def_mem_per_gpu or min(_memory_per_gpu(p) for p in gpu_pools)
+            mem_per_gpu = site.def_mem_per_gpu or min(memory_per_gpu(p) for p in gpu_pools)
             fields.append(("DefMemPerGPU", str(mem_per_gpu)))
     weights = (
         [f"{k}={v}" for k, v in site.billing_weights]
@@ -292,31 +155,6 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     if part.hidden:
         fields.append(("Hidden", "YES"))
     return PartitionLine(part.name, fields)
-
-
-# slurm.conf's global memory defaults, which a partition line without its own replaces
-GLOBAL_MEMORY_DEFAULTS = frozenset({"defmempercpu", "defmempernode", "defmempergpu"})
-
-
-def site_memory_default(estate: Estate) -> bool:
-    """slurm.options sets a global DefMemPerCPU, DefMemPerNode or DefMemPerGPU: a partition
-    without a default of its own in the blueprint gets none from estategen, so the site's
-    applies (a partition's value replaces the global one in slurmctld)."""
-    return any(key.lower() in GLOBAL_MEMORY_DEFAULTS for key in estate.slurm.options)
-
-
-def def_mem_per_cpu(estate: Estate, part: Partition) -> int | None:
-    """A partition's DefMemPerCPU (MiB): the blueprint's, else the smallest RealMemory per
-    CPU of its pools; None when no pool has a shape, the blueprint gives DefMemPerNode, or
-    slurm.options gives a global memory default."""
-    if part.overrides.def_mem_per_cpu is not None:
-        return part.overrides.def_mem_per_cpu
-    if part.overrides.def_mem_per_node is not None or site_memory_default(estate):
-        return None
-    # (checks call this before partitions_resolve has refused an unknown pool)
-    pools = [estate.pools_by_name[name] for name in part.pools if name in estate.pools_by_name]
-    shaped = [p for p in pools if p.cpu and p.memory_gb]
-    return min(_memory_per_cpu(p) for p in shaped) if shaped else None
 
 
 def _billing_weights(estate: Estate, gpu_pools: list[NodePool]) -> list[str]:
@@ -340,32 +178,6 @@ def _billing_weights(estate: Estate, gpu_pools: list[NodePool]) -> list[str]:
     return list(dict.fromkeys(billing))
 
 
-def _gpus_per_node(pool: NodePool) -> int:
-    """Schedulable GPUs per node: whole GPUs, or MIG instances on MIG pools."""
-    return max(1, sum(count for _, count in gpu_gres(pool)))
-
-
-def _cpus_per_gpu(pool: NodePool) -> int:
-    assert pool.cpu is not None
-    return max(1, pool.cpu.slurm_cpus // _gpus_per_node(pool))
-
-
-def _registered_memory(pool: NodePool) -> int:
-    """RealMemory (MiB) a pool's nodes register with slurmctld: a hosted pool's slurmd pod
-    registers its memory limit, less than the node has."""
-    return hosted_pod_memory_mib(pool) if pool.hosted else pool_real_memory(pool)
-
-
-def _memory_per_gpu(pool: NodePool) -> int:
-    assert pool.memory_gb is not None
-    return max(1, _registered_memory(pool) // _gpus_per_node(pool))
-
-
-def _memory_per_cpu(pool: NodePool) -> int:
-    assert pool.cpu is not None and pool.memory_gb is not None
-    return max(1, _registered_memory(pool) // pool.cpu.slurm_cpus)
-
-
 def _gres_types(estate: Estate) -> list[str]:
     kinds = []
     if any(p.gpus for p in estate.slurm_pools):
@@ -373,31 +185,6 @@ def _gres_types(estate: Estate) -> list[str]:
     if any(shards(p) for p in estate.slurm_pools):
         kinds.append("shard")
     return kinds
-
-
-def accounting_tres(estate: Estate) -> list[str]:
-    """TRES slurmdbd records: GPUs in total, per type, and shards when used.
-
-    None without accounting: slurmctld refuses GRES TRES unless slurmdbd stores them.
-    """
-    if estate.slurm.accounting is None:
-        return []
-    if estate.slurm.accounting.tres is not None:
-        return list(estate.slurm.accounting.tres)
-    return required_tres(estate)
-
-
-def required_tres(estate: Estate) -> list[str]:
-    """The GRES TRES estategen's partitions (billing weights) and QoS (GPU limits) name:
-    slurmctld refuses TRESBillingWeights naming a TRES it does not track."""
-    if estate.slurm.accounting is None:
-        return []
-    tres = ["gres/gpu"] if any(p.gpus for p in estate.slurm_pools) else []
-    kinds = sorted({kind for p in estate.slurm_pools for kind, _ in gpu_gres(p) if kind})
-    tres += [f"gres/gpu:{kind}" for kind in kinds]
-    if any(shards(p) for p in estate.slurm_pools):
-        tres.append("gres/shard")
-    return tres
 
 
 def _backfill_window(estate: Estate) -> int:
@@ -530,7 +317,7 @@ def slurm_conf(estate: Estate) -> str:
         mpi_default=slurm.mpi.default,
         mpi_params=mpi_params(estate),
         auth_alt=auth_alt(estate),
-        nodes=[_node_line(estate, p) for p in estate.slurm_pools if not p.hosted],
+        nodes=[node_line(estate, p) for p in estate.slurm_pools if not p.hosted],
         hosted=hosted_conf(estate),
         nodesets=_nodesets(estate),
         partitions=[_partition_line(estate, p) for p in slurm.partitions],
@@ -595,11 +382,6 @@ def sacct_cfg(estate: Estate) -> str:
         cluster=estate.slurm.cluster_name,
         parent=parent_account(estate),
     )
-
-
-def parent_account(estate: Estate) -> str:
-    """The account above every team: the estate's name (``root`` is Slurm's own)."""
-    return estate.name if estate.name != "root" else f"{estate.name}-estate"
 
 
 def qos_commands(estate: Estate) -> str:
@@ -757,12 +539,6 @@ def _on_prem_pools(estate: Estate) -> list[NodePool]:
     """The Slurm pools whose nodes are no cloud nodes, named by their hosts (not hosted in
     Kubernetes): power saving leaves them alone."""
     return [p for p in estate.slurm_pools if not p.cloud_nodes and not p.hosted and p.hosts]
-
-
-def renders_power_saving(estate: Estate) -> bool:
-    """slurm.conf has power saving (SuspendTime, ResumeTimeout, ...): a Slurm pool has cloud
-    nodes."""
-    return any(p.cloud_nodes for p in estate.slurm_pools)
 
 
 def _power_saving(estate: Estate) -> dict[str, Any] | None:
