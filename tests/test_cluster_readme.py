@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from estategen import load, pipeline
-from estategen.render import Files, render
+from estategen.output import Files
+from estategen.render import render
 
 from conftest import BLUEPRINTS
 

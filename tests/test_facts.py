@@ -406,7 +406,7 @@ FORMER_COPIES = {
 
 # Other shared names and the one module that defines each.
 HOMES = {name: "facts.py" for name in FORMER_COPIES} | {
-    "MANIFEST": "render.py",
+    "MANIFEST": "output.py",
     "host_budget": "checks.py",
     # a host's own labels: the inventory and the Node patches read the same runs
     "host_label_runs": "facts.py",

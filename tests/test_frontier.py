@@ -27,7 +27,8 @@ from test_slurm_rest_api import HAS_AUTH_JWT, PLUGIN_DIRS
 
 from estategen import load, pipeline, plan, schema
 from estategen.model import Estate
-from estategen.render import Files, render
+from estategen.output import Files
+from estategen.render import render
 from estategen.write import with_manifest, write_tree
 
 from conftest import BLUEPRINTS

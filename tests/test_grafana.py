@@ -22,9 +22,10 @@ from test_slurm_exporter import COLLECTOR_METRICS, enabled_collectors
 
 from estategen import load
 from estategen.model import Estate
+from estategen.output import Files
 from estategen.pipeline import validate_document
 from estategen.prometheus_rules import observability_rules
-from estategen.render import Files, render
+from estategen.render import render
 from estategen.renderers.grafana import DASHBOARDS_DIR
 
 from conftest import BLUEPRINTS, ROOT

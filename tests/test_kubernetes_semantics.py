@@ -22,7 +22,8 @@ from estategen import facts, load, pipeline
 from estategen.kubernetes import slinky
 from estategen.kubernetes import storage as k8s_storage
 from estategen.model import Estate
-from estategen.render import Files, render
+from estategen.output import Files
+from estategen.render import render
 
 from conftest import BLUEPRINTS
 from crd import UPSTREAM

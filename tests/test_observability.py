@@ -17,8 +17,9 @@ import yaml
 
 from estategen import hostlist, load
 from estategen.model import Estate
+from estategen.output import Files
 from estategen.pipeline import validate_document
-from estategen.render import Files, render
+from estategen.render import render
 
 from conftest import BLUEPRINTS
 

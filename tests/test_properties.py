@@ -32,8 +32,9 @@ from estategen import cli, hostlist, schema, yamltext
 from estategen.catalog import builtin_models
 from estategen.errors import BlueprintInvalid
 from estategen.load import parse_blueprint
+from estategen.output import Files, dumps
 from estategen.pipeline import validate_document
-from estategen.render import Files, dumps, render
+from estategen.render import render
 from estategen.yamltext import _block, _dump
 
 from conftest import BLUEPRINTS

@@ -17,7 +17,8 @@ import pytest
 import yaml
 
 from estategen import model, pipeline
-from estategen.render import OutputFile, render
+from estategen.output import OutputFile
+from estategen.render import render
 from estategen.renderers import pulumi as pulumi_renderer
 
 ROOT = Path(__file__).resolve().parent.parent

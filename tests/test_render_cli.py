@@ -255,7 +255,8 @@ def test_render_leaves_the_stack_settings_pulumi_wrote(lab: Path, tmp_path: Path
 def earlier_output_with_stack_settings(lab: Path, target: Path) -> None:
     """An output folder as earlier versions wrote it: the stack settings file in the manifest."""
     from estategen import pipeline
-    from estategen.render import render, text
+    from estategen.output import text
+    from estategen.render import render
     from estategen.write import with_manifest, write_tree
 
     estate = pipeline.validate_file(lab).estate

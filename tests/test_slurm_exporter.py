@@ -16,9 +16,10 @@ import pytest
 import yaml
 
 from estategen import load
+from estategen.output import Files
 from estategen.pipeline import validate_document
 from estategen.prometheus_rules import observability_rules
-from estategen.render import Files, render
+from estategen.render import render
 
 from ansible_template import ANSIBLE_PLAYBOOK, template
 from conftest import BLUEPRINTS, ROOT

@@ -132,8 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         import gc
 
         gc.disable()
+    from estategen import memo
+
     try:
-        code = _command(args)
+        with memo.run():  # facts the checks, the renderers and plan share, derived once
+            code = _command(args)
     except KeyboardInterrupt:
         code = 130
     except Exception as err:

@@ -34,10 +34,10 @@ from estategen.estatediff import Delta, diff, named, own_policies, recorded
 from estategen.facts import POOL_LABEL, kubelet_taint, pool_group, topology_plugin
 from estategen.kubernetes.objects import FIELD_MANAGER, Obj
 from estategen.model import Estate, KubernetesCluster, Taint
+from estategen.output import MANIFEST, Files
 from estategen.readback import OutputFolder, OutputRefused, check_content
 from estategen.record import Record, field
 from estategen.recorded import NotRecorded, estate_from_data
-from estategen.render import MANIFEST, Files
 from estategen.renderers.pulumi import project_name
 from estategen.slurm_keys import ChangePolicy, change_for, slurm_key
 from estategen.write import check_output_folder

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from estategen import hostlist
+from estategen import hostlist, memo
 from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import UsageError
 from estategen.load import (
@@ -38,9 +38,8 @@ from estategen.load import (
     read_at_most,
 )
 from estategen.load import MAX_FILE_BYTES as BLUEPRINT_BYTES
+from estategen.output import MANIFEST, SAFE_PATH
 from estategen.record import Record
-from estategen.render import _SAFE_PATH as SAFE_PATH  # the renderer's rule for output paths
-from estategen.render import MANIFEST
 
 # One file read back: the blueprint's own size limit (estategen's largest output file for the
 # 100,000-GPU benchmark estate is 0.6 MiB).
@@ -273,8 +272,10 @@ class OutputFolder:
         return Manifest({path: dict(entry) for path, entry in files.items()})
 
 
+@memo.by_identity
 def parse_json(content: bytes) -> Any:
-    """JSON bytes as data.
+    """JSON bytes as data; within a command's memo run, once per bytes object (plan checks
+    the earlier estate.json, then compares its model).
 
     orjson reads what estategen writes in half the standard library's time. What it refuses
     (bytes that are not UTF-8, NaN, nesting beyond 1024 levels, which orjson before 3.9.15

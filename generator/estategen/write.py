@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 
 from estategen import __version__
 from estategen.errors import UsageError
+from estategen.output import MANIFEST, Files, OutputFile, json_file
 from estategen.readback import OutputFolder, OutputRefused, ReadBack
 from estategen.record import Record, field
-from estategen.render import MANIFEST, Files, OutputFile, json_file
 
 if TYPE_CHECKING:
     import ctypes

@@ -24,8 +24,9 @@ import yaml
 
 from estategen.errors import BlueprintInvalid
 from estategen.load import parse_blueprint
+from estategen.output import Files
 from estategen.pipeline import validate_document
-from estategen.render import Files, render
+from estategen.render import render
 
 from conftest import BLUEPRINTS, run_cli
 

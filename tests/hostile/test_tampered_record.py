@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from estategen.errors import UsageError
+from estategen.output import Files
 from estategen.pipeline import validate_file
 from estategen.plan import plan
-from estategen.render import Files, render
+from estategen.render import render
 
 from conftest import BLUEPRINTS
 

@@ -27,6 +27,7 @@ from estategen.kubernetes.objects import (
     Obj,
     UpstreamManifest,
 )
+from estategen.memo import by_identity
 from estategen.model import Estate, KubernetesCluster
 from estategen.record import Record, field
 
@@ -123,6 +124,7 @@ def releases(view: ClusterView) -> list[HelmRelease]:
     return out
 
 
+@by_identity  # the render builds them, and plan again for a cluster whose files change
 def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObjects:
     view = ClusterView.of(estate, cluster)
     files = {

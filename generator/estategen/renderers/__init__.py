@@ -1,4 +1,4 @@
-"""Renderer modules; importing this package registers them in :data:`estategen.render.RENDERERS`."""
+"""Renderer modules; importing this package registers them in :data:`estategen.output.RENDERERS`."""
 
 from estategen.renderers import (  # noqa: F401
     ansible,

@@ -33,8 +33,8 @@ from estategen.facts import (
     registration_labels,
 )
 from estategen.model import Estate, NodePool, Storage, shares_state_and_spool, slurm_build
+from estategen.output import Files, OutputFile, renderer, templates, text
 from estategen.prometheus_rules import slurm_exporter_host
-from estategen.render import Files, OutputFile, renderer, templates, text
 from estategen.renderers.slurm import slurm_files
 from estategen.schema import SYSTEM_DIRECTORIES, SYSTEM_TREES
 from estategen.yamltext import block

@@ -12,7 +12,7 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.model import Estate
-from estategen.render import Files, json_file, renderer, to_data
+from estategen.output import Files, json_file, renderer, to_data
 
 # estate-v2: pools keep their hosts (one hostlist), so a plan can diff models.
 SCHEMA = "estategen/estate-v2"

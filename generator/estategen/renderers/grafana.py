@@ -22,7 +22,7 @@ from typing import Any
 from estategen import facts
 from estategen import prometheus_rules as rules
 from estategen.model import Estate, NodePool
-from estategen.render import Files, json_file, renderer, text
+from estategen.output import Files, json_file, renderer, text
 from estategen.renderers.observability import has_node_exporter_targets
 
 GRAFANA = "observability/grafana"

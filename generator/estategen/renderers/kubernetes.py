@@ -13,7 +13,7 @@ from typing import Any
 from estategen.kubernetes import ClusterObjects, autoscaler, cluster_objects, slinky, storage
 from estategen.kubernetes.objects import FIELD_MANAGER, ClusterView, HelmRelease
 from estategen.model import Estate, KubernetesCluster
-from estategen.render import Files, renderer, text
+from estategen.output import Files, renderer, text
 from estategen.yamltext import manifest
 
 HEADER = "# Rendered by estategen from estate {estate}; edit the blueprint, not this file.\n"

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from estategen.model import Estate
+from estategen.output import Files, json_file, renderer, text
 from estategen.prometheus_rules import (
     DCGM_JOB,
     NODE_JOB,
@@ -26,7 +27,6 @@ from estategen.prometheus_rules import (
     observability_rules,
     slurm_exporter_host,
 )
-from estategen.render import Files, json_file, renderer, text
 from estategen.yamltext import libyaml_block
 
 PROMETHEUS = "observability/prometheus"

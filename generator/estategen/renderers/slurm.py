@@ -36,8 +36,8 @@ from estategen.model import (
     slurm_time,
     spread,
 )
+from estategen.output import Files, renderer, templates, text
 from estategen.record import Record
-from estategen.render import Files, renderer, templates, text
 from estategen.slurm_facts import (
     MEMORY_RESERVE_FRACTION,
     MEMORY_RESERVE_MAX_FRACTION,
