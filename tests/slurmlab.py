@@ -10,6 +10,8 @@ and host name are never touched. Every process started is stopped by pid.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import re
 import shutil
@@ -17,11 +19,19 @@ import signal
 import socket
 import stat
 import subprocess
+import textwrap
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mariadb import MariaDB  # imports this module's free_port: imported where used
 
 SBIN = Path("/usr/sbin")
+# slurmdbd's password for its MariaDB user, in every lab
+DATABASE_PASSWORD = "test-only-password"
 
 
 def have_slurm() -> bool:
@@ -60,6 +70,138 @@ def installed_slurm_source() -> str:
     return sources[0]
 
 
+@functools.cache
+def machine_shape() -> dict[str, int]:
+    """Sockets, cores and threads of this machine as slurmd sees them."""
+    line = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
+    fields = dict(re.findall(r"(\w+)=(\S+)", line))
+    return {
+        "sockets": int(fields["SocketsPerBoard"]) * int(fields.get("Boards", 1)),
+        "cores_per_socket": int(fields["CoresPerSocket"]),
+        "threads_per_core": int(fields["ThreadsPerCore"]),
+    }
+
+
+def machine_cpu() -> str:
+    """A pool's ``cpu`` as this machine's shape, a YAML flow mapping: a pool whose node is
+    this machine registers its slurmd with the CPUs slurm.conf gives it."""
+    shape = machine_shape()
+    return (
+        f"{{sockets: {shape['sockets']}, cores_per_socket: {shape['cores_per_socket']}, "
+        f"threads_per_core: {shape['threads_per_core']}}}"
+    )
+
+
+def machine_cpus() -> int:
+    """This machine's CPUs (threads), all of which its node offers."""
+    shape = machine_shape()
+    return shape["sockets"] * shape["cores_per_socket"] * shape["threads_per_core"]
+
+
+# The GPU lab: one node, this machine, with the controller, slurmdbd and MariaDB beside it.
+GPU_NODE = "lab-node-01"
+GPU_LAB_HOSTS = (GPU_NODE, "lab-ctl", "lab-dbd", "lab-db")
+
+
+def gpu_lab_blueprint(
+    estate: str,
+    teams: Iterable[str],
+    slurm: str,
+    gpus: str = "model: l4-24gb, count: 2",
+    pool: str = "",
+) -> str:
+    """An estate whose one node, GPU_NODE, is this machine: all its CPUs, 4 GB and ``gpus``;
+    users alice and bob in ``teams`` (YAML flow mappings), slurmctld on lab-ctl, slurmdbd on
+    lab-dbd and its database on lab-db. ``pool`` adds keys to the pool (YAML indented by 4),
+    ``slurm`` the keys under test (indented by 2)."""
+    return (
+        textwrap.dedent(
+            f"""\
+            estate: {estate}
+            versions: {{slurm: "{installed_slurm_version()}"}}
+            identity:
+              users:
+                - {{name: alice, uid: 10001}}
+                - {{name: bob, uid: 10002}}
+              teams:
+            """
+        )
+        + "".join(f"    - {team}\n" for team in teams)
+        + textwrap.dedent(
+            f"""\
+            node_pools:
+              - name: gpu
+                scheduler: slurm
+                hosts: {GPU_NODE}
+                cpu: {machine_cpu()}
+                memory_gb: 4
+                gpus: {{{gpus}}}
+            """
+        )
+        + pool
+        + textwrap.dedent(
+            f"""\
+            slurm:
+              packages: {{source: {installed_slurm_source()}}}
+              controllers: [lab-ctl]
+              accounting:
+                host: lab-dbd
+                database: {{host: lab-db, password: {{secret: slurmdbd_db}}}}
+            """
+        )
+        + slurm
+    )
+
+
+def render_blueprint(folder: Path, text: str, name: str = "blueprint") -> Path:
+    """``text`` written to ``folder``/NAME.yaml and rendered with the CLI, as a user would,
+    into ``folder``/out; that folder."""
+    from conftest import run_cli
+
+    source = folder / f"{name}.yaml"
+    source.write_text(text)
+    result = run_cli("render", source, "-o", folder / "out")
+    assert result.returncode == 0, result.stderr + result.stdout
+    return folder / "out"
+
+
+def parse_records(text: str) -> list[dict[str, str]]:
+    """`scontrol -o show ...` output: one record per line of Key=Value pairs."""
+    return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in text.splitlines() if line.strip()]
+
+
+@contextlib.contextmanager
+def slurmdbd_database(folder: Path) -> Iterator[MariaDB]:
+    """MariaDB in ``folder`` with slurmdbd's database and user, stopped on leaving."""
+    from mariadb import MariaDB
+
+    database = MariaDB(folder)
+    try:
+        database.start()
+        database.create("slurm_acct_db", "slurm", DATABASE_PASSWORD)
+        yield database
+    finally:
+        database.stop()
+
+
+@dataclass(frozen=True)
+class Dbd:
+    """How a lab runs slurmdbd: on ``host``, storing into ``database`` (a running one that
+    several labs share, made by slurmdbd_database) or else into the lab's own MariaDB.
+
+    With ``load``, what the roles do before slurmctld starts: `sacctmgr load` of sacct.cfg
+    and the `add qos` lines of qos.sacctmgr, then, once slurmctld runs, the rest of it.
+    ``root_accounts`` are the accounts the operator grants root by hand before slurmctld
+    starts (so all count in its first fair-share pass): the tests submit jobs as root, a name
+    no blueprint may give a user.
+    """
+
+    host: str
+    database: MariaDB | None = None
+    load: bool = True
+    root_accounts: tuple[str, ...] = ()
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -86,7 +228,10 @@ def set_keys(conf: str, values: Mapping[str, str], drop: Iterable[str] = ()) -> 
 
 
 class SlurmLab:
-    """Start munged, slurmdbd, slurmctld and slurmd for one rendered estate."""
+    """Start munged, slurmdbd, slurmctld and slurmd for one rendered estate.
+
+    SlurmLab.running starts a lab and stops it again; the methods are its steps.
+    """
 
     def __init__(self, rendered: Path, work: Path, hosts: Iterable[str]) -> None:
         self.rendered = rendered
@@ -108,6 +253,62 @@ class SlurmLab:
         # their own PATH search before /usr/bin
         self.binds: dict[str, Path] = {}
         self.env = {**os.environ, "SLURM_CONF": str(self.etc / "slurm.conf")}
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(
+        cls,
+        rendered: Path,
+        work: Path,
+        hosts: Iterable[str],
+        *,
+        controller: str | None = None,
+        nodes: Iterable[str] = (),
+        gpu_files: int = 0,
+        dbd: Dbd | None = None,
+        shared: SlurmLab | None = None,
+        configure: Callable[[SlurmLab], None] | None = None,
+    ) -> Iterator[SlurmLab]:
+        """A lab on the files ``rendered`` holds, in ``work``, its daemons stopped on leaving.
+
+        In order: the rendered files are installed (``gpu_files`` device files for gres.conf);
+        ``configure`` edits them, or the lab, before any daemon starts; munged starts (unless
+        the lab uses ``shared``'s munged and slurmdbd, another running lab's); slurmdbd as
+        ``dbd`` says; slurmctld as ``controller``; slurmd as each of ``nodes``, which are
+        then waited for until idle. ``hosts`` are every name the lab's daemons dial.
+        """
+        lab = cls(rendered, work, hosts)
+        with contextlib.ExitStack() as databases:
+            try:
+                if shared:
+                    lab.munge_socket = shared.munge_socket
+                    lab.ports["dbd"] = shared.ports["dbd"]
+                lab.install_configs(gpu_files=gpu_files)
+                if configure:
+                    configure(lab)
+                if not shared:
+                    lab.start_munge()
+                if dbd:
+                    database = dbd.database or databases.enter_context(
+                        slurmdbd_database(work / "db")
+                    )
+                    lab.install_slurmdbd(database.port, DATABASE_PASSWORD)
+                    lab.start_slurmdbd(dbd.host)
+                    if dbd.load:
+                        lab.load_accounts()
+                    for account in dbd.root_accounts:
+                        lab.run("sacctmgr", "-i", "add", "user", "root", f"account={account}")
+                if controller:
+                    lab.start_slurmctld(controller)
+                for node in nodes:
+                    lab.start_slurmd(node)
+                if dbd and dbd.load and controller:
+                    lab.define_qos()
+                for node in nodes:
+                    lab.wait_idle(node)
+                yield lab
+            finally:
+                lab.stop()  # before the database it writes to
 
     def write_hosts(self, down: Iterable[str]) -> None:
         """Every lab host name is 127.0.0.1, except those of machines that are ``down``: they
@@ -183,6 +384,40 @@ class SlurmLab:
         )
         path.write_text(conf)
         path.chmod(0o600)
+
+    # accounting ---------------------------------------------------------------------
+    def load_accounts(self) -> None:
+        """`sacctmgr load` of the rendered sacct.cfg, then the `add qos` lines of qos.sacctmgr
+        (partitions name QoS slurmctld must find), as the roles do before slurmctld starts."""
+        self.run("sacctmgr", "-i", "load", f"file={self.etc / 'sacct.cfg'}")
+        for command in self.qos_lines(adding=True):
+            out = self.run("sacctmgr", "-i", *command, check=False)
+            assert "Adding QOS" in out or "Nothing new added" in out, out
+
+    def qos_lines(self, adding: bool) -> list[list[str]]:
+        """qos.sacctmgr's `add qos` lines, or (``adding`` false) its other lines."""
+        lines = (self.etc / "qos.sacctmgr").read_text().splitlines()
+        commands = [line.split() for line in lines if line and not line.startswith("#")]
+        return [c for c in commands if (c[:2] == ["add", "qos"]) == adding]
+
+    def define_qos(self) -> None:
+        """The rest of qos.sacctmgr, once slurmctld has registered the GPU TRES its limits
+        name, where slurm.conf's AccountingStorageTRES tracks GPUs."""
+        tracked = re.search(r"^AccountingStorageTRES=(.*)$", self.slurm_conf(), re.M)
+        if tracked and "gres/gpu" in tracked[1].lower().split(","):
+            self.wait_for(
+                lambda: (
+                    "gres|gpu"
+                    in self.run("sacctmgr", "-n", "-P", "show", "tres", "format=type,name")
+                ),
+                "GPU TRES registered by slurmctld",
+            )
+        for command in self.qos_lines(adding=False):
+            assert "error" not in self.run("sacctmgr", "-i", *command).lower()
+
+    def slurm_conf(self) -> str:
+        """The lab's slurm.conf, as installed."""
+        return (self.etc / "slurm.conf").read_text()
 
     # processes ----------------------------------------------------------------------
     def namespaced(self, hostname: str | None, *command: str) -> list[str]:

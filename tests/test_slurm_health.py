@@ -17,10 +17,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_slurm_engine import machine_shape
 
-from conftest import run_cli
-from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version
+from slurmlab import (
+    SlurmLab,
+    have_slurm,
+    installed_slurm_source,
+    installed_slurm_version,
+    machine_cpu,
+    render_blueprint,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -34,7 +39,6 @@ L4_MIB = "23034"
 
 
 def health_blueprint() -> str:
-    shape = machine_shape()
     return textwrap.dedent(
         f"""\
         estate: healthlab
@@ -43,8 +47,7 @@ def health_blueprint() -> str:
           - name: gpu
             scheduler: slurm
             hosts: {NODE}
-            cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
-                   threads_per_core: {shape["threads_per_core"]}}}
+            cpu: {machine_cpu()}
             memory_gb: 2
             gpus: {{model: l4-24gb, count: 2}}
             health_check: {{checks: [gpus, memory]}}
@@ -58,13 +61,18 @@ def health_blueprint() -> str:
     )
 
 
+def report_gpus(gpus: Path, count: int) -> None:
+    """What the fake nvidia-smi prints: ``count`` L4 GPUs."""
+    gpus.write_text("".join(f"{L4_MIB}\n" for _ in range(count)))
+
+
 class Lab:
     def __init__(self, cluster: SlurmLab, gpus: Path) -> None:
         self.cluster = cluster
         self.gpus = gpus
 
     def report_gpus(self, count: int) -> None:
-        self.gpus.write_text("".join(f"{L4_MIB}\n" for _ in range(count)))
+        report_gpus(self.gpus, count)
 
     def reason(self) -> str:
         """The node's drain reason as `sinfo -R` lists it ('' when not drained)."""
@@ -78,37 +86,36 @@ class Lab:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     work = tmp_path_factory.mktemp("healthlab")
-    blueprint = work / "healthlab.yaml"
-    blueprint.write_text(health_blueprint())
-    result = run_cli("render", blueprint, "-o", work / "out")
-    assert result.returncode == 0, result.stderr
-    cluster = SlurmLab(work / "out", work / "run", [NODE, "lab-ctl"])
     fake = work / "bin"
     fake.mkdir()
     gpus = work / "gpus"
     (fake / "nvidia-smi").write_text(f'#!/bin/sh\nexec cat "{gpus}"\n')
     (fake / "nvidia-smi").chmod(0o755)
-    cluster.binds["/usr/local/bin"] = fake
-    # slurmd gives the program no SLURM_CONF: scontrol reads /etc/slurm/slurm.conf, as on a
-    # node the roles built
-    cluster.binds["/etc/slurm"] = cluster.etc
-    lab = Lab(cluster, gpus)
-    lab.report_gpus(2)
-    try:
-        cluster.install_configs(gpu_files=2)
+
+    def install(cluster: SlurmLab) -> None:
+        cluster.binds["/usr/local/bin"] = fake
+        # slurmd gives the program no SLURM_CONF: scontrol reads /etc/slurm/slurm.conf, as on
+        # a node the roles built
+        cluster.binds["/etc/slurm"] = cluster.etc
         # what the slurm_compute role installs at /etc/slurm/healthcheck.sh on pool gpu
         program = cluster.etc / "healthcheck.sh"
-        shutil.copy(work / "out" / "slurm" / "healthcheck" / "gpu.sh", program)
+        shutil.copy(cluster.rendered / "slurm" / "healthcheck" / "gpu.sh", program)
         program.chmod(0o755)
-        conf = (cluster.etc / "slurm.conf").read_text()
-        assert "HealthCheckProgram=/etc/slurm/healthcheck.sh" in conf
-        cluster.start_munge()
-        cluster.start_slurmctld("lab-ctl")
-        cluster.start_slurmd(NODE)
+        assert "HealthCheckProgram=/etc/slurm/healthcheck.sh" in cluster.slurm_conf()
+
+    report_gpus(gpus, 2)
+    with SlurmLab.running(
+        render_blueprint(work, health_blueprint(), "healthlab"),
+        work / "run",
+        [NODE, "lab-ctl"],
+        controller="lab-ctl",
+        nodes=[NODE],
+        gpu_files=2,
+        configure=install,
+    ) as cluster:
+        lab = Lab(cluster, gpus)
         cluster.wait_for(lambda: lab.state() == "idle", "idle node")
         yield lab
-    finally:
-        cluster.stop()
 
 
 def wait(condition: object, what: str, lab: Lab, timeout: float = 8 * INTERVAL) -> None:
@@ -141,17 +148,12 @@ def test_a_missing_gpu_drains_the_node_and_resume_sticks_once_restored(lab: Lab)
 
 
 def test_every_node_state_the_schema_allows_is_one_slurmctld_reads(tmp_path: Path) -> None:
-    blueprint = tmp_path / "states.yaml"
-    blueprint.write_text(
-        health_blueprint().replace("node_state: [any]", "node_state: [idle, alloc, mixed, cycle]")
+    states = health_blueprint().replace(
+        "node_state: [any]", "node_state: [idle, alloc, mixed, cycle]"
     )
-    assert run_cli("render", blueprint, "-o", tmp_path / "out").returncode == 0
-    cluster = SlurmLab(tmp_path / "out", tmp_path / "run", [NODE, "lab-ctl"])
-    try:
-        cluster.install_configs(gpu_files=2)
-        cluster.start_munge()
-        cluster.start_slurmctld("lab-ctl")
+    out = render_blueprint(tmp_path, states, "states")
+    with SlurmLab.running(
+        out, tmp_path / "run", [NODE, "lab-ctl"], controller="lab-ctl", gpu_files=2
+    ) as cluster:
         config = cluster.run("scontrol", "show", "config")
-    finally:
-        cluster.stop()
     assert "HealthCheckNodeState    = CYCLE,IDLE,ALLOC,MIXED" in config

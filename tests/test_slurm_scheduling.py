@@ -11,71 +11,44 @@ waits, and with equal usage the team with more fair-share shares starts first.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
-from test_slurm_engine import define_qos, machine_shape, parse_records, start_accounting
 
-from conftest import run_cli
-from mariadb import MariaDB, have_mariadb
-from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version
+from mariadb import have_mariadb
+from slurmlab import (
+    GPU_LAB_HOSTS,
+    Dbd,
+    SlurmLab,
+    gpu_lab_blueprint,
+    have_slurm,
+    machine_cpus,
+    parse_records,
+    render_blueprint,
+)
+from slurmlab import GPU_NODE as NODE
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm, munge and unshare"),
 ]
 
-NODE = "lab-node-01"
 RUNNING = {"RUNNING"}
+TEAMS = ("ops", "climate", "biology")
 
 
-def blueprint(slurm: str, accounting: bool = True) -> str:
-    """One GPU pool on this machine (all its CPUs, 2 GB, 2 GPUs), two teams, and ``slurm``
+def blueprint(slurm: str) -> str:
+    """One GPU pool on this machine (all its CPUs, 2 GB, 2 GPUs), three teams, and ``slurm``
     (the scheduling, QoS and partition keys under test, YAML indented by 2)."""
-    shape = machine_shape()
-    dbd = (
-        "  accounting:\n"
-        "    host: lab-dbd\n"
-        "    database: {host: lab-db, password: {secret: slurmdbd_db}}\n"
-        if accounting
-        else ""
+    return gpu_lab_blueprint(
+        "schedlab",
+        teams=[
+            "{name: ops, gid: 20002, members: [bob], fairshare: 70}",
+            "{name: climate, gid: 20003, members: [alice], fairshare: 30}",
+            "{name: biology, gid: 20004, members: [bob], fairshare: 70}",
+        ],
+        slurm=slurm,
     )
-    return (
-        textwrap.dedent(
-            f"""\
-            estate: schedlab
-            versions: {{slurm: "{installed_slurm_version()}"}}
-            identity:
-              users:
-                - {{name: alice, uid: 10001}}
-                - {{name: bob, uid: 10002}}
-              teams:
-                - {{name: ops, gid: 20002, members: [bob], fairshare: 70}}
-                - {{name: climate, gid: 20003, members: [alice], fairshare: 30}}
-                - {{name: biology, gid: 20004, members: [bob], fairshare: 70}}
-            node_pools:
-              - name: gpu
-                scheduler: slurm
-                hosts: {NODE}
-                cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
-                       threads_per_core: {shape["threads_per_core"]}}}
-                memory_gb: 4
-                gpus: {{model: l4-24gb, count: 2}}
-            slurm:
-              packages: {{source: {installed_slurm_source()}}}
-              controllers: [lab-ctl]
-            """
-        )
-        + dbd
-        + slurm
-    )
-
-
-def cpus() -> int:
-    shape = machine_shape()
-    return shape["sockets"] * shape["cores_per_socket"] * shape["threads_per_core"]
 
 
 # Accounting, QoS preemption and limits: the policies of the blueprint's `high` and
@@ -100,19 +73,6 @@ POLICIES = """\
 """
 
 
-def start_lab(folder: Path, text: str, accounting: bool) -> tuple[SlurmLab, MariaDB | None]:
-    """Render ``text`` into ``folder`` and make (not start) its lab and, with accounting,
-    its database."""
-    source = folder / "schedlab.yaml"
-    source.write_text(text)
-    result = run_cli("render", source, "-o", folder / "out")
-    assert result.returncode == 0, result.stderr
-    names = [NODE, "lab-ctl", *(["lab-dbd", "lab-db"] if accounting else [])]
-    cluster = SlurmLab(folder / "out", folder / "run", names)
-    database = MariaDB(folder / "db") if accounting else None
-    return cluster, database
-
-
 @pytest.fixture(scope="module")
 def policies(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -122,29 +82,19 @@ def policies(
     if not have_mariadb():
         pytest.skip("needs mariadb-server")
     mode = getattr(request, "param", "requeue")
-    cluster, database = start_lab(
-        tmp_path_factory.mktemp(f"schedlab-{mode}"),
-        blueprint(POLICIES.replace("MODE", mode)),
-        accounting=True,
-    )
-    assert database is not None
-    try:
-        cluster.install_configs(gpu_files=2)
-        cluster.start_munge()
-        start_accounting(cluster, database, "lab-dbd")
-        # jobs are submitted as root, which no blueprint may name: the admin grants it the
-        # teams' accounts, before slurmctld starts so all count in its first fair-share pass
-        for team in ("ops", "climate", "biology"):
-            cluster.run("sacctmgr", "-i", "add", "user", "root", f"account={team}")
-        cluster.start_slurmctld("lab-ctl")
-        cluster.start_slurmd(NODE)
-        define_qos(cluster)
-        cluster.wait_idle(NODE)
+    work = tmp_path_factory.mktemp(f"schedlab-{mode}")
+    # jobs are submitted as root, which no blueprint may name: the admin grants it the
+    # teams' accounts, before slurmctld starts so all count in its first fair-share pass
+    with SlurmLab.running(
+        render_blueprint(work, blueprint(POLICIES.replace("MODE", mode)), "schedlab"),
+        work / "run",
+        GPU_LAB_HOSTS,
+        controller="lab-ctl",
+        nodes=[NODE],
+        gpu_files=2,
+        dbd=Dbd("lab-dbd", root_accounts=TEAMS),
+    ) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-        if database:
-            database.stop()
 
 
 def submit(lab: SlurmLab, *options: str, seconds: int = 300) -> str:
@@ -201,7 +151,8 @@ def test_a_high_job_requeues_a_running_scavenger_job_on_a_full_node(empty: Slurm
 def preempt(lab: SlurmLab, partition: str) -> tuple[str, dict[str, str]]:
     """Fill the node with a scavenger-QoS job in ``partition``, then submit a high job; the
     scavenger job's id, and the high job once it runs."""
-    scavenger = submit(lab, "-A", "ops", "-p", partition, "--qos=scavenger", "-n", str(cpus()))
+    every_cpu = str(machine_cpus())
+    scavenger = submit(lab, "-A", "ops", "-p", partition, "--qos=scavenger", "-n", every_cpu)
     wait_job(lab, scavenger, "running", lambda j: j["JobState"] in RUNNING)
     high = submit(lab, "-A", "ops", "-p", "open", "--qos=high", "-n", "1", "-t", "5")
     running = wait_job(lab, high, "running", lambda j: j["JobState"] in RUNNING)
@@ -249,7 +200,7 @@ def test_backfill_starts_a_short_job_before_a_blocked_larger_one(empty: SlurmLab
     jobs strictly in priority order, so there the 2-minute job waits too."""
     busy = submit(empty, "-A", "ops", "-n", "1", "-t", "10")
     wait_job(empty, busy, "running", lambda j: j["JobState"] in RUNNING)
-    large = submit(empty, "-A", "ops", "-n", str(cpus()), "-t", "10")
+    large = submit(empty, "-A", "ops", "-n", str(machine_cpus()), "-t", "10")
     short = submit(empty, "-A", "ops", "-n", "1", "-t", "2")
     long = submit(empty, "-A", "ops", "-n", "1", "-t", "20")
     started = wait_job(

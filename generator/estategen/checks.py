@@ -51,7 +51,6 @@ from estategen.facts import (
 from estategen.kubernetes import autoscaler, slinky
 from estategen.kubernetes import storage as k8s_storage
 from estategen.kubernetes.objects import ClusterView
-from estategen.memo import by_identity
 from estategen.model import (
     DAEMON_FOLDERS,
     DEBIAN_SLURM_BUILDS,
@@ -1070,12 +1069,10 @@ def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
             )
 
 
-@by_identity  # asked for each reservation
 def _slurm_hosts(estate: Estate) -> frozenset[str]:
     return frozenset(h for p in estate.slurm_pools for h in p.hosts)
 
 
-@by_identity  # a pool many reservations hold is named in each of their findings
 def _pool_hostlist(pool: NodePool) -> str:
     return hostlist.compress(pool.hosts)
 

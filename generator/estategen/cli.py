@@ -132,11 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         import gc
 
         gc.disable()
-    from estategen import memo
-
     try:
-        with memo.run():  # facts the checks, the renderers and plan share, derived once
-            code = _command(args)
+        code = _command(args)
     except KeyboardInterrupt:
         code = 130
     except Exception as err:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
-from estategen.memo import by_identity
 from estategen.model import (
     SLURMCTLD_PORT,
     SLURMD_PORT,
@@ -134,7 +133,6 @@ class HostPools(Record):
     size: Mapping[str, int]
 
 
-@by_identity  # asked for every reservation, by the checks and the renderers
 def host_pools(estate: Estate) -> HostPools:
     pool: dict[str, str] = {}
     size: dict[str, int] = {}
@@ -146,7 +144,6 @@ def host_pools(estate: Estate) -> HostPools:
     return HostPools(pool, size)
 
 
-@by_identity  # asked by the checks of each reservation and of each pair of them
 def reservation_nodes(estate: Estate, reservation: Reservation) -> HeldNodes:
     """The nodes :func:`reservation_hosts` lists, as :class:`HeldNodes`."""
     if reservation.hosts:
@@ -358,7 +355,6 @@ def quota_units(pool: NodePool, key: str) -> int:
     return pool.gpu_count * (mig_layout(pool).get(profile, 0) if profile else 1)
 
 
-@by_identity  # asked by the checks, the report's warnings and the renderers
 def quota_capacity(estate: Estate, cluster: str) -> dict[str, int]:
     """Units behind each quota key of a cluster: whole GPUs, or MIG instances of a profile.
 
@@ -424,7 +420,6 @@ def hosted_node_names(estate: Estate, pool: NodePool) -> list[str]:
     return [host for backing in hosted_backing_pools(estate, pool) for host in backing.hosts]
 
 
-@by_identity  # asked by the checks, the report's warnings and the renderers
 def hosted_gpus(estate: Estate, cluster: str) -> dict[str, int]:
     """Whole GPUs of each model the cluster's hosted Slurm pools take, at their `nodes.max`."""
     taken: dict[str, int] = {}
@@ -467,7 +462,6 @@ class Flavor(Record):
         return self.key.partition("/")[2] or None
 
 
-@by_identity  # asked by the checks, the report's warnings and the renderers
 def cluster_flavors(estate: Estate, cluster: str) -> list[Flavor]:
     """A cluster's flavours, by key, with their units and replicas."""
     grouped: dict[str, list[NodePool]] = {}

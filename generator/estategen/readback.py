@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from estategen import hostlist, memo
+from estategen import hostlist
 from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import UsageError
 from estategen.load import (
@@ -272,10 +272,8 @@ class OutputFolder:
         return Manifest({path: dict(entry) for path, entry in files.items()})
 
 
-@memo.by_identity
 def parse_json(content: bytes) -> Any:
-    """JSON bytes as data; within a command's memo run, once per bytes object (plan checks
-    the earlier estate.json, then compares its model).
+    """JSON bytes as data.
 
     orjson reads what estategen writes in half the standard library's time. What it refuses
     (bytes that are not UTF-8, NaN, nesting beyond 1024 levels, which orjson before 3.9.15

@@ -27,7 +27,6 @@ from estategen.kubernetes.objects import (
     Obj,
     UpstreamManifest,
 )
-from estategen.memo import by_identity
 from estategen.model import Estate, KubernetesCluster
 from estategen.record import Record, field
 
@@ -124,7 +123,6 @@ def releases(view: ClusterView) -> list[HelmRelease]:
     return out
 
 
-@by_identity  # the render builds them, and plan again for a cluster whose files change
 def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObjects:
     view = ClusterView.of(estate, cluster)
     files = {

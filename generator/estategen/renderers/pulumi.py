@@ -16,7 +16,6 @@ from typing import Any
 
 from estategen.kubernetes import autoscaler, cloud, frameworks, releases, slinky
 from estategen.kubernetes.objects import ClusterView
-from estategen.memo import by_identity
 from estategen.model import Estate, KubernetesCluster, NodePool
 from estategen.output import Files, OutputFile, json_file, renderer, text
 from estategen.renderers.kubernetes import manifest_folder, values_file
@@ -118,7 +117,6 @@ def _requirements(cluster: KubernetesCluster, pools: Sequence[NodePool]) -> str:
     return "".join(f"{name}=={version}\n" for name, version in sorted(pins))
 
 
-@by_identity  # the render writes it, and plan compares it when the project changes
 def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
     """What the program needs beyond the manifests: where they are, the Helm releases (their
     values are rendered next to the manifests) and the managed node pools' arguments."""
