@@ -51,6 +51,7 @@ from estategen.facts import (
 from estategen.kubernetes import autoscaler, slinky
 from estategen.kubernetes import storage as k8s_storage
 from estategen.kubernetes.objects import ClusterView
+from estategen.limits import MAX_ESTATE_HOSTS
 from estategen.model import (
     DAEMON_FOLDERS,
     DEBIAN_SLURM_BUILDS,
@@ -99,8 +100,6 @@ from estategen.slurm_removed import removed_key
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
 _DIGITS = re.compile(r"([0-9]+)")
-
-MAX_ESTATE_HOSTS = 100_000
 
 # slurm.conf keys estategen renders only for cloud nodes: refused in `slurm.options` when the
 # estate has them

@@ -21,6 +21,10 @@ MAX_USERS = 20_000
 # each becomes a line of reservations.scontrol; the checks compare those whose times meet
 MAX_RESERVATIONS = 1_000
 
+# Hosts an estate may hold in its pools, and name in its reservations
+# (checks.hosts_within_bounds); a file read back or imported names no more in one hostlist.
+MAX_ESTATE_HOSTS = 100_000
+
 # Findings one run lists; the rest are counted in one closing finding.
 MAX_FINDINGS = 1_000
 

@@ -28,8 +28,8 @@ from typing import Any
 import orjson
 
 from estategen import hostlist
-from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import UsageError
+from estategen.limits import MAX_ESTATE_HOSTS
 from estategen.load import (
     MAX_DEPTH,
     MAX_NODES,

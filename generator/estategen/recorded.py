@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from estategen import hostlist
+from estategen.limits import MAX_ESTATE_HOSTS
 from estategen.model import Estate
 from estategen.record import Record, fields
 
@@ -69,8 +70,6 @@ def estate_from_data(data: Mapping[str, Any]) -> Estate:
 
 def _expanded_pools(pools: Any) -> list[Any]:
     """The recorded pools with each one's hosts expanded, after counting all of them."""
-    from estategen.checks import MAX_ESTATE_HOSTS
-
     if not isinstance(pools, list):
         raise _Wrong(f"{_shown(pools)} is not a list", (".node_pools",))
     total = 0

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from estategen import hostlist
-from estategen.checks import MAX_ESTATE_HOSTS
 from estategen.errors import EstategenError, clip
+from estategen.limits import MAX_ESTATE_HOSTS
 from estategen.linebreaks import find_hidden_break
 from estategen.load import read_at_most
 from estategen.readback import MAX_NAMES
@@ -555,7 +555,7 @@ def nodes(conf: ConfFile, budget: Budget | None = None) -> dict[str, ConfRecord]
     here is: a blueprint's host names are DNS names in lower case.
 
     Each line's hosts are counted before they are expanded: beyond the estate limit
-    (:data:`~estategen.checks.MAX_ESTATE_HOSTS`) in all, the line that goes beyond is refused.
+    (:data:`~estategen.limits.MAX_ESTATE_HOSTS`) in all, the line that goes beyond is refused.
     """
     out: dict[str, ConfRecord] = {}
     for record in with_defaults(conf.records, "NodeName"):

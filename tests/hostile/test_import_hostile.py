@@ -25,7 +25,7 @@ import yaml
 from capped import MEMORY_CAP, SECONDS, TIMEOUT
 
 from estategen import hostlist
-from estategen.checks import MAX_ESTATE_HOSTS
+from estategen.limits import MAX_ESTATE_HOSTS
 from estategen.slurmconf import MAX_INCLUDES, MAX_PARAMETERS, MAX_READ_BYTES
 
 SITE = "ClusterName=lab\nSlurmctldHost=ctl\nNodeName=n[1-2] CPUs=4\nPartitionName=p Nodes=n[1-2]\n"
