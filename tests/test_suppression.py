@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from estategen import checks, load
+from estategen.checks import RULES
 from estategen.errors import BlueprintInvalid, Finding, issue
 from estategen.pipeline import validate_document
 from estategen.suppression import errors_only, levels, refusal
@@ -38,16 +39,16 @@ def test_every_rule_a_blueprint_is_warned_under_can_be_suppressed() -> None:
         if f.level != "error"
     }
     assert len(warned) >= 3  # the examples and pairs do raise warnings of several rules
-    assert {rule: refusal(rule) for rule in warned} == dict.fromkeys(warned, "")
+    assert {rule: refusal(rule, RULES) for rule in warned} == dict.fromkeys(warned, "")
 
 
 def test_the_levels_of_a_check_are_read_from_where_it_makes_each_finding() -> None:
     assert levels(checks.host_in_one_pool) == {"error"}
     # a warning raised in a helper the check calls counts for the check
     assert levels(checks.reservations_valid) == {"error", "warning"}
-    assert errors_only("check/host-in-one-pool")
-    assert not errors_only("check/reservations-valid")
-    assert not errors_only("check/stranded-capacity")  # the report's warnings
+    assert errors_only("check/host-in-one-pool", RULES)
+    assert not errors_only("check/reservations-valid", RULES)
+    assert not errors_only("check/stranded-capacity", RULES)  # the report's warnings
 
 
 def defaults_to_error(_: object) -> Iterator[Finding]:
@@ -83,12 +84,12 @@ def test_a_level_counts_as_written_and_one_computed_counts_as_a_possible_warning
 
 
 def test_refusals_name_the_rule_and_say_errors_cannot_be_suppressed() -> None:
-    assert refusal("check/unique-names") == (
+    assert refusal("check/unique-names", RULES) == (
         "'check/unique-names' raises errors only, and errors cannot be suppressed; fix what "
         "it reports instead"
     )
-    assert "errors cannot be suppressed" in refusal("schema/allowed")
-    assert refusal("check/unique-name") == (
+    assert "errors cannot be suppressed" in refusal("schema/allowed", RULES)
+    assert refusal("check/unique-name", RULES) == (
         "no check has the rule id 'check/unique-name'; did you mean 'check/unique-names'?"
     )
-    assert refusal("check/pool-without-storage") == ""
+    assert refusal("check/pool-without-storage", RULES) == ""

@@ -96,6 +96,7 @@ from estategen.slurm_keys import (
     slurm_key,
 )
 from estategen.slurm_removed import removed_key
+from estategen.suppression import refusal
 
 Check = Callable[[Estate], Iterable[Finding]]
 CHECKS: list[Check] = []
@@ -2277,10 +2278,8 @@ def hosted_options_not_owned(estate: Estate) -> Iterator[Finding]:
 def suppressed_rules_exist(estate: Estate) -> Iterator[Finding]:
     """A suppression names a rule some check raises as a warning: a mistyped one would silence
     nothing, and an error is never silenced (:func:`estategen.suppression.refusal`)."""
-    from estategen.suppression import refusal
-
     for i, rule in enumerate(estate.suppress):
-        if refused := refusal(rule):
+        if refused := refusal(rule, RULES):
             yield issue(f"suppress[{i}]", refused)
 
 
@@ -2847,9 +2846,9 @@ def report_warnings(estate: Estate) -> Iterator[Finding]:
         yield issue(warning.path, warning.message, "warning", rule=f"check/{warning.kind}")
 
 
-# every check's rule id, for `suppress` and --suppress (checks register at import, above); the
-# report's warnings are raised under their kinds' ids
-RULE_IDS = frozenset(
-    {rule_id(function) for function in CHECKS if function is not report_warnings}
-    | {f"check/{kind}" for kind in WARNING_KINDS}
-)
+# every check's rule id, for `suppress` and --suppress (checks register at import, above), with
+# the check that raises it; the report's warnings are raised under their kinds' ids
+RULES: dict[str, Check | None] = {
+    rule_id(function): function for function in CHECKS if function is not report_warnings
+} | {f"check/{kind}": None for kind in WARNING_KINDS}
+RULE_IDS = frozenset(RULES)

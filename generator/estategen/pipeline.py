@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from estategen import hostlist, load, schema
-from estategen.checks import host_budget, run_checks
+from estategen.checks import RULES, host_budget, run_checks
 from estategen.errors import BlueprintInvalid, Finding, UsageError, place
 from estategen.limits import MAX_FINDINGS
 from estategen.model import Estate, build
 from estategen.record import Record, field
+from estategen.suppression import refusal
 
 
 class Validated(Record):
@@ -34,10 +35,8 @@ def validate_document(document: load.Document, suppress: Iterable[str] = ()) -> 
     own list; an error is never suppressed."""
     silenced = set(suppress)
     if silenced:
-        from estategen.suppression import refusal
-
         for rule in sorted(silenced):
-            refused = refusal(rule)
+            refused = refusal(rule, RULES)
             if refused:
                 raise UsageError(f"--suppress {rule}: {refused}")
     normalised, problems = schema.normalise(document.data)

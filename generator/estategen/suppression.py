@@ -13,12 +13,15 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from estategen import checks
 from estategen.errors import did_you_mean
+
+# rule id -> the check that raises it; None for a rule raised as a warning by a check of many
+# (the capacity warnings): checks.RULES
+Rules = Mapping[str, Callable[..., Any] | None]
 
 # rule-id families every finding of which is an error: the blueprint could not be read, or
 # does not fit the schema
@@ -27,17 +30,18 @@ _ERROR_FAMILIES = ("load/", "schema/")
 _LEVEL_ARGUMENT = {"issue": 2, "Finding": 5}
 
 
-def refusal(rule: str) -> str:
+def refusal(rule: str, rules: Rules) -> str:
     """Why ``rule`` cannot be suppressed, or "" when it can: the one answer for both ``--suppress``
-    (a usage error) and the blueprint's ``suppress:`` (an error finding at the entry)."""
+    (a usage error) and the blueprint's ``suppress:`` (an error finding at the entry). ``rules``
+    is every rule id the checks raise (checks.RULES)."""
     if rule.startswith(_ERROR_FAMILIES):
         return (
             f"{rule!r} reports a blueprint that cannot be read or does not fit the schema: "
             "errors cannot be suppressed; fix what it reports instead"
         )
-    if rule not in checks.RULE_IDS:
-        return f"no check has the rule id {rule!r}{did_you_mean(rule, checks.RULE_IDS)}"
-    if errors_only(rule):
+    if rule not in rules:
+        return f"no check has the rule id {rule!r}{did_you_mean(rule, rules)}"
+    if errors_only(rule, rules):
         return (
             f"{rule!r} raises errors only, and errors cannot be suppressed; fix what it "
             "reports instead"
@@ -45,19 +49,19 @@ def refusal(rule: str) -> str:
     return ""
 
 
-def errors_only(rule: str) -> bool:
+def errors_only(rule: str, rules: Rules) -> bool:
     """Whether every finding of the check ``rule`` names is an error (False for a rule no
-    check has, and for the report's warnings)."""
-    function = next((f for f in checks.CHECKS if checks.rule_id(f) == rule), None)
-    if function is None or function is checks.report_warnings:
+    check has, and for the capacity warnings)."""
+    function = rules.get(rule)
+    if function is None:
         return False
     return levels(function) == {"error"}
 
 
 @cache
 def levels(function: Callable[..., Any]) -> frozenset[str]:
-    """The levels of the findings ``function`` makes, itself or through the functions of
-    :mod:`estategen.checks` it names."""
+    """The levels of the findings ``function`` makes, itself or through the functions of its own
+    module (:mod:`estategen.checks`) it names."""
     found: set[str] = set()
     seen = {function}
     pending = [function]
@@ -71,10 +75,10 @@ def levels(function: Callable[..., Any]) -> frozenset[str]:
             ):
                 found.add(_level(node, _LEVEL_ARGUMENT[node.func.id]))
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                helper = getattr(checks, node.id, None)
+                helper = function.__globals__.get(node.id)
                 if (
                     inspect.isfunction(helper)
-                    and helper.__module__ == checks.__name__
+                    and helper.__module__ == function.__module__
                     and helper not in seen
                 ):
                     seen.add(helper)
