@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "blueprints"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from estategen import hostlist, report, yamltext  # noqa: E402
+from estategen import hostlist, yamltext  # noqa: E402
 from estategen.pipeline import validate_file  # noqa: E402
 from estategen.render import render  # noqa: E402
 from estategen.renderers import slurm  # noqa: E402
@@ -50,7 +50,6 @@ def cold() -> None:
     yamltext._STRINGS.clear()
     yamltext._KEYS.clear()
     slurm._last = None
-    report._LAST_BASIS.clear()
 
 
 def best_of(repeat: int, action: Callable[[], object]) -> float:

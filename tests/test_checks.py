@@ -115,7 +115,7 @@ TESTED_CHECKS = [
     "queue_engine_keys",
     "frameworks_resolve",
     "suppressed_rules_exist",
-    "report_warnings",
+    "capacity_warnings",
     # Slurm hosted in Kubernetes
     "hosted_slurm_pools",
     "hosted_options_not_owned",
@@ -1365,7 +1365,7 @@ def test_partitions_only_one_may_be_default() -> None:
 
 def test_a_slurm_pool_in_no_partition_is_stranded_capacity() -> None:
     found = run(
-        checks.report_warnings,
+        checks.capacity_warnings,
         """
         node_pools:
           - {name: a100, scheduler: slurm, hosts: n1}

@@ -25,7 +25,7 @@ from test_pulumi import run_project
 from estategen import checks, estatediff, facts, load, pipeline, plan
 from estategen.model import Estate
 from estategen.render import render
-from estategen.report import build as build_report
+from estategen.report.facts import build as build_report
 
 from conftest import BLUEPRINTS
 from k8s_harness import MESA, rendered

@@ -553,8 +553,8 @@ def test_plan_explains_queue_and_example_changes_and_a_new_operator(tmp_path: Pa
 
 def test_the_estate_picture_names_volcano_queues_not_a_cohort() -> None:
     """The report's picture shows a Volcano cluster's queues as Volcano Queues, with no cohort."""
-    from estategen import report
-    from estategen.picture import picture
+    from estategen.report import facts as report
+    from estategen.report.picture import picture
 
     estate, _ = rendered(ESTATE)
     drawn = picture(report.build(estate))

@@ -23,7 +23,7 @@ from estategen.load import read_blueprint
 from estategen.pipeline import validate_document
 from estategen.record import FrozenRecordError, Record, as_dict, field, fields, replace
 from estategen.render import render
-from estategen.report import build
+from estategen.report.facts import build
 
 from conftest import BLUEPRINTS
 

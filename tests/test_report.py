@@ -17,10 +17,12 @@ import pytest
 import yaml
 
 from estategen import load
+from estategen.capacity import WARNING_KINDS, CapacityWarning
 from estategen.errors import BlueprintInvalid
 from estategen.model import Estate
 from estategen.pipeline import validate_document
-from estategen.report import WARNING_KINDS, ReportWarning, build, html, markdown, report_files
+from estategen.report.facts import build
+from estategen.report.pages import html, markdown, report_files
 
 from conftest import BLUEPRINTS, run_cli
 
@@ -94,7 +96,7 @@ def variant(**changes: Any) -> dict[str, Any]:
     return doc
 
 
-def warnings(doc: dict[str, Any]) -> list[ReportWarning]:
+def warnings(doc: dict[str, Any]) -> list[CapacityWarning]:
     return list(build(estate(doc)).warnings)
 
 

@@ -269,7 +269,8 @@ def test_a_state_cloud_pool_without_programs_renders_only_the_times() -> None:
 
 
 def test_the_report_shows_a_state_cloud_pool_as_cloud_nodes() -> None:
-    from estategen.report import build, markdown
+    from estategen.report.facts import build
+    from estategen.report.pages import markdown
 
     rows = markdown(build(site_cloud_estate(PROGRAMS))).splitlines()
     assert "4 cloud nodes" in next(line for line in rows if line.startswith("| spot | slurm"))
@@ -357,7 +358,8 @@ def test_resume_creates_only_the_requested_nodes_of_each_pool(tmp_path: Path) ->
 
 
 def test_the_report_shows_a_cloud_pool_as_cloud_nodes_without_ansible_metrics() -> None:
-    from estategen.report import build, markdown
+    from estategen.report.facts import build
+    from estategen.report.pages import markdown
 
     lab = cloud_estate(CLOUD_POOL)
     rows = markdown(build(lab)).splitlines()

@@ -225,7 +225,7 @@ def test_a_slurmctld_port_range_slurmctld_would_refuse_is_an_error(value: str) -
 
 
 def test_the_report_warns_of_an_exporter_on_the_blueprints_slurmd_port() -> None:
-    from estategen.report import _observability
+    from estategen.capacity import _observability
 
     moved = validated("slurm: {ports: {slurmd: 9100}}").estate
     (warning,) = list(_observability(moved))

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from estategen import hostlist
+from estategen.capacity import WARNING_KINDS, warnings_of
 from estategen.catalog import (
     MIG_COMPUTE_SLICES,
     MIG_MEMORY_SLICES,
@@ -2822,26 +2823,13 @@ def accounting_site_settings_valid(estate: Estate) -> Iterator[Finding]:
         )
 
 
-# --- the report's warnings: one findings type, validate shows what report shows ---
-
-# Every kind of warning the report gives, with what it means for the people running the estate;
-# each is a rule id of its own (check/<kind>).
-WARNING_KINDS: dict[str, str] = {
-    "stranded-capacity": "capacity that no partition or queue can hand out",
-    "oversubscribed-cohort": "a Kueue cohort promises more than its cluster has",
-    "one-sided-team": "a team has GPU access on one scheduler only",
-    "team-without-access": "a team has GPU access on neither scheduler",
-    "pool-without-observability": "a pool whose exporters cannot run or lose the estate labels",
-    "pool-without-storage": "a pool without the file systems its jobs expect",
-}
+# --- the capacity warnings: one findings type, validate shows what report shows ---
 
 
 @check
-def report_warnings(estate: Estate) -> Iterator[Finding]:
-    """Valid but probably not intended: the capacity report's warnings, each under its own
-    rule id (check/stranded-capacity, check/one-sided-team, ...)."""
-    from estategen.report import warnings_of
-
+def capacity_warnings(estate: Estate) -> Iterator[Finding]:
+    """Valid but probably not intended: the capacity warnings (:mod:`estategen.capacity`, which
+    the report shows too), each under its own rule id (check/stranded-capacity, ...)."""
     for warning in warnings_of(estate):
         yield issue(warning.path, warning.message, "warning", rule=f"check/{warning.kind}")
 
@@ -2849,6 +2837,6 @@ def report_warnings(estate: Estate) -> Iterator[Finding]:
 # every check's rule id, for `suppress` and --suppress (checks register at import, above), with
 # the check that raises it; the report's warnings are raised under their kinds' ids
 RULES: dict[str, Check | None] = {
-    rule_id(function): function for function in CHECKS if function is not report_warnings
+    rule_id(function): function for function in CHECKS if function is not capacity_warnings
 } | {f"check/{kind}": None for kind in WARNING_KINDS}
 RULE_IDS = frozenset(RULES)

@@ -286,7 +286,7 @@ def _render(
 
 
 def _report(path: str, output: str | None, suppress: Sequence[str]) -> int:
-    from estategen.report import report_files
+    from estategen.report.pages import report_files
     from estategen.write import make_folder, write_file
 
     result = _validated(path, suppress)

@@ -55,7 +55,8 @@ def _rule_description(rule: str) -> str:
     if kind == "schema":
         return _SCHEMA_RULES.get(name, f"the blueprint's shape ({name})")
     if kind == "check":
-        from estategen.checks import CHECKS, WARNING_KINDS, rule_id
+        from estategen.capacity import WARNING_KINDS
+        from estategen.checks import CHECKS, rule_id
 
         if name in WARNING_KINDS:
             return WARNING_KINDS[name]

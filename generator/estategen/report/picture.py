@@ -10,8 +10,9 @@ Layout is arithmetic on counts only: the same report gives the same picture.
 
 from __future__ import annotations
 
+from estategen.capacity import slots
 from estategen.record import Record, field
-from estategen.report import TIMES, PoolFacts, Report, TeamFacts, mig_layout_text, slots
+from estategen.report.facts import TIMES, PoolFacts, Report, TeamFacts, mig_layout_text
 
 MARGIN = 20
 LANE_TITLE_H = 34
