@@ -74,6 +74,8 @@ export PATH="$VIRTUAL_ENV/bin:$PATH"
 ruff check generator tests blueprints benchmarks stacks
 ruff format --check generator tests blueprints benchmarks stacks
 mypy -p estategen
+# the package's layers and no import cycle ([tool.importlinter] in pyproject.toml)
+lint-imports --no-cache
 mkdocs build --strict --quiet
 python -m pytest -q -rs "$@"
 
