@@ -14,7 +14,6 @@ import copy
 import re
 from collections.abc import Iterator, Mapping
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import yaml
@@ -25,7 +24,7 @@ from estategen.errors import BlueprintInvalid
 from estategen.load import parse_blueprint
 from estategen.pipeline import validate_document
 from estategen.renderers.slurm import slurm_conf
-from estategen.schema import CHANGE_POLICIES
+from estategen.schema import CHANGE_POLICIES, key_documentation
 from estategen.slurm_keys import NODE_HARDWARE, ChangePolicy, change_for
 from estategen.slurmconf import parse_text
 
@@ -43,10 +42,7 @@ BASES = ("everything", "lab", "campus", "frontier")
 
 
 def documentation() -> dict[str, Any]:
-    docs: dict[str, Any] = yaml.safe_load(
-        resources.files("estategen").joinpath("data/schema-docs.yaml").read_text("utf-8")
-    )
-    return docs
+    return key_documentation()
 
 
 def base(name: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from estategen import hostlist, slurmconf
+from estategen.declarations import PARTITION_LIMITS
 from estategen.errors import clip
 from estategen.limits import MAX_PARTITIONS, MAX_POOLS
 from estategen.model import DAEMON_FOLDERS, SLURM_PATH_DEFAULTS, shares_state_and_spool
@@ -1616,13 +1617,13 @@ def _all_or(item: Callable[[str], Any]) -> Callable[[str], list[Any] | None]:
     return convert
 
 
-def _limit(high: int) -> Callable[[str], int | None]:
+def _limit(low: int, high: int) -> Callable[[str], int | None]:
     """A partition limit: UNLIMITED (the key left out) or a number."""
 
     def convert(value: str) -> int | None:
         if value.upper() in ("UNLIMITED", "INFINITE"):
             return None
-        return _int(1, high)(value)
+        return _int(low, high)(value)
 
     return convert
 
@@ -1676,11 +1677,13 @@ PARTITION_KEYS: dict[str, Row] = {
     "allowqos": Row("allow_qos", _all_or(_name)),
     "allowgroups": Row("allow_groups", _all_or(_pattern(GROUP, "a group name"))),
     "denyaccounts": Row("deny_accounts", _all_or(_name)),
-    "gracetime": Row("grace_time", _int(0, 4_294_967_294)),
-    "maxnodes": Row("max_nodes", _limit(4_294_967_294)),
-    "maxcpuspernode": Row("max_cpus_per_node", _limit(4_294_967_294)),
-    "maxmempercpu": Row("max_mem_per_cpu", _limit(67_108_864)),
-    "maxmempernode": Row("max_mem_per_node", _limit(67_108_864)),
+    **{
+        limit.slurm.lower(): Row(
+            limit.key,
+            _limit(limit.low, limit.high) if limit.unlimited_word else _int(limit.low, limit.high),
+        )
+        for limit in PARTITION_LIMITS
+    },
     "defmempercpu": Row("def_mem_per_cpu", _int(1, 67_108_864)),
     "defmempernode": Row("def_mem_per_node", _memory_or_unlimited),
     "defcpupergpu": Row("def_cpu_per_gpu", _int(1, 4_294_967_294)),

@@ -14,6 +14,7 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.catalog import GpuModel, builtin_models, model_from_data
+from estategen.declarations import PARTITION_LIMITS
 from estategen.record import Record, field
 
 
@@ -223,6 +224,7 @@ class PartitionOverrides(Record):
     allow_qos: tuple[str, ...] = ()
     allow_groups: tuple[str, ...] = ()
     deny_accounts: tuple[str, ...] = ()
+    # the integer limits of declarations.PARTITION_LIMITS, by their keys
     grace_time: int | None = None
     max_nodes: int | None = None
     max_cpus_per_node: int | None = None
@@ -960,11 +962,7 @@ def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
         allow_qos=tuple(p.get("allow_qos", ())),
         allow_groups=tuple(p.get("allow_groups", ())),
         deny_accounts=tuple(p.get("deny_accounts", ())),
-        grace_time=p.get("grace_time"),
-        max_nodes=p.get("max_nodes"),
-        max_cpus_per_node=p.get("max_cpus_per_node"),
-        max_mem_per_cpu=p.get("max_mem_per_cpu"),
-        max_mem_per_node=p.get("max_mem_per_node"),
+        **{limit.key: p.get(limit.key) for limit in PARTITION_LIMITS},
         def_mem_per_cpu=p.get("def_mem_per_cpu"),
         def_mem_per_node=p.get("def_mem_per_node"),
         def_cpu_per_gpu=p.get("def_cpu_per_gpu"),

@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 
 from estategen import hostlist
 from estategen.catalog import SHAPE_KEYS
+from estategen.declarations import PARTITION_LIMITS
+from estategen.declarations import documentation as declared_documentation
 from estategen.errors import Finding, did_you_mean, issue, key_path, quote
 from estategen.model import (
     DEFAULT_SLURM_SOURCE,
@@ -443,11 +445,7 @@ _PARTITION = _dict(
         "allow_qos": _list(_name(), minlength=1),
         "allow_groups": _list(_s(GROUP), minlength=1),
         "deny_accounts": _list(_name(), minlength=1),
-        "grace_time": _int(0, 4_294_967_294),
-        "max_nodes": _int(1, 4_294_967_294),
-        "max_cpus_per_node": _int(1, 4_294_967_294),
-        "max_mem_per_cpu": _int(1, 67_108_864),
-        "max_mem_per_node": _int(1, 67_108_864),
+        **{limit.key: _int(limit.low, limit.high) for limit in PARTITION_LIMITS},
         "def_mem_per_cpu": _int(1, 67_108_864),
         # MiB, or unlimited: a job gets its nodes' whole memory (Slurm's default)
         "def_mem_per_node": {"type": ["integer", "string"], "check_with": "memory_or_unlimited"},
@@ -1684,14 +1682,7 @@ def _with_docs(root: dict[str, Any]) -> dict[str, Any]:
     Editors show these on hover and completion; the format hint derived from a key's pattern
     stays, after the description.
     """
-    from importlib import resources
-
-    import yaml
-
-    docs = yaml.safe_load(
-        resources.files("estategen").joinpath("data/schema-docs.yaml").read_text("utf-8")
-    )
-
+    docs = key_documentation()
     for path, node in key_nodes(root):
         doc = docs.get(path)
         if doc:
@@ -1705,6 +1696,21 @@ def _with_docs(root: dict[str, Any]) -> dict[str, Any]:
             node["examples"] = doc["examples"]
             node[CHANGE_KEYWORD] = doc.get("change", [])
     return root
+
+
+def key_documentation() -> dict[str, Any]:
+    """Each key path's description, examples and change policies: data/schema-docs.yaml, and
+    the keys :mod:`estategen.declarations` declares."""
+    from importlib import resources
+
+    import yaml
+
+    docs: dict[str, Any] = yaml.safe_load(
+        resources.files("estategen").joinpath("data/schema-docs.yaml").read_text("utf-8")
+    )
+    declared = declared_documentation()
+    assert not set(docs) & set(declared), "a key documented twice"
+    return docs | declared
 
 
 def key_nodes(root: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from estategen import __version__, hostlist
+from estategen.declarations import PARTITION_LIMITS
 from estategen.facts import (
     JWT_KEY_PATH,
     autodetects_nvml,
@@ -112,15 +113,10 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
         fields.append(("OverSubscribe", site.oversubscribe.upper()))
     if site.exclusive_user is not None:
         fields.append(("ExclusiveUser", "YES" if site.exclusive_user else "NO"))
-    for key, value in (
-        ("GraceTime", site.grace_time),
-        ("MaxNodes", site.max_nodes),
-        ("MaxCPUsPerNode", site.max_cpus_per_node),
-        ("MaxMemPerCPU", site.max_mem_per_cpu),
-        ("MaxMemPerNode", site.max_mem_per_node),
-    ):
+    for limit in PARTITION_LIMITS:
+        value = getattr(site, limit.key)
         if value is not None:
-            fields.append((key, str(value)))
+            fields.append((limit.slurm, str(value)))
     gpu_pools = [p for p in pools if p.gpus and p.cpu and p.memory_gb]
     # Every job gets memory by default, not the whole node: a job without GPUs by its CPUs,
     # a GPU job by its GPUs (slurmctld applies DefMemPerGPU when a job asks for GPUs, and
