@@ -3734,6 +3734,32 @@ def test_allow_qos_without_accounting_is_an_error() -> None:
     )
 
 
+def min_nodes_findings(limits: str) -> list[Finding]:
+    fragment = f"slurm: {{partitions: [{{name: gpu, pools: [a100], {limits}}}]}}"
+    return run(checks.partition_site_settings_valid, fragment)
+
+
+def test_a_min_nodes_the_partition_can_give_passes() -> None:
+    assert min_nodes_findings("min_nodes: 2, max_nodes: 2") == []
+
+
+def test_a_min_nodes_above_max_nodes_is_refused() -> None:
+    only(
+        min_nodes_findings("min_nodes: 3, max_nodes: 2"),
+        "slurm.partitions[0].min_nodes",
+        "min_nodes (3) is above max_nodes (2)",
+    )
+
+
+def test_a_min_nodes_above_the_partitions_nodes_is_refused() -> None:
+    nodes = len(estate().pools_by_name["a100"].hosts)
+    only(
+        min_nodes_findings(f"min_nodes: {nodes + 1}"),
+        "slurm.partitions[0].min_nodes",
+        f"min_nodes ({nodes + 1}) is above the {nodes} nodes of the partition's pools",
+    )
+
+
 def test_max_mem_per_cpu_and_per_node_exclude_each_other() -> None:
     fragment = (
         "slurm: {partitions: [{name: gpu, pools: [a100], "

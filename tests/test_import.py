@@ -250,7 +250,7 @@ def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
         "NodeName=n1 CPUs=4 RealMemory=8000\n"
         "PartitionName=p Nodes=n1 State=DOWN OverSubscribe=FORCE:2 ExclusiveUser=YES Priority=7 "
         "AllowQos=gold "
-        "AllowGroups=lab DenyAccounts=guests GraceTime=30 MaxNodes=1 MaxCPUsPerNode=2 "
+        "AllowGroups=lab DenyAccounts=guests GraceTime=30 MinNodes=1 MaxNodes=1 MaxCPUsPerNode=2 "
         "MaxMemPerCPU=900 DefMemPerCPU=500 TRESBillingWeights=CPU=1.0,Mem=0.5G\n"
         "PartitionName=q Nodes=n1 Shared=EXCLUSIVE MaxNodes=UNLIMITED AllowGroups=ALL "
         "ExclusiveUser=no\n"
@@ -267,6 +267,7 @@ def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
         "allow_groups": ["lab"],
         "deny_accounts": ["guests"],
         "grace_time": 30,
+        "min_nodes": 1,
         "max_nodes": 1,
         "max_cpus_per_node": 2,
         "max_mem_per_cpu": 900,
@@ -289,6 +290,7 @@ def test_partition_site_overrides_keep_the_sites_values(tmp_path: Path) -> None:
         "ExclusiveUser=YES",
         "PriorityJobFactor=7",
         "DenyAccounts=guests",
+        "MinNodes=1",
         "MaxMemPerCPU=900",
         "DefMemPerCPU=500",
         "TRESBillingWeights=CPU=1.0,Mem=0.5G",

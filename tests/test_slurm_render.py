@@ -333,6 +333,15 @@ def test_sacct_cfg_has_an_account_per_team_and_users_under_them() -> None:
     assert lines[nlp + 1] == "User - 'bob':DefaultAccount='vision':Fairshare=1"
 
 
+def test_partition_limits_are_written_on_the_partition_line_in_slurm_conf_order() -> None:
+    limits = "min_nodes: 2, max_nodes: 4, grace_time: 60, max_cpus_per_node: 32"
+    extra = f"  partitions:\n    - {{name: gpu, pools: [h100], default: true, {limits}}}\n"
+    fields = line_for(rendered(extra), "PartitionName=gpu").split()
+    written = [f for f in fields if f.split("=")[0] in {"GraceTime", "MinNodes", "MaxNodes",
+                                                          "MaxCPUsPerNode"}]  # fmt: skip
+    assert written == ["GraceTime=60", "MinNodes=2", "MaxNodes=4", "MaxCPUsPerNode=32"]
+
+
 def test_qos_commands_define_limits_and_grant_the_qos() -> None:
     lines = conf_lines(rendered(ACCOUNTING), "slurm/qos.sacctmgr")
     assert lines[:2] == ["add qos normal", "add qos high"]

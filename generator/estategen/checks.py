@@ -2762,6 +2762,21 @@ def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 + f") is above max_mem_per_cpu ({site.max_mem_per_cpu} MiB): jobs asking "
                 "for no memory would fail; set def_mem_per_cpu at most max_mem_per_cpu",
             )
+        if site.min_nodes is not None:
+            pools = {n: estate.pools_by_name[n] for n in part.pools if n in estate.pools_by_name}
+            nodes = sum(pool.node_count for pool in pools.values())
+            if site.max_nodes is not None and site.min_nodes > site.max_nodes:
+                yield issue(
+                    f"{part.path}.min_nodes",
+                    f"min_nodes ({site.min_nodes}) is above max_nodes ({site.max_nodes}): "
+                    "slurmctld would refuse every job of the partition",
+                )
+            elif site.min_nodes > nodes:
+                yield issue(
+                    f"{part.path}.min_nodes",
+                    f"min_nodes ({site.min_nodes}) is above the {nodes} nodes of the "
+                    "partition's pools: no job of the partition could ever start",
+                )
         if site.max_mem_per_cpu is not None and site.max_mem_per_node is not None:
             yield issue(
                 f"{part.path}.max_mem_per_node",

@@ -49,6 +49,16 @@ PARTITION_LIMITS: tuple[PartitionLimit, ...] = (
         120,
         unlimited_word=False,
     ),
+    PartitionLimit(
+        "min_nodes",
+        "MinNodes",
+        0,
+        4_294_967_294,
+        "MinNodes per job: a job asking for fewer nodes is refused at submission "
+        "(EnforcePartLimits=ALL); at most max_nodes and the partition's nodes.",
+        2,
+        unlimited_word=False,
+    ),
     PartitionLimit("max_nodes", "MaxNodes", 1, 4_294_967_294, "MaxNodes per job.", 16),
     PartitionLimit(
         "max_cpus_per_node",

@@ -226,6 +226,7 @@ class PartitionOverrides(Record):
     deny_accounts: tuple[str, ...] = ()
     # the integer limits of declarations.PARTITION_LIMITS, by their keys
     grace_time: int | None = None
+    min_nodes: int | None = None
     max_nodes: int | None = None
     max_cpus_per_node: int | None = None
     max_mem_per_cpu: int | None = None
