@@ -37,18 +37,31 @@ def bytecode_cache() -> jinja2.BytecodeCache | None:
     return jinja2.FileSystemBytecodeCache(folder)
 
 
+_MARKDOWN_SPECIAL = str.maketrans({c: f"\\{c}" for c in "\\`*_~[]<>|&"})
+
+
+def md(value: object) -> str:
+    """Text safe in Markdown (and a table cell): markup characters escaped, never interpreted."""
+    return str(value).translate(_MARKDOWN_SPECIAL)
+
+
 @cache
 def environment() -> jinja2.Environment:
-    """The one Jinja environment of the renderers: strict, whitespace-tidy, templates from
-    the package."""
+    """The one Jinja environment, of the renderers and the report: strict, whitespace-tidy,
+    templates from the package. HTML templates (``*.html.j2``, the report's page and its inline
+    SVG) escape every value; no other output is HTML, so nothing else is escaped, and Markdown
+    values go through the ``md`` filter."""
     templates = jinja2.Environment(
         loader=jinja2.PackageLoader("estategen", "templates"),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=False,
+        autoescape=jinja2.select_autoescape(
+            enabled_extensions=("html.j2",), default_for_string=False, default=False
+        ),
         bytecode_cache=bytecode_cache(),
     )
     templates.globals["state_save_location"] = STATE_SAVE_LOCATION
+    templates.filters["md"] = md
     return templates

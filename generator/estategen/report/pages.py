@@ -4,14 +4,12 @@ self-contained HTML page with an SVG picture of the estate (:mod:`estategen.repo
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
-
 from estategen.capacity import WARNING_KINDS
 from estategen.model import Estate
 from estategen.record import Record
 from estategen.report.facts import TIMES, Report, build
 from estategen.report.picture import picture
+from estategen.templating import environment
 
 
 class Table(Record):
@@ -203,38 +201,10 @@ def tables(report: Report) -> list[Table]:
     return [t for t in out if t.rows]
 
 
-_MARKDOWN_SPECIAL = str.maketrans({c: f"\\{c}" for c in "\\`*_~[]<>|&"})
-
-
-def md(value: object) -> str:
-    """Text safe in Markdown (and a table cell): markup characters escaped, never interpreted."""
-    return str(value).translate(_MARKDOWN_SPECIAL)
-
-
-@cache
-def _environment() -> Any:
-    import jinja2
-
-    from estategen.templating import bytecode_cache
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("estategen", "templates"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        # HTML (and its inline SVG) is escaped everywhere; Markdown values go through `md`
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",)),
-        bytecode_cache=bytecode_cache(),
-    )
-    env.filters["md"] = md
-    return env
-
-
 def markdown(report: Report) -> str:
     """The report as Markdown, for pull requests, wikis and terminals."""
     return str(
-        _environment()
+        environment()
         .get_template("report/report.md.j2")
         .render(r=report, kinds=WARNING_KINDS, e=report.estate, tables=tables(report))
     )
@@ -243,7 +213,7 @@ def markdown(report: Report) -> str:
 def html(report: Report) -> str:
     """The report as one self-contained HTML page (inline CSS, SVG and script; no fetches)."""
     return str(
-        _environment()
+        environment()
         .get_template("report/report.html.j2")
         .render(
             r=report,
