@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from estategen.importer import PARAMETERS, PARTITION_KEYS, import_site
+from estategen.importer.site import import_site
+from estategen.importer.tables import PARAMETERS, PARTITION_KEYS
 
 from conftest import run_cli
 
@@ -210,7 +211,7 @@ def test_the_mapping_table_names_blueprint_keys() -> None:
 
 
 def test_the_partition_table_names_partition_keys() -> None:
-    from estategen.importer import _ALSO
+    from estategen.importer.tables import _ALSO
     from estategen.schema import BLUEPRINT
 
     partition = BLUEPRINT["slurm"]["schema"]["partitions"]["schema"]["schema"]

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from estategen import hostlist, load
-from estategen.importer import Imported, import_site
+from estategen.importer.outcomes import Imported
+from estategen.importer.site import import_site
 from estategen.model import Estate
 from estategen.pipeline import validate_document
 from estategen.renderers.slurm import slurm_conf

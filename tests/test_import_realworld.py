@@ -26,7 +26,8 @@ import pytest
 import yaml
 
 from estategen import slurmconf
-from estategen.importer import import_site, write
+from estategen.importer.blueprint import write
+from estategen.importer.site import import_site
 
 from conftest import run_cli
 from mariadb import MariaDB, have_mariadb

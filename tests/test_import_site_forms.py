@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from estategen import slurmconf
-from estategen.importer import Imported, import_site
+from estategen.importer.outcomes import Imported
+from estategen.importer.site import import_site
 
 from conftest import run_cli
 

@@ -12,7 +12,8 @@ import yaml
 
 from estategen import load
 from estategen.errors import BlueprintInvalid
-from estategen.importer import Imported, import_site
+from estategen.importer.outcomes import Imported
+from estategen.importer.site import import_site
 from estategen.model import Estate
 from estategen.pipeline import validate_document
 from estategen.renderers.ansible import slurm_folders

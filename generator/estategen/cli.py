@@ -354,7 +354,9 @@ def _plan(
 
 
 def _import(args: argparse.Namespace) -> int:
-    from estategen.importer import import_site, summary, unfaithful, write
+    from estategen.importer.blueprint import write
+    from estategen.importer.outcomes import summary, unfaithful
+    from estategen.importer.site import import_site
 
     imported = import_site(
         args.slurm_conf, args.gres, args.topology, args.sacct, args.slurm_version

@@ -260,7 +260,7 @@ def test_a_diamond_of_includes_stops_at_the_include_bound(tmp_path: Path) -> Non
 
 
 def test_a_file_included_twice_is_read_once_and_listed_once(tmp_path: Path) -> None:
-    from estategen.importer import import_site
+    from estategen.importer.site import import_site
 
     site(tmp_path, "MinJobAge=600\n", "common.conf")
     slurm_conf = site(tmp_path, SITE + "Include common.conf\nInclude ./common.conf\n")
@@ -414,7 +414,7 @@ def test_a_fairshare_the_blueprint_cannot_hold_is_refused_with_its_line(
 
 
 def test_fairshare_is_bounded_as_the_schema_bounds_it() -> None:
-    from estategen.importer import MAX_FAIRSHARE
+    from estategen.importer.accounts import MAX_FAIRSHARE
     from estategen.schema import json_schema
 
     teams = json_schema()["properties"]["identity"]["properties"]["teams"]

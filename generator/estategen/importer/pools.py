@@ -1,0 +1,604 @@
+"""slurm.conf's NodeName lines (with gres.conf and topology.conf) as node pools: nodes of
+one shape and the same partitions are one pool."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from estategen import hostlist, slurmconf
+from estategen.importer.converters import _LOWER_CASE, _WHOLE, Unsayable, _host, _lowered, _name
+from estategen.importer.outcomes import _Run
+from estategen.importer.partitions import _partition, _Site, _slurm_partition_defaults
+from estategen.limits import MAX_PARTITIONS, MAX_POOLS
+from estategen.record import Record
+from estategen.schema import FEATURE, GRES_TYPE, NODESET
+from estategen.slurm_facts import address_list, real_memory_mib
+from estategen.slurmconf import ConfFile, ConfRecord, ConfSyntaxError, Setting, Where
+
+_FEATURE = re.compile(FEATURE)
+
+
+_GIB = 1024
+
+# Placeholder memory of GPU models the catalog does not know, by GRES Type; a review note
+# says it was guessed. It sets the model's billing weight only: pools keep the site's Weight.
+_GPU_MEMORY_GUESS = {
+    "k80": 12,
+    "p100": 16,
+    "t4": 16,
+    "v100": 32,
+    "a10": 24,
+    "a40": 48,
+    "a100": 80,
+    "h100": 80,
+    "h200": 141,
+    "l4": 24,
+    "l40": 48,
+    "l40s": 48,
+    "rtx-3090": 24,
+    "rtx-2080ti": 11,
+}
+_GPU_MEMORY_DEFAULT = 16
+
+
+# Node record keys -> handled by the grouping (the rest are refused per record line).
+_NODE_KEYS = {
+    "cpus",
+    "boards",
+    "sockets",
+    "socketsperboard",
+    "corespersocket",
+    "threadspercore",
+    "realmemory",
+    "gres",
+    "feature",
+    "features",
+    "weight",
+    "state",
+    "nodeaddr",
+}
+
+
+class _Shape(Record):
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+    cpus: int | None  # CPUs= when it counts the cores, not the threads
+    real_memory: int  # MiB, the site's RealMemory
+    gpu_model: str | None
+    gpu_type: str | None  # the site's GRES type name when it is not the model's name
+    gpu_count: int
+    gpu_typed: bool  # False: Gres=gpu:N with no type in slurm.conf or gres.conf
+    features: tuple[str, ...]
+    weight: int
+    switch: str | None
+    cloud: bool = False  # State=CLOUD
+    addressed: bool = False  # NodeAddr given (each host's is in _node_addresses)
+
+
+def _memory(real_mib: int) -> dict[str, int]:
+    """memory_gb (the whole GiB that hold the site's RealMemory) and, unless estategen's
+    reserve lands on it anyway, real_memory_mib: the site's RealMemory exactly."""
+    memory_gb = max(1, -(-real_mib // _GIB))
+    if real_memory_mib(memory_gb) == real_mib:
+        return {"memory_gb": memory_gb}
+    return {"memory_gb": memory_gb, "real_memory_mib": real_mib}
+
+
+def _leaf_switches(topo: ConfFile, run: _Run) -> dict[str, str]:
+    """host -> the leaf switch (a SwitchName with Nodes=) it hangs from."""
+    out: dict[str, str] = {}
+    for record in topo.records:
+        head = Setting(record.kind, record.name, record.where)
+        if record.kind != "SwitchName":
+            run.refused(head, "topology/block records are not imported", "topology.conf")
+            continue
+        nodes = record.get("Nodes")
+        if nodes is None:
+            run.mapped(head, "the spine estategen renders above the leaf switches")
+            continue
+        try:
+            name = _host(record.name.lower())  # switch names appear in no scontrol fact
+        except Unsayable as why:
+            run.refused(head, f"node_pools[].network.switch: {why}", "topology.conf")
+            continue
+        for host in slurmconf.expand_hosts(nodes.value, nodes.where, run.budget):
+            out[host] = name
+        run.mapped(head, "node_pools[].network.switch")
+        for setting in record.settings:
+            if setting.name != "nodes":
+                run.refused(setting, "not a blueprint key", f"topology.conf SwitchName={name}")
+    for setting in topo.parameters:
+        run.refused(setting, "not a blueprint key", "topology.conf")
+    return out
+
+
+def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], Setting | None]:
+    """host -> the GPU Type gres.conf gives it (for slurm.conf lines with untyped gpu GRES),
+    and gres.conf's AutoDetect line for every node (nvml or off), if it has one."""
+    out: dict[str, str] = {}
+    autodetect = None
+    if gres_conf is None:
+        return out, autodetect
+    for record in gres_conf.records:
+        name = record.get("Name")
+        kind = record.get("Type")
+        scope = record.get("NodeName")
+        detect = record.get("AutoDetect")
+        if name is None and scope is None and detect is not None and len(record.settings) == 1:
+            # a line of its own: AutoDetect for every node (gres.conf(5))
+            if detect.value.lower() in ("nvml", "off"):
+                autodetect = detect
+                run.mapped(detect, "node_pools[].gpus.autodetect")
+            else:
+                run.refused(detect, "gpus.autodetect is nvml or off", "gres.conf")
+            continue
+        if name is None or name.value.lower() != "gpu":
+            why = "only gpu GRES are imported" if name else "estategen writes gres.conf"
+            for setting in record.settings:
+                if setting.name != "nodename":
+                    run.refused(setting, why, "gres.conf")
+            continue
+        for setting in record.settings:
+            if setting.name in ("name", "type", "nodename", "file", "count"):
+                run.mapped(setting, "node_pools[].gpus (estategen writes gres.conf from pools)")
+            else:
+                run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
+        if kind is not None and scope is not None:
+            for host in slurmconf.expand_hosts(scope.value, scope.where, run.budget):
+                out.setdefault(host, kind.value)
+    for setting in gres_conf.parameters:
+        run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
+    return out, autodetect
+
+
+def _node_shape(
+    record: ConfRecord,
+    gres_type: str | None,
+    switch: str | None,
+    models: dict[str, dict[str, Any]],
+    run: _Run,
+    seen: set[Where],
+    label: str,
+    addressed: bool = False,
+    sources: dict[str, list[Setting]] | None = None,
+) -> _Shape:
+    """The shape of a NodeName line's nodes; ``sources`` gets, by pool key (gpus, features),
+    the settings that gave it."""
+    first = record.where not in seen
+    seen.add(record.where)
+    by_name = {s.name: s for s in record.settings}  # the last one wins, as ConfRecord.get
+
+    def get(key: str) -> Setting | None:
+        return by_name.get(key.lower())
+
+    def note_mapped(setting: Setting | None, target: str) -> None:
+        if setting is not None and sources is not None and target.startswith("node_pools[]."):
+            sources.setdefault(target.removeprefix("node_pools[].").split(" ")[0], []).append(
+                setting
+            )
+        if setting is not None and first:
+            run.mapped(setting, target)
+
+    def note_refused(setting: Setting, reason: str) -> None:
+        if first:
+            run.refused(setting, reason, f"NodeName={label}")
+
+    def number(key: str, default: int) -> int:
+        setting = get(key)
+        if setting is None:
+            return default
+        if not _WHOLE.fullmatch(setting.value):
+            raise ConfSyntaxError(setting.where, f"{setting.key} must be a number")
+        return int(setting.value)
+
+    boards = number("Boards", 1)
+    sockets = number("Sockets", 0) or number("SocketsPerBoard", 0) * boards
+    cores = number("CoresPerSocket", 1)
+    threads = number("ThreadsPerCore", 1)
+    cpus = number("CPUs", 0)
+    if not sockets:
+        if cpus and get("CoresPerSocket") is None and get("ThreadsPerCore") is None:
+            # Only CPUs: slurmctld makes each CPU a socket of one core (slurm.conf(5)
+            # Sockets: "by default ... the value of CPUs"); a pool has at most 16 sockets.
+            sockets, cores, threads = (cpus, 1, 1) if cpus <= 16 else (1, cpus, 1)
+        elif cpus:
+            sockets = max(1, cpus // max(1, cores * threads))
+        else:
+            sockets = 1
+    for key in ("Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "Boards"):
+        note_mapped(get(key), "node_pools[].cpu")
+    cpus_setting = get("CPUs")
+    core_cpus = None
+    if cpus_setting is not None:
+        if cpus and threads > 1 and cpus == sockets * cores:
+            core_cpus = cpus  # each core a CPU
+            note_mapped(cpus_setting, "node_pools[].cpu.cpus")
+        elif cpus and cpus != sockets * cores * threads:
+            note_refused(cpus_setting, "CPUs other than the cores or the threads")
+        else:
+            note_mapped(cpus_setting, "node_pools[].cpu")
+    if sockets > 16:
+        sockets, cores = 1, sockets * cores
+    real = number("RealMemory", 1)  # slurm.conf(5): RealMemory defaults to 1
+    if not 1 <= real <= 67_108_864:
+        note_refused(get("RealMemory") or record.settings[0], "RealMemory out of range")
+        real = 1
+    else:
+        note_mapped(get("RealMemory"), "node_pools[].real_memory_mib")
+    model, kind, count, typed = None, None, 0, True
+    gres = get("Gres")
+    if gres is not None:
+        model, kind, count, typed = _node_gres(
+            gres, gres_type, models, note_mapped, note_refused, run
+        )
+    features: list[str] = []
+    for key in ("Feature", "Features"):
+        setting = get(key)
+        if setting is None:
+            continue
+        kept = []
+        for item in filter(None, setting.value.split(",")):
+            if _FEATURE.fullmatch(item):
+                kept.append(item)
+            else:
+                note_refused(Setting(setting.key, item, setting.where), "not a feature name")
+        features += kept
+        note_mapped(setting, "node_pools[].features")
+    weight = number("Weight", 1)
+    if not 1 <= weight <= 4_294_967_293:
+        note_refused(get("Weight") or record.settings[0], "Weight above 4294967293")
+        weight = 4_294_967_293
+    else:
+        note_mapped(get("Weight"), "node_pools[].weight")
+    state = get("State")
+    cloud = False
+    if state is not None:
+        if state.value.upper() in ("UNKNOWN", "IDLE"):
+            note_mapped(state, "State=UNKNOWN, as estategen renders nodes")
+        elif state.value.upper() == "CLOUD":
+            cloud = True
+            note_mapped(state, "node_pools[].state")
+        else:
+            note_refused(state, "node State other than UNKNOWN or CLOUD is not a blueprint key")
+    for setting in record.settings:
+        if setting.name not in _NODE_KEYS:
+            note_refused(setting, "not a blueprint key")
+    if addressed:
+        note_mapped(get("NodeAddr"), "node_pools[].addresses")
+    return _Shape(
+        sockets,
+        cores,
+        threads,
+        core_cpus,
+        real,
+        model,
+        kind,
+        count,
+        typed,
+        tuple(dict.fromkeys(features)),
+        weight,
+        switch,
+        cloud,
+        addressed,
+    )
+
+
+def _node_gres(
+    gres: Setting,
+    gres_type: str | None,
+    models: dict[str, dict[str, Any]],
+    note_mapped: Callable[[Setting | None, str], None],
+    note_refused: Callable[[Setting, str], None],
+    run: _Run,
+) -> tuple[str | None, str | None, int, bool]:
+    """(model, the site's GRES type when it is not the model's name, count, whether the
+    GRES has a type). An untyped GRES (gpu:N, no Type in gres.conf) keeps no type: its
+    model is a placeholder named gpu."""
+    model, kind, count = None, None, 0
+    typed = True
+    for item in filter(None, gres.value.split(",")):
+        parts = item.split(":")
+        part = Setting(gres.key, item, gres.where)
+        if parts[0].lower() != "gpu" or model is not None or len(parts) > 3:
+            note_refused(part, "only one gpu GRES per node is a blueprint key")
+            continue
+        kind = parts[1] if len(parts) == 3 else gres_type or "gpu"
+        typed = len(parts) == 3 or gres_type is not None
+        try:
+            count = int(parts[-1].split("(")[0])
+        except ValueError:
+            note_refused(part, "GRES count is not a number")
+            continue
+        if not 1 <= count <= 16:
+            note_refused(part, "a pool has 1 to 16 GPUs a node")
+            count = 0
+            continue
+        if not re.fullmatch(GRES_TYPE, kind):
+            note_refused(part, f"GPU type {kind!r} is not a GRES type name ({GRES_TYPE})")
+            continue
+        try:
+            model = _name(kind)
+        except Unsayable as why:
+            note_refused(part, f"GPU type: {why}")
+            continue
+        if model not in models and not _catalog_has(model):
+            guess = _GPU_MEMORY_GUESS.get(model, _GPU_MEMORY_DEFAULT)
+            models[model] = {"name": model, "memory_gb": guess}
+            run.reviews.append(
+                f"gpu_models.{model}.memory_gb: {guess} is a guess from the GRES type name; "
+                "set the model's memory (it sets its billing weight)"
+            )
+        note_mapped(part, "node_pools[].gpus")
+    if not (model and count):
+        return None, None, 0, True
+    return model, (kind if kind != model and typed else None), count, typed
+
+
+def _catalog_has(model: str) -> bool:
+    from estategen.catalog import builtin_models
+
+    return model in builtin_models()
+
+
+def _node_addresses(conf: ConfFile, run: _Run) -> dict[str, str]:
+    """host -> its NodeAddr: a NodeName line's addresses pair with its hosts in order; a line
+    whose addresses are not one per host is refused (its nodes are reached by name)."""
+    out: dict[str, str] = {}
+    for record in slurmconf.with_defaults(conf.records, "NodeName"):
+        setting = record.get("NodeAddr")
+        if setting is None:
+            continue
+        hosts = slurmconf.expand_hosts(record.name, record.where, run.budget)
+        try:
+            addresses = hostlist.expand(setting.value, addresses=True)
+            run.budget.spend_names(len(addresses), setting.where)
+        except hostlist.HostlistError as err:
+            run.refused(setting, f"node_pools[].addresses: {err}", f"NodeName={record.name}")
+            continue
+        if len(addresses) != len(hosts):
+            run.refused(
+                setting,
+                f"node_pools[].addresses: {len(addresses)} addresses for {len(hosts)} nodes "
+                "(one per node)",
+                f"NodeName={record.name}",
+            )
+            continue
+        out.update(zip(hosts, addresses, strict=True))
+    return out
+
+
+def _nodeset_hosts(
+    conf: ConfFile, all_nodes: Mapping[str, ConfRecord], run: _Run
+) -> dict[str, list[str]]:
+    sets: dict[str, list[str]] = {}
+    for record in conf.of_kind("NodeSet"):
+        head = Setting("NodeSet", record.name, record.where)
+        nodes = record.get("Nodes")
+        feature = record.get("Feature")
+        if nodes is not None:
+            sets[record.name] = _hosts_of(nodes, all_nodes, sets, run.budget)
+        elif feature is not None:
+            run.budget.spend_names(len(all_nodes), feature.where)  # every node is looked at
+            sets[record.name] = [
+                host
+                for host, node in all_nodes.items()
+                if any(
+                    feature.value in (s.value.split(","))
+                    for s in node.settings
+                    if s.name in ("feature", "features")
+                )
+            ]
+        run.mapped(head, "expanded into the partitions that name it")
+    return sets
+
+
+def _hosts_of(
+    setting: Setting,
+    all_nodes: Mapping[str, ConfRecord],
+    sets: Mapping[str, list[str]],
+    budget: slurmconf.Budget,
+) -> list[str]:
+    """The hosts a partition's or NodeSet's Nodes= names (hosts, NodeSets or ALL), each name
+    counted against ``budget`` before it is expanded."""
+    if setting.value.upper() == "ALL":
+        budget.spend_names(len(all_nodes), setting.where)
+        return list(all_nodes)
+    try:
+        items = (
+            hostlist.split_items(setting.value)
+            if "[" in setting.value or "]" in setting.value
+            else setting.value.split(",")
+        )
+    except hostlist.HostlistError as err:
+        raise ConfSyntaxError(setting.where, f"Nodes: {err}") from None
+    hosts: list[str] = []
+    for item in items:
+        if item in sets:
+            budget.spend_names(len(sets[item]), setting.where)
+            hosts += sets[item]
+            continue
+        for host in slurmconf.expand_hosts(item, setting.where, budget):
+            if host not in all_nodes:
+                raise ConfSyntaxError(setting.where, f"node {host!r} has no NodeName line")
+            hosts.append(host)
+    return hosts
+
+
+def _nodes_and_partitions(
+    conf: ConfFile,
+    gres_conf: ConfFile | None,
+    leaves: Mapping[str, str],
+    models: dict[str, dict[str, Any]],
+    run: _Run,
+    site: _Site,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str], set[str]]:
+    all_nodes = slurmconf.nodes(conf, run.budget)
+    for record in conf.of_kind("NodeName"):
+        head = Setting("NodeName", record.name, record.where)
+        if record.name.upper() == "DEFAULT":
+            run.mapped(head, "folded into the NodeName lines that follow")
+        elif _lowered(record.name):
+            lower = record.name.lower()
+            run.changed(head, f"node_pools[].hosts: {lower}; {_LOWER_CASE.format(name=lower)}")
+        else:
+            run.mapped(head, "node_pools[].hosts (pools group nodes by shape and partitions)")
+    for kind in ("DownNodes", "FrontendName"):
+        for record in conf.of_kind(kind):
+            run.refused(Setting(kind, record.name, record.where), "not a blueprint key")
+    sets = _nodeset_hosts(conf, all_nodes, run)
+    addresses = _node_addresses(conf, run)
+    gres_types, detect = _gres_types(gres_conf, run)
+    autodetect = detect.value.lower() if detect is not None else None
+    part_records = slurmconf.with_defaults(conf.records, "PartitionName")
+    if len(part_records) > MAX_PARTITIONS:
+        raise ConfSyntaxError(
+            part_records[MAX_PARTITIONS].where,
+            f"more than {MAX_PARTITIONS} partitions, the blueprint's limit",
+        )
+    for record in conf.of_kind("PartitionName"):
+        if record.name.upper() == "DEFAULT":
+            run.mapped(Setting("PartitionName", "DEFAULT", record.where), "folded into partitions")
+    membership: dict[str, list[str]] = {host: [] for host in all_nodes}
+    part_hosts: dict[str, list[str]] = {}
+    for record in part_records:
+        nodes = record.get("Nodes")
+        hosts = _hosts_of(nodes, all_nodes, sets, run.budget) if nodes is not None else []
+        part_hosts[record.name] = hosts
+        for host in dict.fromkeys(hosts):
+            membership[host].append(record.name)
+    seen: set[Where] = set()
+    line_names = {r.where: r.name for r in conf.of_kind("NodeName")}
+    groups: dict[tuple[_Shape, tuple[str, ...]], list[str]] = {}
+    # the hosts of one NodeName line share a shape unless gres.conf, topology.conf or NodeAddr
+    # set them apart: derived once per line and difference (100,000 hosts, a few lines)
+    shapes: dict[tuple[Where, str | None, str | None, bool], _Shape] = {}
+    shape_sources: dict[_Shape, dict[str, list[Setting]]] = {}
+    for host, record in all_nodes.items():
+        key = (record.where, gres_types.get(host), leaves.get(host), host in addresses)
+        shape = shapes.get(key)
+        if shape is None:
+            given: dict[str, list[Setting]] = {}
+            shape = shapes[key] = _node_shape(
+                record,
+                key[1],
+                key[2],
+                models,
+                run,
+                seen,
+                line_names.get(record.where, host),
+                key[3],
+                given,
+            )
+            for pool_key, settings in given.items():
+                shape_sources.setdefault(shape, {}).setdefault(pool_key, []).extend(settings)
+        groups.setdefault((shape, tuple(membership[host])), []).append(host)
+    if len(groups) > MAX_POOLS:
+        beyond = all_nodes[list(groups.values())[MAX_POOLS][0]]
+        raise ConfSyntaxError(
+            beyond.where,
+            f"nodes of more than {MAX_POOLS} shapes and partition sets, and a blueprint holds "
+            f"at most {MAX_POOLS} node pools; this line's nodes are the first beyond",
+        )
+    pools: list[dict[str, Any]] = []
+    pool_of: dict[str, str] = {}
+    used: set[str] = set()
+    # the renderer names a pool's addresses in one NodeAddr expression, which names at most
+    # hostlist.MAX_EXPANSION: nodes with addresses go to pools of at most that many
+    chunk = hostlist.MAX_EXPANSION
+    pieces = [
+        (shape, hosts[start : start + chunk] if shape.addressed else hosts)
+        for (shape, _), hosts in groups.items()
+        for start in (range(0, len(hosts), chunk) if shape.addressed else (0,))
+    ]
+    for shape, hosts in pieces:
+        name = _pool_name(hosts, used)
+        pool: dict[str, Any] = {
+            "name": name,
+            "scheduler": "slurm",
+            "hosts": _host_expressions(hosts),
+            "cpu": {
+                "sockets": shape.sockets,
+                "cores_per_socket": shape.cores_per_socket,
+                "threads_per_core": shape.threads_per_core,
+                **({"cpus": shape.cpus} if shape.cpus else {}),
+            },
+            **_memory(shape.real_memory),
+        }
+        if shape.gpu_model:
+            gpus: dict[str, Any] = {"model": shape.gpu_model, "count": shape.gpu_count}
+            if shape.gpu_type:
+                gpus["gres_type"] = shape.gpu_type
+            if not shape.gpu_typed:
+                gpus["typed"] = False  # the site's Gres=gpu:N names no type
+            if shape.gpu_model not in shape.features:
+                gpus["feature"] = False  # the site's nodes do not carry the model as a feature
+            if autodetect is not None:
+                gpus["autodetect"] = autodetect
+            pool["gpus"] = gpus
+        if shape.addressed:
+            pool["addresses"] = address_list(addresses[h] for h in hostlist.expand(pool["hosts"]))
+        if shape.switch:
+            pool["network"] = {"switch": shape.switch}
+        if shape.features:
+            pool["features"] = list(shape.features)
+        pool["weight"] = shape.weight
+        if shape.cloud:
+            pool["state"] = "cloud"
+        pools.append(pool)
+        for host in hosts:
+            pool_of[host] = name
+        for pool_key, settings in shape_sources.get(shape, {}).items():
+            for setting in settings:
+                run.source(f"node_pools[{name}].{pool_key}", setting)
+        if shape.gpu_model and detect is not None:
+            run.source(f"node_pools[{name}].gpus.autodetect", detect)
+    gpu_pools = {pool["name"] for pool in pools if "gpus" in pool}
+    partitions: list[dict[str, Any]] = []
+    teams: set[str] = set()
+    qos: set[str] = set()
+    named: dict[str, str] = {}  # NodeSet -> the partition that names it
+    for record in part_records:
+        part = _partition(record, part_hosts[record.name], pool_of, teams, qos, run, site)
+        if part is None:
+            continue
+        _slurm_partition_defaults(part, site, gpu_pools, run)
+        nodes = record.get("Nodes")
+        nodeset = nodes.value if nodes is not None and nodes.value in sets else None
+        if nodeset is not None and re.fullmatch(NODESET, nodeset) and nodeset not in all_nodes:
+            if nodeset in named:
+                run.reviews.append(
+                    f"slurm.partitions[{part['name']}]: its NodeSet {nodeset} is partition "
+                    f"{named[nodeset]}'s, whose NodeSet the blueprint renders; this partition "
+                    "lists the hosts instead"
+                )
+            else:
+                named[nodeset] = part["name"]
+                part["nodeset"] = nodeset
+        partitions.append(part)
+    return pools, partitions, teams, qos
+
+
+def _host_expressions(hosts: list[str]) -> str | list[str]:
+    """A pool's hosts as one hostlist expression, or as several when they are more than one
+    expression may name (hostlist.MAX_EXPANSION)."""
+    chunk = hostlist.MAX_EXPANSION
+    if len(hosts) <= chunk:
+        return hostlist.compress(hosts)
+    return [hostlist.compress(hosts[i : i + chunk]) for i in range(0, len(hosts), chunk)]
+
+
+def _pool_name(hosts: list[str], used: set[str]) -> str:
+    stem = re.sub(r"[0-9-]+$", "", hosts[0]) or "nodes"
+    stem = re.sub(r"[^a-z0-9-]", "-", stem)
+    if not stem[0].isalpha():
+        stem = f"n{stem}"
+    stem = stem[:34].rstrip("-")
+    name, number = stem, 1
+    while name in used:
+        number += 1
+        name = f"{stem}-{number}"
+    used.add(name)
+    return name

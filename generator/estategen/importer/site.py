@@ -1,0 +1,79 @@
+"""``estategen import``: the site's files read, mapped and written as one blueprint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from estategen import slurmconf
+from estategen.importer.accounts import _sacct, _teams
+from estategen.importer.blueprint import _blueprint_text, _ordered_slurm
+from estategen.importer.files import _DEFAULT_RELEASE, _successors
+from estategen.importer.outcomes import Imported, _Run
+from estategen.importer.parameters import _parameters, _power_saving, _tracked_gpu_types
+from estategen.importer.partitions import _Site
+from estategen.importer.pools import _leaf_switches, _nodes_and_partitions
+from estategen.importer.settle import _compare_rendered, _settle
+from estategen.slurmconf import GRES_RECORDS, TOPOLOGY_RECORDS
+
+
+def import_site(
+    slurm_conf: str | Path,
+    gres: str | Path | None = None,
+    topology: str | Path | None = None,
+    sacct: str | Path | None = None,
+    slurm_version: str | None = None,
+) -> Imported:
+    """Read the site's files and build the blueprint text; raises ConfSyntaxError on files
+    it cannot read, and BlueprintInvalid if the blueprint it built does not validate."""
+    run = _Run()
+    conf = slurmconf.parse_file(slurm_conf, budget=run.budget)
+    conf = _successors(conf, slurm_version or _DEFAULT_RELEASE, run)
+    for where, target, read in conf.moved:
+        run.reviews.append(
+            f"{where}: Include {target} is not on this machine; import read {read}, the file "
+            "of that name beside the file given"
+        )
+    gres_conf = slurmconf.parse_file(gres, GRES_RECORDS, run.budget) if gres else None
+    topo = slurmconf.parse_file(topology, TOPOLOGY_RECORDS, run.budget) if topology else None
+    doc: dict[str, Any] = {}
+    slurm: dict[str, Any] = {}
+    _parameters(conf, slurm, run)
+    cluster = slurm.get("cluster_name") or "imported"
+    doc["estate"] = cluster
+    doc["description"] = f"imported from {Path(slurm_conf).name} by estategen import"
+    if slurm_version:
+        doc["versions"] = {"slurm": slurm_version}
+    leaves = _leaf_switches(topo, run) if topo else {}
+    models: dict[str, dict[str, Any]] = {}
+    site = _Site(
+        accounting="accounting" in slurm,
+        basic=slurm.get("scheduling", {}).get("priority_type") == "basic",
+        memory_default=any(conf.parameter(k) for k in ("DefMemPerCPU", "DefMemPerNode")),
+    )
+    pools, partitions, teams, qos = _nodes_and_partitions(
+        conf, gres_conf, leaves, models, run, site
+    )
+    if models:
+        doc["gpu_models"] = list(models.values())
+    accounts = _sacct(Path(sacct), run) if sacct else {}
+    team_list = _teams(teams, accounts, run)
+    if team_list:
+        doc["identity"] = {"teams": team_list}
+    doc["node_pools"] = pools
+    _power_saving(conf, slurm, pools, run)
+    _tracked_gpu_types(slurm, pools, run)
+    if qos:
+        slurm["qos"] = [{"name": name} for name in sorted(qos)]
+    slurm["partitions"] = partitions
+    doc["slurm"] = _ordered_slurm(slurm)
+    findings = _settle(doc, run)
+    if not findings:
+        _compare_rendered(conf, doc, run)
+    return Imported(
+        _blueprint_text(doc, run, findings),
+        tuple(run.outcomes),
+        tuple(run.reviews),
+        tuple(dict.fromkeys(run.budget.read)),
+        findings,
+    )
