@@ -13,8 +13,6 @@ from estategen.schema import ACCOUNTING_ENFORCE, DAEMON_PATH, OVERSUBSCRIBE, PAR
 
 _NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")
 _HOST = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
-
-
 _TIME = re.compile(r"(UNLIMITED|INFINITE|([0-9]{1,12}-)?[0-9]{1,12}(:[0-9]{1,12}){0,2})")
 
 

@@ -1,12 +1,39 @@
-"""The site's settings as the target release's slurmctld reads them: a key Slurm removed
-is read as its successor, dropped or refused."""
+"""The site's files as ``estategen import`` reads them: slurm.conf (its Includes too),
+gres.conf and topology.conf within the run's budget, and slurm.conf's settings as the target
+release's slurmctld reads them (a key Slurm removed is read as its successor, dropped or
+refused)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from estategen import slurmconf
 from estategen.importer.outcomes import _Run
 from estategen.slurm_keys import password_key
 from estategen.slurm_removed import RemovedKey, removed_key
-from estategen.slurmconf import ConfFile, Setting
+from estategen.slurmconf import GRES_RECORDS, TOPOLOGY_RECORDS, ConfFile, Setting
+
+
+def _site_files(
+    slurm_conf: str | Path,
+    gres: str | Path | None,
+    topology: str | Path | None,
+    slurm_version: str | None,
+    run: _Run,
+) -> tuple[ConfFile, ConfFile | None, ConfFile | None]:
+    """slurm.conf (its parameters as slurmctld of ``slurm_version`` reads them), gres.conf
+    and topology.conf, each read within ``run.budget``; a review note names each Include
+    read from beside the file given."""
+    conf = slurmconf.parse_file(slurm_conf, budget=run.budget)
+    conf = _successors(conf, slurm_version or _DEFAULT_RELEASE, run)
+    for where, target, read in conf.moved:
+        run.reviews.append(
+            f"{where}: Include {target} is not on this machine; import read {read}, the file "
+            "of that name beside the file given"
+        )
+    gres_conf = slurmconf.parse_file(gres, GRES_RECORDS, run.budget) if gres else None
+    topo = slurmconf.parse_file(topology, TOPOLOGY_RECORDS, run.budget) if topology else None
+    return conf, gres_conf, topo
 
 
 def _default_release() -> str:

@@ -18,8 +18,6 @@ from estategen.slurm_facts import address_list, real_memory_mib
 from estategen.slurmconf import ConfFile, ConfRecord, ConfSyntaxError, Setting, Where
 
 _FEATURE = re.compile(FEATURE)
-
-
 _GIB = 1024
 
 # Placeholder memory of GPU models the catalog does not know, by GRES Type; a review note
@@ -41,7 +39,6 @@ _GPU_MEMORY_GUESS = {
     "rtx-2080ti": 11,
 }
 _GPU_MEMORY_DEFAULT = 16
-
 
 # Node record keys -> handled by the grouping (the rest are refused per record line).
 _NODE_KEYS = {

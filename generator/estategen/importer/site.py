@@ -5,16 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from estategen import slurmconf
 from estategen.importer.accounts import _sacct, _teams
 from estategen.importer.blueprint import _blueprint_text, _ordered_slurm
-from estategen.importer.files import _DEFAULT_RELEASE, _successors
+from estategen.importer.files import _site_files
 from estategen.importer.outcomes import Imported, _Run
 from estategen.importer.parameters import _parameters, _power_saving, _tracked_gpu_types
 from estategen.importer.partitions import _Site
 from estategen.importer.pools import _leaf_switches, _nodes_and_partitions
 from estategen.importer.settle import _compare_rendered, _settle
-from estategen.slurmconf import GRES_RECORDS, TOPOLOGY_RECORDS
 
 
 def import_site(
@@ -27,15 +25,7 @@ def import_site(
     """Read the site's files and build the blueprint text; raises ConfSyntaxError on files
     it cannot read, and BlueprintInvalid if the blueprint it built does not validate."""
     run = _Run()
-    conf = slurmconf.parse_file(slurm_conf, budget=run.budget)
-    conf = _successors(conf, slurm_version or _DEFAULT_RELEASE, run)
-    for where, target, read in conf.moved:
-        run.reviews.append(
-            f"{where}: Include {target} is not on this machine; import read {read}, the file "
-            "of that name beside the file given"
-        )
-    gres_conf = slurmconf.parse_file(gres, GRES_RECORDS, run.budget) if gres else None
-    topo = slurmconf.parse_file(topology, TOPOLOGY_RECORDS, run.budget) if topology else None
+    conf, gres_conf, topo = _site_files(slurm_conf, gres, topology, slurm_version, run)
     doc: dict[str, Any] = {}
     slurm: dict[str, Any] = {}
     _parameters(conf, slurm, run)

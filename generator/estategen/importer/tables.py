@@ -203,12 +203,12 @@ _CONFLICTS: dict[str, tuple[Callable[[str, Mapping[str, Any]], bool], str]] = {
     ),
 }
 
-
+# Why import refuses what only priority/multifactor reads (the global keys above, a
+# partition's PriorityJobFactor) when the site runs priority/basic.
 _BASIC_IGNORES = (
     "priority/basic (PriorityType, Slurm's default) orders jobs first in, first out and "
     "ignores it; slurm.scheduling.priority_type basic refuses it"
 )
-
 
 # Partition record key (lower case) -> key of the blueprint partition.
 PARTITION_KEYS: dict[str, Row] = {
