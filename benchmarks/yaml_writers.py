@@ -6,9 +6,7 @@ The Kubernetes manifests of the 100,000-GPU estate (blueprints/large.py), writte
 estategen's block writer (``estategen.yamltext``), by PyYAML's pure-Python dumper that it
 reproduces, and by libyaml's C emitter (``CSafeDumper``) with the same options; CPU seconds
 (best of N) and whether the text is the same bytes. libyaml cannot indent lists under their
-key (yamllint's and ansible-lint's style) and still represents every node in Python. Then the
-estate's Prometheus rules, in libyaml's layout: ``estategen.yamltext.libyaml_block`` against
-libyaml's ``CSafeDumper``, whose bytes it reproduces.
+key (yamllint's and ansible-lint's style) and still represents every node in Python.
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from estategen import yamltext  # noqa: E402
 from estategen.kubernetes import cluster_objects  # noqa: E402
 from estategen.load import parse_blueprint  # noqa: E402
 from estategen.pipeline import validate_document  # noqa: E402
-from estategen.prometheus_rules import observability_rules  # noqa: E402
 
 import large  # noqa: E402
 
@@ -81,23 +78,6 @@ def main() -> None:
     reference = results["PyYAML (pure Python)"][1]
     for name, (seconds, text) in results.items():
         print(f"| {name} | {seconds * 1000:.0f} ms | {'yes' if text == reference else 'no'} |")
-    rules = [{"groups": observability_rules(estate)}]
-    libyaml = best(args.repeat, _csafe, rules)
-    ours = best(args.repeat, yamltext.libyaml_block, rules)
-    print("\nthe Prometheus rules of the 100,000-GPU estate\n")
-    print("| writer | CPU | same bytes as libyaml |")
-    print("|---|---|---|")
-    print(
-        f"| estategen.yamltext.libyaml_block | {ours[0] * 1000:.0f} ms | "
-        f"{'yes' if ours[1] == libyaml[1] else 'no'} |"
-    )
-    print(f"| libyaml CSafeDumper | {libyaml[0] * 1000:.0f} ms | yes |")
-
-
-def _csafe(data: Any) -> str:
-    return yaml.dump(
-        data, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False, width=1000
-    )
 
 
 if __name__ == "__main__":

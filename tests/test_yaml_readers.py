@@ -129,14 +129,13 @@ STRINGS = st.sampled_from(EDGES) | GRAMMAR | FORMS | st.text(max_size=12)
 
 
 def _written(data: Any) -> dict[str, str]:
-    """``data`` through each writer: block (Ansible variables), manifest, libyaml's layout,
-    and PyYAML's emitter, which both block writers hand a document they do not write (a
-    float in it here)."""
+    """``data`` through each writer: block (Ansible variables), manifest, and PyYAML's
+    emitter, which both block writers hand a document they do not write (a float in it
+    here)."""
     fallback = {"ratio": 0.5, **data}
     return {
         "block": yamltext.block(data),
         "manifest": yamltext.manifest(data),
-        "libyaml": yamltext.libyaml_block(data),
         "pyyaml-block": yamltext.block(fallback),
         "pyyaml-manifest": yamltext.manifest(fallback),
     }

@@ -27,7 +27,7 @@ from estategen.prometheus_rules import (
     observability_rules,
     slurm_exporter_host,
 )
-from estategen.yamltext import libyaml_block
+from estategen.yamltext import prometheus_block
 
 PROMETHEUS = "observability/prometheus"
 RULES_FILE = "rules/estategen.rules.yml"
@@ -140,9 +140,9 @@ def scrape_configs(estate: Estate, targets: Targets | None = None) -> list[dict[
 
 
 def _yaml(header: str, data: Any) -> str:
-    """Block YAML in the data's own key order, laid out as libyaml's dumper lays it out
-    (lists not indented under their key)."""
-    return f"{header}{libyaml_block(data)}"
+    """Block YAML in the data's own key order (a rule reads record or alert, then expr), as
+    libyaml's emitter lays it out (lists not indented under their key)."""
+    return f"{header}{prometheus_block(data)}"
 
 
 _SCRAPE_HEADER = """\
