@@ -22,7 +22,6 @@ import kubernetes_validate
 import pytest
 import yaml
 from test_pulumi import registered_as, run_project
-from test_slurm_engine import define_qos, parse_records, start_accounting
 from test_slurm_rest_api import HAS_AUTH_JWT, PLUGIN_DIRS
 
 from estategen import load, pipeline, plan, schema
@@ -33,8 +32,8 @@ from estategen.write import with_manifest, write_tree
 
 from conftest import BLUEPRINTS
 from crd import UPSTREAM, crd_set
-from mariadb import MariaDB, have_mariadb
-from slurmlab import SlurmLab, have_slurm, set_keys
+from mariadb import have_mariadb
+from slurmlab import Dbd, SlurmLab, have_slurm, parse_records, set_keys
 
 Obj = dict[str, Any]
 FRONTIER = BLUEPRINTS / "frontier.yaml"
@@ -271,11 +270,9 @@ def frontier_ctld(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab
     write_tree(with_manifest(frontier()[1], FRONTIER.read_bytes(), estate.name), out)
     hosts = [h for pool in estate.slurm_pools for h in pool.hosts]
     names = [*hosts, *estate.slurm.controllers, accounting.host, accounting.database.host]
-    cluster = SlurmLab(out, work / "run", names)
-    cluster.binds["/etc/slurm"] = cluster.etc
-    database = MariaDB(work / "db")
-    try:
-        cluster.install_configs()
+
+    def install(cluster: SlurmLab) -> None:
+        cluster.binds["/etc/slurm"] = cluster.etc
         shutil.copytree(out / "slurm" / "power", cluster.etc / "power")
         for name in ("slurm.conf", "slurmdbd.conf"):
             conf = cluster.etc / name
@@ -286,14 +283,16 @@ def frontier_ctld(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab
                 # the hosted pools' auth/slurm came with Slurm 23.11: older daemons keep munge
                 text = set_keys(text, {"AuthType": "auth/munge", "CredType": "cred/munge"})
             conf.write_text(text)
-        cluster.start_munge()
-        start_accounting(cluster, database, accounting.host)
-        cluster.start_slurmctld(estate.slurm.controllers[0])
-        define_qos(cluster)
+
+    with SlurmLab.running(
+        out,
+        work / "run",
+        names,
+        controller=estate.slurm.controllers[0],
+        dbd=Dbd(accounting.host),
+        configure=install,
+    ) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-        database.stop()
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ when updating the file, set ESTATEGEN_DUMP_DIFFERENCES=FILE (tab-separated lines
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -30,12 +31,14 @@ from estategen.importer.blueprint import write
 from estategen.importer.site import import_site
 
 from conftest import run_cli
-from mariadb import MariaDB, have_mariadb
+from mariadb import have_mariadb
 from slurmlab import (
+    Dbd,
     SlurmLab,
     have_slurm,
     installed_slurm_source,
     installed_slurm_version,
+    render_blueprint,
     set_keys,
 )
 
@@ -165,7 +168,8 @@ def controller(conf_dir: Path) -> tuple[str, list[str]]:
     raise AssertionError(f"{conf_dir}: no controller")
 
 
-def start(files: Path, work: Path, shared: Shared, cluster_name: str) -> SlurmLab:
+@contextlib.contextmanager
+def started(files: Path, work: Path, shared: Shared, cluster_name: str) -> Iterator[SlurmLab]:
     """One slurmctld on the files in ``files``/slurm (sub-folders too, for Include), with the
     shared munged and slurmdbd."""
     conf = slurmconf.parse_file(files / "slurm" / "slurm.conf")
@@ -173,34 +177,40 @@ def start(files: Path, work: Path, shared: Shared, cluster_name: str) -> SlurmLa
     ctl, ctl_names = controller(files / "slurm")
     storage_host = conf.parameter("AccountingStorageHost")
     extra = [storage_host.value] if storage_host is not None else []
-    lab = SlurmLab(files, work, [*hosts, *ctl_names, *extra])
-    lab.munge_socket = shared.dbd.munge_socket
-    lab.ports["dbd"] = shared.dbd.ports["dbd"]
-    storage = conf.parameter("AccountingStorageType")
-    if storage is not None and storage.value.endswith("/slurmdbd"):
-        shared.dbd.run("sacctmgr", "-i", "add", "cluster", cluster_name, check=False)
-    lab.install_configs()
-    # Debian's Slurm has no auth/jwt plugin: both sides run without AuthAlt*, compared from
-    # the files instead (FILE_FACTS). Slurm 22.05 defaults to select/linear, which refuses
-    # the CR_CPU parameters of configurations written for later releases (their default is
-    # cons_tres). A file that is the include of a parent which sets ClusterName
-    # (ParallelCluster's) gets the rendered cluster name: slurmctld needs one.
-    path = lab.etc / "slurm.conf"
-    values = {}
-    if conf.parameter("SelectType") is None:
-        values["SelectType"] = "select/cons_tres"
-    if conf.parameter("ClusterName") is None:
-        values["ClusterName"] = cluster_name
-    auth = conf.parameter("AuthType")
-    if auth is not None and auth.value.lower() in ("auth/none", '""', ""):
-        # the lab's slurmdbd and clients authenticate with munge; compared from the files
-        values.update({"AuthType": "auth/munge", "CredType": "cred/munge"})
-    path.write_text(set_keys(path.read_text(), values, drop=LAB_DROPPED))
-    for sub in (files / "slurm").iterdir():
-        if sub.is_dir():
-            shutil.copytree(sub, lab.etc / sub.name)
-    lab.start_slurmctld(ctl)
-    return lab
+
+    def install(lab: SlurmLab) -> None:
+        storage = conf.parameter("AccountingStorageType")
+        if storage is not None and storage.value.endswith("/slurmdbd"):
+            shared.dbd.run("sacctmgr", "-i", "add", "cluster", cluster_name, check=False)
+        # Debian's Slurm has no auth/jwt plugin: both sides run without AuthAlt*, compared from
+        # the files instead (FILE_FACTS). Slurm 22.05 defaults to select/linear, which refuses
+        # the CR_CPU parameters of configurations written for later releases (their default is
+        # cons_tres). A file that is the include of a parent which sets ClusterName
+        # (ParallelCluster's) gets the rendered cluster name: slurmctld needs one.
+        path = lab.etc / "slurm.conf"
+        values = {}
+        if conf.parameter("SelectType") is None:
+            values["SelectType"] = "select/cons_tres"
+        if conf.parameter("ClusterName") is None:
+            values["ClusterName"] = cluster_name
+        auth = conf.parameter("AuthType")
+        if auth is not None and auth.value.lower() in ("auth/none", '""', ""):
+            # the lab's slurmdbd and clients authenticate with munge; compared from the files
+            values.update({"AuthType": "auth/munge", "CredType": "cred/munge"})
+        path.write_text(set_keys(path.read_text(), values, drop=LAB_DROPPED))
+        for sub in (files / "slurm").iterdir():
+            if sub.is_dir():
+                shutil.copytree(sub, lab.etc / sub.name)
+
+    with SlurmLab.running(
+        files,
+        work,
+        [*hosts, *ctl_names, *extra],
+        controller=ctl,
+        shared=shared.dbd,
+        configure=install,
+    ) as lab:
+        yield lab
 
 
 def imported_name(blueprint: Path) -> str:
@@ -269,25 +279,16 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
         pytest.skip("needs mariadb-server")
     work = tmp_path_factory.mktemp("accounting")
     # slurmdbd.conf as estategen renders it, from a small blueprint with accounting
-    blueprint = work / "dbd.yaml"
-    blueprint.write_text(
-        DBD_BLUEPRINT.format(version=installed_slurm_version(), source=installed_slurm_source())
+    blueprint = DBD_BLUEPRINT.format(
+        version=installed_slurm_version(), source=installed_slurm_source()
     )
-    result = run_cli("render", blueprint, "-o", work / "out")
-    assert result.returncode == 0, result.stderr
-    dbd = SlurmLab(work / "out", work / "lab", ["lab-dbd", "lab-db"])
-    database = MariaDB(work / "db")
-    try:
-        dbd.install_configs()
-        dbd.start_munge()
-        database.start()
-        database.create("slurm_acct_db", "slurm", "test-only-password")
-        dbd.install_slurmdbd(database.port, "test-only-password")
-        dbd.start_slurmdbd("lab-dbd")
+    with SlurmLab.running(
+        render_blueprint(work, blueprint, "dbd"),
+        work / "lab",
+        ["lab-dbd", "lab-db"],
+        dbd=Dbd("lab-dbd", load=False),
+    ) as dbd:
         yield Shared(dbd)
-    finally:
-        dbd.stop()
-        database.stop()
 
 
 DBD_BLUEPRINT = """\
@@ -339,11 +340,8 @@ def test_import_render_keeps_what_slurmctld_shows(
     }
     facts = []
     for files, work in ((original, tmp_path / "lab-original"), (rendered, tmp_path / "lab-ours")):
-        lab = start(files, work, shared, imported_name(blueprint))
-        try:
+        with started(files, work, shared, imported_name(blueprint)) as lab:
             facts.append(read_facts(lab, files))
-        finally:
-            lab.stop()
     compared = compare(facts[0], facts[1], renamed)
     RESULTS[entry] = compared
     dump = os.environ.get("ESTATEGEN_DUMP_DIFFERENCES")

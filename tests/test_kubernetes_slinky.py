@@ -17,7 +17,6 @@ import pytest
 import test_kubernetes_semantics as semantics
 import yaml
 from test_kubernetes_semantics import objects, one, rendered
-from test_slurm_engine import machine_shape
 
 from estategen import load, pipeline
 from estategen.errors import BlueprintInvalid
@@ -29,7 +28,7 @@ from estategen.write import with_manifest, write_tree
 
 from conftest import run_cli
 from crd import UPSTREAM, crd_set
-from slurmlab import SlurmLab, have_slurm, set_keys
+from slurmlab import SlurmLab, have_slurm, machine_cpu, set_keys
 
 Obj = dict[str, Any]
 SLINKY_CRDS = UPSTREAM / "slurm-operator-v1.2.1"
@@ -498,13 +497,10 @@ def test_a_real_slurmctld_puts_a_nodeset_slurmd_in_the_mixed_partition(
     keeps munge for authentication; everything else is the file as rendered for 25.11.
     """
     tmp_path = tmp_path_factory.mktemp("hosted")  # short: slurmstepd's sockets live there
-    shape = machine_shape()
     source = (
         ESTATE.replace(
             "cpu: {sockets: 1, cores_per_socket: 16, threads_per_core: 2}\n    memory_gb: 256",
-            f"cpu: {{sockets: {shape['sockets']}, cores_per_socket: "
-            f"{shape['cores_per_socket']}, threads_per_core: {shape['threads_per_core']}}}\n"
-            "    memory_gb: 2",
+            f"cpu: {machine_cpu()}\n    memory_gb: 2",
         )
         .replace("nodes: {max: 2}", "nodes: {max: 1}")
         .replace(ACCOUNTING, "")
@@ -513,21 +509,26 @@ def test_a_real_slurmctld_puts_a_nodeset_slurmd_in_the_mixed_partition(
     out = tmp_path / "out"
     write_tree(with_manifest(render(estate), source.encode(), estate.name), out)
     node = "k8s-gpu-01"  # host network: the Kubernetes node's name (gres.conf names it)
-    cluster = SlurmLab(out, tmp_path / "run", ["gpu-01", "gpu-02", "ctl-01", "dbd-01", node])
-    try:
-        cluster.install_configs(gpu_files=8)
-        conf_path = cluster.etc / "slurm.conf"
-        conf = conf_path.read_text()
+
+    def keep_munge(cluster: SlurmLab) -> None:
+        conf = cluster.slurm_conf()
         assert "NodeSet=h100-hosted Feature=h100-hosted" in conf
-        conf_path.write_text(
+        (cluster.etc / "slurm.conf").write_text(
             set_keys(
                 conf,
                 {"AuthType": "auth/munge", "CredType": "cred/munge"},
                 drop=("AuthAltTypes", "AuthAltParameters"),
             )
         )
-        cluster.start_munge()
-        cluster.start_slurmctld("ctl-01")
+
+    with SlurmLab.running(
+        out,
+        tmp_path / "run",
+        ["gpu-01", "gpu-02", "ctl-01", "dbd-01", node],
+        controller="ctl-01",
+        gpu_files=8,
+        configure=keep_munge,
+    ) as cluster:
         nodeset = one(objects(source, "k8s"), "NodeSet", "h100-hosted")["spec"]
         extra = nodeset["extraConf"].replace("Features=", "Features=h100-hosted,")
         (cluster.work / "spool" / node).mkdir(exist_ok=True)
@@ -537,7 +538,7 @@ def test_a_real_slurmctld_puts_a_nodeset_slurmd_in_the_mixed_partition(
             "/usr/sbin/slurmd",
             "-D",
             "-f",
-            str(conf_path),
+            str(cluster.etc / "slurm.conf"),
             "-Z",
             "--conf",
             extra,
@@ -558,8 +559,6 @@ def test_a_real_slurmctld_puts_a_nodeset_slurmd_in_the_mixed_partition(
         assert cluster.run(*job, "sh", "-c", "echo ok").strip() == "ok"
         nodes = cluster.run("scontrol", "show", "partition", "gpu")
         assert "gpu-[01-02]" in nodes and node in nodes, nodes
-    finally:
-        cluster.stop()
 
 
 def test_validate_counts_each_physical_gpu_once(tmp_path: Path) -> None:

@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_slurm_engine import machine_shape
 
-from conftest import run_cli
 from slurmlab import (
     SlurmLab,
     have_slurm,
     installed_slurm_at_least,
     installed_slurm_source,
     installed_slurm_version,
+    machine_cpu,
+    render_blueprint,
     set_keys,
 )
 
@@ -46,7 +46,6 @@ SUSPEND_TIME = 10
 
 
 def elastic_blueprint() -> str:
-    shape = machine_shape()
     return textwrap.dedent(
         f"""\
         estate: cloudlab
@@ -58,8 +57,7 @@ def elastic_blueprint() -> str:
             instance_type: {INSTANCE_TYPE}
             hosts: burst-[1-2]
             nodes: {{min: 0, max: 2}}
-            cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
-                   threads_per_core: {shape["threads_per_core"]}}}
+            cpu: {machine_cpu()}
             memory_gb: 2
             gpus: {{model: l4-24gb, count: 1}}
             cloud: {{image: {IMAGE}, zone: us-central1-a, project: aurora-hpc}}
@@ -135,21 +133,16 @@ class Lab:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     work = tmp_path_factory.mktemp("cloudlab")
-    blueprint = work / "cloudlab.yaml"
-    blueprint.write_text(elastic_blueprint())
-    result = run_cli("render", blueprint, "-o", work / "out")
-    assert result.returncode == 0, result.stderr
-    cluster = SlurmLab(work / "out", work / "run", [*NODES, "lab-ctl"])
     fake = work / "bin"
     fake.mkdir()
     calls = work / "gcloud.calls"
-    cluster.binds["/usr/local/bin"] = fake
-    cluster.binds["/etc/slurm"] = cluster.etc
-    cluster.binds["/var/log/slurm"] = cluster.work / "log"
-    try:
-        cluster.install_configs(gpu_files=1)
+
+    def install(cluster: SlurmLab) -> None:
+        cluster.binds["/usr/local/bin"] = fake
+        cluster.binds["/etc/slurm"] = cluster.etc
+        cluster.binds["/var/log/slurm"] = cluster.work / "log"
         # what the slurm_controller role installs under /etc/slurm/power
-        shutil.copytree(work / "out" / "slurm" / "power", cluster.etc / "power")
+        shutil.copytree(cluster.rendered / "slurm" / "power", cluster.etc / "power")
         conf = cluster.etc / "slurm.conf"
         text = conf.read_text()
         assert "ResumeProgram=/etc/slurm/power/resume.sh" in text
@@ -157,11 +150,18 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         conf.write_text(set_keys(text, {"DebugFlags": "Power"}))
         (fake / "gcloud").write_text(gcloud_stub(calls, cluster))
         (fake / "gcloud").chmod(0o755)
-        cluster.start_munge()
-        cluster.start_slurmctld("lab-ctl")
-        yield Lab(cluster, calls)
+
+    try:
+        with SlurmLab.running(
+            render_blueprint(work, elastic_blueprint(), "cloudlab"),
+            work / "run",
+            [*NODES, "lab-ctl"],
+            controller="lab-ctl",
+            gpu_files=1,
+            configure=install,
+        ) as cluster:
+            yield Lab(cluster, calls)
     finally:
-        cluster.stop()
         for pidfile in (work / "run" / "run").glob("slurmd-burst-*.pid"):
             stop_booted_slurmd(pidfile)
 

@@ -8,7 +8,6 @@ sacctmgr and sshare, and jobs are run with srun.
 from __future__ import annotations
 
 import re
-import subprocess
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,107 +18,53 @@ from estategen.model import Estate, slurm_minutes, slurm_time
 from estategen.pipeline import validate_file
 
 from conftest import BLUEPRINTS, run_cli
-from mariadb import MariaDB, have_mariadb
+from mariadb import have_mariadb
 from slurmlab import (
+    GPU_LAB_HOSTS,
+    Dbd,
     SlurmLab,
+    gpu_lab_blueprint,
     have_slurm,
     installed_slurm_at_least,
     installed_slurm_source,
     installed_slurm_version,
+    machine_cpu,
+    machine_cpus,
+    parse_records,
+    render_blueprint,
 )
+from slurmlab import GPU_NODE as NODE
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm, munge and unshare"),
 ]
 
-NODE = "lab-node-01"
 
-
-def machine_shape() -> dict[str, int]:
-    """Sockets, cores and threads of this machine as slurmd sees them."""
-    line = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
-    fields = dict(re.findall(r"(\w+)=(\S+)", line))
-    return {
-        "sockets": int(fields["SocketsPerBoard"]) * int(fields.get("Boards", 1)),
-        "cores_per_socket": int(fields["CoresPerSocket"]),
-        "threads_per_core": int(fields["ThreadsPerCore"]),
-    }
+# Two teams, a QoS with a GPU limit, and a partition for each team.
+MINILAB = """\
+  scheduling:
+    priority_weights: {fairshare: 10000, qos: 1000}
+  qos:
+    - {name: normal}
+    - {name: high, priority: 100, max_gpus_per_user: 1}
+  partitions:
+    - {name: open, pools: [gpu], default: true, max_time: "1:00:00", teams: [ops]}
+    - {name: vision, pools: [gpu], max_time: "30:00", teams: [vision]}
+"""
 
 
 def small_blueprint() -> str:
-    shape = machine_shape()
-    return textwrap.dedent(
-        f"""\
-        estate: minilab
-        versions: {{slurm: "{installed_slurm_version()}"}}
-        identity:
-          users:
-            - {{name: alice, uid: 10001}}
-            - {{name: bob, uid: 10002}}
-          teams:
-            - {{name: vision, gid: 20001, members: [alice], fairshare: 30}}
-            - {{name: ops, gid: 20002, members: [bob], fairshare: 70}}
-        node_pools:
-          - name: gpu
-            scheduler: slurm
-            hosts: {NODE}
-            cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
-                   threads_per_core: {shape["threads_per_core"]}}}
-            memory_gb: 4
-            gpus: {{model: l4-24gb, count: 2, sharing: {{shard: 2}}}}
-            features: [test]
-        slurm:
-          packages: {{source: {installed_slurm_source()}}}
-          controllers: [lab-ctl]
-          accounting:
-            host: lab-dbd
-            database: {{host: lab-db, password: {{secret: slurmdbd_db}}}}
-          scheduling:
-            priority_weights: {{fairshare: 10000, qos: 1000}}
-          qos:
-            - {{name: normal}}
-            - {{name: high, priority: 100, max_gpus_per_user: 1}}
-          partitions:
-            - {{name: open, pools: [gpu], default: true, max_time: "1:00:00", teams: [ops]}}
-            - {{name: vision, pools: [gpu], max_time: "30:00", teams: [vision]}}
-        """
+    return gpu_lab_blueprint(
+        "minilab",
+        teams=[
+            "{name: vision, gid: 20001, members: [alice], fairshare: 30}",
+            "{name: ops, gid: 20002, members: [bob], fairshare: 70}",
+        ],
+        gpus="model: l4-24gb, count: 2, sharing: {shard: 2}",
+        pool="    features: [test]\n",
+        slurm=MINILAB,
     )
-
-
-def start_accounting(cluster: SlurmLab, database: MariaDB, dbd_host: str) -> None:
-    """MariaDB, slurmdbd, then `sacctmgr load` of the rendered sacct.cfg, as the role does."""
-    database.start()
-    database.create("slurm_acct_db", "slurm", "test-only-password")
-    cluster.install_slurmdbd(database.port, "test-only-password")
-    cluster.start_slurmdbd(dbd_host)
-    cluster.run("sacctmgr", "-i", "load", f"file={cluster.etc / 'sacct.cfg'}")
-    create_qos(cluster)
-
-
-def qos_lines(cluster: SlurmLab, adding: bool) -> list[list[str]]:
-    lines = (cluster.etc / "qos.sacctmgr").read_text().splitlines()
-    commands = [line.split() for line in lines if line and not line.startswith("#")]
-    return [c for c in commands if (c[:2] == ["add", "qos"]) == adding]
-
-
-def create_qos(cluster: SlurmLab) -> None:
-    """The `add qos` lines of qos.sacctmgr: partitions name QoS slurmctld must find."""
-    for command in qos_lines(cluster, adding=True):
-        out = cluster.run("sacctmgr", "-i", *command, check=False)
-        assert "Adding QOS" in out or "Nothing new added" in out, out
-
-
-def define_qos(cluster: SlurmLab) -> None:
-    """The rest of qos.sacctmgr, once slurmctld has registered the GPU TRES it limits."""
-    cluster.wait_for(
-        lambda: (
-            "gres|gpu" in cluster.run("sacctmgr", "-n", "-P", "show", "tres", "format=type,name")
-        ),
-        "GPU TRES registered by slurmctld",
-    )
-    for command in qos_lines(cluster, adding=False):
-        assert "error" not in cluster.run("sacctmgr", "-i", *command).lower()
 
 
 @pytest.fixture(scope="module")
@@ -127,27 +72,18 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
     if not have_mariadb():
         pytest.skip("needs mariadb-server")
     work = tmp_path_factory.mktemp("minilab")
-    blueprint = work / "minilab.yaml"
-    blueprint.write_text(small_blueprint())
-    result = run_cli("render", blueprint, "-o", work / "out")
-    assert result.returncode == 0, result.stderr
-    cluster = SlurmLab(work / "out", work / "run", [NODE, "lab-ctl", "lab-dbd", "lab-db"])
-    database = MariaDB(work / "db")
-    try:
-        cluster.install_configs(gpu_files=2)
-        cluster.start_munge()
-        start_accounting(cluster, database, "lab-dbd")
-        # The tests submit jobs as root, a name no blueprint may give a user: the operator
-        # grants root the ops account by hand, as a site's admin would.
-        cluster.run("sacctmgr", "-i", "add", "user", "root", "account=ops")
-        cluster.start_slurmctld("lab-ctl")
-        cluster.start_slurmd(NODE)
-        define_qos(cluster)
-        cluster.wait_idle(NODE)
+    # The tests submit jobs as root, a name no blueprint may give a user: the operator
+    # grants root the ops account by hand, as a site's admin would.
+    with SlurmLab.running(
+        render_blueprint(work, small_blueprint(), "minilab"),
+        work / "run",
+        GPU_LAB_HOSTS,
+        controller="lab-ctl",
+        nodes=[NODE],
+        gpu_files=2,
+        dbd=Dbd("lab-dbd", root_accounts=("ops",)),
+    ) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-        database.stop()
 
 
 def test_sinfo_shows_partitions_with_their_node(lab: SlurmLab) -> None:
@@ -220,11 +156,6 @@ def test_sshare_shows_the_team_accounts(lab: SlurmLab) -> None:
     assert "vision|30" in [line.strip() for line in share.splitlines()]
 
 
-def parse_records(text: str) -> list[dict[str, str]]:
-    """`scontrol -o show ...` output: one record per line of Key=Value pairs."""
-    return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in text.splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="module")
 def campus_ctld(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SlurmLab, Estate]]:
     if not have_mariadb():
@@ -237,18 +168,14 @@ def campus_ctld(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Slur
     accounting = estate.slurm.accounting
     assert accounting is not None
     names = [*hosts, *estate.slurm.controllers, accounting.host, accounting.database.host]
-    cluster = SlurmLab(work / "out", work / "run", names)
-    database = MariaDB(work / "db")
-    try:
-        cluster.install_configs()
-        cluster.start_munge()
-        start_accounting(cluster, database, accounting.host)
-        cluster.start_slurmctld(estate.slurm.controllers[0])
-        define_qos(cluster)
+    with SlurmLab.running(
+        work / "out",
+        work / "run",
+        names,
+        controller=estate.slurm.controllers[0],
+        dbd=Dbd(accounting.host),
+    ) as cluster:
         yield cluster, estate
-    finally:
-        cluster.stop()
-        database.stop()
 
 
 def test_campus_partitions_match_the_blueprint(campus_ctld: tuple[SlurmLab, Estate]) -> None:
@@ -361,7 +288,6 @@ TIMES = [
 
 def no_accounting_blueprint() -> str:
     """GPU and CPU pools of 2 and 1 GB, no slurm.accounting; this machine is the GPU node."""
-    shape = machine_shape()
     times = "".join(
         f'    - {{name: time-{i}, pools: [cpu], max_time: "{written}"}}\n'
         for i, (written, _) in enumerate(TIMES)
@@ -378,8 +304,7 @@ def no_accounting_blueprint() -> str:
               - name: gpu
                 scheduler: slurm
                 hosts: {NODE}
-                cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
-                       threads_per_core: {shape["threads_per_core"]}}}
+                cpu: {machine_cpu()}
                 memory_gb: 2
                 gpus: {{model: l4-24gb, count: 1}}
               - name: cpu
@@ -403,20 +328,15 @@ def no_accounting_blueprint() -> str:
 @pytest.fixture(scope="module")
 def nodbd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
     work = tmp_path_factory.mktemp("nodbd")
-    blueprint = work / "nodbd.yaml"
-    blueprint.write_text(no_accounting_blueprint())
-    result = run_cli("render", blueprint, "-o", work / "out")
-    assert result.returncode == 0, result.stderr
-    cluster = SlurmLab(work / "out", work / "run", [NODE, CPU_NODE, "lab-ctl"])
-    try:
-        cluster.install_configs(gpu_files=1)
-        cluster.start_munge()
-        cluster.start_slurmctld("lab-ctl")
-        cluster.start_slurmd(NODE)
-        cluster.wait_idle(NODE)
+    with SlurmLab.running(
+        render_blueprint(work, no_accounting_blueprint(), "nodbd"),
+        work / "run",
+        [NODE, CPU_NODE, "lab-ctl"],
+        controller="lab-ctl",
+        nodes=[NODE],
+        gpu_files=1,
+    ) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 def rendered_partitions(cluster: SlurmLab) -> dict[str, dict[str, str]]:
@@ -473,8 +393,7 @@ def test_a_mixed_partition_gives_cpu_jobs_memory_per_cpu_and_gpu_jobs_per_gpu(
     assert mixed["DefMemPerCPU"] == str(512 // 2)  # the CPU node: 512 MiB over 2 CPUs
     assert "DefMemPerNode" not in mixed
     gpu_defaults = dict(item.split("=") for item in mixed["JobDefaults"].split(","))
-    threads = machine_shape()["sockets"] * machine_shape()["cores_per_socket"]
-    threads *= machine_shape()["threads_per_core"]
+    threads = machine_cpus()
     assert gpu_defaults == {"DefCpuPerGPU": str(threads), "DefMemPerGPU": "1024"}
     assert job_memory(nodbd) == ("1", "256M")
     assert job_memory(nodbd, "-n", "2") == ("2", "512M")
@@ -499,17 +418,11 @@ def test_times_estategen_refuses_are_times_slurmctld_refuses(refused: str, tmp_p
     """The other side of the table: past the longest time, slurmctld will not start."""
     with pytest.raises(ValueError):
         slurm_minutes(refused)
-    work = tmp_path
-    blueprint = work / "nodbd.yaml"
-    blueprint.write_text(no_accounting_blueprint())
-    assert run_cli("render", blueprint, "-o", work / "out").returncode == 0
-    conf = work / "out" / "slurm" / "slurm.conf"
+    out = render_blueprint(tmp_path, no_accounting_blueprint(), "nodbd")
+    conf = out / "slurm" / "slurm.conf"
     conf.write_text(conf.read_text().replace("MaxTime=7-00:02:00", f"MaxTime={refused}"))
-    cluster = SlurmLab(work / "out", work / "run", [NODE, CPU_NODE, "lab-ctl"])
-    try:
-        cluster.install_configs()
-        cluster.start_munge()
-        with pytest.raises(AssertionError, match=f'Bad value "{refused}" for MaxTime'):
-            cluster.start_slurmctld("lab-ctl")
-    finally:
-        cluster.stop()
+    starting = SlurmLab.running(
+        out, tmp_path / "run", [NODE, CPU_NODE, "lab-ctl"], controller="lab-ctl"
+    )
+    with pytest.raises(AssertionError, match=f'Bad value "{refused}" for MaxTime'), starting:
+        pass

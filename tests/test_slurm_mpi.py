@@ -15,9 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_slurm_engine import machine_shape
 
-from conftest import run_cli
 from slurmlab import (
     SBIN,
     SlurmLab,
@@ -25,6 +23,8 @@ from slurmlab import (
     have_slurm,
     installed_slurm_source,
     installed_slurm_version,
+    machine_cpu,
+    render_blueprint,
     set_keys,
 )
 
@@ -62,7 +62,6 @@ int main(int argc, char **argv) {
 
 
 def blueprint() -> str:
-    shape = machine_shape()
     return textwrap.dedent(
         f"""\
         estate: mpilab
@@ -71,8 +70,7 @@ def blueprint() -> str:
           - name: cpu
             scheduler: slurm
             hosts: mpi-node-[01-02]
-            cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
-                   threads_per_core: {shape["threads_per_core"]}}}
+            cpu: {machine_cpu()}
             memory_gb: 4
         slurm:
           packages: {{source: {installed_slurm_source()}}}
@@ -132,19 +130,21 @@ def start_slurmd_with_its_own_tmp(lab: SlurmLab, node: str) -> None:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
     work = tmp_path_factory.mktemp("mpilab")
-    (work / "mpilab.yaml").write_text(blueprint())
-    result = run_cli("render", work / "mpilab.yaml", "-o", work / "out")
-    assert result.returncode == 0, result.stderr + result.stdout
-    cluster = SlurmLab(work / "out", work / "run", [*NODES, "mpi-ctl"])
-    try:
-        cluster.install_configs()
+
+    def install(cluster: SlurmLab) -> None:
         two_slurmd_on_one_machine(cluster)
         # the PMIx plugin's per-step client folders: under a path each slurmd sees its own
         # folder at (the default, /tmp, is one folder for both "nodes" on this machine)
         (work / "tmp").mkdir()
         (cluster.etc / "mpi.conf").write_text(f"PMIxCliTmpDirBase={work / 'tmp'}\n")
-        cluster.start_munge()
-        cluster.start_slurmctld("mpi-ctl")
+
+    with SlurmLab.running(
+        render_blueprint(work, blueprint(), "mpilab"),
+        work / "run",
+        [*NODES, "mpi-ctl"],
+        controller="mpi-ctl",
+        configure=install,
+    ) as cluster:
         for node in NODES:
             start_slurmd_with_its_own_tmp(cluster, node)
         cluster.wait_for(
@@ -152,8 +152,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
             "two idle nodes",
         )
         yield cluster
-    finally:
-        cluster.stop()
 
 
 def test_the_rendered_mpi_default_is_what_slurmctld_runs(lab: SlurmLab) -> None:

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 from test_slurm_elastic import elastic_blueprint
-from test_slurm_engine import machine_shape
 
 from estategen import hostlist
 
-from conftest import run_cli
-from slurmlab import SlurmLab, have_slurm
+from slurmlab import SlurmLab, have_slurm, machine_cpu, render_blueprint
 
 pytestmark = [
     pytest.mark.slow,
@@ -24,15 +22,13 @@ pytestmark = [
 
 def hybrid_blueprint() -> str:
     """The elastic lab's blueprint with an on-prem pool in the same partition."""
-    shape = machine_shape()
     on_prem = textwrap.indent(
         textwrap.dedent(
             f"""\
             - name: rack
               scheduler: slurm
               hosts: rack-[1-2]
-              cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
-                     threads_per_core: {shape["threads_per_core"]}}}
+              cpu: {machine_cpu()}
               memory_gb: 2
             """
         ),
@@ -43,22 +39,19 @@ def hybrid_blueprint() -> str:
 
 
 def test_slurmctld_keeps_the_on_prem_nodes_out_of_power_saving(tmp_path: Path) -> None:
-    blueprint = tmp_path / "hybrid.yaml"
-    blueprint.write_text(hybrid_blueprint())
-    result = run_cli("render", blueprint, "-o", tmp_path / "out")
-    assert result.returncode == 0, result.stderr
-    cluster = SlurmLab(
-        tmp_path / "out", tmp_path / "run", ["rack-1", "rack-2", "burst-1", "lab-ctl"]
-    )
-    cluster.binds["/etc/slurm"] = cluster.etc
-    cluster.binds["/var/log/slurm"] = cluster.work / "log"
-    try:
-        cluster.install_configs(gpu_files=1)
-        cluster.start_munge()
-        cluster.start_slurmctld("lab-ctl")
+    def install(cluster: SlurmLab) -> None:
+        cluster.binds["/etc/slurm"] = cluster.etc
+        cluster.binds["/var/log/slurm"] = cluster.work / "log"
+
+    with SlurmLab.running(
+        render_blueprint(tmp_path, hybrid_blueprint(), "hybrid"),
+        tmp_path / "run",
+        ["rack-1", "rack-2", "burst-1", "lab-ctl"],
+        controller="lab-ctl",
+        gpu_files=1,
+        configure=install,
+    ) as cluster:
         config = cluster.run("scontrol", "show", "config")
-    finally:
-        cluster.stop()
     (line,) = [x for x in config.splitlines() if x.startswith("SuspendExcNodes")]
     value = line.split("=", 1)[1].strip()  # "(null)" when no node is excluded
     items = [] if value == "(null)" else value.split(",")

@@ -23,7 +23,6 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from test_properties import MIG_MODELS, MODELS, examples, host_expressions, mig_layout, to_bytes
-from test_slurm_engine import create_qos, define_qos, qos_lines
 
 from estategen.load import parse_blueprint
 from estategen.model import Estate
@@ -32,7 +31,14 @@ from estategen.render import render
 from estategen.slurm_facts import real_memory_mib
 
 from mariadb import MariaDB, have_mariadb
-from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version
+from slurmlab import (
+    Dbd,
+    SlurmLab,
+    have_slurm,
+    installed_slurm_source,
+    installed_slurm_version,
+    slurmdbd_database,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -41,7 +47,6 @@ pytestmark = [
 
 STARTS = 7  # slurmctld starts per case, with and without accounting: about 1 s each, 8 s with
 DBD_HOST = "dbd"
-DB_PASSWORD = "test-only-password"
 
 
 @st.composite
@@ -189,42 +194,14 @@ def records(text: str) -> dict[str, dict[str, str]]:
     return out
 
 
-class Accounting:
-    """One MariaDB for every example; each example runs its own slurmdbd under its munge key."""
-
-    def __init__(self, folder: Path) -> None:
-        self.database = MariaDB(folder / "db")
-        self.database.start()
-        self.database.create("slurm_acct_db", "slurm", DB_PASSWORD)
-
-    def start_for(self, cluster: SlurmLab) -> None:
-        cluster.install_slurmdbd(self.database.port, DB_PASSWORD)
-        cluster.start_slurmdbd(DBD_HOST)
-        cluster.run("sacctmgr", "-i", "load", f"file={cluster.etc / 'sacct.cfg'}")
-        create_qos(cluster)
-
-    def limit_qos(self, cluster: SlurmLab, gpus: bool) -> dict[str, str]:
-        """The rest of qos.sacctmgr (GPU limits wait for slurmctld's GPU TRES); MaxWall by QoS."""
-        if gpus:
-            define_qos(cluster)
-        else:
-            for command in qos_lines(cluster, adding=False):
-                assert "error" not in cluster.run("sacctmgr", "-i", *command).lower()
-        shown = cluster.run("sacctmgr", "-n", "-P", "show", "qos", "format=name,maxwall")
-        return dict(line.split("|") for line in shown.splitlines())
-
-
 @pytest.fixture(scope="module")
-def accounting() -> Iterator[Accounting | None]:
+def database() -> Iterator[MariaDB | None]:
+    """One MariaDB for every example; each example runs its own slurmdbd under its munge key."""
     if not have_mariadb():
         yield None
         return
-    with tempfile.TemporaryDirectory() as folder:
-        shared = Accounting(Path(folder))
-        try:
-            yield shared
-        finally:
-            shared.database.stop()
+    with tempfile.TemporaryDirectory() as folder, slurmdbd_database(Path(folder)) as shared:
+        yield shared
 
 
 CLUSTER_NUMBERS = itertools.count()
@@ -239,9 +216,9 @@ CLUSTER_NUMBERS = itertools.count()
 @given(data=st.data())
 @pytest.mark.parametrize("uses_accounting", [False, True], ids=["no-accounting", "accounting"])
 def test_slurmctld_starts_on_every_valid_blueprint_and_reads_it_as_meant(
-    accounting: Accounting | None, uses_accounting: bool, data: st.DataObject
+    database: MariaDB | None, uses_accounting: bool, data: st.DataObject
 ) -> None:
-    if uses_accounting and accounting is None:
+    if uses_accounting and database is None:
         pytest.skip("needs mariadb-server")
     blueprint, expected_times = data.draw(slurm_estates(uses_accounting))
     # each example registers its own cluster with the shared database
@@ -256,23 +233,19 @@ def test_slurmctld_starts_on_every_valid_blueprint_and_reads_it_as_meant(
                 (work / "out" / path).parent.mkdir(parents=True, exist_ok=True)
                 (work / "out" / path).write_bytes(output.content)
         hosts = [h for pool in estate.slurm_pools for h in pool.hosts]
-        cluster = SlurmLab(
-            work / "out", work / "run", [*hosts, *estate.slurm.controllers, DBD_HOST, "db"]
-        )
-        try:
-            cluster.install_configs()
-            cluster.start_munge()
+        with SlurmLab.running(
+            work / "out",
+            work / "run",
+            [*hosts, *estate.slurm.controllers, DBD_HOST, "db"],
+            controller=estate.slurm.controllers[0],
+            dbd=Dbd(DBD_HOST, database=database) if uses_accounting else None,
+        ) as cluster:
             if uses_accounting:
-                assert accounting is not None
-                accounting.start_for(cluster)
-            cluster.start_slurmctld(estate.slurm.controllers[0])
-            if uses_accounting:
-                walls = accounting.limit_qos(cluster, gpus=any(p.gpus for p in estate.slurm_pools))
+                shown = cluster.run("sacctmgr", "-n", "-P", "show", "qos", "format=name,maxwall")
+                walls = dict(line.split("|") for line in shown.splitlines())
                 assert walls["low"] == expected_times.pop("qos low")[0]
             nodes = records(cluster.run("scontrol", "-o", "show", "node"))
             partitions = records(cluster.run("scontrol", "-o", "show", "partition"))
-        finally:
-            cluster.stop()
 
     assert set(nodes) == set(hosts)
     for pool in estate.slurm_pools:

@@ -21,12 +21,18 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from test_slurm_engine import machine_shape
 
 from estategen.schema import RESERVATION_FLAGS
 
-from conftest import ROOT, run_cli
-from slurmlab import SlurmLab, have_slurm, installed_slurm_source, installed_slurm_version
+from conftest import ROOT
+from slurmlab import (
+    SlurmLab,
+    have_slurm,
+    installed_slurm_source,
+    installed_slurm_version,
+    machine_cpu,
+    render_blueprint,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -39,7 +45,6 @@ ESTATE = "reslab"
 
 
 def blueprint(reservations: str) -> str:
-    shape = machine_shape()
     return (
         textwrap.dedent(
             f"""\
@@ -54,8 +59,7 @@ def blueprint(reservations: str) -> str:
               - name: gpu
                 scheduler: slurm
                 hosts: {NODE}
-                cpu: {{sockets: {shape["sockets"]}, cores_per_socket: {shape["cores_per_socket"]},
-                       threads_per_core: {shape["threads_per_core"]}}}
+                cpu: {machine_cpu()}
                 memory_gb: 2
             slurm:
               packages: {{source: {installed_slurm_source()}}}
@@ -102,28 +106,21 @@ def set_window() -> None:
 
 
 def render(work: Path, name: str, reservations: str) -> Path:
-    path = work / f"{name}.yaml"
-    path.write_text(blueprint(reservations))
-    result = run_cli("render", path, "-o", work / "out")
-    assert result.returncode == 0, result.stderr + result.stdout
-    return work / "out"
+    return render_blueprint(work, blueprint(reservations), name)
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
     work = tmp_path_factory.mktemp("reslab")
     set_window()
-    out = render(work, "first", FIRST)
-    cluster = SlurmLab(out, work / "run", [NODE, "res-ctl"])
-    try:
-        cluster.install_configs()
-        cluster.start_munge()
-        cluster.start_slurmctld("res-ctl")
-        cluster.start_slurmd(NODE)
-        cluster.wait_idle(NODE)
+    with SlurmLab.running(
+        render(work, "first", FIRST),
+        work / "run",
+        [NODE, "res-ctl"],
+        controller="res-ctl",
+        nodes=[NODE],
+    ) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 def apply(lab: SlurmLab) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""A site's own Slurm settings (issue 13): a blueprint fragment in, a slurm.conf fact out.
+"""A site's own Slurm settings: a blueprint fragment in, a slurm.conf fact out.
 
 Real clusters run their own daemon paths, ports, RealMemory, select and task plugins,
 accounting TRES and partition limits. Each key here replaces one of estategen's choices; an
@@ -25,13 +25,16 @@ from estategen.render import render
 from estategen.renderers.estate_json import estate_data
 from estategen.slurm_keys import REFUSED_IN_OPTIONS, ChangePolicy, change_for
 
-from mariadb import MariaDB, have_mariadb
+from mariadb import have_mariadb
 from slurmlab import (
+    Dbd,
     SlurmLab,
     free_port,
     have_slurm,
     installed_slurm_source,
     installed_slurm_version,
+    machine_shape,
+    render_blueprint,
     set_keys,
 )
 
@@ -834,8 +837,6 @@ def _port_free(port: int) -> bool:
 
 
 def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
-    from test_slurm_engine import machine_shape
-
     shape = machine_shape()
     return textwrap.dedent(
         f"""\
@@ -930,8 +931,6 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
 
 
 def machine_cores() -> int:
-    from test_slurm_engine import machine_shape
-
     shape = machine_shape()
     return shape["sockets"] * shape["cores_per_socket"]
 
@@ -957,29 +956,21 @@ def site_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
         pytest.skip("needs slurm-wlm, munge and unshare")
     if not have_mariadb():
         pytest.skip("needs mariadb-server")
-    from test_slurm_engine import define_qos, start_accounting
-
-    from conftest import run_cli
-
     work = tmp_path_factory.mktemp("sitelab")
     ctld, slurmd = two_free_ports(), free_port()
-    (work / "sitelab.yaml").write_text(site_blueprint(work / "run", ctld, slurmd))
-    result = run_cli("render", work / "sitelab.yaml", "-o", work / "out")
-    assert result.returncode == 0, result.stderr
-    rendered = (work / "out" / "slurm" / "slurm.conf").read_text()
-    lab = SlurmLab(work / "out", work / "run", [NODE, "site-ctl", "site-dbd", "site-db"])
-    lab.ports.update(ctld=ctld[0], slurmd=slurmd)
-    # paths of the lab's own names would hide whether the blueprint's reached the daemons
-    (lab.work / "site-state").mkdir()
-    # the site's power programs: slurmctld runs only an executable others cannot write
-    (lab.work / "power").mkdir()
-    for name in ("resume", "suspend"):
-        program = lab.work / "power" / name
-        program.write_text("#!/bin/sh\nexit 0\n")
-        program.chmod(0o755)
-    database = MariaDB(work / "db")
-    try:
-        lab.install_configs(gpu_files=2)
+    out = render_blueprint(work, site_blueprint(work / "run", ctld, slurmd), "sitelab")
+    rendered = (out / "slurm" / "slurm.conf").read_text()
+
+    def install(lab: SlurmLab) -> None:
+        lab.ports.update(ctld=ctld[0], slurmd=slurmd)
+        # paths of the lab's own names would hide whether the blueprint's reached the daemons
+        (lab.work / "site-state").mkdir()
+        # the site's power programs: slurmctld runs only an executable others cannot write
+        (lab.work / "power").mkdir()
+        for name in ("resume", "suspend"):
+            program = lab.work / "power" / name
+            program.write_text("#!/bin/sh\nexit 0\n")
+            program.chmod(0o755)
         # the lab points daemon paths and ports at its own; the blueprint's are the lab's
         # folders and free ports, so put the rendered lines back and keep only what the lab
         # must own (the user daemons run as and the munge socket)
@@ -990,16 +981,18 @@ def site_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
         }
         conf = lab.etc / "slurm.conf"
         conf.write_text(set_keys(conf.read_text(), ours))
-        lab.start_munge()
-        start_accounting(lab, database, "site-dbd")
-        lab.start_slurmctld("site-ctl")
-        lab.start_slurmd(NODE)
-        define_qos(lab)
-        lab.wait_for(lambda: NODE in lab.run("sinfo", "-h", "-N", "-o", "%N"), "node registered")
+
+    with SlurmLab.running(
+        out,
+        work / "run",
+        [NODE, "site-ctl", "site-dbd", "site-db"],
+        controller="site-ctl",
+        nodes=[NODE],
+        gpu_files=2,
+        dbd=Dbd("site-dbd"),
+        configure=install,
+    ) as lab:
         yield lab
-    finally:
-        lab.stop()
-        database.stop()
 
 
 @pytest.mark.slow
@@ -1097,23 +1090,23 @@ def test_slurmctld_refuses_over_memory_kill_with_task_cgroup(
     """check/memory-enforcement-single, on the real slurmctld: with estategen's cgroup.conf
     (ConstrainRAMSpace=yes) OverMemoryKill goes with task/affinity, and slurmctld exits when
     task/cgroup enforces memory too."""
-    from conftest import run_cli
 
-    (tmp_path / "omk.yaml").write_text(OVER_MEMORY_KILL)
-    result = run_cli("render", tmp_path / "omk.yaml", "-o", tmp_path / "out")
-    assert result.returncode == 0, result.stderr
-    lab = SlurmLab(tmp_path / "out", tmp_path / "run", ["omk-01", "omk-02", "omk-ctl"])
-    try:
-        lab.install_configs()
+    def install(lab: SlurmLab) -> None:
         conf = lab.etc / "slurm.conf"
         assert "JobAcctGatherParams=OverMemoryKill" in conf.read_text()
         if task_plugin:
             conf.write_text(set_keys(conf.read_text(), {"TaskPlugin": task_plugin}))
-        lab.start_munge()
-        if starts:
-            lab.start_slurmctld("omk-ctl")
-        else:
-            with pytest.raises(AssertionError, match="constrained by both TaskPlugin cgroup"):
-                lab.start_slurmctld("omk-ctl")
-    finally:
-        lab.stop()
+
+    starting = SlurmLab.running(
+        render_blueprint(tmp_path, OVER_MEMORY_KILL, "omk"),
+        tmp_path / "run",
+        ["omk-01", "omk-02", "omk-ctl"],
+        controller="omk-ctl",
+        configure=install,
+    )
+    if starts:
+        with starting:
+            pass
+    else:
+        with pytest.raises(AssertionError, match="constrained by both TaskPlugin cgroup"), starting:
+            pass
