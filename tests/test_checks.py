@@ -8,8 +8,10 @@ Because only one check runs, a fragment need only be consistent for the check un
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
+import pkgutil
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
@@ -219,17 +221,24 @@ def test_lab_blueprint_validates_with_the_warnings_its_report_shows() -> None:
 
 
 def test_every_public_check_function_is_registered_and_specified_here() -> None:
-    helpers = {"check", "run_checks", "host_budget", "now", "rule_id", "did_you_mean"}
+    modules = [
+        importlib.import_module(f"{checks.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(checks.__path__)
+        if info.name != "core"  # the registry and the helpers the domains share
+    ]
+    assert sorted(m.__name__ for m in modules) == sorted(m.__name__ for m in checks.DOMAINS)
+    helpers = {"host_budget", "now"}
     public = {
         name
-        for name, function in inspect.getmembers(checks, inspect.isfunction)
-        if function.__module__ == checks.__name__
+        for module in modules
+        for name, function in inspect.getmembers(module, inspect.isfunction)
+        if function.__module__ == module.__name__
         and not name.startswith("_")
         and name not in helpers
     }
     registered = [function.__name__ for function in checks.CHECKS]
     assert len(registered) == len(set(registered)), "a check is registered twice"
-    assert set(registered) == public, "a public function in checks.py lacks @check"
+    assert set(registered) == public, "a public function in estategen.checks lacks @check"
     assert sorted(registered) == sorted(TESTED_CHECKS), "a check has no tests in this file"
 
 
@@ -700,14 +709,14 @@ def test_directory_complete_bind_dn_without_password_is_refused() -> None:
 
 
 def test_hosts_within_bounds_passes_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checks, "MAX_ESTATE_HOSTS", 4)
+    monkeypatch.setattr(checks.names, "MAX_ESTATE_HOSTS", 4)
     assert run(checks.hosts_within_bounds) == []
 
 
 def test_hosts_within_bounds_refuses_one_host_over_the_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(checks, "MAX_ESTATE_HOSTS", 3)
+    monkeypatch.setattr(checks.names, "MAX_ESTATE_HOSTS", 3)
     found = run(checks.hosts_within_bounds)
     only(found, "node_pools", "4 hosts, above the estate limit of 3")
 
@@ -2133,7 +2142,7 @@ FIXED_NOW = datetime(2028, 1, 10, 12, 0)
 
 @pytest.fixture
 def fixed_now(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checks, "now", lambda: FIXED_NOW)
+    monkeypatch.setattr(checks.slurm, "now", lambda: FIXED_NOW)
 
 
 def reservation(**fields: str) -> str:
@@ -2237,9 +2246,9 @@ def test_a_reservation_that_started_or_recurs_from_the_past_is_a_warning() -> No
 
 def test_the_past_is_judged_against_now_not_a_fixed_date(monkeypatch: pytest.MonkeyPatch) -> None:
     fragment = reservation(start='"2028-02-01T08:00"')
-    monkeypatch.setattr(checks, "now", lambda: datetime(2028, 1, 1))
+    monkeypatch.setattr(checks.slurm, "now", lambda: datetime(2028, 1, 1))
     assert run(checks.reservations_valid, fragment) == []
-    monkeypatch.setattr(checks, "now", lambda: datetime(2028, 3, 1))
+    monkeypatch.setattr(checks.slurm, "now", lambda: datetime(2028, 3, 1))
     only(run(checks.reservations_valid, fragment), "slurm.reservations[0].start", "in the past")
 
 

@@ -407,7 +407,7 @@ FORMER_COPIES = {
 # Other shared names and the one module that defines each.
 HOMES = {name: "facts.py" for name in FORMER_COPIES} | {
     "MANIFEST": "output.py",
-    "host_budget": "checks.py",
+    "host_budget": "names.py",  # estategen/checks/names.py
     # a host's own labels: the inventory and the Node patches read the same runs
     "host_label_runs": "facts.py",
     "HostLabelRun": "facts.py",

@@ -1,0 +1,201 @@
+"""Kubernetes clusters by provider and what runs in them: AKS settings and agent pools, the
+EKS Cluster Autoscaler's tags, queue engines and training frameworks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from estategen.checks.core import check
+from estategen.errors import Finding, issue
+from estategen.facts import (
+    AKS_POOL_NAME,
+    aks_gpu_instance_profile,
+    aks_mig_profiles,
+    kubelet_may_set,
+)
+from estategen.kubernetes import autoscaler
+from estategen.kubernetes.objects import ClusterView
+from estategen.model import Estate
+
+# --- AKS -------------------------------------------------------------------------------------
+
+
+@check
+def aks_cluster_settings(estate: Estate) -> Iterator[Finding]:
+    """An AKS cluster is found by resource group and name; Azure names regions in one word."""
+    for cluster in estate.kubernetes_clusters:
+        if cluster.provider == "aks" and cluster.resource_group is None:
+            yield issue(
+                cluster.path,
+                "an aks cluster needs `resource_group`: the Azure resource group that holds "
+                f"the AKS cluster {cluster.name!r}",
+            )
+        if cluster.provider != "aks" and cluster.resource_group is not None:
+            yield issue(
+                f"{cluster.path}.resource_group",
+                "`resource_group` is the Azure resource group of an aks cluster; "
+                f"this cluster is {cluster.provider}: remove it",
+            )
+        region = cluster.region
+        if region is None or cluster.provider == "on-prem":
+            continue
+        if cluster.provider == "aks" and "-" in region:
+            yield issue(
+                f"{cluster.path}.region",
+                f"{region!r} is not an Azure region; Azure names regions in one word, "
+                "like westeurope or eastus2",
+            )
+        elif cluster.provider != "aks" and "-" not in region:
+            example = "us-central1" if cluster.provider == "gke" else "eu-west-1"
+            yield issue(
+                f"{cluster.path}.region",
+                f"{region!r} is not a {cluster.provider} region; it names regions like {example}",
+            )
+
+
+@check
+def aks_pools_buildable(estate: Estate) -> Iterator[Finding]:
+    """What an AKS agent pool accepts: its name, its labels, and MIG as one instance profile."""
+    for pool in estate.node_pools:
+        if pool.provider != "aks" or pool.scheduler != "kubernetes":
+            continue
+        if not re.fullmatch(AKS_POOL_NAME, pool.name):
+            yield issue(
+                f"{pool.path}.name",
+                f"{pool.name!r} cannot name an AKS agent pool: a lowercase letter, then "
+                "lowercase letters and digits, at most 12 (no '-')",
+            )
+        refused = [key for key in pool.labels if not kubelet_may_set(key)]
+        refused += [key for key in pool.labels if key.split("/")[0] == "kubernetes.azure.com"]
+        if refused:
+            yield issue(
+                f"{pool.path}.labels",
+                f"AKS nodes cannot carry {', '.join(sorted(set(refused)))}: kubelet may not set "
+                "labels of the kubernetes.io and k8s.io namespaces and AKS reserves "
+                "kubernetes.azure.com; use a label of your own domain, such as example.com/role",
+            )
+        gpus = pool.gpus
+        if not (gpus and gpus.mig and gpus.model in estate.gpu_models):
+            continue
+        model = estate.gpu_models[gpus.model]
+        if not all(p in model.mig for p in gpus.mig):
+            continue  # mig_layout_fits names the profiles of the model
+        if aks_gpu_instance_profile(estate, pool) is None:
+            offered = ", ".join(
+                f"{model.mig[p].max} x {p} ({aks})"
+                for p, aks in aks_mig_profiles(estate, model.name).items()
+            )
+            yield issue(
+                f"{pool.path}.gpus.mig",
+                "AKS partitions every GPU of a pool into as many instances of one size as fit "
+                f"(gpuInstanceProfile); for {model.name} that is one of: {offered}",
+            )
+
+
+# --- EKS Cluster Autoscaler -----------------------------------------------------------------
+
+# An AWS tag key holds at most 128 characters, a value 256 (Auto Scaling CreateOrUpdateTags).
+AWS_TAG_KEY_MAX = 128
+
+
+AWS_TAG_VALUE_MAX = 256
+
+
+@check
+def eks_autoscaler_tags_fit(estate: Estate) -> Iterator[Finding]:
+    """The autoscaler learns a growing group's labels and taints from Auto Scaling group tags
+    named after them; a label or taint key too long for a tag key could not be tagged."""
+    for cluster in estate.kubernetes_clusters:
+        view = ClusterView.of(estate, cluster)
+        for pool in autoscaler.scaled_pools(view):
+            if pool.gpus and pool.gpus.model not in estate.gpu_models:
+                continue  # an unknown model: gpu_models_resolve's finding
+            tags = autoscaler.node_template_tags(view, pool)
+            for key, value in tags.items():
+                if len(key) <= AWS_TAG_KEY_MAX and len(value) <= AWS_TAG_VALUE_MAX:
+                    continue
+                field = "taints" if "/node-template/taint/" in key else "labels"
+                name = key.split("/node-template/", 1)[1].split("/", 1)[1]
+                yield issue(
+                    f"{pool.path}.{field}",
+                    f"{name!r} is too long for the Cluster Autoscaler's node-template tag "
+                    f"({len(key)} characters of at most {AWS_TAG_KEY_MAX} in the key, "
+                    f"{len(value)} of {AWS_TAG_VALUE_MAX} in the value), which lets this "
+                    "node group grow from zero; use a shorter key",
+                )
+
+
+# --- queue engines and training frameworks --------------------------------------------------------
+
+# Volcano's Queue CRD (v1.15.1, scheduling.volcano.sh_queues.yaml) bounds spec.weight
+VOLCANO_MAX_WEIGHT = 65535
+
+
+# queues Volcano creates itself (pkg/webhooks/admission/queues/validate/validate_queue.go)
+VOLCANO_OWN_QUEUES = ("default", "root")
+
+
+@check
+def queue_engine_keys(estate: Estate) -> Iterator[Finding]:
+    """Each engine takes the keys it gives an effect to: Kueue a cohort and a pods-ready
+    timeout, Volcano neither."""
+    teams = estate.teams_by_name
+    for cluster in estate.kubernetes_clusters:
+        queues = cluster.queues
+        if queues is None:
+            continue
+        if not queues.volcano:
+            if not queues.cohort_declared:
+                yield issue(
+                    queues.path,
+                    "'cohort' is required with engine kueue: the teams' ClusterQueues borrow "
+                    "idle quota within it",
+                )
+            continue
+        if queues.cohort_declared:
+            yield issue(
+                f"{queues.path}.cohort",
+                "Volcano has no cohorts: its proportion plugin divides the whole cluster among "
+                "the queues by weight; remove 'cohort' (or use engine: kueue)",
+            )
+        if queues.pods_ready_timeout is not None:
+            yield issue(
+                f"{queues.path}.pods_ready_timeout",
+                "the timeout is Kueue's (waitForPodsReady); Volcano's gang plugin holds a "
+                "job's pods until all of them can be placed instead; remove "
+                "'pods_ready_timeout' (or use engine: kueue)",
+            )
+        for entry in queues.teams:
+            if entry.team in VOLCANO_OWN_QUEUES:
+                yield issue(
+                    f"{entry.path}.team",
+                    f"Volcano creates its own queue {entry.team!r}; a team queue cannot take "
+                    "that name",
+                )
+            team = teams.get(entry.team)
+            if team is not None and team.fairshare > VOLCANO_MAX_WEIGHT:
+                yield issue(
+                    f"{team.path}.fairshare",
+                    f"fairshare {team.fairshare} becomes the weight of the team's Volcano queue "
+                    f"in cluster {cluster.name!r}, which is at most {VOLCANO_MAX_WEIGHT}",
+                )
+
+
+@check
+def frameworks_resolve(estate: Estate) -> Iterator[Finding]:
+    """A framework is listed once, and TrainJob comes with the JobSet it runs as."""
+    for cluster in estate.kubernetes_clusters:
+        seen: set[str] = set()
+        for i, name in enumerate(cluster.frameworks):
+            if name in seen:
+                yield issue(f"{cluster.path}.frameworks[{i}]", f"{name!r} is listed twice")
+            seen.add(name)
+        if "trainjob" in seen and "jobset" not in seen:
+            index = cluster.frameworks.index("trainjob")
+            yield issue(
+                f"{cluster.path}.frameworks[{index}]",
+                "trainjob needs jobset: Kubeflow Trainer runs each TrainJob as a JobSet "
+                "(its chart depends on JobSet 0.12.0); add jobset to frameworks",
+            )
