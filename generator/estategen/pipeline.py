@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from estategen import hostlist, load, schema
-from estategen.checks import RULES, host_budget, run_checks
+from estategen.checks.core import RULES, run_checks
+from estategen.checks.names import host_budget
 from estategen.errors import BlueprintInvalid, Finding, UsageError, place
 from estategen.limits import MAX_FINDINGS
 from estategen.model import Estate, build

@@ -56,7 +56,7 @@ def _rule_description(rule: str) -> str:
         return _SCHEMA_RULES.get(name, f"the blueprint's shape ({name})")
     if kind == "check":
         from estategen.capacity import WARNING_KINDS
-        from estategen.checks import CHECKS, rule_id
+        from estategen.checks.core import CHECKS, rule_id
 
         if name in WARNING_KINDS:
             return WARNING_KINDS[name]

@@ -40,7 +40,7 @@ def _power_saving(
     if not any(pool.get("state") == "cloud" for pool in pools):
         if saving is None:
             return
-        from estategen.checks import OPTIONS_WITHOUT_POWER_SAVING
+        from estategen.checks.slurm_conf import OPTIONS_WITHOUT_POWER_SAVING
 
         slurm.pop("power_saving")
         kept = {name.lower() for name in OPTIONS_WITHOUT_POWER_SAVING}
