@@ -6,6 +6,7 @@ hold that reading to what the checks really raise.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,6 +50,34 @@ def test_the_levels_of_a_check_are_read_from_where_it_makes_each_finding() -> No
     assert errors_only("check/host-in-one-pool", RULES)
     assert not errors_only("check/reservations-valid", RULES)
     assert not errors_only("check/stranded-capacity", RULES)  # the report's warnings
+
+
+def test_a_warning_made_in_another_module_of_the_checks_package_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check's helpers may live beside it in its package (estategen.checks.core's beside
+    estategen.checks.names): each name is read where it is written, the helper's in its own
+    module."""
+    package = tmp_path / "probe_checks"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "shared.py").write_text(
+        "from estategen.errors import issue\n"
+        "def _warn(path):\n"
+        "    return issue(path, 'made here', 'warning')\n"
+        "def shared_finding(path):\n"
+        "    return _warn(path)\n"
+    )
+    (package / "domain.py").write_text(
+        "from estategen.errors import issue\n"
+        "from probe_checks.shared import shared_finding\n"
+        "def a_check(estate):\n"
+        "    yield issue('a', 'an error')\n"
+        "    yield shared_finding('b')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    domain = importlib.import_module("probe_checks.domain")
+    assert levels(domain.a_check) == {"error", "warning"}
 
 
 def defaults_to_error(_: object) -> Iterator[Finding]:

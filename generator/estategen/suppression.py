@@ -3,9 +3,9 @@
 Only a warning or a note is ever silenced, so a rule id is accepted only when some check
 raises it and that check can raise something other than an error. Which levels a check raises
 is read from its own code, where each finding is made: every ``issue(...)`` or ``Finding(...)``
-in the check and in the functions of :mod:`estategen.checks` it uses, with the level given
-there (error when none is). A level that is not written as a literal counts as one that may be
-a warning: a suppression is refused only where the code shows errors alone.
+in the check and in the functions of its package (:mod:`estategen.checks`) it uses, with the
+level given there (error when none is). A level that is not written as a literal counts as one
+that may be a warning: a suppression is refused only where the code shows errors alone.
 """
 
 from __future__ import annotations
@@ -60,13 +60,15 @@ def errors_only(rule: str, rules: Rules) -> bool:
 
 @cache
 def levels(function: Callable[..., Any]) -> frozenset[str]:
-    """The levels of the findings ``function`` makes, itself or through the functions of its own
-    module (:mod:`estategen.checks`) it names."""
+    """The levels of the findings ``function`` makes, itself or through the functions it names
+    of its own module or of the modules beside it in its package (a check of
+    :mod:`estategen.checks.names` and a helper of :mod:`estategen.checks.core`)."""
     found: set[str] = set()
     seen = {function}
     pending = [function]
     while pending:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(pending.pop())))
+        current = pending.pop()
+        tree = ast.parse(textwrap.dedent(inspect.getsource(current)))
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Call)
@@ -75,15 +77,20 @@ def levels(function: Callable[..., Any]) -> frozenset[str]:
             ):
                 found.add(_level(node, _LEVEL_ARGUMENT[node.func.id]))
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                helper = function.__globals__.get(node.id)
-                if (
-                    inspect.isfunction(helper)
-                    and helper.__module__ == function.__module__
-                    and helper not in seen
-                ):
+                # a name means what it means where it is written
+                helper = current.__globals__.get(node.id)
+                if inspect.isfunction(helper) and _beside(helper, function) and helper not in seen:
                     seen.add(helper)
                     pending.append(helper)
     return frozenset(found)
+
+
+def _beside(helper: Callable[..., Any], function: Callable[..., Any]) -> bool:
+    """Whether ``helper`` is of ``function``'s module, or of another module of its package."""
+    package = function.__module__.rpartition(".")[0]
+    return helper.__module__ == function.__module__ or bool(
+        package and helper.__module__.startswith(package + ".")
+    )
 
 
 def _level(call: ast.Call, position: int) -> str:
