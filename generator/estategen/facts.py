@@ -8,7 +8,7 @@ Every output imports them from this module, so two outputs cannot disagree about
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
 from estategen.model import (
@@ -107,7 +107,7 @@ def _pools_hosts(estate: Estate, names: Sequence[str]) -> Sequence[str]:
     """The hosts of pools, each once, in pool order: one pool's own tuple when it lists each
     host once (no copy of a large pool for each reservation over it)."""
     pools = [estate.pools_by_name[n] for n in names]
-    if len(pools) == 1 and host_pools(estate).size[pools[0].name] == len(pools[0].hosts):
+    if len(pools) == 1 and estate.host_pools.size[pools[0].name] == len(pools[0].hosts):
         return pools[0].hosts
     return list(dict.fromkeys(h for pool in pools for h in pool.hosts))
 
@@ -125,29 +125,10 @@ class HeldNodes(Record):
     host_pools: frozenset[str]  # the pools those hosts belong to ("" for a host of none)
 
 
-class HostPools(Record):
-    """Which pool each host belongs to (the first, for a host listed twice), and how many
-    distinct hosts each pool has."""
-
-    pool: Mapping[str, str]
-    size: Mapping[str, int]
-
-
-def host_pools(estate: Estate) -> HostPools:
-    pool: dict[str, str] = {}
-    size: dict[str, int] = {}
-    for node_pool in estate.node_pools:
-        distinct = set(node_pool.hosts)
-        size[node_pool.name] = len(distinct)
-        for host in distinct:
-            pool.setdefault(host, node_pool.name)
-    return HostPools(pool, size)
-
-
 def reservation_nodes(estate: Estate, reservation: Reservation) -> HeldNodes:
     """The nodes :func:`reservation_hosts` lists, as :class:`HeldNodes`."""
     if reservation.hosts:
-        owners = host_pools(estate)
+        owners = estate.host_pools
         by_pool: dict[str, set[str]] = {}
         for host in reservation.hosts:
             by_pool.setdefault(owners.pool.get(host, ""), set()).add(host)
@@ -167,7 +148,7 @@ def reservation_nodes(estate: Estate, reservation: Reservation) -> HeldNodes:
 def shared_nodes(estate: Estate, one: HeldNodes, other: HeldNodes) -> tuple[list[str], list[str]]:
     """What two reservations both hold: (pools both hold whole, other hosts both hold); no
     host of a pool held whole is listed."""
-    owners = host_pools(estate).pool
+    owners = estate.host_pools.pool
     hosts: set[str] = set()
     if one.host_pools & other.pools:
         hosts.update(h for h in one.hosts if owners.get(h) in other.pools)

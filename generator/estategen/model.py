@@ -173,6 +173,11 @@ class NodePool(Record):
         """Physical GPUs in the pool."""
         return self.node_count * self.gpus.count if self.gpus else 0
 
+    @cached_property
+    def compressed_hosts(self) -> str:
+        """The pool's hosts as one hostlist (named in a finding of each reservation over it)."""
+        return hostlist.compress(self.hosts)
+
 
 class User(Record):
     path: str
@@ -589,6 +594,14 @@ class Observability(Record):
     alerts: AlertThresholds
 
 
+class HostPools(Record):
+    """Which pool each host belongs to (the first, for a host listed twice), and how many
+    distinct hosts each pool has."""
+
+    pool: Mapping[str, str]
+    size: Mapping[str, int]
+
+
 class Estate(Record):
     name: str
     description: str
@@ -611,6 +624,24 @@ class Estate(Record):
     @cached_property
     def teams_by_name(self) -> Mapping[str, Team]:
         return MappingProxyType({t.name: t for t in self.identity.teams})
+
+    @cached_property
+    def slurm_hosts(self) -> frozenset[str]:
+        """Every host of the Slurm pools (asked for each reservation)."""
+        return frozenset(h for p in self.slurm_pools for h in p.hosts)
+
+    @cached_property
+    def host_pools(self) -> HostPools:
+        """Which pool each host belongs to, and each pool's distinct hosts (asked for each
+        reservation, by the checks and the renderers)."""
+        pool: dict[str, str] = {}
+        size: dict[str, int] = {}
+        for node_pool in self.node_pools:
+            distinct = set(node_pool.hosts)
+            size[node_pool.name] = len(distinct)
+            for host in distinct:
+                pool.setdefault(host, node_pool.name)
+        return HostPools(MappingProxyType(pool), MappingProxyType(size))
 
     @property
     def slurm_pools(self) -> tuple[NodePool, ...]:

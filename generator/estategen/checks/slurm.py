@@ -15,7 +15,6 @@ from estategen.errors import Finding, issue, quote
 from estategen.facts import (
     RESERVATION_PERIODS,
     HeldNodes,
-    host_pools,
     partition_pools,
     reservation_end,
     reservation_nodes,
@@ -24,7 +23,7 @@ from estategen.facts import (
     slurmctld_port_text,
     slurmd_port,
 )
-from estategen.model import Estate, NodePool, Reservation
+from estategen.model import Estate, Reservation
 from estategen.reserved import SYSTEM_USERS
 from estategen.slurm_facts import SLURM_USER
 
@@ -209,7 +208,7 @@ def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
                 f"{res.path}.pools[{i}]",
                 f"pool {name!r} is scheduled by Kubernetes; reservations hold Slurm nodes",
             )
-    slurm_hosts = _slurm_hosts(estate)
+    slurm_hosts = estate.slurm_hosts
     outside = [h for h in res.hosts if h not in slurm_hosts]
     if outside:
         yield issue(
@@ -227,7 +226,7 @@ def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
         # compared pool by pool: a pool's hosts are listed only when it is outside
         allowed = set(partition_pools(estate, res.partition))
         held = reservation_nodes(estate, res)
-        owners = host_pools(estate)
+        owners = estate.host_pools
         slurm_pools = {p.name for p in estate.slurm_pools}
         pools = sorted(n for n in held.pools - allowed if n in slurm_pools)
         hosts = [h for h in held.hosts if owners.pool.get(h, "") in slurm_pools - allowed]
@@ -242,17 +241,9 @@ def _reservation_nodes(estate: Estate, res: Reservation) -> Iterator[Finding]:
             )
 
 
-def _slurm_hosts(estate: Estate) -> frozenset[str]:
-    return frozenset(h for p in estate.slurm_pools for h in p.hosts)
-
-
-def _pool_hostlist(pool: NodePool) -> str:
-    return hostlist.compress(pool.hosts)
-
-
 def _held_hostlist(estate: Estate, pools: Iterable[str], hosts: Iterable[str]) -> str:
     """One hostlist of whole pools and single hosts; a pool's hosts are compressed once."""
-    parts = [_pool_hostlist(estate.pools_by_name[name]) for name in pools]
+    parts = [estate.pools_by_name[name].compressed_hosts for name in pools]
     hosts = list(hosts)
     if hosts:
         parts.append(hostlist.compress(hosts))
