@@ -67,7 +67,8 @@ kubernetes:
           - {team: nlp, quota: {l4-24gb: 2}}
 """
 
-# Every check this file specifies; a check added to checks.py must be added here (with tests).
+# Every check this file specifies; a check added to estategen.checks must be added here (with
+# tests).
 TESTED_CHECKS = [
     "unique_names",
     "unique_ids",

@@ -12,9 +12,9 @@ from estategen.facts import slurmctld_ports
 from estategen.model import Estate
 from estategen.record import replace
 
+# a check: the estate in, its findings out
 Check = Callable[[Estate], Iterable[Finding]]
-
-
+# every check, in the order its findings are produced in (estategen.checks sorts it by domain)
 CHECKS: list[Check] = []
 # every check's rule id, for `suppress` and --suppress, with the check that raises it; the
 # report's warnings are raised under their kinds' ids. estategen.checks fills it once every
@@ -23,7 +23,7 @@ RULES: dict[str, Check | None] = {}
 
 
 def check(function: Check) -> Check:
-    """Register a check; the registry order is the order findings are produced in."""
+    """Register a check; the registry's order is the order findings are produced in."""
     CHECKS.append(function)
     return function
 
@@ -57,5 +57,6 @@ def choices(names: Iterable[str], typed: str | None = None) -> str:
 
 
 def slurmctld_port_list(estate: Estate) -> list[int]:
+    """Every port slurmctld listens on (SlurmctldPort may name a range)."""
     low, high = slurmctld_ports(estate)
     return list(range(low, high + 1))
