@@ -68,61 +68,16 @@ _Resolver.add_implicit_resolver(
     "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
 )
 
-# The implicit resolvers by first character, as BaseResolver.resolve looks them up.
-_IMPLICIT: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
-    first: tuple(resolvers) for first, resolvers in _Resolver.yaml_implicit_resolvers.items()
-}
-assert None not in _IMPLICIT, "wildcard resolvers would need resolve() below to consult them"
-assert not _Resolver.yaml_path_resolvers, "path resolvers would need the loader's composer hooks"
-
-
-class _FastResolve:
-    """BaseResolver.resolve for this resolver, memoised per document.
-
-    The C parser calls ``resolve`` for every node; a blueprint repeats its scalars ("name",
-    "slurm", host names) many times, and the tag of a plain scalar depends on its text alone
-    (there are no path resolvers).
-    """
-
-    def __init__(self) -> None:
-        self._tags: dict[str, str] = {}
-
-    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
-        if kind is _SCALAR:
-            if not implicit[0]:
-                return _STR
-            tag = self._tags.get(value)
-            if tag is None:
-                tag = _STR
-                for candidate, regexp in _IMPLICIT.get(value[:1], ()):
-                    if regexp.match(value):
-                        tag = candidate
-                        break
-                self._tags[value] = tag
-            return tag
-        return _SEQ if kind is _SEQUENCE else _MAP
-
-
-_SEQUENCE = yaml.SequenceNode
 _CParser: Any = getattr(yaml, "cyaml", None) and getattr(yaml.cyaml, "CParser", None)
 
 
 if _CParser is not None:
 
-    class _Loader(_FastResolve, _CParser, yaml.constructor.SafeConstructor, _Resolver):  # type: ignore[misc]
-        # libyaml's composer calls these two around every node (33,000 calls in the 100k
-        # estate) to follow path resolvers, which this resolver has none of: PyYAML's do
-        # nothing then, and C built-ins that build nothing lasting take 9% less time than
-        # their Python calls. descend_resolver(parent, index) -> a discarded slice,
-        # ascend_resolver() -> ().
-        descend_resolver = staticmethod(slice)  # type: ignore[assignment]
-        ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]
-
+    class _Loader(_CParser, yaml.constructor.SafeConstructor, _Resolver):  # type: ignore[misc]
         def __init__(self, stream: str) -> None:
             _CParser.__init__(self, stream)
             yaml.constructor.SafeConstructor.__init__(self)
             _Resolver.__init__(self)
-            _FastResolve.__init__(self)
 
 else:  # pragma: no cover - libyaml is present wherever PyYAML ships wheels
 
@@ -601,15 +556,6 @@ class _Builder:
         if type(node) is yaml.ScalarNode:
             if tag == _STR:
                 return node.value
-            value = node.value
-            if (
-                tag == _INT
-                and len(value) < 19
-                and value.isdecimal()
-                and value.isascii()
-                and value[0] != "0"
-            ):
-                return int(value)  # what PyYAML's constructor makes of plain digits
             constructor = self.scalars.get(tag)
             if constructor is None:
                 raise self.fail("tag", node, path, _tag_message(tag))
