@@ -218,11 +218,11 @@ def _keys() -> dict[str, tuple[str, ...]]:
     :func:`estategen.schema.json_schema` by a test): building that one loads the key docs
     with PyYAML's pure-Python loader (0.08 s).
     """
-    import orjson
+    import json
 
     from estategen.schema import CHANGE_KEYWORD, SHIPPED_SCHEMA, key_nodes
 
-    schema = orjson.loads(SHIPPED_SCHEMA.read_bytes())
+    schema = json.loads(SHIPPED_SCHEMA.read_bytes())
     return {path: tuple(node.get(CHANGE_KEYWORD) or ()) for path, node in key_nodes(schema)}
 
 
