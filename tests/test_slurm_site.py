@@ -918,7 +918,7 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
               def_cpu_per_gpu: 1
               def_mem_per_gpu: 200
               billing_weights: {{CPU: 1.0, Mem: 0.5G, "GRES/gpu:L4_Lab": 4}}
-            - {{name: burst, pools: [burst], nodeset: burst_nodes}}
+            - {{name: burst, pools: [burst], nodeset: burst_nodes, min_nodes: 2}}
             - name: closed
               pools: [gpu]
               state: down
@@ -1045,6 +1045,7 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
     open_part, closed = parts["open"], parts["closed"]
     assert parts["burst"]["NodeSets"] == "burst_nodes"
     assert parts["burst"]["Nodes"] == CLOUD_NODES
+    assert parts["burst"]["MinNodes"] == "2"
     assert open_part["OverSubscribe"] == "FORCE:2"
     assert open_part["PriorityJobFactor"] == "10"
     assert open_part["AllowQos"] == "normal,high"
@@ -1061,6 +1062,20 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
     assert (closed["ExclusiveUser"], open_part["ExclusiveUser"]) == ("YES", "NO")
     assert closed["DenyAccounts"] == "vision"
     assert closed["MaxMemPerNode"] == "900"
+
+
+def test_a_job_asking_fewer_nodes_than_min_nodes_is_refused_at_submission(
+    site_lab: SlurmLab,
+) -> None:
+    """min_nodes: 2 on the burst partition (MinNodes=2): slurmctld refuses a one-node job there
+    when it is submitted (EnforcePartLimits), and queues a two-node one."""
+    one = site_lab.run("sbatch", "-p", "burst", "-N", "1", "--wrap", "true", check=False)
+    assert "Submitted batch job" not in one, one
+    assert "node count specification invalid" in one.lower(), one
+    two = site_lab.run("sbatch", "-p", "burst", "-N", "2", "--hold", "--wrap", "true")
+    job = two.split()[-1]
+    assert two.startswith("Submitted batch job"), two
+    site_lab.run("scancel", job)
 
 
 OVER_MEMORY_KILL = """\
