@@ -529,9 +529,19 @@ class SlurmLab:
 
     def wait_idle(self, node: str) -> None:
         """Wait until slurmctld reports ``node`` idle: registered, resumed, ready for jobs."""
-        self.wait_for(
-            lambda: "idle" in self.run("sinfo", "-h", "-n", node, "-o", "%t"), "idle node"
-        )
+        self.wait_for(lambda: "idle" in self.node_state(node), "idle node")
+
+    def node_state(self, node: str) -> str:
+        """``node``'s state as sinfo shows it (idle, mix, alloc, drain, ...).
+
+        Read from the list of every node, not with ``sinfo -n NODE``: slurmctld answers a
+        request for one node without first recounting the CPUs and TRES jobs hold, as it does
+        for all nodes (proc_req.c: _slurm_rpc_dump_node_single skips
+        select_g_select_nodeinfo_set_all). slurmctld 24.11 showed a node whose jobs had all
+        ended as mixed to ``sinfo -n`` for 10 s to over two minutes, idle to ``sinfo -N``.
+        """
+        rows = [line.split() for line in self.run("sinfo", "-h", "-N", "-o", "%N %t").splitlines()]
+        return next((row[1] for row in rows if row[:1] == [node]), "")
 
     def logs(self) -> str:
         parts = []

@@ -80,7 +80,7 @@ class Lab:
         return next((r.split("|", 1)[1] for r in out.splitlines() if r.startswith(NODE)), "")
 
     def state(self) -> str:
-        return self.cluster.run("sinfo", "-h", "-n", NODE, "-o", "%t").strip()
+        return self.cluster.node_state(NODE)
 
 
 @pytest.fixture(scope="module")
