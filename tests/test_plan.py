@@ -226,6 +226,22 @@ def test_removed_qos_is_deleted_explicitly(rendered: dict[str, Path]) -> None:
     assert steps["sacctmgr-delete"].commands == ("sacctmgr -i delete qos name=high",)
 
 
+def test_a_new_qos_is_granted_to_the_estate_account_and_on_23_11_its_teams(
+    rendered: dict[str, Path],
+) -> None:
+    """Slurm 23.11 to 25.05 (the pair's 23.11) pass a change of the estate's account to the
+    team accounts but not on to their users: the plan grants the teams too, as
+    qos.sacctmgr does."""
+    estate = estate_of(PAIRS / "qos-added.yaml")
+    steps = {s.id: s for s in plan(estate, render(estate), rendered["base.yaml"]).steps()}
+    grants = [c for c in steps["sacctmgr-qos"].commands if " account " in c]
+    assert grants == [
+        f"sacctmgr -i modify account where {match}=pairs cluster=pairs "
+        "set QOS=normal,high,scavenger DefaultQOS=normal"
+        for match in ("name", "parent")
+    ]
+
+
 def test_a_gpu_pool_joining_a_cluster_is_no_mig_strategy_change(
     rendered: dict[str, Path],
 ) -> None:

@@ -349,9 +349,47 @@ def test_qos_commands_define_limits_and_grant_the_qos() -> None:
         "modify qos where name=high set Priority=100 UsageFactor=1 Preempt=normal "
         "PreemptMode=cluster MaxTRESPerUser=gres/gpu=16 MaxWall=-1"
     ) in lines
-    assert (
-        lines[-1] == "modify account where name=t cluster=t set QOS=normal,high DefaultQOS=normal"
-    )
+    assert lines[-2:] == [
+        "modify account where name=t cluster=t set QOS=normal,high DefaultQOS=normal",
+        "modify account where parent=t cluster=t set QOS=normal,high DefaultQOS=normal",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("version", "teams_too"),
+    [
+        ("22.05", False),
+        ("23.02", False),
+        ("23.11", True),
+        ("24.05", True),
+        ("24.11", True),
+        ("25.05", True),
+        ("25.11", False),
+    ],
+)
+def test_from_23_11_to_25_05_the_qos_are_granted_to_the_team_accounts_too(
+    version: str, teams_too: bool
+) -> None:
+    """slurmdbd 23.11 to 25.05.0 sends a change of an account to its sub-accounts but not on
+    to their users: granted on the estate's account alone, a running slurmctld 24.11 refused
+    the QoS to every team's user (Invalid qos specification) until it next read the
+    associations. Granted on the teams (by parent) as well, the change reaches their users."""
+    base = BASE.replace('versions: {slurm: "23.11"}', f'versions: {{slurm: "{version}"}}')
+    lines = conf_lines(rendered(ACCOUNTING, base=base), "slurm/qos.sacctmgr")
+    grants = [line for line in lines if line.startswith("modify account ")]
+    estate = "modify account where name=t cluster=t set QOS=normal,high DefaultQOS=normal"
+    teams = "modify account where parent=t cluster=t set QOS=normal,high DefaultQOS=normal"
+    assert grants == ([estate, teams] if teams_too else [estate])
+
+
+def test_without_teams_the_qos_are_granted_to_the_estate_account_alone() -> None:
+    """sacctmgr fails on a change that selects no account ("Request didn't affect anything",
+    real sacctmgr 24.11), as the teams' grant would without teams."""
+    base = BASE.replace('versions: {slurm: "23.11"}', 'versions: {slurm: "24.11"}')
+    identity = base[base.index("identity:") : base.index("\nslurm:") + 1]
+    lines = conf_lines(rendered(ACCOUNTING, base=base.replace(identity, "")), "slurm/qos.sacctmgr")
+    grants = [line for line in lines if line.startswith("modify account ")]
+    assert grants == ["modify account where name=t cluster=t set QOS=normal,high DefaultQOS=normal"]
 
 
 def test_a_qos_preempt_mode_is_the_qos_preempt_mode_and_cluster_unsets_it() -> None:

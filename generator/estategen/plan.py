@@ -1086,7 +1086,7 @@ def _cluster_renamed(models: _Models, delta: Delta) -> Change:
             *(
                 (
                     Action("sacctmgr-load"),
-                    *((Action("sacctmgr-qos", grant),) if grant else ()),
+                    *(Action("sacctmgr-qos", line) for line in grant),
                     Action("sacctmgr-delete", f"delete cluster {delta.before}"),
                 )
                 if models.accounting
@@ -1100,17 +1100,20 @@ def _cluster_renamed(models: _Models, delta: Delta) -> Change:
     )
 
 
-def slurm_renderer_grant(model: Mapping[str, Any]) -> str:
+def slurm_renderer_grant(model: Mapping[str, Any]) -> tuple[str, ...]:
     """The QoS grant of a recorded model, as the renderer writes it (qos_lines)."""
+    from estategen.model import Version
+    from estategen.renderers.slurm import qos_grant
+
     slurm = model.get("slurm") or {}
     names = [q["name"] for q in slurm.get("qos") or []]
     if not names:
-        return ""
+        return ()
     estate = model.get("name", "")
     parent = estate if estate != "root" else f"{estate}-estate"
-    line = f"modify account where name={parent} cluster={slurm.get('cluster_name')} set QOS="
-    line += ",".join(names)
-    return line + (" DefaultQOS=normal" if "normal" in names else "")
+    version = Version.parse(model["versions"]["slurm"]["text"])
+    teams = bool((model.get("identity") or {}).get("teams"))
+    return qos_grant(parent, str(slurm.get("cluster_name")), names, version, teams=teams)
 
 
 def _identity_changes(models: _Models, delta: Delta) -> list[Change]:
@@ -1382,9 +1385,9 @@ def _qos_changes(models: _Models, deltas: list[Delta]) -> list[Change]:
                 "slurm-qos",
                 "QoS granted to the estate's accounts",
                 "which QoS the accounts may use changes at once with sacctmgr",
-                slurm_renderer_grant(models.old),
-                grant,
-                (*deliver, Action("sacctmgr-qos", grant)),
+                "; ".join(slurm_renderer_grant(models.old)),
+                "; ".join(grant),
+                (*deliver, *(Action("sacctmgr-qos", line) for line in grant)),
             )
         )
     return changes

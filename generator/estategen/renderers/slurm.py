@@ -7,7 +7,7 @@ make AllowAccounts and QoS mean something. Output follows ``versions.slurm``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from estategen import __version__, hostlist
@@ -33,6 +33,7 @@ from estategen.model import (
     NodePool,
     Partition,
     Reservation,
+    Version,
     slurm_minutes,
     slurm_time,
     spread,
@@ -390,9 +391,9 @@ def qos_commands(estate: Estate) -> str:
     )
 
 
-def qos_lines(estate: Estate) -> tuple[dict[str, str], dict[str, str], str]:
+def qos_lines(estate: Estate) -> tuple[dict[str, str], dict[str, str], tuple[str, ...]]:
     """The sacctmgr lines of qos.sacctmgr: ``add qos`` and ``modify qos`` by QoS name, and
-    the line that grants every QoS to the estate's accounts (``estategen plan`` runs the
+    the lines that grant every QoS to the estate's accounts (``estategen plan`` runs the
     ones a change needs)."""
     qos = estate.slurm.qos
     names = [q.name for q in qos]
@@ -412,13 +413,35 @@ def qos_lines(estate: Estate) -> tuple[dict[str, str], dict[str, str], str]:
             line += f" MaxTRESPerUser=gres/gpu={limit}"
         line += f" MaxWall={slurm_time(q.max_time) if q.max_time else '-1'}"
         modifies[q.name] = line
-    grant = (
-        f"modify account where name={parent_account(estate)} cluster={estate.slurm.cluster_name} "
-        f"set QOS={','.join(names)}"
+    grant = qos_grant(
+        parent_account(estate),
+        estate.slurm.cluster_name,
+        names,
+        estate.versions.slurm,
+        teams=bool(estate.identity.teams),
     )
-    if "normal" in names:
-        grant += " DefaultQOS=normal"
     return adds, modifies, grant
+
+
+def qos_grant(
+    parent: str, cluster: str, names: Sequence[str], slurm: Version, teams: bool
+) -> tuple[str, ...]:
+    """The sacctmgr lines that grant the QoS ``names`` to the estate's accounts: to the
+    ``parent`` account, whose teams and their users inherit them, and from Slurm 23.11 to
+    25.05 to the teams too, if there are any (sacctmgr fails on a change that selects no
+    account). slurmdbd of those releases sends a change of an account to its sub-accounts but
+    not on to their users (Slurm 25.05.1 and 25.11 restore 23.02's recursion: "Fix issue
+    where lower sub-associations were missed when updating limits"), so a running slurmctld
+    refused a granted QoS to every user of a team ("Invalid qos specification") until it
+    next read the associations; a change of the team accounts themselves reaches their
+    users."""
+    settings = f"set QOS={','.join(names)}"
+    if "normal" in names:
+        settings += " DefaultQOS=normal"
+    lines = [f"modify account where name={parent} cluster={cluster} {settings}"]
+    if teams and slurm.at_least("23.11") and not slurm.at_least("25.11"):
+        lines.append(f"modify account where parent={parent} cluster={cluster} {settings}")
+    return tuple(lines)
 
 
 # --- reservations, MPI and the REST API ---
