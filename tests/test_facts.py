@@ -18,11 +18,9 @@ from typing import Any
 
 import pytest
 import yaml
-from test_checks import only
-from test_checks import run as run_check
 from test_pulumi import run_project
 
-from estategen import checks, estatediff, facts, load, pipeline, plan
+from estategen import estatediff, facts, load, pipeline, plan
 from estategen.model import Estate
 from estategen.render import render
 from estategen.report.facts import build as build_report
@@ -444,33 +442,6 @@ def test_former_copies_of_a_fact_are_defined_only_in_facts() -> None:
         if isinstance(n, ast.FunctionDef)
     }
     assert {"node_labels", "gpu_gres", "mig_layout", "quota_capacity", "group_name"} <= defined
-
-
-def test_a_pool_label_kubelet_may_not_set_is_refused_at_the_pool_labels() -> None:
-    found = run_check(
-        checks.node_labels_kubelet_may_set,
-        """
-        node_pools:
-          - name: l4-serve
-            scheduler: kubernetes
-            cluster: lab-k8s
-            hosts: lab-k8s-[01-02]
-            labels: {node-role.kubernetes.io/gpu: "", example.com/role: gpu}
-        """,
-    )
-    only(found, "node_pools[0].labels", "kubelet may not set node-role.kubernetes.io/gpu")
-
-
-def test_pool_labels_kubelet_may_set_pass() -> None:
-    fragment = """
-        node_pools:
-          - name: l4-serve
-            scheduler: kubernetes
-            cluster: lab-k8s
-            hosts: lab-k8s-[01-02]
-            labels: {node.kubernetes.io/role: gpu, example.com/role: gpu}
-        """
-    assert run_check(checks.node_labels_kubelet_may_set, fragment) == []
 
 
 @pytest.mark.parametrize(

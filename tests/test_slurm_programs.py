@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_checks import CLOUD_POOL, SITE_CLOUD_POOL, estate, joined
+from checks.base import CLOUD_POOL, SITE_CLOUD_POOL, estate, joined
 
 from estategen.model import Estate
 from estategen.pipeline import validate_document

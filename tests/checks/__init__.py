@@ -1,0 +1,1 @@
+"""Specification of the semantic checks: one file per module of estategen.checks."""

@@ -1,0 +1,328 @@
+"""Specification of GPU models, instance types, MIG and sharing (estategen.checks.gpus): a
+blueprint fragment in, a finding (or none) out.
+
+Each fragment is merged into BASE (tests/checks/base.py) and ONE check runs on the estate.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from estategen import checks
+
+from .base import CLOUD_POOL, MANAGED_POOL, only, run, where
+
+# --- gpu_models_resolve --------------------------------------------------------------------------
+
+
+def test_gpu_models_resolve_passes_builtin_and_declared_models() -> None:
+    assert run(checks.gpu_models_resolve) == []
+    found = run(
+        checks.gpu_models_resolve,
+        """
+        gpu_models: [{name: b200-192gb, memory_gb: 192}]
+        node_pools:
+          - {name: a, scheduler: slurm, hosts: n1, gpus: {model: b200-192gb, count: 8}}
+        """,
+    )
+    assert found == []
+
+
+def test_gpu_models_resolve_unknown_model_is_refused_with_the_catalog() -> None:
+    found = run(
+        checks.gpu_models_resolve,
+        """
+        node_pools:
+          - {name: a, scheduler: slurm, hosts: n1, gpus: {model: b200, count: 8}}
+        """,
+    )
+    finding = only(found, "node_pools[0].gpus.model", "unknown GPU model 'b200'")
+    assert "a100-sxm-80gb, h100-nvl-94gb" in finding.message
+
+
+def test_gpu_models_resolve_warns_when_a_builtin_model_is_replaced() -> None:
+    found = run(checks.gpu_models_resolve, "gpu_models: [{name: l4-24gb, memory_gb: 24}]")
+    assert [(f.path, f.level) for f in found] == [("gpu_models[0]", "warning")]
+
+
+# --- gpu_models_offered_by_cloud -----------------------------------------------------------------
+
+
+def test_gpu_models_offered_by_cloud_passes_a_model_the_provider_offers() -> None:
+    found = run(
+        checks.gpu_models_offered_by_cloud,
+        """
+        node_pools:
+          - name: p
+            scheduler: kubernetes
+            provider: gke
+            nodes: {max: 2}
+            gpus: {model: l4-24gb, count: 1}
+        """,
+    )
+    assert found == []
+
+
+def test_gpu_models_offered_by_cloud_refuses_a_model_and_names_the_offer() -> None:
+    found = run(
+        checks.gpu_models_offered_by_cloud,
+        """
+        node_pools:
+          - name: p
+            scheduler: kubernetes
+            provider: aks
+            nodes: {max: 2}
+            gpus: {model: l4-24gb, count: 1}
+        """,
+    )
+    only(
+        found,
+        "node_pools[0].gpus.model",
+        "l4-24gb is not offered on aks; aks offers: a100-sxm-40gb, a100-sxm-80gb, "
+        "h100-nvl-94gb, h100-sxm-80gb",
+    )
+
+
+def test_gpu_models_offered_by_cloud_ignores_onprem_pools_and_unknown_models() -> None:
+    found = run(
+        checks.gpu_models_offered_by_cloud,
+        """
+        node_pools:
+          - {name: a, scheduler: slurm, hosts: n1, gpus: {model: h100-nvl-94gb, count: 2}}
+          - {name: p, scheduler: kubernetes, provider: gke, gpus: {model: b200, count: 1}}
+        """,
+    )
+    assert found == []
+
+
+# --- instance_type_carries_gpus ------------------------------------------------------------------
+
+
+GPU_POOL = MANAGED_POOL + "        gpus: {model: h100-sxm-80gb, count: 8}\n"
+
+
+def test_instance_type_carries_gpus_passes_a_catalog_shape_with_its_count() -> None:
+    assert run(checks.instance_type_carries_gpus, GPU_POOL) == []
+    eks = GPU_POOL.replace("provider: gke", "provider: eks").replace("a3-highgpu-8g", "p5.48xlarge")
+    assert run(checks.instance_type_carries_gpus, eks) == []
+
+
+def test_instance_type_carries_gpus_refuses_a_count_the_shape_does_not_have() -> None:
+    found = run(checks.instance_type_carries_gpus, GPU_POOL.replace("count: 8", "count: 2"))
+    only(
+        found,
+        "node_pools[0].gpus.count",
+        "a3-highgpu-8g has 8 h100-sxm-80gb GPUs; set gpus.count to 8, "
+        "or a machine type with 2: a3-highgpu-2g",
+    )
+
+
+def test_instance_type_carries_gpus_refuses_a_shape_without_the_model() -> None:
+    found = run(
+        checks.instance_type_carries_gpus, GPU_POOL.replace("a3-highgpu-8g", "n1-standard-8")
+    )
+    only(
+        found,
+        "node_pools[0].instance_type",
+        "n1-standard-8 is not a gke machine type that carries h100-sxm-80gb. Machine types "
+        "with h100-sxm-80gb, by GPU count: a3-highgpu-1g (1),",
+    )
+
+
+def test_instance_type_carries_gpus_leaves_cpu_pools_and_onprem_pools_alone() -> None:
+    assert run(checks.instance_type_carries_gpus, MANAGED_POOL) == []
+    assert run(checks.instance_type_carries_gpus) == []
+
+
+def test_instance_type_carries_gpus_reads_shapes_of_declared_models() -> None:
+    declared = """
+    gpu_models:
+      - name: b200-180gb
+        memory_gb: 180
+        clouds:
+          gke: {accelerator: nvidia-b200, machine_types: {a4-highgpu-8g: 8}}
+          eks: {instance_types: {p6-b200.48xlarge: 8}}
+"""
+    pool = GPU_POOL.replace("h100-sxm-80gb", "b200-180gb")
+    found = run(checks.instance_type_carries_gpus, declared + pool)
+    only(
+        found,
+        "node_pools[0].instance_type",
+        "Machine types with b200-180gb, by GPU count: a4-highgpu-8g (8)",
+    )
+    fixed = pool.replace("a3-highgpu-8g", "a4-highgpu-8g")
+    assert run(checks.instance_type_carries_gpus, declared + fixed) == []
+
+
+def test_a_slurm_cloud_instance_type_must_carry_the_gpus() -> None:
+    found = run(
+        checks.instance_type_carries_gpus, CLOUD_POOL.replace("a3-highgpu-8g", "a3-highgpu-4g")
+    )
+    only(found, "node_pools[1].gpus.count", "a3-highgpu-4g has 4 h100-sxm-80gb GPUs")
+
+
+# --- mig_layout_fits -----------------------------------------------------------------------------
+
+
+def mig_pool(layout: str, gpu: str = "a100-sxm-80gb") -> str:
+    return f"""
+        node_pools:
+          - name: a100
+            scheduler: slurm
+            hosts: n[1-2]
+            gpus: {{model: {gpu}, count: 4, mig: {layout}}}
+    """
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["[7g.80gb]", "[3g.40gb, 3g.40gb]", "[4g.40gb, 2g.20gb, 1g.10gb]"],
+)
+def test_mig_layout_fits_passes_layouts_within_one_gpu(layout: str) -> None:
+    assert run(checks.mig_layout_fits, mig_pool(layout)) == []
+
+
+def test_mig_layout_on_a_gpu_without_mig_is_refused() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[1g.10gb]", gpu="l4-24gb"))
+    only(found, "node_pools[0].gpus.mig", "l4-24gb does not support MIG")
+
+
+def test_mig_layout_unknown_profile_is_refused_at_its_index() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[3g.40gb, 3g.20gb]"))
+    finding = only(
+        found, "node_pools[0].gpus.mig[1]", "'3g.20gb' is not a MIG profile of a100-sxm-80gb"
+    )
+    assert "choose from: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb" in finding.message
+
+
+def test_mig_layout_repeated_unknown_profile_is_reported_at_each_index() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[1g.5gb, 1g.10gb, 1g.5gb]"))
+    assert where(found) == [
+        ("node_pools[0].gpus.mig[0]", "error"),
+        ("node_pools[0].gpus.mig[2]", "error"),
+    ]
+
+
+def test_mig_layout_with_more_instances_of_a_profile_than_a_gpu_holds_is_refused() -> None:
+    found = run(
+        checks.mig_layout_fits,
+        """
+        gpu_models:
+          - name: tiny
+            memory_gb: 16
+            mig: {1g.2gb: {compute: 1, memory: 1, max: 2}}
+        node_pools:
+          - name: a
+            scheduler: slurm
+            hosts: n1
+            gpus: {model: tiny, count: 1, mig: [1g.2gb, 1g.2gb, 1g.2gb]}
+        """,
+    )
+    only(found, "node_pools[0].gpus.mig", "3 x 1g.2gb on one GPU; tiny holds at most 2")
+
+
+def test_mig_layout_over_seven_compute_slices_is_refused() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[2g.20gb, 2g.20gb, 2g.20gb, 1g.10gb, 1g.10gb]"))
+    only(found, "node_pools[0].gpus.mig", "layout uses 8 compute slices; a GPU has 7")
+
+
+def test_mig_layout_over_eight_memory_slices_is_refused() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[3g.40gb, 3g.40gb, 1g.10gb]"))
+    only(found, "node_pools[0].gpus.mig", "layout uses 9 memory slices; a GPU has 8")
+
+
+def test_mig_layout_reports_every_overflow_of_one_layout() -> None:
+    found = run(checks.mig_layout_fits, mig_pool("[4g.40gb, 4g.40gb]"))
+    assert [f.message for f in found] == [
+        "2 x 4g.40gb on one GPU; a100-sxm-80gb holds at most 1",
+        "layout uses 8 compute slices; a GPU has 7",
+    ]
+
+
+def test_mig_layout_fits_leaves_unknown_models_to_gpu_models_resolve() -> None:
+    assert run(checks.mig_layout_fits, mig_pool("[1g.10gb]", gpu="b200")) == []
+
+
+# --- sharing_fits_scheduler ----------------------------------------------------------------------
+
+
+def sharing_pool(scheduler: str, sharing: str) -> str:
+    return f"""
+        node_pools:
+          - name: p
+            scheduler: {scheduler}
+            cluster: lab-k8s
+            hosts: n1
+            gpus: {{model: l4-24gb, count: 2, sharing: {sharing}}}
+    """
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "sharing"),
+    [("slurm", "{shard: 4}"), ("kubernetes", "{time_slicing: 4}")],
+)
+def test_sharing_fits_scheduler_passes_each_schedulers_own_mode(
+    scheduler: str, sharing: str
+) -> None:
+    assert run(checks.sharing_fits_scheduler, sharing_pool(scheduler, sharing)) == []
+
+
+@pytest.mark.parametrize("mode", ["time_slicing", "mps"])
+def test_sharing_device_plugin_mode_on_a_slurm_pool_is_refused(mode: str) -> None:
+    found = run(checks.sharing_fits_scheduler, sharing_pool("slurm", f"{{{mode}: 4}}"))
+    only(found, f"node_pools[0].gpus.sharing.{mode}", "Slurm pools share GPUs with `shard`")
+
+
+def test_sharing_shard_on_a_kubernetes_pool_is_refused() -> None:
+    found = run(checks.sharing_fits_scheduler, sharing_pool("kubernetes", "{shard: 4}"))
+    only(found, "node_pools[0].gpus.sharing.shard", "shard is Slurm GRES sharing")
+
+
+def test_sharing_time_slicing_and_mps_together_are_refused() -> None:
+    found = run(
+        checks.sharing_fits_scheduler, sharing_pool("kubernetes", "{time_slicing: 4, mps: 4}")
+    )
+    only(found, "node_pools[0].gpus.sharing", "choose one of time_slicing and mps")
+
+
+# --- mig_strategy_matches_pools ------------------------------------------------------------------
+
+
+def mig_cluster(strategy: str, layout: str) -> str:
+    return f"""
+        node_pools:
+          - name: mig
+            scheduler: kubernetes
+            cluster: lab-k8s
+            hosts: n1
+            gpus: {{model: a100-sxm-80gb, count: 8, mig: {layout}}}
+        kubernetes:
+          clusters: [{{name: lab-k8s, device_plugin: {{mig_strategy: {strategy}}}}}]
+    """
+
+
+@pytest.mark.parametrize(
+    ("strategy", "layout"),
+    [("mixed", "[3g.40gb, 2g.20gb, 1g.10gb]"), ("single", "[3g.40gb, 3g.40gb]")],
+)
+def test_mig_strategy_matches_pools_passes_fitting_strategies(strategy: str, layout: str) -> None:
+    assert run(checks.mig_strategy_matches_pools, mig_cluster(strategy, layout)) == []
+
+
+def test_mig_strategy_none_with_a_mig_pool_is_refused() -> None:
+    found = run(checks.mig_strategy_matches_pools, mig_cluster("none", "[7g.80gb]"))
+    only(found, "node_pools[0].gpus.mig", "has device_plugin.mig_strategy none")
+
+
+def test_mig_strategy_single_with_two_profiles_is_refused() -> None:
+    found = run(checks.mig_strategy_matches_pools, mig_cluster("single", "[4g.40gb, 3g.40gb]"))
+    only(found, "node_pools[0].gpus.mig", "use mixed for this layout")
+
+
+def test_mig_strategy_does_not_concern_slurm_pools() -> None:
+    found = run(
+        checks.mig_strategy_matches_pools,
+        "node_pools: [{name: a, scheduler: slurm, hosts: n1, gpus: "
+        "{model: a100-sxm-80gb, count: 8, mig: [3g.40gb, 1g.10gb]}}]",
+    )
+    assert found == []
