@@ -24,7 +24,8 @@ from estategen.errors import BlueprintInvalid
 from estategen.load import parse_blueprint
 from estategen.pipeline import validate_document
 from estategen.renderers.slurm import slurm_conf
-from estategen.schema import CHANGE_POLICIES, key_documentation
+from estategen.schema.json_schema import key_documentation
+from estategen.schema.patterns import CHANGE_POLICIES
 from estategen.slurm_keys import NODE_HARDWARE, ChangePolicy, change_for
 from estategen.slurmconf import parse_text
 

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
-from estategen import checks, load, model, pipeline, schema
+from estategen import checks, load, model, pipeline
 from estategen.errors import BlueprintInvalid, Finding
 from estategen.model import Estate
+from estategen.schema.validation import normalise
 
 BLUEPRINT = """\
 estate: cloud
@@ -52,7 +53,7 @@ def estate(
         strategy=strategy,
     )
     document = load.parse_blueprint(textwrap.dedent(text).encode(), "bp.yaml")
-    normalised, problems = schema.normalise(document.data)
+    normalised, problems = normalise(document.data)
     assert not problems, [(p.path, p.message) for p in problems]
     return model.build(normalised)
 

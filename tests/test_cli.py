@@ -85,9 +85,9 @@ def test_schema_is_json_schema_that_accepts_every_example() -> None:
 
 def test_schema_prints_the_schema_the_validator_is_built_from() -> None:
     """`estategen schema` prints the shipped data/schema.json without importing the
-    validator; it must be what schema.py builds now (regenerate it with
+    validator; it must be what estategen.schema builds now (regenerate it with
     `python -m estategen.schema` after changing the schema or its docs)."""
-    from estategen.schema import SHIPPED_SCHEMA, json_schema_text
+    from estategen.schema.json_schema import SHIPPED_SCHEMA, json_schema_text
 
     generated = json_schema_text()
     assert SHIPPED_SCHEMA.read_text(encoding="utf-8") == generated, (

@@ -16,7 +16,8 @@ from estategen.estatediff import Delta, _keys, blueprint_key, diff, policies, re
 from estategen.pipeline import validate_document
 from estategen.render import render
 from estategen.renderers.estate_json import estate_data
-from estategen.schema import CHANGE_KEYWORD, CHANGE_POLICIES, json_schema, key_nodes
+from estategen.schema.json_schema import json_schema, key_nodes
+from estategen.schema.patterns import CHANGE_KEYWORD, CHANGE_POLICIES
 
 from conftest import BLUEPRINTS
 

@@ -24,10 +24,12 @@ import yaml
 from test_pulumi import registered_as, run_project
 from test_slurm_rest_api import HAS_AUTH_JWT, PLUGIN_DIRS
 
-from estategen import load, pipeline, plan, schema
+from estategen import load, pipeline, plan
 from estategen.model import Estate
 from estategen.output import Files
 from estategen.render import render
+from estategen.schema.patterns import FRAMEWORKS, PROVIDERS, QUEUE_ENGINES
+from estategen.schema.rules import BLUEPRINT
 from estategen.write import with_manifest, write_tree
 
 from conftest import BLUEPRINTS
@@ -96,11 +98,11 @@ def is_core(obj: Obj) -> bool:
 def test_frontier_uses_every_seed_system_the_schema_offers() -> None:
     estate, _ = frontier()
     k8s = estate.kubernetes_clusters
-    assert {c.queues.engine for c in k8s if c.queues} == set(schema.QUEUE_ENGINES)
-    assert {c.provider for c in k8s} == set(schema.PROVIDERS)
-    assert {f for c in k8s for f in c.frameworks} == set(schema.FRAMEWORKS)
+    assert {c.queues.engine for c in k8s if c.queues} == set(QUEUE_ENGINES)
+    assert {c.provider for c in k8s} == set(PROVIDERS)
+    assert {f for c in k8s for f in c.frameworks} == set(FRAMEWORKS)
     assert {c.device_plugin_install for c in k8s} == {"device-plugin", "gpu-operator"}
-    storage_types = schema.BLUEPRINT["storage"]["schema"]["schema"]["type"]["allowed"]
+    storage_types = BLUEPRINT["storage"]["schema"]["schema"]["type"]["allowed"]
     assert {s.type for s in estate.storage} == set(storage_types)
     assert any(s.storage_class for s in estate.storage)
     pools = estate.node_pools
@@ -108,7 +110,7 @@ def test_frontier_uses_every_seed_system_the_schema_offers() -> None:
     assert {(p.scheduler, p.provider) for p in pools} >= {
         ("slurm", "on-prem"),
         ("slurm", "gke"),
-        *(("kubernetes", provider) for provider in schema.PROVIDERS),
+        *(("kubernetes", provider) for provider in PROVIDERS),
     }
     assert any(p.provider == "eks" and p.nodes_min == 0 for p in pools), "an EKS pool grows"
     assert estate.hosted_pools(), "a Slurm pool hosted in Kubernetes (Slinky)"

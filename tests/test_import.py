@@ -201,7 +201,7 @@ def test_every_setting_read_has_an_outcome(tmp_path: Path) -> None:
 
 
 def test_the_mapping_table_names_blueprint_keys() -> None:
-    from estategen.schema import BLUEPRINT
+    from estategen.schema.rules import BLUEPRINT
 
     for name, row in PARAMETERS.items():
         node: Any = {"schema": BLUEPRINT}
@@ -212,7 +212,7 @@ def test_the_mapping_table_names_blueprint_keys() -> None:
 
 def test_the_partition_table_names_partition_keys() -> None:
     from estategen.importer.tables import _ALSO
-    from estategen.schema import BLUEPRINT
+    from estategen.schema.rules import BLUEPRINT
 
     partition = BLUEPRINT["slurm"]["schema"]["partitions"]["schema"]["schema"]
     rows = [*PARTITION_KEYS.values(), *_ALSO.values()]

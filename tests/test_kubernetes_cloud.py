@@ -206,7 +206,7 @@ def test_a_growing_eks_cluster_gets_the_pinned_cluster_autoscaler_of_its_kuberne
 
 
 def test_every_supported_kubernetes_version_has_an_autoscaler_image() -> None:
-    from estategen.schema import KUBERNETES_VERSIONS
+    from estategen.schema.patterns import KUBERNETES_VERSIONS
 
     assert sorted(autoscaler.IMAGE_TAGS) == sorted(KUBERNETES_VERSIONS)
     for version, tag in autoscaler.IMAGE_TAGS.items():

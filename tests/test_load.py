@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from estategen import limits, load, pipeline, schema
+from estategen import limits, load, pipeline
 from estategen.errors import BlueprintInvalid, Finding
 from estategen.load import MAX_DEPTH, parse_blueprint
 from estategen.record import replace
+from estategen.schema.validation import normalise
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -209,7 +210,7 @@ def test_many_items_breaking_one_rule_cost_the_schema_no_quadratic_sorting(
     monkeypatch.setattr(cerberus_errors.ValidationError, "__lt__", counted)
     count = 2_000
     document = parse_blueprint(_users_with_a_bad_uid(count), "bp.yaml")
-    _, problems = schema.normalise(document.data)
+    _, problems = normalise(document.data)
     assert sum(p.path.endswith(".uid") for p in problems) == count
     # re-sorting every error list on each addition took count**2 / 2 (2,000,000) comparisons
     assert compared < 20 * count

@@ -786,7 +786,7 @@ def policies_of(before: Path, after: Path) -> set[str]:
 
 
 def test_every_change_policy_has_a_pair() -> None:
-    from estategen.schema import CHANGE_POLICIES
+    from estategen.schema.patterns import CHANGE_POLICIES
 
     covered: dict[str, list[str]] = {}
     for after in AFTERS:

@@ -25,7 +25,7 @@ from estategen.pipeline import validate_document
 from estategen.prometheus_rules import observability_rules
 from estategen.record import replace
 from estategen.render import render
-from estategen.schema import PROM_MAX_DAYS
+from estategen.schema.patterns import PROM_MAX_DAYS
 
 from conftest import BLUEPRINTS
 

@@ -28,13 +28,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from estategen import cli, hostlist, schema, yamltext
+from estategen import cli, hostlist, yamltext
 from estategen.catalog import builtin_models
 from estategen.errors import BlueprintInvalid
 from estategen.load import parse_blueprint
 from estategen.output import Files, dumps
 from estategen.pipeline import validate_document
 from estategen.render import render
+from estategen.schema import validation
 from estategen.yamltext import _block, _dump
 
 from conftest import BLUEPRINTS
@@ -496,8 +497,8 @@ def test_a_valid_estate_takes_the_compiled_path_to_what_cerberus_returns(
     blueprint: dict[str, Any],
 ) -> None:
     data = parse_blueprint(to_bytes(blueprint), "bp.yaml").data
-    accepted = schema._accept(data)
-    reference, problems = schema.cerberus_normalise(copy.deepcopy(data))
+    accepted = validation._accept(data)
+    reference, problems = validation.cerberus_normalise(copy.deepcopy(data))
     assert not problems
     assert accepted is not None, "a valid estate must not fall back to cerberus"
     assert _ordered(accepted) == _ordered(reference)
@@ -512,8 +513,8 @@ def test_the_compiled_path_never_accepts_what_cerberus_refuses(raw: bytes) -> No
         data = parse_blueprint(raw, "bp.yaml").data
     except BlueprintInvalid:
         return
-    accepted = schema._accept(data)
-    reference, problems = schema.cerberus_normalise(copy.deepcopy(data))
+    accepted = validation._accept(data)
+    reference, problems = validation.cerberus_normalise(copy.deepcopy(data))
     if accepted is not None:
         assert not problems, problems
         assert _ordered(accepted) == _ordered(reference)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from estategen import reference
-from estategen.schema import CHANGE_KEYWORD, CHANGE_POLICIES, json_schema, key_documentation
+from estategen.schema.json_schema import json_schema, key_documentation
+from estategen.schema.patterns import CHANGE_KEYWORD, CHANGE_POLICIES
 
 from conftest import run_cli
 

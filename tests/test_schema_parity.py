@@ -19,7 +19,8 @@ import yaml
 from estategen import load
 from estategen.errors import BlueprintInvalid
 from estategen.pipeline import validate_document
-from estategen.schema import json_schema, key_documentation, normalise
+from estategen.schema.json_schema import json_schema, key_documentation
+from estategen.schema.validation import normalise
 
 from conftest import BLUEPRINTS
 

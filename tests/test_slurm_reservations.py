@@ -22,7 +22,7 @@ from types import ModuleType
 
 import pytest
 
-from estategen.schema import RESERVATION_FLAGS
+from estategen.schema.patterns import RESERVATION_FLAGS
 
 from conftest import ROOT
 from slurmlab import (

@@ -386,7 +386,7 @@ def _schema(output_format: str) -> int:
     try:
         sys.stdout.write(shipped.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        from estategen.schema import json_schema_text
+        from estategen.schema.json_schema import json_schema_text
 
         sys.stdout.write(json_schema_text())
     return 0

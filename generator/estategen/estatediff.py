@@ -5,7 +5,7 @@ validated model. :func:`diff` compares two of them: mappings key by key, lists o
 (pools, partitions, QoS, teams, users, clusters, file systems, reservations, queues) item by
 item by their name, anything else as one value. Each :class:`Delta` carries its path in the
 model and the blueprint key it comes from (:func:`blueprint_key`), whose change policies the
-schema declares once (``x-estategen-change``, :data:`estategen.schema.CHANGE_POLICIES`):
+schema declares once (``x-estategen-change``, :data:`estategen.schema.patterns.CHANGE_POLICIES`):
 :func:`policies` reads them from the JSON Schema. A key added to the schema with its policy is
 planned without an edit here or in :mod:`estategen.plan`.
 """
@@ -215,12 +215,13 @@ def _keys() -> dict[str, tuple[str, ...]]:
     """Every blueprint key of the JSON Schema with its change policies.
 
     Read from the schema the package ships (``data/schema.json``, kept equal to
-    :func:`estategen.schema.json_schema` by a test): building that one loads the key docs
-    with PyYAML's pure-Python loader (0.08 s).
+    :func:`estategen.schema.json_schema.json_schema` by a test): building that one loads the
+    key docs with PyYAML's pure-Python loader (0.08 s).
     """
     import json
 
-    from estategen.schema import CHANGE_KEYWORD, SHIPPED_SCHEMA, key_nodes
+    from estategen.schema.json_schema import SHIPPED_SCHEMA, key_nodes
+    from estategen.schema.patterns import CHANGE_KEYWORD
 
     schema = json.loads(SHIPPED_SCHEMA.read_bytes())
     return {path: tuple(node.get(CHANGE_KEYWORD) or ()) for path, node in key_nodes(schema)}

@@ -662,7 +662,7 @@ class Estate(Record):
 
 
 def build(doc: Mapping[str, Any]) -> Estate:
-    """Build the model from a document that passed :func:`estategen.schema.normalise`."""
+    """Build the model from a document that passed :func:`estategen.schema.validation.normalise`."""
     identity = doc["identity"]
     directory = identity["directory"]
     slurm = doc.get("slurm") or {}

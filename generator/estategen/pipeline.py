@@ -6,13 +6,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from estategen import hostlist, load, schema
+from estategen import hostlist, load
 from estategen.checks.core import RULES, run_checks
 from estategen.checks.names import host_budget
 from estategen.errors import BlueprintInvalid, Finding, UsageError, place
 from estategen.limits import MAX_FINDINGS
 from estategen.model import Estate, build
 from estategen.record import Record, field
+from estategen.schema.validation import normalise
 from estategen.suppression import refusal
 
 
@@ -40,7 +41,7 @@ def validate_document(document: load.Document, suppress: Iterable[str] = ()) -> 
             refused = refusal(rule, RULES)
             if refused:
                 raise UsageError(f"--suppress {rule}: {refused}")
-    normalised, problems = schema.normalise(document.data)
+    normalised, problems = normalise(document.data)
     if not problems:
         reservations = (normalised.get("slurm") or {}).get("reservations") or ()
         problems = host_budget(

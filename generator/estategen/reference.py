@@ -11,7 +11,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from estategen.schema import CHANGE_KEYWORD, CHANGE_POLICIES, json_schema, key_nodes
+from estategen.schema.json_schema import json_schema, key_nodes
+from estategen.schema.patterns import CHANGE_KEYWORD, CHANGE_POLICIES
 
 Node = dict[str, Any]
 

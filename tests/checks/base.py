@@ -17,9 +17,10 @@ from typing import Any
 
 import yaml
 
-from estategen import load, model, schema
+from estategen import load, model
 from estategen.errors import Finding
 from estategen.model import Estate
+from estategen.schema.validation import normalise
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,7 +106,7 @@ def blueprint(fragment: str = "") -> str:
 def estate(fragment: str = "") -> Estate:
     """The estate of BASE merged with the fragment (models are frozen, so one per fragment)."""
     document = load.parse_blueprint(blueprint(fragment).encode(), "bp.yaml")
-    normalised, problems = schema.normalise(document.data)
+    normalised, problems = normalise(document.data)
     assert not problems, [f"{p.path}: {p.message}" for p in problems]
     return model.build(normalised)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from estategen import checks, load, pipeline, schema
+from estategen import checks, load, pipeline
 from estategen.errors import BlueprintInvalid
+from estategen.schema.validation import normalise
 
 from .base import blueprint, estate, line_of, only, parse, queues, run
 
@@ -79,7 +80,7 @@ def test_a_clusters_region_takes_its_clouds_form(provider: str, region: str, tex
 
 
 def test_the_azure_region_form_passes_the_schema() -> None:
-    _, problems = schema.normalise(parse(blueprint(aks(region="eastus2"))).data)
+    _, problems = normalise(parse(blueprint(aks(region="eastus2"))).data)
     assert problems == []
 
 
@@ -285,5 +286,5 @@ def test_trainjob_without_jobset_is_refused() -> None:
 
 def test_an_unknown_framework_is_a_schema_error() -> None:
     document = parse(blueprint(frameworks("[job, pytorchjob]")))
-    _, problems = schema.normalise(document.data)
+    _, problems = normalise(document.data)
     assert [p.path for p in problems] == ["kubernetes.clusters[0].frameworks[1]"]

@@ -11,7 +11,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from estategen import checks, load, reserved, schema
+from estategen import checks, load, reserved
+from estategen.schema.patterns import DNS_LABEL, NAME, PROM_LABEL, USER
+from estategen.schema.validation import normalise
 
 from .base import CLOUD_POOL, blueprint, only, run
 
@@ -327,7 +329,7 @@ def test_label_names_prometheus_reserves_are_refused_by_the_schema() -> None:
     document = load.parse_blueprint(
         blueprint("observability: {labels: {__name__: up}}").encode(), "bp.yaml"
     )
-    _, problems = schema.normalise(document.data)
+    _, problems = normalise(document.data)
     assert [p.path for p in problems] == ["observability.labels.__name__"]
 
 
@@ -363,30 +365,30 @@ def test_slurmdbd_does_not_log_in_as_an_administrator_of_mariadb(account: str) -
 @pytest.mark.parametrize(
     ("table", "pattern", "fragment"),
     [
-        (reserved.SYSTEM_USERS, schema.USER, "identity: {{users: [{{name: {name}, uid: 10001}}]}}"),
-        (reserved.SYSTEM_GROUPS, schema.NAME, _TEAM),
-        (reserved.SLURM_ACCOUNTS, schema.NAME, _TEAM),
+        (reserved.SYSTEM_USERS, USER, "identity: {{users: [{{name: {name}, uid: 10001}}]}}"),
+        (reserved.SYSTEM_GROUPS, NAME, _TEAM),
+        (reserved.SLURM_ACCOUNTS, NAME, _TEAM),
         (
             reserved.KUBERNETES_NAMESPACES,
-            schema.DNS_LABEL,
+            DNS_LABEL,
             "identity: {{teams: [{{name: t, gid: 20001, namespace: {name}}}]}}",
         ),
         (
             reserved.SLURM_PARTITIONS,
-            schema.NAME,
+            NAME,
             "slurm: {{partitions: [{{name: {name}, pools: [a100]}}]}}",
         ),
         (
             reserved.PROMETHEUS_LABELS,
-            schema.PROM_LABEL,
+            PROM_LABEL,
             "observability: {{labels: {{{name}: x}}}}",
         ),
         (
             reserved.POOL_NAMES,
-            schema.NAME,
+            NAME,
             "node_pools: [{{name: {name}, scheduler: kubernetes, hosts: n1}}]",
         ),
-        (reserved.MARIADB_ACCOUNTS, schema.USER, _ACCOUNTING),
+        (reserved.MARIADB_ACCOUNTS, USER, _ACCOUNTING),
     ],
 )
 def test_names_not_reserved_refuses_every_name_of_each_table_the_schema_lets_through(

@@ -11,8 +11,9 @@ from datetime import datetime
 
 import pytest
 
-from estategen import checks, load, model, pipeline, reserved, schema
+from estategen import checks, load, model, pipeline, reserved
 from estategen.errors import BlueprintInvalid
+from estategen.schema.patterns import USER
 
 from .base import blueprint, estate, only, run, where
 
@@ -568,7 +569,7 @@ def test_slurmrestd_does_not_run_as_a_system_account(user: str, reason: str) -> 
 
 
 def test_every_system_user_the_schema_lets_through_is_refused_for_slurmrestd() -> None:
-    names = [n for n in reserved.SYSTEM_USERS if re.fullmatch(schema.USER, n)]
+    names = [n for n in reserved.SYSTEM_USERS if re.fullmatch(USER, n)]
     assert {"root", "slurm", "munge", "nobody"} <= set(names)
     for name in names:
         found = run(checks.rest_api_valid, REST % f", user: {name}")

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from estategen import checks, load, pipeline, schema
+from estategen import checks, load, pipeline
 from estategen.errors import BlueprintInvalid, UsageError
+from estategen.schema.validation import normalise
 
 from .base import BASE, blueprint, estate, only, parse, run
 
@@ -99,7 +100,7 @@ def test_a_mistyped_name_of_a_closed_set_gets_a_suggestion(
 
 def test_a_mistyped_allowed_value_gets_a_suggestion() -> None:
     document = parse(blueprint("node_pools: [{name: a100, scheduler: slurmm, hosts: n1}]"))
-    _, problems = schema.normalise(document.data)
+    _, problems = normalise(document.data)
     (problem,) = problems
     assert problem.rule == "schema/allowed"
     assert problem.message.endswith("choose one of: slurm, kubernetes; did you mean 'slurm'?")

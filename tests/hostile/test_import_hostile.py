@@ -415,7 +415,7 @@ def test_a_fairshare_the_blueprint_cannot_hold_is_refused_with_its_line(
 
 def test_fairshare_is_bounded_as_the_schema_bounds_it() -> None:
     from estategen.importer.accounts import MAX_FAIRSHARE
-    from estategen.schema import json_schema
+    from estategen.schema.json_schema import json_schema
 
     teams = json_schema()["properties"]["identity"]["properties"]["teams"]
     fairshare = teams["items"]["properties"]["fairshare"]

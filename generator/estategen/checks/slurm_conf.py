@@ -11,7 +11,7 @@ from estategen.checks.core import check
 from estategen.errors import Finding, issue
 from estategen.facts import SLURM_APT_KEYRING, autodetects_nvml
 from estategen.model import DEBIAN_SLURM_BUILDS, Estate, SlurmPackages, slurm_build, slurm_minutes
-from estategen.schema import SLURM_VERSIONS
+from estategen.schema.patterns import SLURM_VERSIONS
 from estategen.slurm_facts import renders_power_saving
 from estategen.slurm_keys import RECORD_KEYS, REFUSED_IN_OPTIONS, Owner, password_refusal, slurm_key
 from estategen.slurm_removed import removed_key

@@ -11,7 +11,7 @@ from estategen.checks.core import check, slurmctld_port_list
 from estategen.errors import Finding, issue
 from estategen.facts import gres_type, slurmctld_port_text, slurmd_port
 from estategen.model import DAEMON_FOLDERS, Estate, shares_state_and_spool
-from estategen.schema import PROGRAM_TREES
+from estategen.schema.values import PROGRAM_TREES
 from estategen.slurm_facts import accounting_tres, def_mem_per_cpu, required_tres
 from estategen.slurm_keys import MULTIFACTOR_OPTIONS
 
@@ -85,7 +85,7 @@ def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
 
 
 def _select_problems(estate: Estate) -> Iterator[Finding]:
-    from estategen.schema import SELECT_RESOURCES
+    from estategen.schema.patterns import SELECT_RESOURCES
 
     site = estate.slurm.site
     resources = [p for p in site.select_parameters if p in SELECT_RESOURCES]

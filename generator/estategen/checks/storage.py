@@ -12,7 +12,7 @@ from estategen.errors import Finding, issue, quote
 from estategen.facts import pool_mounts, storage_classes
 from estategen.kubernetes import storage as k8s_storage
 from estategen.model import Estate, Storage
-from estategen.schema import STORAGE_SOURCES
+from estategen.schema.patterns import STORAGE_SOURCES
 
 
 @check

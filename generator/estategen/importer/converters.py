@@ -9,7 +9,12 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.errors import clip
-from estategen.schema import ACCOUNTING_ENFORCE, DAEMON_PATH, OVERSUBSCRIBE, PARTITION_STATES
+from estategen.schema.patterns import (
+    ACCOUNTING_ENFORCE,
+    DAEMON_PATH,
+    OVERSUBSCRIBE,
+    PARTITION_STATES,
+)
 
 _NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")
 _HOST = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
@@ -161,7 +166,7 @@ def _port(value: str) -> int | str:
 
 def _weights(value_of: Callable[[str], Any]) -> Callable[[str], dict[str, Any]]:
     """KEY=VALUE,... (TRESBillingWeights, PriorityWeightTRES) as a mapping."""
-    from estategen.schema import BILLING_TRES
+    from estategen.schema.patterns import BILLING_TRES
 
     def convert(value: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -179,7 +184,7 @@ def _weights(value_of: Callable[[str], Any]) -> Callable[[str], dict[str, Any]]:
 
 def _billing_weight(value: str) -> str:
     """Kept as written (slurmctld shows the weights as the file writes them)."""
-    from estategen.schema import BILLING_WEIGHT
+    from estategen.schema.patterns import BILLING_WEIGHT
 
     if not re.fullmatch(BILLING_WEIGHT, value):
         raise Unsayable(f"{value!r} is not a billing weight")

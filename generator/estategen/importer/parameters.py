@@ -337,7 +337,7 @@ def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
     """Site daemon paths that slurm.paths refuses together (one path for two daemon files, a
     file inside a daemon's folder, a system folder): the later lines go back to estategen's
     paths, one at a time, until the rest hold, and are refused."""
-    from estategen.schema import PROGRAM_TREES, _daemon_path_problem
+    from estategen.schema.values import PROGRAM_TREES, daemon_path_problem
 
     site = slurm.get("paths", {})
 
@@ -349,7 +349,7 @@ def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
                 return True
         if len(set(values)) < len(values):
             return True
-        if any(_daemon_path_problem(v) for v in values):
+        if any(daemon_path_problem(v) for v in values):
             return True
         if any(v.startswith(t + "/") for v in values for t in PROGRAM_TREES):
             return True

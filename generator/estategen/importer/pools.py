@@ -13,7 +13,7 @@ from estategen.importer.outcomes import _Run
 from estategen.importer.partitions import _partition, _Site, _slurm_partition_defaults
 from estategen.limits import MAX_PARTITIONS, MAX_POOLS
 from estategen.record import Record
-from estategen.schema import FEATURE, GRES_TYPE, NODESET
+from estategen.schema.patterns import FEATURE, GRES_TYPE, NODESET
 from estategen.slurm_facts import address_list, real_memory_mib
 from estategen.slurmconf import ConfFile, ConfRecord, ConfSyntaxError, Setting, Where
 

@@ -35,7 +35,7 @@ from estategen.importer.converters import (
 )
 from estategen.model import DAEMON_FOLDERS, SLURM_PATH_DEFAULTS
 from estategen.record import Record
-from estategen.schema import (
+from estategen.schema.patterns import (
     DAEMON_PATH,
     ENFORCE_PART_LIMITS,
     GROUP,

@@ -36,7 +36,7 @@ from estategen.model import Estate, NodePool, Storage, shares_state_and_spool, s
 from estategen.output import Files, OutputFile, renderer, templates, text
 from estategen.prometheus_rules import slurm_exporter_host
 from estategen.renderers.slurm import slurm_files
-from estategen.schema import SYSTEM_DIRECTORIES, SYSTEM_TREES
+from estategen.schema.values import SYSTEM_DIRECTORIES, SYSTEM_TREES
 from estategen.yamltext import block
 
 _BRACKET = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
