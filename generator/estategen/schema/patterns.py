@@ -1,8 +1,8 @@
-"""What a blueprint's strings are held to: the regular expressions, the words each
-enumerated key allows, what each pattern means in a message, and the change policies.
+"""What a blueprint's values are held to: the regular expressions, the words each enumerated
+key allows, what each pattern means in a message, and the change policies.
 
-No rules here, and nothing of the model: the checks, renderers and importer take their
-patterns and words from this module alone.
+No rules here and nothing of the model (this module imports only ``re``): the checks, the
+renderers and the importer read their patterns and words from it.
 """
 
 from __future__ import annotations
@@ -162,13 +162,12 @@ PROVIDERS = ("on-prem", "gke", "eks", "aks")
 QUEUE_ENGINES = ("kueue", "volcano")
 FRAMEWORKS = ("job", "jobset", "trainjob", "mpijob", "rayjob")
 DEFAULT_FRAMEWORKS = ("job",)
-# --- node health checks ---
+# --- the words of health checks, partitions, reservations, MPI and site overrides ---
 HEALTH_CHECKS = ("gpus", "mig", "mounts", "memory")
 # slurm.conf(5) HealthCheckNodeState values of Slurm 22.05 and later
 HEALTH_CHECK_NODE_STATES = ("any", "idle", "alloc", "mixed", "cycle")
 # slurm.conf(5) partition State values
 PARTITION_STATES = ("up", "down", "drain", "inactive")
-# --- reservations and MPI ---
 # scontrol(1) reservation flags a blueprint may set; those that need a node count, Nodes=ALL
 # or a relative start time (part_nodes, replace, time_float, ...) are left out.
 RESERVATION_FLAGS = (
@@ -187,10 +186,10 @@ RESERVATION_FLAGS = (
     "weekly",
 )
 MPI_TYPES = ("none", "pmi2", "pmix")
-# --- site overrides of what estategen renders ---
+# site overrides of what estategen renders
 SELECT_TYPES = ("cons_tres", "cons_res", "linear")
 # SelectTypeParameters, as slurm.conf(5) spells them; what each select plugin accepts is
-# checked in checks.py. One resource (CR_CPU ... CR_Memory) and any of the modifiers.
+# checked in checks.slurm_site. One resource (CR_CPU ... CR_Memory) and any of the modifiers.
 SELECT_RESOURCES = (
     "CR_CPU",
     "CR_CPU_Memory",
@@ -277,4 +276,5 @@ PATTERN_HINTS = {
 
 @cache
 def compiled(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled once; values are matched whole against it (``fullmatch``)."""
     return re.compile(pattern)

@@ -10,9 +10,7 @@ from datetime import datetime
 
 from estategen import hostlist
 from estategen.errors import quote
-from estategen.model import (
-    STATE_SAVE_LOCATION,
-)
+from estategen.model import STATE_SAVE_LOCATION
 from estategen.schema.patterns import (
     BILLING_WEIGHT,
     DAEMON_PATH,
@@ -45,7 +43,7 @@ def hostlists_problem(value: object) -> str | None:
 
 def addresses_problem(value: object) -> str | None:
     """Why a pool's `addresses` (an expression or a list of them, of IPv4, IPv6 or DNS
-    names, like 10.1.0.[1-4]) is refused, or None; how many it names is checks.py's."""
+    names, like 10.1.0.[1-4]) is refused, or None; how many it names is checks.slurm_site's."""
     expressions = value if isinstance(value, list) else [value]
     for expression in expressions:
         if not isinstance(expression, str):
