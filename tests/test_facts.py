@@ -20,7 +20,7 @@ import pytest
 import yaml
 from test_pulumi import run_project
 
-from estategen import estatediff, facts, load, pipeline, plan
+from estategen import estatediff, facts, load, pipeline
 from estategen.model import Estate
 from estategen.render import render
 from estategen.report.facts import build as build_report
@@ -434,8 +434,10 @@ def test_former_copies_of_a_fact_are_defined_only_in_facts() -> None:
                 if n in HOMES and path.name != HOMES[n]
             ]
     assert found == []
-    plan = ast.parse((ROOT / "generator/estategen/plan.py").read_text())
-    assert "_group" not in {n.name for n in plan.body if isinstance(n, ast.FunctionDef)}
+    planned = [ast.parse(p.read_text()) for p in (ROOT / "generator/estategen/plan").glob("*.py")]
+    assert "_group" not in {
+        n.name for tree in planned for n in tree.body if isinstance(n, ast.FunctionDef)
+    }
     defined = {
         n.name
         for n in ast.parse((ROOT / "generator/estategen/facts.py").read_text()).body
@@ -467,5 +469,7 @@ def test_plan_and_slurm_conf_agree_on_the_topology_plugin(name: str) -> None:
     written = next((ln.split("=", 1)[1] for ln in conf if ln.startswith("TopologyPlugin=")), None)
     recorded = estatediff.recorded(files["estate.json"].content)
     assert isinstance(recorded, dict), recorded
-    planned = plan._Models(recorded, recorded, estate).topology(recorded)
+    from estategen.plan.models import _Models
+
+    planned = _Models(recorded, recorded, estate).topology(recorded)
     assert written == (f"topology/{planned}" if planned else None)

@@ -24,9 +24,12 @@ import yaml
 from test_pulumi import registered_as, run_project
 from test_slurm_rest_api import HAS_AUTH_JWT, PLUGIN_DIRS
 
-from estategen import load, pipeline, plan
+from estategen import load, pipeline
 from estategen.model import Estate
 from estategen.output import Files
+from estategen.plan.compare import plan
+from estategen.plan.kubernetes import explains
+from estategen.plan.text import text as plan_text
 from estategen.render import render
 from estategen.schema.patterns import FRAMEWORKS, PROVIDERS, QUEUE_ENGINES
 from estategen.schema.rules import BLUEPRINT
@@ -211,7 +214,7 @@ def test_every_kind_of_object_has_its_own_plan_explanation() -> None:
         for obj in cluster_objects(cluster)
         if not is_core(obj) or obj["kind"] in {"StorageClass", "PersistentVolume", "Node"}
     }
-    unexplained = sorted(k for k in kinds if not plan.explains(k))
+    unexplained = sorted(k for k in kinds if not explains(k))
     assert unexplained == []
 
 
@@ -247,8 +250,8 @@ def test_plan_explains_frontier_changes(
     old: str, new: str, kinds: set[str], rendered: Path
 ) -> None:
     estate = changed(old, new)
-    result = plan.plan(estate, render(estate), rendered)
-    assert kinds <= set(result.kinds), plan.text(result)
+    result = plan(estate, render(estate), rendered)
+    assert kinds <= set(result.kinds), plan_text(result)
     for file in result.files:
         for change in file.changes:
             assert change.meaning and change.actions, change

@@ -23,7 +23,9 @@ from estategen.kubernetes import cluster_objects
 from estategen.kubernetes.objects import FIELD_MANAGER
 from estategen.model import Estate
 from estategen.pipeline import validate_document
-from estategen.plan import Plan, plan, take_out
+from estategen.plan.compare import plan
+from estategen.plan.kubernetes import take_out
+from estategen.plan.steps import Plan
 from estategen.render import render
 from estategen.write import with_manifest, write_tree
 

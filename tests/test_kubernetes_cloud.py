@@ -301,7 +301,7 @@ def test_a_fixed_size_group_is_left_to_its_size() -> None:
 def test_plan_says_an_aks_taint_change_updates_the_agent_pool_in_place() -> None:
     """API 2025-09-01 (the one azure-native 3.29.0 uses) lets nodeTaints change: no
     x-ms-mutability on it, and azure-native's forceNewMap does not list it."""
-    from estategen.plan import kubernetes_changes
+    from estategen.plan.kubernetes import kubernetes_changes
 
     after = HYBRID.replace("{key: spot, effect: NoExecute}", "{key: spot, effect: NoSchedule}")
     changes = kubernetes_changes(estate(HYBRID), estate(after))["pulumi/az/cluster.json"]
@@ -312,7 +312,8 @@ def test_plan_says_an_aks_taint_change_updates_the_agent_pool_in_place() -> None
 
 
 def test_plan_drains_an_aks_pool_whose_vm_size_changes_before_pulumi_replaces_it() -> None:
-    from estategen.plan import kubernetes_changes, merge_steps
+    from estategen.plan.kubernetes import kubernetes_changes
+    from estategen.plan.steps import merge_steps
 
     after = HYBRID.replace("Standard_NC80adis_H100_v5", "Standard_NC40ads_H100_v5").replace(
         "{model: h100-nvl-94gb, count: 2", "{model: h100-nvl-94gb, count: 1"
@@ -331,7 +332,7 @@ def test_plan_drains_an_aks_pool_whose_vm_size_changes_before_pulumi_replaces_it
 
 
 def test_plan_drains_an_eks_group_the_blueprint_drops_before_pulumi_deletes_it() -> None:
-    from estategen.plan import kubernetes_changes
+    from estategen.plan.kubernetes import kubernetes_changes
 
     start = HYBRID.index("  - name: l4-fixed")
     after = HYBRID[:start] + HYBRID[HYBRID.index("kubernetes:\n") :]
@@ -343,7 +344,7 @@ def test_plan_drains_an_eks_group_the_blueprint_drops_before_pulumi_deletes_it()
 
 
 def test_plan_says_when_the_cluster_autoscaler_comes_and_goes() -> None:
-    from estategen.plan import kubernetes_changes
+    from estategen.plan.kubernetes import kubernetes_changes
 
     fixed = HYBRID.replace("nodes: {min: 0, max: 4}", "nodes: {min: 4, max: 4}")
     changes = kubernetes_changes(estate(fixed), estate(HYBRID))["pulumi/aws/cluster.json"]

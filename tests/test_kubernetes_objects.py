@@ -25,7 +25,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from estategen.plan import Action, plan
+from estategen.plan.compare import plan
+from estategen.plan.steps import Action
 from estategen.render import render
 from estategen.write import with_manifest, write_tree
 

@@ -22,7 +22,7 @@ from estategen import load, pipeline
 from estategen.errors import BlueprintInvalid
 from estategen.facts import KUBELET_RESERVATION_FLAGS
 from estategen.kubernetes import slinky
-from estategen.plan import plan
+from estategen.plan.compare import plan
 from estategen.render import render
 from estategen.write import with_manifest, write_tree
 

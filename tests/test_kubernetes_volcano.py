@@ -532,7 +532,7 @@ def test_plan_explains_queue_and_example_changes_and_a_new_operator(tmp_path: Pa
     """A team's weight is a live Queue update; examples change nothing on the cluster; a newly
     named framework adds its operator (a release, or the MPI Operator's pinned manifest)."""
     from estategen import load, pipeline
-    from estategen.plan import plan
+    from estategen.plan.compare import plan
     from estategen.render import render
     from estategen.write import with_manifest, write_tree
 

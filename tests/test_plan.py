@@ -27,7 +27,11 @@ import yaml
 
 from estategen import hostlist, load
 from estategen.pipeline import validate_document
-from estategen.plan import Action, explain, merge_steps, model_changes, plan, text
+from estategen.plan.compare import plan
+from estategen.plan.files import explain
+from estategen.plan.keys import model_changes
+from estategen.plan.steps import Action, merge_steps
+from estategen.plan.text import text
 from estategen.readback import OutputRefused
 from estategen.render import render
 from estategen.renderers.estate_json import estate_data
@@ -445,7 +449,7 @@ def test_fail_on_holds_a_change_that_needs_the_named_disruption(
 
 
 def test_each_disruption_is_read_from_the_plans_own_steps() -> None:
-    from estategen.plan import DISRUPTIONS, STEPS, Change, disruptions
+    from estategen.plan.steps import DISRUPTIONS, STEPS, Change, disruptions
 
     for by_step, _ in DISRUPTIONS.values():
         assert by_step <= set(STEPS)
@@ -553,7 +557,7 @@ def role_reads(role: str, files: dict[str, bytes]) -> tuple[set[str], set[str]]:
     roles it depends on, read.
 
     Read from the role's tasks, templates, defaults and handlers and from the `when:` site.yml
-    puts on it, not from plan.py's tables: this is the independent account plan is held to.
+    puts on it, not from estategen.plan's tables: this is the independent account plan is held to.
     """
     sources = [
         path.read_text()
@@ -673,10 +677,10 @@ def test_role_reads_names_what_a_role_really_reads() -> None:
 
 
 def test_every_role_the_plan_names_is_a_role_site_yml_runs() -> None:
-    from estategen import plan as planner
+    from estategen.plan.models import _ROLES
 
     files = rendered_bytes(PAIRS / "rest-api-added.yaml")
-    named = {role for roles in planner._ROLES.values() for role in roles}
+    named = {role for roles in _ROLES.values() for role in roles}
     assert named <= set(site_roles(files))
 
 

@@ -14,7 +14,9 @@ import pytest
 from estategen import load
 from estategen.model import Estate, Taint
 from estategen.pipeline import validate_document
-from estategen.plan import Plan, Step, merge_steps, plan, taint_actions
+from estategen.plan.compare import plan
+from estategen.plan.pools import taint_actions
+from estategen.plan.steps import Plan, Step, merge_steps
 from estategen.render import render
 from estategen.write import with_manifest, write_tree
 

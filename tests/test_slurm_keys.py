@@ -13,7 +13,7 @@ from estategen.checks import CLOUD_SLURM_OPTIONS, HOSTED_SLURM_OPTIONS, OPTIONS_
 from estategen.errors import BlueprintInvalid, Finding
 from estategen.load import parse_blueprint
 from estategen.pipeline import Validated, validate_document
-from estategen.plan import plan
+from estategen.plan.compare import plan
 from estategen.render import render
 from estategen.slurm_keys import (
     RECORD_KEYS,

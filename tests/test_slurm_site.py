@@ -20,7 +20,7 @@ import yaml
 from estategen.errors import BlueprintInvalid, Finding
 from estategen.load import parse_blueprint
 from estategen.pipeline import Validated, validate_document
-from estategen.plan import model_changes
+from estategen.plan.keys import model_changes
 from estategen.render import render
 from estategen.renderers.estate_json import estate_data
 from estategen.slurm_keys import REFUSED_IN_OPTIONS, ChangePolicy, change_for

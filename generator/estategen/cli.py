@@ -314,7 +314,9 @@ def _plan(
     import json
 
     from estategen.errors import BlueprintInvalid, UsageError, did_you_mean, text_report
-    from estategen.plan import DISRUPTIONS, plan, text
+    from estategen.plan.compare import plan
+    from estategen.plan.steps import DISRUPTIONS
+    from estategen.plan.text import text
     from estategen.render import render
 
     gates = [g.strip() for value in fail_on for g in value.split(",") if g.strip()]

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from estategen.errors import UsageError
 from estategen.output import Files
 from estategen.pipeline import validate_file
-from estategen.plan import plan
+from estategen.plan.compare import plan
 from estategen.render import render
 
 from conftest import BLUEPRINTS
