@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,6 @@ import yaml
 from estategen import limits, load, pipeline
 from estategen.errors import BlueprintInvalid, Finding
 from estategen.load import MAX_DEPTH, parse_blueprint
-from estategen.record import replace
 from estategen.schema.validation import normalise
 
 ROOT = Path(__file__).resolve().parent.parent

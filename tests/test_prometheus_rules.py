@@ -12,6 +12,7 @@ import itertools
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,6 @@ from estategen.errors import BlueprintInvalid
 from estategen.model import Estate
 from estategen.pipeline import validate_document
 from estategen.prometheus_rules import observability_rules
-from estategen.record import replace
 from estategen.render import render
 from estategen.schema.patterns import PROM_MAX_DAYS
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from estategen.facts import (
     Flavor,
@@ -21,7 +22,6 @@ from estategen.facts import (
     storage_classes,
 )
 from estategen.model import Estate, KubernetesCluster, NodePool, Partition, QueueTeam
-from estategen.record import Record
 
 # Every kind of capacity warning, with what it means for the people running the estate; each
 # is a rule id of its own (check/<kind>).
@@ -45,7 +45,8 @@ KUBERNETES_NODE_PORTS = {
 }
 
 
-class CapacityWarning(Record):
+@dataclass(frozen=True, slots=True)
+class CapacityWarning:
     """One thing in the estate that is valid but probably not intended."""
 
     kind: str
@@ -56,7 +57,8 @@ class CapacityWarning(Record):
     path: str = ""  # the blueprint key it is about, where validate points
 
 
-class TeamAccess(Record):
+@dataclass(frozen=True, slots=True)
+class TeamAccess:
     """Where a team can run: what the warnings read of it, derived with them before any
     report is asked for (validate and render warn; only `report` needs a team's other facts)."""
 
@@ -429,7 +431,8 @@ def warnings_of(estate: Estate) -> list[CapacityWarning]:
     return list(basis(estate).warnings)
 
 
-class Basis(Record):
+@dataclass(frozen=True, slots=True)
+class Basis:
     """The flavours, who reaches which partitions and queues, and the warnings of one estate."""
 
     flavors: tuple[Flavor, ...]

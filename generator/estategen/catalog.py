@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
 import yaml
-
-from estategen.record import Record
 
 MIG_COMPUTE_SLICES = 7
 MIG_MEMORY_SLICES = 8
@@ -20,7 +19,8 @@ SHAPE_KEYS = {"gke": "machine_types", "eks": "instance_types", "aks": "vm_sizes"
 SHAPE_NOUNS = {"gke": "machine type", "eks": "instance type", "aks": "VM size"}
 
 
-class MigProfile(Record):
+@dataclass(frozen=True, slots=True)
+class MigProfile:
     """One MIG instance shape: its compute and memory slices and how many fit one GPU."""
 
     name: str
@@ -29,7 +29,8 @@ class MigProfile(Record):
     max: int
 
 
-class CloudOffer(Record):
+@dataclass(frozen=True, slots=True)
+class CloudOffer:
     """How one provider sells a GPU model: the exact shapes that carry it, with GPUs per shape.
 
     The count is tabled, not derived from the name (g2-standard-32 has one L4, g6e.12xlarge
@@ -46,7 +47,8 @@ class CloudOffer(Record):
         return SHAPE_NOUNS[self.provider]
 
 
-class GpuModel(Record):
+@dataclass(frozen=True, slots=True)
+class GpuModel:
     """A GPU model as the estate sees it."""
 
     name: str

@@ -13,17 +13,18 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 from estategen.limits import MAX_QUOTED
-from estategen.record import Record, as_dict, replace
 
 Level = Literal["error", "warning", "info"]
 # How much each level weighs, for --fail-on: a finding fails a run at or above the threshold.
 LEVELS: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
 
-class Finding(Record, order=True):
+@dataclass(frozen=True, slots=True, order=True)
+class Finding:
     """One problem in a blueprint. Sorting orders by file, line, column, then path."""
 
     file: str
@@ -44,7 +45,7 @@ class Finding(Record, order=True):
         return f"{where}: {key}{prefix}{_one_line(self.message)}{rule}"
 
     def to_json(self) -> dict[str, object]:
-        return {**as_dict(self), "path": clip_path(self.path)}
+        return {**asdict(self), "path": clip_path(self.path)}
 
 
 def _one_line(text: str) -> str:

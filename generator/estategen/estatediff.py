@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
-
-from estategen.record import Record
 
 # what names an item of a list, in the order tried
 ITEM_KEYS = ("name", "team")
@@ -61,7 +60,8 @@ MODEL_KEYS = {
 STRUCTURAL = frozenset({"per-key", "definition"})
 
 
-class Delta(Record):
+@dataclass(frozen=True, slots=True)
+class Delta:
     """One changed value: ``path`` in the model (a list item as ``[name]``), before and after
     (None where it did not exist)."""
 

@@ -9,6 +9,7 @@ Every output imports them from this module, so two outputs cannot disagree about
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from estategen.model import (
@@ -22,7 +23,6 @@ from estategen.model import (
     slurm_seconds,
     spread,
 )
-from estategen.record import Record
 
 # where the slurm_packages role saves slurm.packages.apt_key_url (a source line names it with
 # signed-by=)
@@ -112,7 +112,8 @@ def _pools_hosts(estate: Estate, names: Sequence[str]) -> Sequence[str]:
     return list(dict.fromkeys(h for pool in pools for h in pool.hosts))
 
 
-class HeldNodes(Record):
+@dataclass(frozen=True, slots=True)
+class HeldNodes:
     """The nodes a reservation holds, as pools held whole and hosts held one by one.
 
     A reservation over a pool (or a partition, or a hostlist naming every host of a pool) holds
@@ -420,7 +421,8 @@ def hosted_gpu_backing(estate: Estate, cluster: str, model: str) -> int:
     )
 
 
-class Flavor(Record):
+@dataclass(frozen=True, slots=True)
+class Flavor:
     """A Kueue ResourceFlavor: a quota key, the pools that back it and its units."""
 
     cluster: str
@@ -494,7 +496,8 @@ def registration_labels(estate: Estate, pool: NodePool) -> dict[str, str]:
     return dict(sorted(labels.items()))
 
 
-class HostLabelRun(Record):
+@dataclass(frozen=True, slots=True)
+class HostLabelRun:
     """Consecutive hosts of a pool that share their host-specific labels."""
 
     hosts: tuple[str, ...]

@@ -12,10 +12,9 @@ import itertools
 import math
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeAlias
-
-from estategen.record import Record
 
 __all__ = ["MAX_EXPANSION", "HostlistError", "compress", "count", "expand", "split_items"]
 
@@ -36,7 +35,8 @@ class HostlistError(ValueError):
     """A hostlist expression that cannot be expanded; str(err) is a one-line user-facing message."""
 
 
-class _Range(Record):
+@dataclass(frozen=True, slots=True)
+class _Range:
     """Numbers lo..hi inclusive, zero-padded to width as spelled by lo in the expression."""
 
     lo: int

@@ -11,8 +11,7 @@ Slurm files ``estategen import`` reads refuse them (a CRLF line ending is an ord
 from __future__ import annotations
 
 import re
-
-from estategen.record import Record
+from dataclasses import dataclass
 
 # Each refused character with the name a finding gives it (its Unicode name; the C0 and C1
 # controls have none in Python's unicodedata, so their aliases from the Unicode standard).
@@ -35,7 +34,8 @@ _ASCII = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
 _WIDE = ("\x85", "\u2028", "\u2029")
 
 
-class HiddenBreak(Record):
+@dataclass(frozen=True, slots=True)
+class HiddenBreak:
     """Where the first such character stands (1-based line and column, lines counted at line
     feeds as editors count them) and its name."""
 

@@ -11,6 +11,7 @@ import gc
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,6 @@ import yaml
 from estategen.errors import BlueprintInvalid, Finding, Position, UsageError, key_path, quote
 from estategen.limits import MAX_LIST_ITEMS, MAX_VALUES
 from estategen.linebreaks import find_hidden_break
-from estategen.record import Record
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_NODES = MAX_VALUES
@@ -98,7 +98,8 @@ else:  # pragma: no cover - libyaml is present wherever PyYAML ships wheels
             _Resolver.__init__(self)
 
 
-class Document(Record):
+@dataclass(frozen=True, slots=True)
+class Document:
     """A loaded blueprint: its data, where each key path was written, and its source."""
 
     data: dict[str, Any]

@@ -7,6 +7,7 @@ defaults to its name and the Slurm cluster name to the estate's name.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from types import MappingProxyType
@@ -15,14 +16,14 @@ from typing import Any
 from estategen import hostlist
 from estategen.catalog import GpuModel, builtin_models, model_from_data
 from estategen.declarations import PARTITION_LIMITS
-from estategen.record import Record, field
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
 
 
-class Version(Record):
+@dataclass(frozen=True, slots=True)
+class Version:
     major: int
     minor: int
     text: str
@@ -37,20 +38,23 @@ class Version(Record):
         return (self.major, self.minor) >= (other.major, other.minor)
 
 
-class Versions(Record):
+@dataclass(frozen=True, slots=True)
+class Versions:
     slurm: Version
     kubernetes: Version
     # False: versions.slurm is the release slurm.packages.source installs, filled here
     slurm_declared: bool = True
 
 
-class SecretRef(Record):
+@dataclass(frozen=True, slots=True)
+class SecretRef:
     """A secret by name; resolved at deploy time (Ansible Vault, Pulumi config), never here."""
 
     name: str
 
 
-class Cpu(Record):
+@dataclass(frozen=True, slots=True)
+class Cpu:
     sockets: int
     cores_per_socket: int
     threads_per_core: int
@@ -70,13 +74,15 @@ class Cpu(Record):
         return self.cpus or self.threads
 
 
-class Sharing(Record):
+@dataclass(frozen=True, slots=True)
+class Sharing:
     time_slicing: int | None
     mps: int | None
     shard: int | None
 
 
-class Gpus(Record):
+@dataclass(frozen=True, slots=True)
+class Gpus:
     model: str
     count: int
     mig: tuple[str, ...]
@@ -88,14 +94,16 @@ class Gpus(Record):
     typed: bool = True  # False: Gres=gpu:N, without a type
 
 
-class Taint(Record):
+@dataclass(frozen=True, slots=True)
+class Taint:
     key: str
     value: str
     effect: str
 
 
 # --- elastic cloud nodes ---
-class CloudNodes(Record):
+@dataclass(frozen=True, slots=True)
+class CloudNodes:
     """Where a Slurm cloud pool's instances are created, and the pinned image they boot."""
 
     image: str
@@ -105,7 +113,8 @@ class CloudNodes(Record):
     subnet: str | None
 
 
-class NodePool(Record):
+@dataclass(frozen=True)
+class NodePool:
     path: str
     name: str
     scheduler: str
@@ -179,13 +188,15 @@ class NodePool(Record):
         return hostlist.compress(self.hosts)
 
 
-class User(Record):
+@dataclass(frozen=True, slots=True)
+class User:
     path: str
     name: str
     uid: int
 
 
-class Team(Record):
+@dataclass(frozen=True, slots=True)
+class Team:
     path: str
     name: str
     gid: int
@@ -194,7 +205,8 @@ class Team(Record):
     namespace: str
 
 
-class Directory(Record):
+@dataclass(frozen=True, slots=True)
+class Directory:
     type: str
     uri: str | None
     base_dn: str | None
@@ -202,13 +214,15 @@ class Directory(Record):
     bind_password: SecretRef | None
 
 
-class Identity(Record):
+@dataclass(frozen=True, slots=True)
+class Identity:
     directory: Directory
     users: tuple[User, ...]
     teams: tuple[Team, ...]
 
 
-class Qos(Record):
+@dataclass(frozen=True, slots=True)
+class Qos:
     path: str
     name: str
     priority: int
@@ -219,7 +233,8 @@ class Qos(Record):
     usage_factor: float
 
 
-class PartitionOverrides(Record):
+@dataclass(frozen=True, slots=True)
+class PartitionOverrides:
     """Partition settings a site sets itself; None keeps what estategen derives."""
 
     state: str | None = None
@@ -245,7 +260,8 @@ class PartitionOverrides(Record):
     nodeset: str | None = None  # a NodeSet of the partition's nodes, named in its Nodes=
 
 
-class Partition(Record):
+@dataclass(frozen=True, slots=True)
+class Partition:
     path: str
     name: str
     pools: tuple[str, ...]
@@ -261,7 +277,8 @@ class Partition(Record):
     overrides: PartitionOverrides = field(default_factory=lambda: PartitionOverrides())
 
 
-class Database(Record):
+@dataclass(frozen=True, slots=True)
+class Database:
     host: str
     port: int
     name: str
@@ -269,21 +286,28 @@ class Database(Record):
     password: SecretRef
 
 
-class Accounting(Record):
+# AccountingStorageEnforce where the blueprint sets none
+ACCOUNTING_ENFORCE: tuple[str, ...] = ("associations", "limits", "qos", "safe")
+
+
+@dataclass(frozen=True, slots=True)
+class Accounting:
     host: str
     port: int
     database: Database
     # the site's AccountingStorageTRES (None: estategen's) and AccountingStorageEnforce
     tres: tuple[str, ...] | None = None
-    enforce: tuple[str, ...] = ("associations", "limits", "qos", "safe")
+    enforce: tuple[str, ...] = ACCOUNTING_ENFORCE
 
 
-class Preemption(Record):
+@dataclass(frozen=True, slots=True)
+class Preemption:
     type: str
     mode: str
 
 
-class Scheduling(Record):
+@dataclass(frozen=True, slots=True)
+class Scheduling:
     priority_weights: Mapping[str, int]
     fairshare_half_life: str | None  # None with priority/basic, which has no half-life
     preemption: Preemption
@@ -296,7 +320,8 @@ class Scheduling(Record):
 
 
 # --- reservations, MPI and the REST API ---
-class Reservation(Record):
+@dataclass(frozen=True, slots=True)
+class Reservation:
     """A Slurm reservation: held in slurmctld's state, created with scontrol, not slurm.conf."""
 
     path: str
@@ -312,12 +337,14 @@ class Reservation(Record):
     users: tuple[str, ...]
 
 
-class Mpi(Record):
+@dataclass(frozen=True, slots=True)
+class Mpi:
     default: str
     ports: tuple[int, int] | None
 
 
-class RestApi(Record):
+@dataclass(frozen=True, slots=True)
+class RestApi:
     host: str
     port: int
     user: str
@@ -325,7 +352,8 @@ class RestApi(Record):
 
 
 # --- node health checks ---
-class HealthCheck(Record):
+@dataclass(frozen=True, slots=True)
+class HealthCheck:
     interval: int
     node_state: tuple[str, ...]
 
@@ -336,7 +364,8 @@ class HealthCheck(Record):
 POWER_SAVING_DEFAULTS = {"suspend_time": 600, "resume_timeout": 600, "suspend_timeout": 120}
 
 
-class PowerSaving(Record):
+@dataclass(frozen=True, slots=True)
+class PowerSaving:
     declared: bool
     suspend_time: int
     resume_timeout: int
@@ -389,7 +418,8 @@ def shares_state_and_spool(paths: Mapping[str, str]) -> bool:
     return paths["state_save_location"] == paths["slurmd_spool_dir"]
 
 
-class SlurmPaths(Record):
+@dataclass(frozen=True, slots=True)
+class SlurmPaths:
     """Where slurmctld and slurmd keep state, spool, pid and log files (slurm.paths)."""
 
     state_save_location: str = SLURM_PATH_DEFAULTS["state_save_location"]
@@ -400,7 +430,8 @@ class SlurmPaths(Record):
     slurmd_log_file: str = SLURM_PATH_DEFAULTS["slurmd_log_file"]
 
 
-class SlurmSite(Record):
+@dataclass(frozen=True, slots=True)
+class SlurmSite:
     """Daemon and plugin settings a site may set instead of estategen's."""
 
     paths: SlurmPaths = SlurmPaths()
@@ -424,7 +455,8 @@ class SlurmSite(Record):
 
 
 # --- where the Slurm packages come from (slurm.packages) ---
-class SlurmBuild(Record):
+@dataclass(frozen=True, slots=True)
+class SlurmBuild:
     """What a package source installs: its Slurm release (None: the release the site's
     repository carries, which versions.slurm names) and the plugins it is built with."""
 
@@ -445,7 +477,8 @@ SLURM_PACKAGE_SOURCES = (*DEBIAN_SLURM_BUILDS, "site")
 DEFAULT_SLURM_SOURCE = "debian-12"
 
 
-class SlurmPackages(Record):
+@dataclass(frozen=True, slots=True)
+class SlurmPackages:
     """Where the Slurm packages come from (slurm.packages)."""
 
     source: str = DEFAULT_SLURM_SOURCE
@@ -465,7 +498,8 @@ def slurm_build(packages: SlurmPackages) -> SlurmBuild:
     return SlurmBuild(None, nvml=bool(packages.nvml), jwt=bool(packages.jwt))
 
 
-class Slurm(Record):
+@dataclass(frozen=True, slots=True)
+class Slurm:
     declared: bool
     cluster_name: str
     controllers: tuple[str, ...]
@@ -487,7 +521,8 @@ class Slurm(Record):
     packages: SlurmPackages = SlurmPackages()
 
 
-class QueueTeam(Record):
+@dataclass(frozen=True, slots=True)
+class QueueTeam:
     path: str
     team: str
     quota: Mapping[str, int]
@@ -495,7 +530,8 @@ class QueueTeam(Record):
     lending_limit: int | None
 
 
-class Queues(Record):
+@dataclass(frozen=True, slots=True)
+class Queues:
     # the group the teams share idle GPUs in: Kueue's cohort; with Volcano, whose proportion
     # plugin divides the whole cluster among its queues, the cluster itself
     cohort: str
@@ -513,14 +549,16 @@ class Queues(Record):
         return self.engine == "volcano"
 
 
-class PriorityClass(Record):
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
     path: str
     name: str
     value: int
     description: str
 
 
-class KubernetesCluster(Record):
+@dataclass(frozen=True, slots=True)
+class KubernetesCluster:
     path: str
     name: str
     provider: str
@@ -536,7 +574,8 @@ class KubernetesCluster(Record):
     frameworks: tuple[str, ...] = ("job",)
 
 
-class Storage(Record):
+@dataclass(frozen=True, slots=True)
+class Storage:
     path: str
     name: str
     type: str
@@ -570,7 +609,8 @@ class Storage(Record):
         return self.pools is None or pool in self.pools
 
 
-class AlertThresholds(Record):
+@dataclass(frozen=True, slots=True)
+class AlertThresholds:
     """When the estate's alerts fire (``observability.alerts``): durations as Prometheus writes
     them (``15m``, ``1d``), shares in percent."""
 
@@ -586,7 +626,8 @@ class AlertThresholds(Record):
     stranded_quota_for: str
 
 
-class Observability(Record):
+@dataclass(frozen=True, slots=True)
+class Observability:
     dcgm_exporter_port: int
     node_exporter_port: int
     slurm_exporter_port: int
@@ -594,7 +635,8 @@ class Observability(Record):
     alerts: AlertThresholds
 
 
-class HostPools(Record):
+@dataclass(frozen=True, slots=True)
+class HostPools:
     """Which pool each host belongs to (the first, for a host listed twice), and how many
     distinct hosts each pool has."""
 
@@ -602,7 +644,8 @@ class HostPools(Record):
     size: Mapping[str, int]
 
 
-class Estate(Record):
+@dataclass(frozen=True)
+class Estate:
     name: str
     description: str
     versions: Versions
@@ -855,7 +898,7 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
                 password=SecretRef(accounting["database"]["password"]["secret"]),
             ),
             tres=tuple(accounting["tres"]) if "tres" in accounting else None,
-            enforce=tuple(dict.fromkeys(accounting.get("enforce", Accounting.enforce))),
+            enforce=tuple(dict.fromkeys(accounting.get("enforce", ACCOUNTING_ENFORCE))),
         )
         if accounting
         else None,

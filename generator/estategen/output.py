@@ -10,19 +10,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, is_dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from estategen.model import Estate
-from estategen.record import Record, fields
 
 if TYPE_CHECKING:
     import jinja2
 
 
-class OutputFile(Record):
+@dataclass(frozen=True, slots=True)
+class OutputFile:
     content: bytes
     mode: int = 0o644
 
@@ -137,7 +138,7 @@ def to_data(value: Any) -> Any:
         return value
     if kind is tuple:
         return [to_data(v) for v in value]
-    if isinstance(value, Record):
+    if is_dataclass(value):
         return {name: to_data(getattr(value, name)) for name in _data_fields(kind)}
     if isinstance(value, Mapping):
         return {str(k): to_data(v) for k, v in value.items()}

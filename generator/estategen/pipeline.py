@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +13,12 @@ from estategen.checks.names import host_budget
 from estategen.errors import BlueprintInvalid, Finding, UsageError, place
 from estategen.limits import MAX_FINDINGS
 from estategen.model import Estate, build
-from estategen.record import Record, field
 from estategen.schema.validation import normalise
 from estategen.suppression import refusal
 
 
-class Validated(Record):
+@dataclass(frozen=True, slots=True)
+class Validated:
     """A valid estate, the findings that did not stop it (warnings and notes), those silenced
     on purpose (the blueprint's ``suppress`` or ``--suppress``), and its source."""
 

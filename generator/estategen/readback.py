@@ -21,6 +21,7 @@ import json
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -37,7 +38,6 @@ from estategen.load import (
 )
 from estategen.load import MAX_FILE_BYTES as BLUEPRINT_BYTES
 from estategen.output import MANIFEST, SAFE_PATH
-from estategen.record import Record
 
 # One file read back: the blueprint's own size limit (estategen's largest output file for the
 # 100,000-GPU benchmark estate is 0.6 MiB).
@@ -65,14 +65,16 @@ def safe_path(path: str) -> bool:
     )
 
 
-class ReadBack(Record):
+@dataclass(frozen=True, slots=True)
+class ReadBack:
     """A regular file read from the output folder: its bytes and permission bits."""
 
     content: bytes
     mode: int
 
 
-class Manifest(Record):
+@dataclass(frozen=True, slots=True)
+class Manifest:
     """MANIFEST.json as read back: path -> {"sha256": ..., "mode": ...}, every path checked."""
 
     files: dict[str, dict[str, str]]

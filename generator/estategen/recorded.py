@@ -14,6 +14,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Mapping
+from dataclasses import MISSING, fields, is_dataclass
 from functools import cache
 from types import MappingProxyType
 from typing import Any
@@ -21,7 +22,6 @@ from typing import Any
 from estategen import hostlist
 from estategen.limits import MAX_ESTATE_HOSTS
 from estategen.model import Estate
-from estategen.record import Record, fields
 
 # fields estate.json leaves out that have no default in the model
 _ABSENT = {"path": "", "declared": False}
@@ -129,7 +129,7 @@ def _builder(hint: Any) -> Builder:
             raise _Wrong(f"{_shown(value)} is none of {_named(hint)}")
 
         return union
-    if isinstance(hint, type) and issubclass(hint, Record):
+    if isinstance(hint, type) and is_dataclass(hint):
         return _record_builder(hint)
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
@@ -212,12 +212,14 @@ def _as_recorded(value: Any) -> Any:
     return value
 
 
-def _record_builder(kind: type[Record]) -> Builder:
-    # mypy takes Record.__hash__ for the class's own, and a class for unhashable
+def _record_builder(kind: type[Any]) -> Builder:
+    # mypy takes a class for unhashable
     hints = _hints(kind)  # type: ignore[arg-type]
     # (field, whether estate.json may leave it out): a field it leaves out without a default
     # takes its value from _ABSENT
-    specs = [(f.name, f.has_default) for f in fields(kind)]
+    specs = [
+        (f.name, f.default is not MISSING or f.default_factory is not MISSING) for f in fields(kind)
+    ]
     known = frozenset(name for name, _ in specs)
     builders: dict[str, Builder] = {}  # each field's, once a value first has it
 
@@ -252,7 +254,7 @@ def _record_builder(kind: type[Record]) -> Builder:
 def _fitter(hint: Any) -> Callable[[Any], bool]:
     """Whether a value may be one of ``hint`` (an option of a union)."""
     origin = typing.get_origin(hint)
-    if (isinstance(hint, type) and issubclass(hint, Record)) or (
+    if (isinstance(hint, type) and is_dataclass(hint)) or (
         origin is not None and issubclass(origin, Mapping)
     ):
         return lambda value: isinstance(value, Mapping)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from estategen import hostlist
 from estategen.facts import KUBELET_RESERVED_MEMORY_MIB, gpu_gres
 from estategen.model import Estate, NodePool, Partition
-from estategen.record import Record
 
 # Memory the OS, slurmd and page cache keep: 5% of physical memory, at least 2 GiB, but never
 # more than half, so a small node (1 or 2 GB) still offers memory to jobs.
@@ -75,7 +75,8 @@ def gpu_billing_weight(estate: Estate, model: str) -> int:
     return max(1, estate.gpu_models[model].memory_gb // 4)
 
 
-class NodeLine(Record):
+@dataclass(frozen=True, slots=True)
+class NodeLine:
     pool: str
     hosts: str
     sockets: int

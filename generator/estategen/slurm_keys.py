@@ -20,9 +20,8 @@ restart", slurm.conf(5) from 23.11).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from enum import Enum
-
-from estategen.record import Record
 
 
 class ChangePolicy(Enum):
@@ -41,7 +40,8 @@ class Owner(Enum):
     OPTIONS = "options"  # `slurm.options` may set it; listed for what a change to it needs
 
 
-class SlurmKey(Record):
+@dataclass(frozen=True, slots=True)
+class SlurmKey:
     """One slurm.conf parameter: who may write it, and what a change to it needs."""
 
     name: str  # as slurm.conf(5) spells it; slurm.conf keys are case-insensitive

@@ -10,10 +10,11 @@ validate refuses them in ``slurm.options`` for the release the blueprint targets
 
 from __future__ import annotations
 
-from estategen.record import Record
+from dataclasses import dataclass
 
 
-class RemovedKey(Record):
+@dataclass(frozen=True, slots=True)
+class RemovedKey:
     """A slurm.conf key Slurm removed: from ``release`` on, slurmctld refuses a file that sets
     it (an unknown key is a parse error; the keys 22.05 still lists end in ``fatal: ...
     removed``). ``successor``: what a site writes instead, when something is needed."""

@@ -27,6 +27,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from estategen import hostlist
@@ -36,7 +37,6 @@ from estategen.linebreaks import find_hidden_break
 from estategen.load import read_at_most
 from estategen.readback import MAX_NAMES
 from estategen.readback import _kind as file_kind
-from estategen.record import Record, field
 
 MAX_INCLUDE_DEPTH = 8  # Slurm itself stops at 64; a site's chain is two or three deep
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -74,7 +74,8 @@ class ConfSyntaxError(EstategenError):
         self.where = where
 
 
-class Where(Record, order=True):
+@dataclass(frozen=True, slots=True, order=True)
+class Where:
     """A place in a configuration file (1-based line and column)."""
 
     file: str
@@ -85,7 +86,8 @@ class Where(Record, order=True):
         return f"{self.file}:{self.line}:{self.column}"
 
 
-class Setting(Record):
+@dataclass(frozen=True, slots=True)
+class Setting:
     """One ``Key=Value`` as written; ``name`` is the key in lower case, for lookups."""
 
     key: str
@@ -97,7 +99,8 @@ class Setting(Record):
         return self.key.lower()
 
 
-class ConfRecord(Record):
+@dataclass(frozen=True, slots=True)
+class ConfRecord:
     """One record line: ``kind`` is the opening key as slurm.conf(5) spells it (NodeName),
     ``name`` its value, ``settings`` the other pairs on the line in their order."""
 
@@ -115,7 +118,8 @@ class ConfRecord(Record):
         return found
 
 
-class ConfFile(Record):
+@dataclass(frozen=True, slots=True)
+class ConfFile:
     """A parsed file: its parameters (outside records) and records, in file order, with
     everything its Include lines brought in, and the files read."""
 
@@ -138,7 +142,8 @@ class ConfFile(Record):
         return [r for r in self.records if r.kind == kind]
 
 
-class Budget(Record, frozen=False):
+@dataclass(slots=True)
+class Budget:
     """What one import may still read, shared by all its files (slurm.conf with its Includes,
     gres.conf, topology.conf, the sacctmgr dump) and spent as they are read."""
 
@@ -173,7 +178,8 @@ class Budget(Record, frozen=False):
 # --- lines and tokens ----------------------------------------------------------------------
 
 
-class _Line(Record, frozen=False):
+@dataclass(slots=True)
+class _Line:
     text: str
     where: Where
     # column of each character of ``text`` in its physical line (continuations change lines)
@@ -389,7 +395,8 @@ def parse_text(text: str, file: str, records: Iterable[str] = SLURM_RECORDS) -> 
     return state.conf()
 
 
-class _Parse(Record, frozen=False):
+@dataclass(slots=True)
+class _Parse:
     """What parsing a file (and its Includes) fills in, and the budget it spends."""
 
     kinds: Mapping[str, str]

@@ -17,6 +17,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,7 +26,6 @@ from estategen import __version__
 from estategen.errors import UsageError
 from estategen.output import MANIFEST, Files, OutputFile, json_file
 from estategen.readback import OutputFolder, OutputRefused, ReadBack
-from estategen.record import Record, field
 
 if TYPE_CHECKING:
     import ctypes
@@ -50,7 +50,8 @@ def with_manifest(files: Files, blueprint: bytes, estate: str) -> Files:
     return {**files, MANIFEST: manifest(files, blueprint, estate)}
 
 
-class _Tree(Record, frozen=False):
+@dataclass(slots=True)
+class _Tree:
     """What a folder holds, found without following links (paths relative to the folder)."""
 
     files: set[str] = field(default_factory=set)  # regular files
@@ -107,7 +108,8 @@ def _scan(root: Path) -> _Tree:
 _NOT_OURS = "choose a new or empty folder with -o, or move those files away"
 
 
-class _Previous(Record, frozen=False):
+@dataclass(slots=True)
+class _Previous:
     """An existing target: what estategen wrote there and what a user added."""
 
     owned: set[str] = field(default_factory=set)
@@ -718,7 +720,8 @@ def _exchange(a: Path, b: Path) -> bool:
     return True
 
 
-class Drift(Record):
+@dataclass(frozen=True, slots=True)
+class Drift:
     """What --check found: a unified diff of changed files and the paths added or removed."""
 
     diff: str

@@ -6,11 +6,11 @@ helpers several domains word their findings with.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from estategen.errors import Finding, did_you_mean
 from estategen.facts import slurmctld_ports
 from estategen.model import Estate
-from estategen.record import replace
 
 # a check: the estate in, its findings out
 Check = Callable[[Estate], Iterable[Finding]]

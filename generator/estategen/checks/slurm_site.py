@@ -5,6 +5,7 @@ site keys of pools, partitions and accounting.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import asdict
 
 from estategen import hostlist
 from estategen.checks.core import check, slurmctld_port_list
@@ -29,7 +30,7 @@ def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
         )
     paths = site.paths
     seen: dict[str, str] = {}
-    shared = shares_state_and_spool(vars(paths))
+    shared = shares_state_and_spool(asdict(paths))
     if shared and site.slurmd_user not in (None, "root"):
         yield issue(
             "slurm.paths.slurmd_spool_dir",
@@ -37,7 +38,7 @@ def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
             f"to SlurmUser slurm; slurmd runs as {site.slurmd_user} (slurm.slurmd_user) and "
             "could not write there: give slurmd a spool folder of its own",
         )
-    for key, value in vars(paths).items():
+    for key, value in asdict(paths).items():
         if value in seen and not (shared and {key, seen[value]} == set(DAEMON_FOLDERS)):
             yield issue(
                 f"slurm.paths.{key}",
@@ -45,7 +46,7 @@ def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "its own path",
             )
         seen.setdefault(value, key)
-    for key, value in vars(paths).items():
+    for key, value in asdict(paths).items():
         tree = next((t for t in PROGRAM_TREES if value.startswith(t + "/")), None)
         if tree:
             yield issue(
@@ -57,7 +58,7 @@ def slurm_site_settings_valid(estate: Estate) -> Iterator[Finding]:
     folders = {"state_save_location": paths.state_save_location}
     folders["slurmd_spool_dir"] = paths.slurmd_spool_dir
     for key, folder in folders.items():
-        for other, value in vars(paths).items():
+        for other, value in asdict(paths).items():
             # one daemon folder may hold the other: their files never share a name
             if other not in DAEMON_FOLDERS and value.startswith(folder + "/"):
                 yield issue(
@@ -259,7 +260,7 @@ def slurm_plugins_fit(estate: Estate) -> Iterator[Finding]:
                 "folder the controller role makes for SlurmUser to write in; put the file "
                 "there",
             )
-        elif location in vars(site.paths).values():
+        elif location in asdict(site.paths).values():
             yield issue(
                 "slurm.job_completion.location",
                 f"{location} is also a daemon path of slurm.paths; give the completion log a "

@@ -3,11 +3,11 @@ refused), the notes it collects while it runs, and the report it prints."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal
 
 from estategen import slurmconf
 from estategen.errors import clip
-from estategen.record import Record, field
 from estategen.slurmconf import Setting, Where
 
 # mapped: the blueprint key keeps it; passed: slurm.options keeps it as written; changed: kept
@@ -18,7 +18,8 @@ Kind = Literal["mapped", "passed", "changed", "dropped", "refused"]
 UNFAITHFUL: tuple[Kind, ...] = ("changed", "refused")
 
 
-class Outcome(Record):
+@dataclass(frozen=True, slots=True)
+class Outcome:
     """What became of one setting: mapped to ``target``, passed through, or refused."""
 
     kind: Kind
@@ -31,7 +32,8 @@ class Outcome(Record):
         return f"{self.where}: {self.kind}: {self.key}={clip(self.value)} -> {self.target}"
 
 
-class Imported(Record):
+@dataclass(frozen=True, slots=True)
+class Imported:
     text: str
     outcomes: tuple[Outcome, ...]
     reviews: tuple[str, ...]
@@ -47,7 +49,8 @@ class Imported(Record):
         return not self.findings and not any(o.kind in UNFAITHFUL for o in self.outcomes)
 
 
-class _Run(Record, frozen=False):
+@dataclass(slots=True)
+class _Run:
     outcomes: list[Outcome] = field(default_factory=list)
     reviews: list[str] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from estategen.importer.converters import Unsayable, _name
 from estategen.importer.outcomes import _Run
 from estategen.importer.tables import _ALSO, _BASIC_IGNORES, PARTITION_KEYS
-from estategen.record import Record
 from estategen.slurmconf import ConfRecord, Setting
 
 
-class _Site(Record):
+@dataclass(frozen=True, slots=True)
+class _Site:
     """What the site's global parameters decide for its partitions."""
 
     accounting: bool  # slurmdbd: QoS and accounts exist

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from estategen import hostlist, slurmconf
@@ -12,7 +13,6 @@ from estategen.importer.converters import _LOWER_CASE, _WHOLE, Unsayable, _host,
 from estategen.importer.outcomes import _Run
 from estategen.importer.partitions import _partition, _Site, _slurm_partition_defaults
 from estategen.limits import MAX_PARTITIONS, MAX_POOLS
-from estategen.record import Record
 from estategen.schema.patterns import FEATURE, GRES_TYPE, NODESET
 from estategen.slurm_facts import address_list, real_memory_mib
 from estategen.slurmconf import ConfFile, ConfRecord, ConfSyntaxError, Setting, Where
@@ -58,7 +58,8 @@ _NODE_KEYS = {
 }
 
 
-class _Shape(Record):
+@dataclass(frozen=True, slots=True)
+class _Shape:
     sockets: int
     cores_per_socket: int
     threads_per_core: int

@@ -5,6 +5,7 @@ apart (Slurm's defaults, derived keys, conflicting options)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from estategen.declarations import PARTITION_LIMITS
@@ -34,7 +35,6 @@ from estategen.importer.converters import (
     _yes_no,
 )
 from estategen.model import DAEMON_FOLDERS, SLURM_PATH_DEFAULTS
-from estategen.record import Record
 from estategen.schema.patterns import (
     DAEMON_PATH,
     ENFORCE_PART_LIMITS,
@@ -55,7 +55,8 @@ from estategen.schema.patterns import (
 )
 
 
-class Row(Record):
+@dataclass(frozen=True, slots=True)
+class Row:
     """One slurm.conf parameter the blueprint can say: where it goes and how."""
 
     path: str  # blueprint key path, dotted

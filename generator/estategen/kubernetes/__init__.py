@@ -8,6 +8,8 @@ manifests and the Pulumi program both apply exactly these objects.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from estategen.kubernetes import (
     autoscaler,
     cloud,
@@ -28,7 +30,6 @@ from estategen.kubernetes.objects import (
     UpstreamManifest,
 )
 from estategen.model import Estate, KubernetesCluster
-from estategen.record import Record, field
 
 NFD_CHART = "oci://registry.k8s.io/nfd/charts/node-feature-discovery"
 NFD_VERSION = "0.19.0"  # what device plugin v0.20.0 and GPU Operator v26.7.0 depend on
@@ -37,7 +38,8 @@ GPU_OPERATOR_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 GPU_OPERATOR_VERSION = "v26.7.0"
 
 
-class ClusterObjects(Record):
+@dataclass(frozen=True, slots=True)
+class ClusterObjects:
     """Everything estategen applies to one cluster, grouped as the manifests are written."""
 
     files: dict[str, list[Obj]]

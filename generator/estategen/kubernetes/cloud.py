@@ -7,6 +7,7 @@ computes their arguments from the model, so the program only passes them on.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from estategen.facts import (
@@ -20,7 +21,6 @@ from estategen.facts import (
 from estategen.kubernetes import autoscaler
 from estategen.kubernetes.objects import ClusterView, Obj
 from estategen.model import NodePool
-from estategen.record import Record
 
 TAINT_EFFECTS = {
     "NoSchedule": "NO_SCHEDULE",
@@ -244,7 +244,8 @@ POOL_FIELDS: dict[str, dict[str, str]] = {
 }
 
 
-class PoolChange(Record):
+@dataclass(frozen=True, slots=True)
+class PoolChange:
     """The table keys a change of a pool's arguments touches, by what each does."""
 
     replace: tuple[str, ...]

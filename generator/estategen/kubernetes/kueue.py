@@ -8,6 +8,7 @@ section 5, R5.1-R5.13).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property
 
 from estategen.facts import (
@@ -28,7 +29,6 @@ from estategen.kubernetes.objects import (
     meta,
 )
 from estategen.model import KubernetesCluster, NodePool, QueueTeam, Team
-from estategen.record import Record
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 
@@ -63,7 +63,8 @@ PULUMI_APPLY = {"pulumi.com/patchFieldManager": FIELD_MANAGER, "pulumi.com/patch
 PODS_READY_TIMEOUT = "10m"
 
 
-class KueueFlavor(Record):
+@dataclass(frozen=True)
+class KueueFlavor:
     """A flavour as Kueue sees it: the resource it is scheduled by and its pools."""
 
     flavor: Flavor

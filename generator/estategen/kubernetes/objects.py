@@ -7,11 +7,11 @@ become; the writer and the Pulumi program take them as they are.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from estategen.model import Estate, KubernetesCluster, NodePool, QueueTeam
-from estategen.record import Record
 
 Obj = dict[str, Any]
 
@@ -77,7 +77,8 @@ def object_key(obj: Obj) -> str:
     return "-".join(p for p in parts if p)
 
 
-class HelmRelease(Record):
+@dataclass(frozen=True, slots=True)
+class HelmRelease:
     """A chart the cluster needs, pinned, with the values the generator computed."""
 
     name: str
@@ -94,7 +95,8 @@ class HelmRelease(Record):
     secrets: tuple[ReleaseSecret, ...] = ()
 
 
-class ReleaseSecret(Record):
+@dataclass(frozen=True, slots=True)
+class ReleaseSecret:
     """A Secret in the release's namespace: each key's value is the Pulumi secret config of
     that name (``pulumi config set --secret NAME``), the blueprint's secret reference."""
 
@@ -102,7 +104,8 @@ class ReleaseSecret(Record):
     keys: tuple[tuple[str, str], ...]
 
 
-class UpstreamManifest(Record):
+@dataclass(frozen=True, slots=True)
+class UpstreamManifest:
     """An operator its project publishes as one manifest and no Helm chart (the MPI Operator):
     applied from its URL at the pinned tag, server-side, as the project's README says."""
 
@@ -112,7 +115,8 @@ class UpstreamManifest(Record):
     provides: tuple[str, ...] = ()
 
 
-class ClusterView(Record):
+@dataclass(frozen=True)
+class ClusterView:
     """One Kubernetes cluster of an estate, with the pools that join it."""
 
     estate: Estate

@@ -15,6 +15,7 @@ a change of one key as a :class:`~estategen.plan.steps.Change`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from estategen import hostlist
@@ -24,7 +25,6 @@ from estategen.model import Estate
 from estategen.plan.files import _ansible_for
 from estategen.plan.steps import Action, Change
 from estategen.plan.values import _show
-from estategen.record import Record
 
 # roles that apply a blueprint key with the `ansible-playbook` policy, by its section (the
 # longest prefix wins); tests/test_plan.py holds each tagged step against the roles' sources
@@ -119,7 +119,8 @@ def _managed(pool: Mapping[str, Any]) -> bool:
     return pool.get("provider") != "on-prem"
 
 
-class _Models(Record, frozen=False):
+@dataclass(slots=True)
+class _Models:
     """The two models compared (as estate.json records them), with the new estate."""
 
     old: Mapping[str, Any]

@@ -10,22 +10,24 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from estategen import hostlist
 from estategen.facts import POOL_LABEL
 from estategen.kubernetes.objects import FIELD_MANAGER
-from estategen.record import Record, field
 
 
-class Action(Record, order=True):
+@dataclass(frozen=True, slots=True, order=True)
+class Action:
     """One operational step with its target: hosts, an Ansible limit:tag, a cluster, a line."""
 
     id: str
     target: str = ""
 
 
-class Step(Record):
+@dataclass(frozen=True, slots=True)
+class Step:
     """Actions of one kind merged over every change, in the order they should run."""
 
     id: str
@@ -34,7 +36,8 @@ class Step(Record):
     commands: tuple[str, ...]
 
 
-class Change(Record):
+@dataclass(frozen=True, slots=True)
+class Change:
     file: str
     kind: str
     subject: str
@@ -44,14 +47,16 @@ class Change(Record):
     actions: tuple[Action, ...] = ()
 
 
-class FileChange(Record):
+@dataclass(frozen=True, slots=True)
+class FileChange:
     path: str
     status: str  # added, removed, modified, mode
     edited: bool  # the folder's copy differs from what MANIFEST.json recorded
     changes: tuple[Change, ...]
 
 
-class Plan(Record, frozen=False):
+@dataclass(slots=True)
+class Plan:
     target: str
     estate: str
     initial: bool = False  # the folder held no earlier estategen output

@@ -17,6 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable
+from dataclasses import asdict
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
@@ -318,7 +319,7 @@ def slurm_folders(estate: Estate, controller: bool) -> list[str]:
     # one folder for StateSaveLocation and SlurmdSpoolDir is the controller role's, owned by
     # SlurmUser (slurmd, as root, writes there; on other hosts it makes its spool itself,
     # 0755): the compute role leaves it alone, or the two roles would take it from each other
-    shared = not controller and shares_state_and_spool(vars(paths))
+    shared = not controller and shares_state_and_spool(asdict(paths))
     folders = [] if shared else [own]
     for file in files:
         folder = posixpath.dirname(file)

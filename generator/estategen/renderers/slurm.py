@@ -8,6 +8,7 @@ make AllowAccounts and QoS mean something. Output follows ``versions.slurm``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from estategen import __version__, hostlist
@@ -39,7 +40,6 @@ from estategen.model import (
     spread,
 )
 from estategen.output import Files, renderer, templates, text
-from estategen.record import Record
 from estategen.slurm_facts import (
     MEMORY_RESERVE_FRACTION,
     MEMORY_RESERVE_MAX_FRACTION,
@@ -63,7 +63,8 @@ from estategen.slurm_facts import (
 BACKFILL_WINDOW_MAX = 43_200
 
 
-class PartitionLine(Record):
+@dataclass(frozen=True, slots=True)
+class PartitionLine:
     name: str
     fields: list[tuple[str, str]]
 

@@ -9,6 +9,7 @@ gives the same report.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from estategen import __version__
@@ -22,12 +23,12 @@ from estategen.capacity import (
 )
 from estategen.facts import Flavor, mig_layout, pool_mounts
 from estategen.model import Estate, NodePool
-from estategen.record import Record, field
 
 TIMES = "\N{MULTIPLICATION SIGN}"
 
 
-class PoolFacts(Record):
+@dataclass(frozen=True, slots=True)
+class PoolFacts:
     pool: NodePool
     side: str  # "slurm" or "kubernetes · <cluster>"
     nodes: str
@@ -40,7 +41,8 @@ class PoolFacts(Record):
     metrics: str
 
 
-class TeamFacts(Record):
+@dataclass(frozen=True, slots=True)
+class TeamFacts:
     name: str
     gid: int
     namespace: str
@@ -56,7 +58,8 @@ class TeamFacts(Record):
     pools: tuple[str, ...]
 
 
-class CohortRow(Record):
+@dataclass(frozen=True, slots=True)
+class CohortRow:
     cluster: str
     cohort: str
     flavor: str
@@ -66,7 +69,8 @@ class CohortRow(Record):
     teams: str
 
 
-class Report(Record):
+@dataclass(frozen=True, slots=True)
+class Report:
     """Everything the Markdown and HTML show, computed once."""
 
     estate: Estate

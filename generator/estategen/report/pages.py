@@ -4,15 +4,17 @@ self-contained HTML page with an SVG picture of the estate (:mod:`estategen.repo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from estategen.capacity import WARNING_KINDS
 from estategen.model import Estate
-from estategen.record import Record
 from estategen.report.facts import TIMES, Report, build
 from estategen.report.picture import picture
 from estategen.templating import environment
 
 
-class Table(Record):
+@dataclass(frozen=True, slots=True)
+class Table:
     """One section of the report, the same in Markdown and HTML."""
 
     id: str

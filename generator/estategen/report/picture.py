@@ -10,8 +10,9 @@ Layout is arithmetic on counts only: the same report gives the same picture.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from estategen.capacity import slots
-from estategen.record import Record, field
 from estategen.report.facts import TIMES, PoolFacts, Report, TeamFacts, mig_layout_text
 
 MARGIN = 20
@@ -33,7 +34,8 @@ def clip(text: str, limit: int = MAX_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class Box(Record):
+@dataclass(frozen=True, slots=True)
+class Box:
     kind: str  # pool, partition, queue
     key: str
     x: float
@@ -49,13 +51,15 @@ class Box(Record):
     bar: float = 0.0  # pools: share of the largest pool's GPUs, 0..1
 
 
-class Link(Record):
+@dataclass(frozen=True, slots=True)
+class Link:
     a: str
     b: str
     path: str
 
 
-class Frame(Record):
+@dataclass(frozen=True, slots=True)
+class Frame:
     cls: str
     x: float
     y: float
@@ -64,7 +68,8 @@ class Frame(Record):
     label: str
 
 
-class TeamRow(Record):
+@dataclass(frozen=True, slots=True)
+class TeamRow:
     key: str
     links: str
     y: float
@@ -75,7 +80,8 @@ class TeamRow(Record):
     share_x: float
 
 
-class Picture(Record, frozen=False):
+@dataclass(slots=True)
+class Picture:
     width: float = 0
     height: float = 0
     frames: list[Frame] = field(default_factory=list)
