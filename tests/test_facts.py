@@ -469,7 +469,7 @@ def test_plan_and_slurm_conf_agree_on_the_topology_plugin(name: str) -> None:
     written = next((ln.split("=", 1)[1] for ln in conf if ln.startswith("TopologyPlugin=")), None)
     recorded = estatediff.recorded(files["estate.json"].content)
     assert isinstance(recorded, dict), recorded
-    from estategen.plan.models import _Models
+    from estategen.plan.models import Models
 
-    planned = _Models(recorded, recorded, estate).topology(recorded)
+    planned = Models(recorded, recorded, estate).topology(recorded)
     assert written == (f"topology/{planned}" if planned else None)

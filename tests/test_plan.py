@@ -677,10 +677,10 @@ def test_role_reads_names_what_a_role_really_reads() -> None:
 
 
 def test_every_role_the_plan_names_is_a_role_site_yml_runs() -> None:
-    from estategen.plan.models import _ROLES
+    from estategen.plan.models import ROLES
 
     files = rendered_bytes(PAIRS / "rest-api-added.yaml")
-    named = {role for roles in _ROLES.values() for role in roles}
+    named = {role for roles in ROLES.values() for role in roles}
     assert named <= set(site_roles(files))
 
 

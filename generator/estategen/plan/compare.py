@@ -16,8 +16,8 @@ from pathlib import Path
 from estategen.estatediff import recorded
 from estategen.model import Estate
 from estategen.output import MANIFEST, Files
-from estategen.plan.files import _ansible_for, explain
-from estategen.plan.folder import _earlier, previous_output
+from estategen.plan.files import ansible_for, explain
+from estategen.plan.folder import previous_output, recorded_model
 from estategen.plan.keys import model_changes
 from estategen.plan.kubernetes import kubernetes_changes
 from estategen.plan.observability import observability_changes
@@ -70,7 +70,7 @@ def plan(estate: Estate, files: Files, target: Path) -> Plan:
         if isinstance(before, str) or isinstance(after, str):
             model = before if isinstance(before, str) else str(after)
         else:
-            earlier = _earlier(before, target)
+            earlier = recorded_model(before, target)
             model = model_changes(before, after, estate)
             same = before == after
             derived = _derived(
@@ -202,7 +202,7 @@ def _carried(path: str, model: list[Change] | str, same: bool) -> Change:
             path,
             "the blueprint did not change, the render did (another estategen release): review "
             "the diff; the roles that install it deliver it",
-            actions=(*_ansible_for(path), Action("review", path)),
+            actions=(*ansible_for(path), Action("review", path)),
         )
     return Change(
         path,

@@ -1,7 +1,7 @@
 """The changes of the files no model decides, by their path: the Ansible roles and
 playbook, the Pulumi program and its stack settings, the Prometheus and Grafana files, the
 health-check and power programs, estate.json (:func:`explain`, over :data:`_EXPLAINERS`);
-and the Ansible roles that install each rendered Slurm file (:func:`_ansible_for`). A file's
+and the Ansible roles that install each rendered Slurm file (:func:`ansible_for`). A file's
 text is never read.
 """
 
@@ -26,7 +26,7 @@ _FILE_ROLES = {
 }
 
 
-def _ansible_for(path: str) -> tuple[Action, ...]:
+def ansible_for(path: str) -> tuple[Action, ...]:
     """Installing a rendered Slurm file: the Ansible roles that copy it."""
     program = re.search(r"(?:^|/)(healthcheck|power)/([^/]+)\.sh$", path)
     if program and program[1] == "healthcheck":
@@ -50,7 +50,7 @@ def explain(path: str, status: str) -> list[Change]:
                 "file-mode",
                 path,
                 "file mode changes; the role installs it",
-                actions=_ansible_for(path),
+                actions=ansible_for(path),
             )
         ]
     for pattern, explainer in _EXPLAINERS:
@@ -76,7 +76,7 @@ def _ansible_copy(path: str, status: str, name: str) -> list[Change]:
             f"copy of slurm/{name}",
             "the copy of the Slurm file the Ansible roles install; its changes are explained "
             f"under slurm/{name}",
-            actions=_ansible_for(name),
+            actions=ansible_for(name),
         )
     ]
 
@@ -221,7 +221,7 @@ def _health_check_program(path: str, status: str, pool: str) -> list[Change]:
             "slurm-health-check-program",
             f"pool {pool}",
             meaning,
-            actions=_ansible_for(path) if status != "removed" else (),
+            actions=ansible_for(path) if status != "removed" else (),
         )
     ]
 
@@ -235,7 +235,7 @@ def _power_program(path: str, status: str, program: str) -> list[Change]:
             f"the {'Resume' if program == 'resume' else 'Suspend'}Program of the cloud nodes: "
             "Ansible installs it on the controllers under /etc/slurm/power, and slurmctld runs "
             "the new one the next time it creates or deletes instances, without a restart",
-            actions=_ansible_for(path) if status != "removed" else (),
+            actions=ansible_for(path) if status != "removed" else (),
         )
     ]
 

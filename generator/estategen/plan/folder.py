@@ -1,6 +1,6 @@
 """Reading the output folder: the files and MANIFEST.json entries of the earlier render
-(:func:`previous_output`), and the model its estate.json records (:func:`_earlier`). Both
-are refused (exit 2) when the folder holds what no render wrote.
+(:func:`previous_output`), and the model its estate.json records (:func:`recorded_model`).
+Both are refused (exit 2) when the folder holds what no render wrote.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def previous_output(
     return files, manifest.files
 
 
-def _earlier(before: Mapping[str, Any], target: Path) -> Estate:
+def recorded_model(before: Mapping[str, Any], target: Path) -> Estate:
     """The model the folder's estate.json records, every key and type checked: one that holds
     what no render wrote (a hand edit) cannot be compared, and is refused (exit 2) with the
     key and what is wrong with it."""

@@ -14,20 +14,20 @@ from estategen.estatediff import Delta, diff, own_policies
 from estategen.facts import pool_group
 from estategen.model import Estate
 from estategen.plan.models import (
-    _MEANINGS,
-    _ROLES,
-    _by_prefix,
-    _change,
-    _managed,
-    _Models,
-    _policy_actions,
-    _pool_hosts,
-    _review,
-    _subject,
+    MEANINGS,
+    ROLES,
+    Models,
+    by_prefix,
+    delta_change,
+    key_name,
+    managed,
+    policy_actions,
+    pool_hosts,
+    review_change,
 )
-from estategen.plan.pools import _pool_changes
+from estategen.plan.pools import pool_changes
 from estategen.plan.steps import Action, Change
-from estategen.plan.values import _show
+from estategen.plan.values import shown
 from estategen.slurm_keys import ChangePolicy, change_for, slurm_key
 
 # a policy -> the step it needs on the Slurm side (the Kubernetes and Prometheus side is
@@ -58,7 +58,7 @@ _SLURM_SECTIONS = {
 def model_changes(old: Mapping[str, Any], new: Mapping[str, Any], estate: Estate) -> list[Change]:
     """What changed between two recorded models (``new`` is ``estate``'s), each change with
     the steps it needs."""
-    models = _Models(old, new, estate)
+    models = Models(old, new, estate)
     changes: list[Change] = []
     grouped: dict[tuple[str, str], list[Delta]] = {}
     for delta in diff(old, new):
@@ -71,7 +71,7 @@ def model_changes(old: Mapping[str, Any], new: Mapping[str, Any], estate: Estate
             changes += _key_change(models, delta)
     for (section, name), deltas in grouped.items():
         if section == "node_pools":
-            changes += _pool_changes(models, name, deltas)
+            changes += pool_changes(models, name, deltas)
         elif section == "slurm.partitions":
             changes += _partition_changes(models, name, deltas)
         elif section == "slurm.reservations":
@@ -81,7 +81,7 @@ def model_changes(old: Mapping[str, Any], new: Mapping[str, Any], estate: Estate
     return changes
 
 
-def _key_change(models: _Models, delta: Delta) -> list[Change]:
+def _key_change(models: Models, delta: Delta) -> list[Change]:
     """A change of one key outside the lists planned item by item."""
     key, policies = delta.key, delta.policies
     if key.startswith("gpu_models"):
@@ -106,13 +106,13 @@ def _key_change(models: _Models, delta: Delta) -> list[Change]:
     if key.startswith("slurm."):
         return _slurm_change(models, delta)
     if "review" in own_policies(key):
-        return [_review(delta)]
+        return [review_change(delta)]
     return []
 
 
-def _roles_change(models: _Models, delta: Delta, kind: str, limit: str) -> Change:
-    roles = _by_prefix(_ROLES, delta.key, ())
-    return _change(
+def _roles_change(models: Models, delta: Delta, kind: str, limit: str) -> Change:
+    roles = by_prefix(ROLES, delta.key, ())
+    return delta_change(
         "ansible/group_vars/all/estate.yml",
         kind,
         delta,
@@ -120,27 +120,25 @@ def _roles_change(models: _Models, delta: Delta, kind: str, limit: str) -> Chang
     )
 
 
-def _slurm_change(models: _Models, delta: Delta) -> list[Change]:
+def _slurm_change(models: Models, delta: Delta) -> list[Change]:
     key, policies = delta.key, delta.policies
-    file = _by_prefix(_SLURM_FILES, key, "slurm/slurm.conf")
-    kind = _by_prefix(
+    file = by_prefix(_SLURM_FILES, key, "slurm/slurm.conf")
+    kind = by_prefix(
         _SLURM_SECTIONS, key, next((_SLURM_KINDS[p] for p in policies if p in _SLURM_KINDS), "")
     )
-    actions = _policy_actions(models, policies, "slurm/slurm.conf")
+    actions = policy_actions(models, policies, "slurm/slurm.conf")
     if "restart-slurmdbd" in policies:
         actions += [*models.deliver("slurm/slurmdbd.conf"), Action("restart-slurmdbd")]
     if key == "slurm.rest_api.jwt_key" and models.accounting:
         # slurmdbd reads the JWT key too (AuthAltTypes in slurmdbd.conf)
         actions += [*models.deliver("slurm/slurmdbd.conf"), Action("restart-slurmdbd")]
     if "ansible-playbook" in policies:
-        actions += [
-            Action("ansible-playbook", f"all:{role}") for role in _by_prefix(_ROLES, key, ())
-        ]
+        actions += [Action("ansible-playbook", f"all:{role}") for role in by_prefix(ROLES, key, ())]
     if "ansible-build" in policies:
         actions += _new_hosts(delta)
     if not kind:
-        return [_review(delta)] if "review" in own_policies(key) else []
-    return [_change(file, kind, delta, actions)]
+        return [review_change(delta)] if "review" in own_policies(key) else []
+    return [delta_change(file, kind, delta, actions)]
 
 
 def _new_hosts(delta: Delta) -> list[Action]:
@@ -158,7 +156,7 @@ def _new_hosts(delta: Delta) -> list[Action]:
     ]
 
 
-def _option_change(models: _Models, delta: Delta) -> Change:
+def _option_change(models: Models, delta: Delta) -> Change:
     """A slurm.options key: what it needs is slurm_keys' table, as slurm.conf(5) says."""
     name = delta.path[-1]
     policy, entry = change_for(name), slurm_key(name)
@@ -177,13 +175,13 @@ def _option_change(models: _Models, delta: Delta) -> Change:
     else:
         kind, meaning = "slurm-reconfigure", "takes effect with scontrol reconfigure"
         actions = (*deliver, Action("scontrol-reconfigure"))
-    return _change("slurm/slurm.conf", kind, delta, actions, f"{name} {meaning} ({source})")
+    return delta_change("slurm/slurm.conf", kind, delta, actions, f"{name} {meaning} ({source})")
 
 
-def _cluster_renamed(models: _Models, delta: Delta) -> Change:
+def _cluster_renamed(models: Models, delta: Delta) -> Change:
     parent = models.new.get("name", "")
     grant = slurm_renderer_grant(models.new)
-    return _change(
+    return delta_change(
         "slurm/slurm.conf",
         "slurm-cluster-renamed",
         delta,
@@ -224,9 +222,9 @@ def slurm_renderer_grant(model: Mapping[str, Any]) -> tuple[str, ...]:
     return qos_grant(parent, str(slurm.get("cluster_name")), names, version, teams=teams)
 
 
-def _identity_changes(models: _Models, delta: Delta) -> list[Change]:
+def _identity_changes(models: Models, delta: Delta) -> list[Change]:
     changes = [
-        _change(
+        delta_change(
             "ansible/vars/identity.yml",
             "identity",
             delta,
@@ -240,7 +238,7 @@ def _identity_changes(models: _Models, delta: Delta) -> list[Change]:
     team = delta.item()
     if delta.removed and field.startswith("["):
         changes.append(
-            _change(
+            delta_change(
                 "slurm/sacct.cfg",
                 "slurm-accounts-removed",
                 delta,
@@ -252,7 +250,7 @@ def _identity_changes(models: _Models, delta: Delta) -> list[Change]:
         gone = sorted(set(delta.before or []) - set(delta.after or []))
         if gone:
             changes.append(
-                _change(
+                delta_change(
                     "slurm/sacct.cfg",
                     "slurm-accounts-removed",
                     delta,
@@ -264,9 +262,11 @@ def _identity_changes(models: _Models, delta: Delta) -> list[Change]:
                 )
             )
         if set(delta.after or []) - set(delta.before or []):
-            changes.append(_change("slurm/sacct.cfg", "slurm-accounts", delta, load, _ACCOUNTS))
+            changes.append(
+                delta_change("slurm/sacct.cfg", "slurm-accounts", delta, load, _ACCOUNTS)
+            )
     elif field in ("fairshare",) or field.startswith("["):
-        changes.append(_change("slurm/sacct.cfg", "slurm-accounts", delta, load, _ACCOUNTS))
+        changes.append(delta_change("slurm/sacct.cfg", "slurm-accounts", delta, load, _ACCOUNTS))
     if field not in ("gid", "members") and not field.startswith("["):
         # a team's Fairshare or namespace: nothing on the hosts reads it
         changes.pop(0)
@@ -283,10 +283,10 @@ _ACCOUNTS_REMOVED = (
 )
 
 
-def _storage_change(models: _Models, delta: Delta) -> Change:
+def _storage_change(models: Models, delta: Delta) -> Change:
     """A file system's client side: the storage_client role on the pools that mount it."""
     if "ansible-playbook" not in delta.policies and not delta.path[-1].startswith("["):
-        return _change("estate.json", "storage", delta, (), "only the Kubernetes side changes")
+        return delta_change("estate.json", "storage", delta, (), "only the Kubernetes side changes")
     name = delta.item()
     pools = set()
     for side in (models.old, models.new):
@@ -294,7 +294,7 @@ def _storage_change(models: _Models, delta: Delta) -> Change:
             if fs.get("name") == name:
                 pools |= set(fs.get("pools") or [])
     limits = sorted(pool_group(p) for p in pools) or ["all"]
-    return _change(
+    return delta_change(
         "ansible/group_vars/all/estate.yml",
         "storage",
         delta,
@@ -302,7 +302,7 @@ def _storage_change(models: _Models, delta: Delta) -> Change:
     )
 
 
-def _definition_change(models: _Models, delta: Delta) -> list[Change]:
+def _definition_change(models: Models, delta: Delta) -> list[Change]:
     """A GPU model's definition is a change of each pool that uses it, by what the field
     reaches: the fabric the GPU stack (role nvidia_gpu), the MIG profiles the GRES of MIG
     pools (a restart), memory the billing and node weights (scontrol reconfigure); where
@@ -312,7 +312,7 @@ def _definition_change(models: _Models, delta: Delta) -> list[Change]:
     changes = []
     for pool in models.pools(models.new).values():
         gpus = pool.get("gpus") or {}
-        if gpus.get("model") != name or _managed(pool):
+        if gpus.get("model") != name or managed(pool):
             continue
         group = pool_group(pool["name"])
         slurm = pool.get("scheduler") == "slurm"
@@ -323,7 +323,7 @@ def _definition_change(models: _Models, delta: Delta) -> list[Change]:
             actions = [
                 *models.deliver("slurm/gres.conf"),
                 Action("restart-slurmctld"),
-                *(Action("restart-slurmd", h) for h in _pool_hosts(pool)),
+                *(Action("restart-slurmd", h) for h in pool_hosts(pool)),
                 Action("scontrol-reconfigure"),
             ]
         elif field in ("memory_gb", "name", "vendor") and slurm:
@@ -332,18 +332,18 @@ def _definition_change(models: _Models, delta: Delta) -> list[Change]:
         else:
             continue
         changes.append(
-            _change(
+            delta_change(
                 f"ansible/group_vars/{group}.yml" if kind == "gpu-config" else "slurm/slurm.conf",
                 kind,
                 delta,
                 actions,
-                f"GPU model {name} is pool {pool['name']}'s: " + _MEANINGS.get(kind, ""),
+                f"GPU model {name} is pool {pool['name']}'s: " + MEANINGS.get(kind, ""),
             )
         )
     return changes
 
 
-def _partition_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Change]:
+def _partition_changes(models: Models, name: str, deltas: list[Delta]) -> list[Change]:
     actions = (*models.deliver("slurm/slurm.conf"), Action("scontrol-reconfigure"))
     (first,) = deltas[:1]
     if first.path[-1].startswith("[") and (first.added or first.removed):
@@ -371,9 +371,9 @@ def _partition_changes(models: _Models, name: str, deltas: list[Delta]) -> list[
             f"partition {name}: {', '.join(keys)}",
             "partition settings take effect with scontrol reconfigure; running jobs keep the "
             "limits they started with",
-            " ".join(f"{k}={_show(d.before)}" for k, d in zip(keys, deltas, strict=True)),
-            " ".join(f"{k}={_show(d.after)}" for k, d in zip(keys, deltas, strict=True)),
-            tuple(_policy_actions(models, policies, "slurm/slurm.conf")) or actions,
+            " ".join(f"{k}={shown(d.before)}" for k, d in zip(keys, deltas, strict=True)),
+            " ".join(f"{k}={shown(d.after)}" for k, d in zip(keys, deltas, strict=True)),
+            tuple(policy_actions(models, policies, "slurm/slurm.conf")) or actions,
         )
     ]
 
@@ -381,16 +381,16 @@ def _partition_changes(models: _Models, name: str, deltas: list[Delta]) -> list[
 def _attrs(value: Any) -> str:
     """A named item's settings, without its name and empty ones."""
     if not isinstance(value, Mapping):
-        return _show(value)
+        return shown(value)
     flat = {**value, **(value.get("overrides") or {})}
     return " ".join(
-        f"{k}={_show(v)}"
+        f"{k}={shown(v)}"
         for k, v in flat.items()
         if k not in ("name", "overrides") and v not in (None, [], {}, "")
     )
 
 
-def _reservation_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Change]:
+def _reservation_changes(models: Models, name: str, deltas: list[Delta]) -> list[Change]:
     """Reservations live in slurmctld's state: the slurm_controller role's task creates,
     updates and deletes them with scontrol; nothing restarts."""
     apply = models.deliver("slurm/reservations.scontrol")
@@ -434,14 +434,14 @@ def _reservation_changes(models: _Models, name: str, deltas: list[Delta]) -> lis
             f"{', '.join(recreate)} in place)"
             if recreate
             else "the role updates it in place (scontrol update reservation)",
-            " ".join(f"{k}={_show(d.before)}" for k, d in zip(keys, deltas, strict=True)),
-            " ".join(f"{k}={_show(d.after)}" for k, d in zip(keys, deltas, strict=True)),
+            " ".join(f"{k}={shown(d.before)}" for k, d in zip(keys, deltas, strict=True)),
+            " ".join(f"{k}={shown(d.after)}" for k, d in zip(keys, deltas, strict=True)),
             apply,
         )
     ]
 
 
-def _qos_changes(models: _Models, deltas: list[Delta]) -> list[Change]:
+def _qos_changes(models: Models, deltas: list[Delta]) -> list[Change]:
     """QoS live in slurmdbd: the changed lines of qos.sacctmgr run with sacctmgr."""
     from estategen.renderers.slurm import qos_lines
 
@@ -479,8 +479,8 @@ def _qos_changes(models: _Models, deltas: list[Delta]) -> list[Change]:
                 f"QoS {name}",
                 "QoS live in slurmdbd and change at once with sacctmgr; running jobs keep the "
                 "QoS limits they started with",
-                "" if first.added else " ".join(f"{_subject(d)}={_show(d.before)}" for d in mine),
-                " ".join(f"{_subject(d)}={_show(d.after)}" for d in mine)
+                "" if first.added else " ".join(f"{key_name(d)}={shown(d.before)}" for d in mine),
+                " ".join(f"{key_name(d)}={shown(d.after)}" for d in mine)
                 if not first.added
                 else _attrs(first.after),
                 (*deliver, *(Action("sacctmgr-qos", line) for line in lines)),

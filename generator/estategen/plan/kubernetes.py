@@ -14,8 +14,8 @@ from typing import Any
 from estategen.facts import POOL_LABEL
 from estategen.kubernetes.objects import FIELD_MANAGER, Obj
 from estategen.model import Estate, KubernetesCluster
-from estategen.plan.steps import Action, Change, _pool_nodes
-from estategen.plan.values import _differing, _plain, _short
+from estategen.plan.steps import Action, Change, pool_nodes
+from estategen.plan.values import differing, plain, short
 from estategen.renderers.pulumi import project_name
 
 
@@ -52,7 +52,7 @@ def _cluster_data_changes(
             else "kubernetes-cluster-settings"
         )
         changes.append(
-            Change(path, kind, key, meaning, _short(old.get(key)), _short(new.get(key)), (up,))
+            Change(path, kind, key, meaning, short(old.get(key)), short(new.get(key)), (up,))
         )
     return changes
 
@@ -101,7 +101,7 @@ def kubernetes_changes(
         base = manifest_folder(cluster)
         path = f"pulumi/{name}/cluster.json"
         out[path] = _cluster_data_changes(
-            path, name, _plain(cluster_data(old, earlier)), _plain(cluster_data(new, cluster))
+            path, name, plain(cluster_data(old, earlier)), plain(cluster_data(new, cluster))
         )
         built, before = cluster_objects(new, cluster), cluster_objects(old, earlier)
         mig = earlier.mig_strategy != cluster.mig_strategy
@@ -115,7 +115,7 @@ def kubernetes_changes(
             values.setdefault(values_file(release), None)
         now = {values_file(r): r.values for r in built.releases}
         for file in values:
-            a, b = _plain(values[file]), _plain(now.get(file))
+            a, b = plain(values[file]), plain(now.get(file))
             if a == b:
                 continue
             path = f"{base}/{file}"
@@ -126,8 +126,8 @@ def kubernetes_changes(
                     f"Helm release {file.removeprefix('helm/').removesuffix('.values.yaml')}",
                     "the release's values change: it upgrades with pulumi up (or helm upgrade)"
                     + (_pods_ready_meaning(old, earlier, new, cluster) if "kueue" in file else ""),
-                    _short(_differing(a, b)[0]) if a is not None else "",
-                    _short(_differing(a, b)[1]) if b is not None else "",
+                    short(differing(a, b)[0]) if a is not None else "",
+                    short(differing(a, b)[1]) if b is not None else "",
                     (Action("pulumi-up", name),),
                 )
             ]
@@ -172,7 +172,7 @@ def _pool_change(
     (:func:`estategen.kubernetes.cloud.pool_change`)."""
     from estategen.kubernetes.cloud import pool_change
 
-    before, after = _differing(was, now)
+    before, after = differing(was, now)
     provider = str((now or was or {}).get("provider"))
     what = f"the {_POOL_NAMES.get(provider, 'cloud node pool')}"
     up = Action("pulumi-up", cluster)
@@ -183,8 +183,8 @@ def _pool_change(
             "kubernetes-pool",
             f"pool {name}",
             f"{what} is created with pulumi up",
-            _short(before),
-            _short(after),
+            short(before),
+            short(after),
             (up,),
         )
     if now is None:
@@ -194,8 +194,8 @@ def _pool_change(
             f"pool {name}",
             f"{what} is deleted with pulumi up, with its nodes and the pods on them: drain "
             f"them first (by their {POOL_LABEL} label) so the pods move while they can",
-            _short(before),
-            _short(after),
+            short(before),
+            short(after),
             (drain, up),
         )
     change = pool_change(provider, was.get("args") or {}, now.get("args") or {})
@@ -207,8 +207,8 @@ def _pool_change(
             f"{what} cannot change {', '.join(change.replace)} in place: pulumi up deletes it "
             "and creates it again under the same name, so its nodes and the pods on them go; "
             f"drain them first (by their {POOL_LABEL} label) so the pods move before it goes",
-            _short(before),
-            _short(after),
+            short(before),
+            short(after),
             (drain, up),
         )
     fields = [*change.recreate_nodes, *change.update] or ["the Cluster Autoscaler's tags"]
@@ -227,8 +227,8 @@ def _pool_change(
         "kubernetes-pool",
         f"pool {name}",
         meaning + (_EKS_TAGS if provider == "eks" else ""),
-        _short(before),
-        _short(after),
+        short(before),
+        short(after),
         (up,),
     )
 
@@ -354,12 +354,12 @@ def _object_key(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 def _objects(objs: Iterable[Obj]) -> dict[tuple[str, str], Mapping[str, Any]]:
     """Objects by kind and name, as plain data (what the manifest says of each)."""
-    return {_object_key(o): o for o in _plain(list(objs))}
+    return {_object_key(o): o for o in plain(list(objs))}
 
 
 def _without_checksum(obj: Mapping[str, Any]) -> Any:
     """A DaemonSet without its config checksum, which changes with the ConfigMap it reads."""
-    copy = _plain(obj)
+    copy = plain(obj)
     template = copy.get("spec", {}).get("template", {}).get("metadata", {})
     template.get("annotations", {}).pop("estategen.io/config-checksum", None)
     return copy
@@ -467,8 +467,8 @@ def _object_changes(
                         if flavor
                         else ""
                     ),
-                    _short({f: spec_a.get(f) for f in frozen}),
-                    _short({f: spec_b.get(f) for f in frozen}),
+                    short({f: spec_a.get(f) for f in frozen}),
+                    short({f: spec_b.get(f) for f in frozen}),
                     (
                         *taken_out.get(subject, ()),
                         Action("pulumi-replace", f"{cluster} {urn}"),
@@ -477,15 +477,15 @@ def _object_changes(
                 )
             )
             continue
-        before_part, after_part = _differing(a, b)
+        before_part, after_part = differing(a, b)
         changes.append(
             Change(
                 path,
                 change_kind,
                 f"{kind} {subject}",
                 meaning,
-                "" if a is None else _short(before_part),
-                "" if b is None else _short(after_part),
+                "" if a is None else short(before_part),
+                "" if b is None else short(after_part),
                 (*labelling.get(subject, ()), up) if kind == "Node" else (up,),
             )
         )
@@ -498,8 +498,8 @@ def _object_changes(
                     f"{len(hosts)} node(s) {way}",
                     "node label patches follow the host list; new hosts must join the cluster "
                     "first (build them with Ansible)",
-                    "" if way == "added" else _short(hosts),
-                    _short(hosts) if way == "added" else "",
+                    "" if way == "added" else short(hosts),
+                    short(hosts) if way == "added" else "",
                     (up,),
                 )
             )
@@ -520,7 +520,7 @@ def take_out(queue: Mapping[str, Any], flavors: Collection[str]) -> Obj | None:
         left = [f for f in group.get("flavors") or [] if f.get("name") not in flavors]
         if left:
             kept.append({**group, "flavors": left})
-    out = _plain(queue)
+    out = plain(queue)
     out["spec"]["resourceGroups"] = kept
     return dict(out)
 
@@ -554,7 +554,7 @@ def node_label_actions(
             changed.setdefault((pool, arguments), []).append(name)
     out: dict[str, list[Action]] = {}
     for (pool, arguments), names in changed.items():
-        nodes = _pool_nodes(pool) if len(names) == members[pool] else " ".join(sorted(names))
+        nodes = pool_nodes(pool) if len(names) == members[pool] else " ".join(sorted(names))
         actions = [Action("label-nodes", f"{cluster}\t{nodes}\t{a}") for a in arguments]
         out.update(dict.fromkeys(names, actions))
     return out

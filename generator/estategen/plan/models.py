@@ -7,7 +7,7 @@ from the model (a pool's hosts and group, the Slurm files a key reaches). The re
 and Ansible files are never read to decide a step.
 
 This module holds what the key changes of :mod:`~estategen.plan.keys` and
-:mod:`~estategen.plan.pools` share: both models (:class:`_Models`), the roles that apply a
+:mod:`~estategen.plan.pools` share: both models (:class:`Models`), the roles that apply a
 section and what each kind of change means, the Slurm steps of a key's change policies, and
 a change of one key as a :class:`~estategen.plan.steps.Change`.
 """
@@ -22,13 +22,13 @@ from estategen import hostlist
 from estategen.estatediff import Delta, named
 from estategen.facts import topology_plugin
 from estategen.model import Estate
-from estategen.plan.files import _ansible_for
+from estategen.plan.files import ansible_for
 from estategen.plan.steps import Action, Change
-from estategen.plan.values import _show
+from estategen.plan.values import shown
 
 # roles that apply a blueprint key with the `ansible-playbook` policy, by its section (the
 # longest prefix wins); tests/test_plan.py holds each tagged step against the roles' sources
-_ROLES: dict[str, tuple[str, ...]] = {
+ROLES: dict[str, tuple[str, ...]] = {
     "identity": ("common",),
     "storage": ("storage_client",),
     "observability.labels": ("node_exporter",),
@@ -53,7 +53,7 @@ _ROLES: dict[str, tuple[str, ...]] = {
     "node_pools[].cluster": ("k8s_gpu_node",),
     "node_pools[].gpus": ("nvidia_gpu",),
 }
-_MEANINGS = {
+MEANINGS = {
     "identity": "users, groups and the directory client change on every host with the "
     "common role; running jobs and pods keep their credentials",
     "storage": "mounts change with the storage_client role; a file system in use cannot be "
@@ -95,7 +95,7 @@ _MEANINGS = {
 }
 
 
-def _by_prefix(table: Mapping[str, Any], key: str, default: Any) -> Any:
+def by_prefix(table: Mapping[str, Any], key: str, default: Any) -> Any:
     """The entry of ``table`` for the longest prefix of blueprint ``key``."""
     for name in sorted(table, key=len, reverse=True):
         if key == name or key.startswith((name + ".", name + "[")):
@@ -103,24 +103,24 @@ def _by_prefix(table: Mapping[str, Any], key: str, default: Any) -> Any:
     return default
 
 
-def _pool_hosts(pool: Mapping[str, Any] | None) -> list[str]:
+def pool_hosts(pool: Mapping[str, Any] | None) -> list[str]:
     hosts = (pool or {}).get("hosts") or ""
     return hostlist.expand(hosts, limit=10**6) if hosts else []
 
 
-def _elastic(pool: Mapping[str, Any]) -> bool:
+def elastic(pool: Mapping[str, Any]) -> bool:
     """State=CLOUD nodes: a provider's (estategen's power programs) or the site's own."""
     return pool.get("scheduler") == "slurm" and (
         pool.get("provider") != "on-prem" or bool(pool.get("site_cloud"))
     )
 
 
-def _managed(pool: Mapping[str, Any]) -> bool:
+def managed(pool: Mapping[str, Any]) -> bool:
     return pool.get("provider") != "on-prem"
 
 
 @dataclass(slots=True)
-class _Models:
+class Models:
     """The two models compared (as estate.json records them), with the new estate."""
 
     old: Mapping[str, Any]
@@ -150,10 +150,10 @@ class _Models:
         )
 
     def deliver(self, path: str) -> tuple[Action, ...]:
-        return _ansible_for(path) if self.slurm else ()
+        return ansible_for(path) if self.slurm else ()
 
 
-def _policy_actions(models: _Models, policies: Iterable[str], file: str) -> list[Action]:
+def policy_actions(models: Models, policies: Iterable[str], file: str) -> list[Action]:
     """The Slurm-side steps of the daemon policies of a key rendered into ``file``."""
     actions: list[Action] = []
     for policy in policies:
@@ -170,31 +170,31 @@ def _policy_actions(models: _Models, policies: Iterable[str], file: str) -> list
     return actions
 
 
-def _subject(delta: Delta) -> str:
+def key_name(delta: Delta) -> str:
     """The changed key as the blueprint names it, items by name: slurm.qos[high].priority."""
     return named(delta.path)
 
 
-def _change(
+def delta_change(
     file: str, kind: str, delta: Delta, actions: Iterable[Action], meaning: str = ""
 ) -> Change:
     return Change(
         file,
         kind,
-        _subject(delta),
-        meaning or _MEANINGS.get(kind, _MEANINGS["review"]),
-        _show(delta.before),
-        _show(delta.after),
+        key_name(delta),
+        meaning or MEANINGS.get(kind, MEANINGS["review"]),
+        shown(delta.before),
+        shown(delta.after),
         tuple(actions) or (Action("review", delta.key),),
     )
 
 
-def _review(delta: Delta) -> Change:
-    return _change(
+def review_change(delta: Delta) -> Change:
+    return delta_change(
         "estate.json",
         "review",
         delta,
-        (Action("review", _subject(delta)),),
+        (Action("review", key_name(delta)),),
         f"{delta.key} renames or retargets many outputs at once: read the whole plan before "
         "applying",
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 from estategen.model import Estate
 from estategen.plan.steps import Action, Change
-from estategen.plan.values import _differing, _plain, _short
+from estategen.plan.values import differing, plain, short
 
 
 def observability_changes(old: Estate, new: Estate) -> dict[str, list[Change]]:
@@ -55,7 +55,7 @@ def observability_changes(old: Estate, new: Estate) -> dict[str, list[Change]]:
         a, b = _targets(targets(old)), _targets(targets(new))
         if a != b:
             gone, come = sorted(set(a) - set(b)), sorted(set(b) - set(a))
-            part_a, part_b = (gone, come) if gone or come else _differing(a, b)
+            part_a, part_b = (gone, come) if gone or come else differing(a, b)
             out[path] = [
                 Change(
                     path,
@@ -63,15 +63,15 @@ def observability_changes(old: Estate, new: Estate) -> dict[str, list[Change]]:
                     f"{job} targets",
                     "Prometheus re-reads file_sd target files when they change: copy them to "
                     "the Prometheus server, no reload needed",
-                    _short(part_a) if part_a else "",
-                    _short(part_b) if part_b else "",
+                    short(part_a) if part_a else "",
+                    short(part_b) if part_b else "",
                     (Action("review", "copy observability/prometheus/targets/ to Prometheus"),),
                 )
             ]
     if grafana.dashboard_uid(old) == grafana.dashboard_uid(new):
         path = f"{grafana.GRAFANA}/dashboards/{grafana.dashboard_uid(new)}.json"
         panels_a, panels_b = (
-            _by_name(_plain(grafana.build_dashboard(side)).get("panels", []), "title")
+            _by_name(plain(grafana.build_dashboard(side)).get("panels", []), "title")
             for side in (old, new)
         )
         out[path] = _items_changed(
@@ -94,7 +94,7 @@ def _targets(groups: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     for group in groups:
         targets = group.get("targets") or []
         if targets:
-            labels = _plain(group.get("labels") or {})
+            labels = plain(group.get("labels") or {})
             for target in targets:
                 out[target] = labels
     return out
@@ -114,14 +114,14 @@ def _rules(groups: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
                 n += 1
                 key = f"{name} ({n})"
             last[name] = n
-            out[key] = _plain(rule)
+            out[key] = plain(rule)
     return out
 
 
 def _by_name(items: Iterable[Mapping[str, Any]], *keys: str) -> dict[str, Any]:
     """Items by the first of ``keys`` each carries, as plain data."""
     return {
-        str(next((item[k] for k in keys if k in item), i)): _plain(item)
+        str(next((item[k] for k in keys if k in item), i)): plain(item)
         for i, item in enumerate(items)
     }
 
@@ -141,15 +141,15 @@ def _items_changed(
         a, b = old.get(name), new.get(name)
         if a == b:
             continue
-        part_a, part_b = _differing(a, b)
+        part_a, part_b = differing(a, b)
         changes.append(
             Change(
                 path,
                 kind,
                 f"{noun} {name}",
                 meaning,
-                "" if a is None else _short(part_a),
-                "" if b is None else _short(part_b),
+                "" if a is None else short(part_a),
+                "" if b is None else short(part_b),
                 actions,
             )
         )

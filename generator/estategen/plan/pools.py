@@ -13,21 +13,21 @@ from estategen.estatediff import Delta
 from estategen.facts import kubelet_taint, pool_group
 from estategen.model import Taint
 from estategen.plan.models import (
-    _MEANINGS,
-    _ROLES,
-    _by_prefix,
-    _change,
-    _elastic,
-    _managed,
-    _Models,
-    _policy_actions,
-    _pool_hosts,
+    MEANINGS,
+    ROLES,
+    Models,
+    by_prefix,
+    delta_change,
+    elastic,
+    managed,
+    policy_actions,
+    pool_hosts,
 )
-from estategen.plan.steps import Action, Change, _hosts, _pool_nodes
-from estategen.plan.values import _short
+from estategen.plan.steps import Action, Change, one_hostlist, pool_nodes
+from estategen.plan.values import short
 
 
-def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Change]:
+def pool_changes(models: Models, name: str, deltas: list[Delta]) -> list[Change]:
     pool = models.pool(name)
     group = pool_group(name)
     first = deltas[0]
@@ -45,14 +45,18 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
             continue  # the hosts they expand to are compared
         if was.get("scheduler") != now.get("scheduler") or field in ("scheduler", "cluster"):
             if field in ("scheduler", "cluster"):
-                hosts = _pool_hosts(was)
+                hosts = pool_hosts(was)
                 changes.append(
-                    _change(
+                    delta_change(
                         "ansible/inventory.yml",
                         "pool-moved",
                         delta,
                         (
-                            *((Action("drain-nodes", _hosts(hosts)),) if hosts and slurm else ()),
+                            *(
+                                (Action("drain-nodes", one_hostlist(hosts)),)
+                                if hosts and slurm
+                                else ()
+                            ),
                             Action("ansible-build", f"{group}:"),
                             *(
                                 (Action("restart-slurmctld"), Action("restart-slurmd", "*"))
@@ -72,14 +76,14 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
         elif field == "gpus.mig" or (field == "gpus" and _mig(delta)):
             changes.append(_mig_layout(models, pool, delta))
         elif not slurm:
-            roles = _by_prefix(_ROLES, key, ())
+            roles = by_prefix(ROLES, key, ())
             if "ansible-playbook" in policies or field.startswith(("network", "labels")):
                 kind = "kubernetes-node-labels"
-            elif field in ("gpus", "gpus.model") and not _managed(pool):
+            elif field in ("gpus", "gpus.model") and not managed(pool):
                 kind = "gpu-config"
             else:
                 continue  # the cluster's objects say what it means (kubernetes/<cluster>/)
-            if _managed(pool) or not roles:
+            if managed(pool) or not roles:
                 continue
             # kubelet registers new hosts with the new taints; the running nodes need them set
             taints = (
@@ -88,7 +92,7 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
                 else []
             )
             changes.append(
-                _change(
+                delta_change(
                     # a host's own labels (its switch) are host variables in the inventory
                     "ansible/inventory.yml"
                     if field.startswith("network")
@@ -104,23 +108,23 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
             plugin = models.topology(models.new)
             same_plugin = plugin is not None and plugin == models.topology(models.old)
             changes.append(
-                _change(
+                delta_change(
                     "slurm/topology.conf",
                     "slurm-topology" if same_plugin else "slurm-topology-plugin",
                     delta,
                     (*models.deliver("slurm/topology.conf"), Action("scontrol-reconfigure"))
                     if same_plugin
-                    else _policy_actions(models, policies, "slurm/topology.conf"),
+                    else policy_actions(models, policies, "slurm/topology.conf"),
                 )
             )
         elif "restart-slurm-daemons" in policies or "drain-and-rebuild" in policies:
             # a node's own hardware restarts its slurmd; what every slurmd reads (GresTypes
             # for shards, the GRES type) restarts them all, as the policy says; scontrol
             # reconfigure makes the other daemons read the nodes' new definition
-            hosts = _pool_hosts(now) if field.startswith(_NODE_HARDWARE) else ["*"]
+            hosts = pool_hosts(now) if field.startswith(_NODE_HARDWARE) else ["*"]
             gpu = field in ("gpus", "gpus.model")
             changes.append(
-                _change(
+                delta_change(
                     "slurm/slurm.conf",
                     "slurm-node-hardware",
                     delta,
@@ -145,7 +149,7 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
             )
         elif "scontrol-reconfigure" in policies:
             changes.append(
-                _change(
+                delta_change(
                     "slurm/slurm.conf",
                     "slurm-node-scheduling",
                     delta,
@@ -155,13 +159,13 @@ def _pool_changes(models: _Models, name: str, deltas: list[Delta]) -> list[Chang
         elif "ansible-playbook" in policies:
             kind = "slurm-health-check-program" if field.startswith("health") else "cloud-image"
             changes.append(
-                _change(
+                delta_change(
                     f"ansible/group_vars/{group}.yml",
                     kind,
                     delta,
                     (
                         Action("ansible-playbook", f"{group}:{role}")
-                        for role in _by_prefix(_ROLES, key, ())
+                        for role in by_prefix(ROLES, key, ())
                     ),
                     f"the pool's {field} changes on its nodes with the slurm_compute role",
                 )
@@ -194,11 +198,11 @@ def build_limits(added: Iterable[str], groups: Mapping[str, Iterable[str]]) -> t
     return tuple(Action("ansible-build", f"{limit}:") for limit in limits)
 
 
-def _mig_layout(models: _Models, pool: Mapping[str, Any], delta: Delta) -> Change:
+def _mig_layout(models: Models, pool: Mapping[str, Any], delta: Delta) -> Change:
     group = pool_group(pool["name"])
-    hosts = _pool_hosts(pool)
+    hosts = pool_hosts(pool)
     if pool.get("scheduler") != "slurm":
-        return _change(
+        return delta_change(
             f"ansible/group_vars/{group}.yml",
             "mig-layout",
             delta,
@@ -206,19 +210,19 @@ def _mig_layout(models: _Models, pool: Mapping[str, Any], delta: Delta) -> Chang
             "the MIG layout the nvidia_gpu role lays down for the MIG manager; the cluster's "
             "MIG manager repartitions the nodes (see kubernetes/)",
         )
-    return _change(
+    return delta_change(
         "slurm/gres.conf",
         "mig-layout",
         delta,
         (
-            Action("drain-nodes", _hosts(hosts)),
+            Action("drain-nodes", one_hostlist(hosts)),
             *models.deliver("slurm/slurm.conf"),
             *models.deliver("slurm/gres.conf"),
             Action("ansible-playbook", f"{group}:nvidia_gpu"),
             Action("restart-slurmctld"),
             *(Action("restart-slurmd", h) for h in hosts),
             Action("scontrol-reconfigure"),
-            Action("resume-nodes", _hosts(hosts)),
+            Action("resume-nodes", one_hostlist(hosts)),
         ),
         "a new MIG layout destroys the GPU instances jobs run in: drain the pool's nodes, "
         "wait for their jobs, repartition (role nvidia_gpu), restart slurmctld and their "
@@ -226,7 +230,7 @@ def _mig_layout(models: _Models, pool: Mapping[str, Any], delta: Delta) -> Chang
     )
 
 
-def _hosts_changed(models: _Models, pool: Mapping[str, Any], delta: Delta) -> list[Change]:
+def _hosts_changed(models: Models, pool: Mapping[str, Any], delta: Delta) -> list[Change]:
     group = pool_group(pool["name"])
     before = set(hostlist.expand(delta.before, limit=10**6)) if delta.before else set()
     after = hostlist.expand(delta.after, limit=10**6) if delta.after else []
@@ -237,14 +241,16 @@ def _hosts_changed(models: _Models, pool: Mapping[str, Any], delta: Delta) -> li
     slurm = pool.get("scheduler") == "slurm"
     deliver = models.deliver("slurm/slurm.conf")
     if added:
-        if _elastic(pool):
+        if elastic(pool):
             changes.append(_cloud_nodes(models, added))
         else:
             changes.append(
                 Change(
                     "slurm/slurm.conf" if slurm else "ansible/inventory.yml",
                     "slurm-nodes-added" if slurm else "kubernetes-hosts-added",
-                    f"NodeName {_hosts(added)}" if slurm else f"{group} {_hosts(added)}",
+                    f"NodeName {one_hostlist(added)}"
+                    if slurm
+                    else f"{group} {one_hostlist(added)}",
                     "slurm.conf(5): adding nodes needs slurmctld and every slurmd restarted (all "
                     "slurmd must know every node); build the new hosts first, their slurmd "
                     "starts with the playbook"
@@ -265,7 +271,9 @@ def _hosts_changed(models: _Models, pool: Mapping[str, Any], delta: Delta) -> li
             Change(
                 "slurm/slurm.conf" if slurm else "ansible/inventory.yml",
                 "slurm-nodes-removed" if slurm else "kubernetes-hosts-removed",
-                f"NodeName {_hosts(removed)}" if slurm else f"{group} {_hosts(removed)}",
+                f"NodeName {one_hostlist(removed)}"
+                if slurm
+                else f"{group} {one_hostlist(removed)}",
                 "drain the nodes and wait for their jobs before applying: removing nodes needs "
                 "slurmctld and every slurmd restarted, and jobs still on them are lost"
                 if slurm
@@ -273,22 +281,22 @@ def _hosts_changed(models: _Models, pool: Mapping[str, Any], delta: Delta) -> li
                 "what it installed); drain them in Kubernetes first",
                 f"{len(removed)} node(s)",
                 "",
-                (Action("drain-nodes", _hosts(removed)), *deliver, *restart)
-                if slurm and not _elastic(pool)
+                (Action("drain-nodes", one_hostlist(removed)), *deliver, *restart)
+                if slurm and not elastic(pool)
                 else (*deliver, *restart)
                 if slurm
-                else (Action("review", f"kubectl drain {_hosts(removed)}"),),
+                else (Action("review", f"kubectl drain {one_hostlist(removed)}"),),
             )
         )
     return changes
 
 
-def _cloud_nodes(models: _Models, added: list[str]) -> Change:
+def _cloud_nodes(models: Models, added: list[str]) -> Change:
     # elastic cloud nodes: nothing to build; slurmctld creates them when jobs need them
     return Change(
         "slurm/slurm.conf",
         "slurm-cloud-nodes-added",
-        f"NodeName {_hosts(added)}",
+        f"NodeName {one_hostlist(added)}",
         "State=CLOUD nodes: slurm.conf(5) adding nodes needs slurmctld and every slurmd "
         "restarted; they start powered down and slurmctld creates their instances "
         "(ResumeProgram) when a job needs them, from the pool's image",
@@ -302,10 +310,10 @@ def _cloud_nodes(models: _Models, added: list[str]) -> Change:
     )
 
 
-def _pool_added_or_removed(models: _Models, pool: Mapping[str, Any], added: bool) -> list[Change]:
+def _pool_added_or_removed(models: Models, pool: Mapping[str, Any], added: bool) -> list[Change]:
     name = pool["name"]
     group = pool_group(name)
-    hosts = _pool_hosts(pool)
+    hosts = pool_hosts(pool)
     slurm = pool.get("scheduler") == "slurm"
     # topology.conf places every Slurm node once it exists (a pool without switches gets a
     # leaf of its own)
@@ -322,7 +330,7 @@ def _pool_added_or_removed(models: _Models, pool: Mapping[str, Any], added: bool
         Action("restart-slurmd", "*"),
     )
     changes = []
-    if added and _elastic(pool):
+    if added and elastic(pool):
         changes += [
             _cloud_nodes(models, hosts),
             Change(
@@ -336,7 +344,7 @@ def _pool_added_or_removed(models: _Models, pool: Mapping[str, Any], added: bool
                 actions=(Action("review", f"build the image of {group}"),),
             ),
         ]
-    elif added and not _managed(pool):
+    elif added and not managed(pool):
         changes.append(
             Change(
                 "ansible/inventory.yml",
@@ -366,15 +374,15 @@ def _pool_added_or_removed(models: _Models, pool: Mapping[str, Any], added: bool
                 "",
                 (
                     *(
-                        (Action("drain-nodes", _hosts(hosts)),)
-                        if hosts and not _elastic(pool)
+                        (Action("drain-nodes", one_hostlist(hosts)),)
+                        if hosts and not elastic(pool)
                         else ()
                     ),
                     *restart,
                 ),
             )
         )
-    elif not added and not _managed(pool):
+    elif not added and not managed(pool):
         changes.append(
             Change(
                 "ansible/inventory.yml",
@@ -385,7 +393,7 @@ def _pool_added_or_removed(models: _Models, pool: Mapping[str, Any], added: bool
                 f"{len(hosts)} host(s)",
                 "",
                 (
-                    Action("review", f"kubectl drain {_hosts(hosts)}")
+                    Action("review", f"kubectl drain {one_hostlist(hosts)}")
                     if hosts
                     else Action("review", group),
                 ),
@@ -397,9 +405,9 @@ def _pool_added_or_removed(models: _Models, pool: Mapping[str, Any], added: bool
                 "slurm/topology.conf",
                 "slurm-topology",
                 f"pool {name} switches",
-                _MEANINGS["slurm-topology"],
-                "" if added else _short(where),
-                _short(where) if added else "",
+                MEANINGS["slurm-topology"],
+                "" if added else short(where),
+                short(where) if added else "",
                 (*models.deliver("slurm/topology.conf"), Action("scontrol-reconfigure")),
             )
         )
@@ -417,7 +425,7 @@ def taint_actions(
     arguments = [kubelet_taint(t) for t in after if t not in before] + [
         f"{t.key}:{t.effect}-" for t in before if (t.key, t.effect) not in kept
     ]
-    return [Action("taint-nodes", f"{cluster}\t{_pool_nodes(pool)}\t{a}") for a in arguments]
+    return [Action("taint-nodes", f"{cluster}\t{pool_nodes(pool)}\t{a}") for a in arguments]
 
 
 def _taints(pool: Mapping[str, Any]) -> list[Taint]:

@@ -198,7 +198,7 @@ def merge_steps(actions: Iterable[Action], estate: str) -> list[Step]:
     return sorted(out, key=lambda s: s.order)
 
 
-def _hosts(targets: Iterable[str]) -> str:
+def one_hostlist(targets: Iterable[str]) -> str:
     """One Slurm hostlist of host names or hostlist expressions."""
     names = {name for t in targets if t for name in hostlist.expand(t, limit=10**6)}
     return hostlist.compress(sorted(names))
@@ -209,15 +209,15 @@ def _commands(
 ) -> list[str]:
     if action_id == "drain-nodes":
         return [
-            f'scontrol update NodeName={_hosts(targets)} State=DRAIN Reason="estategen plan"',
+            f'scontrol update NodeName={one_hostlist(targets)} State=DRAIN Reason="estategen plan"',
             "# wait until squeue -w <those nodes> shows no running jobs",
         ]
     if action_id == "resume-nodes":
-        return [f"scontrol update NodeName={_hosts(targets)} State=RESUME"]
+        return [f"scontrol update NodeName={one_hostlist(targets)} State=RESUME"]
     if action_id == "restart-slurmd":
         if "*" in targets:
             return [_restart("slurm_compute", "slurmd")]
-        return [f"pdsh -w {_hosts(targets)} systemctl restart slurmd"]
+        return [f"pdsh -w {one_hostlist(targets)} systemctl restart slurmd"]
     if action_id == "restart-slurmctld":
         return [_restart("slurm_controller", "slurmctld")]
     if action_id == "restart-slurmdbd":
@@ -332,7 +332,7 @@ def _node_commands(verb: str, targets: Iterable[str]) -> list[str]:
     return commands
 
 
-def _pool_nodes(pool: str) -> str:
+def pool_nodes(pool: str) -> str:
     return f"-l {POOL_LABEL}={pool}"
 
 

@@ -1,4 +1,5 @@
-"""The plan for people: per file, each change and what it means; then the steps."""
+"""``estategen plan``'s text, its default ``--format`` (``--format json`` is built on
+:meth:`~estategen.plan.steps.Plan.to_json`)."""
 
 from __future__ import annotations
 
