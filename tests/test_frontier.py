@@ -1,8 +1,8 @@
 """The frontier estate, ``blueprints/frontier.yaml``: every seed system in one blueprint.
 
-Issue 15 is done when one example uses all of them, rendered, valid against the upstream CRDs
-with their CEL rules, built by kubectl, applied by the Pulumi program and planned. These tests
-hold the example to that: the first fails when a seed system the schema offers is missing from
+One example uses all of them, rendered, valid against the upstream CRDs with their CEL rules,
+built by kubectl, applied by the Pulumi program and planned. These tests hold the example to
+that: the first fails when a seed system the schema offers is missing from
 it, the others check each cluster's every object, whatever the blueprint grows into. kubectl
 builds each cluster in the semantic suite (tests/test_kubernetes_semantics.py), which runs over
 these clusters too.

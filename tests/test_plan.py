@@ -766,7 +766,7 @@ def test_a_changed_reservation_flag_is_recreated_not_updated() -> None:
     assert "deletes and creates it again" in change.meaning
 
 
-# --- plan compares models, not texts (issue 12) ----------------------------------------------
+# --- plan compares models, not texts ----------------------------------------------------------
 
 
 def policies_of(before: Path, after: Path) -> set[str]:

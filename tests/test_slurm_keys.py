@@ -99,7 +99,7 @@ def blueprints() -> dict[str, str]:
             "    hosts: burst-[01-04]\n", "    hosts: burst-[01-04]\n    nodes: {min: 1, max: 4}\n"
         )
     )
-    # Slurm pools hosted in Kubernetes (issue 15): auth/slurm, NodeSet lines
+    # Slurm pools hosted in Kubernetes: auth/slurm, NodeSet lines
     from test_kubernetes_slinky import ESTATE as hosted
 
     return {**texts, "everything": EVERYTHING, "cloud": cloud, "hosted": hosted}
