@@ -127,8 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the console script, not a caller inside a longer process
         # A command is one short pass: imports, the YAML nodes, the model and the rendered
         # files hold few reference cycles, yet the cycle collector's passes walked the live
-        # objects again and again (5% of a render of the 100k estate; without them its peak
-        # RSS is 2 MiB higher). Garbage is freed by reference counting as usual.
+        # objects again and again (benchmarks/README.md has the figures). Garbage is freed by
+        # reference counting as usual.
         import gc
 
         gc.disable()
@@ -148,8 +148,8 @@ def _end_process(code: int) -> NoReturn:
 
     Every file a command writes is closed (and synced) before it returns, and the standard
     streams are flushed here; what is left is the model, the YAML nodes and the rendered
-    bytes, which teardown would free object by object (30 ms of a render of the 100k estate)
-    only for the kernel to reclaim the memory at once. mypy leaves the same way.
+    bytes, which teardown would free object by object only for the kernel to reclaim the
+    memory at once. mypy leaves the same way.
     """
     try:
         sys.stdout.flush()

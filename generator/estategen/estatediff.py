@@ -216,7 +216,7 @@ def _keys() -> dict[str, tuple[str, ...]]:
 
     Read from the schema the package ships (``data/schema.json``, kept equal to
     :func:`estategen.schema.json_schema.json_schema` by a test): building that one loads the
-    key docs with PyYAML's pure-Python loader (0.08 s).
+    key docs with PyYAML's pure-Python loader.
     """
     import json
 

@@ -164,8 +164,8 @@ def parse_blueprint(raw: bytes, file: str) -> Document:
 
     The cycle collector is paused meanwhile: the YAML nodes and the document built from them
     hold no reference cycles, yet each of their hundreds of thousands of allocations counts
-    towards a collection that walks them all again (40% of loading 10,000 users and 2,000
-    teams); what is garbage is freed by reference counting as usual.
+    towards a collection that walks them all again; what is garbage is freed by reference
+    counting as usual.
     """
     enabled = gc.isenabled()
     gc.disable()

@@ -42,11 +42,11 @@ MAX_INCLUDE_DEPTH = 8  # Slurm itself stops at 64; a site's chain is two or thre
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_LINES = 200_000
 # Bytes of all files one import reads, a file counted once for each Include that reaches it.
-# Parsing keeps every character's place (about 300 bytes of memory and 2 us each), and an
-# import spends up to 120 us more on a node line: 512 KiB (a NodeName line with NodeAddr for
-# each of 11,000 hosts, or many times a large site's files written with hostlist ranges)
-# imports in about 3 s of CPU and 150 MiB. It bounds the lines and Key=Value pairs too: at
-# most 131,072 pairs ("a=b" and a separator) fit, which import reads in under 2 s.
+# Parsing keeps every character's place, and a node line costs more again: 512 KiB (a
+# NodeName line with NodeAddr for each of 11,000 hosts, or many times a large site's files
+# written with hostlist ranges) keeps an import within the bounds above (benchmarks/README.md
+# has the figures). It bounds the lines and Key=Value pairs too: at most 131,072 pairs ("a=b"
+# and a separator) fit.
 MAX_READ_BYTES = 512 * 1024
 # Files opened by Include lines in one import, each Include of a file counted: a site has a
 # handful (a glob over conf.d/ perhaps dozens); a diamond of Includes that reaches one file

@@ -24,7 +24,7 @@ def previous_output(
     Read through :class:`OutputFolder`: bounded, regular files only, never through a link or
     outside the folder, and refused (exit 2) beyond the limits a blueprint obeys. A file whose
     bytes are what this render writes (``rendered``) is within them already: only the others
-    have their structure checked (checking all 435 files of the 100k estate took 0.3 s).
+    have their structure checked.
     """
     if not os.path.lexists(target):
         return {}, {}

@@ -10,9 +10,8 @@ Grafana load it from disk.
 The panels are the plain data grafana-foundation-sdk's builders make of the same panels
 (defaults, grid placement and all): tests/grafana_sdk.py rebuilds the dashboard's panels with
 the SDK and tests/test_grafana.py requires the two to be equal and the result to decode as the
-SDK's Dashboard model. For the 100,000-GPU estate, importing the SDK and running its builders took
-about 33 ms of CPU of each render, writing the data takes 3 ms
-(``python benchmarks/grafana_dashboard.py``).
+SDK's Dashboard model. The data is written without the SDK for the time its import and
+builders cost each render (``python benchmarks/grafana_dashboard.py``).
 """
 
 from __future__ import annotations

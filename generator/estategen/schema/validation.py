@@ -204,7 +204,7 @@ def _rule_id(error: Any) -> str:
 # The compiled acceptor ---------------------------------------------------------------------
 #
 # Cerberus builds a child validator per mapping and walks every rule through its dispatch
-# machinery: about 0.5 s for the 100,000-GPU estate, more than everything else together. The
+# machinery: more time than all the rest of a command together (benchmarks/README.md). The
 # acceptor below is compiled once from the same BLUEPRINT rules into closures. It only ever
 # says "valid, and here is the document cerberus would have normalised" or "not sure": any
 # problem, any null, any type it does not expect, defers to cerberus, which then reports.
