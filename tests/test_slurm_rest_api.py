@@ -25,6 +25,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -176,11 +177,10 @@ def restd(rendered: Path, work: Path) -> Iterator[tuple[SlurmLab, Path, int]]:
     Slurm has no auth_jwt.so), slurmrestd as an unprivileged user with rest_auth/local."""
     if not shutil.which("slurmrestd") or not shutil.which("curl"):
         pytest.skip("needs slurmrestd and curl")
-    lab = SlurmLab(rendered, work / "run", [NODE, "rest-ctl"])
     socket = work / "run" / "restd" / "slurmrestd.socket"
     port = free_port()
-    try:
-        lab.install_configs()
+
+    def without_jwt(lab: SlurmLab) -> None:
         if not HAS_AUTH_JWT:
             conf = lab.etc / "slurm.conf"
             conf.write_text(
@@ -188,8 +188,10 @@ def restd(rendered: Path, work: Path) -> Iterator[tuple[SlurmLab, Path, int]]:
             )
         socket.parent.mkdir()
         shutil.chown(socket.parent, SERVICE_USER)
-        lab.start_munge()
-        lab.start_slurmctld("rest-ctl")
+
+    with SlurmLab.running(
+        rendered, work / "run", [NODE, "rest-ctl"], controller="rest-ctl", configure=without_jwt
+    ) as lab:
         lab.start(
             "slurmrestd",
             None,
@@ -204,16 +206,18 @@ def restd(rendered: Path, work: Path) -> Iterator[tuple[SlurmLab, Path, int]]:
         )
         lab.wait_for(socket.exists, "slurmrestd's socket")
         yield lab, socket, port
-    finally:
-        lab.stop()
+
+
+def role_defaults(rendered: Path) -> dict[str, Any]:
+    """The rendered slurmrestd role's defaults (defaults/main.yml)."""
+    defaults = rendered / "ansible/roles/slurmrestd/defaults/main.yml"
+    loaded: dict[str, Any] = yaml.safe_load(defaults.read_text())
+    return loaded
 
 
 def openapi_plugins(rendered: Path) -> dict[str, str]:
     """The endpoint plugins the rendered slurmrestd role loads for this Slurm release."""
-    defaults = rendered / "ansible/roles/slurmrestd/defaults/main.yml"
-    plugins: dict[str, dict[str, str]] = yaml.safe_load(defaults.read_text())[
-        "slurmrestd_openapi_plugins"
-    ]
+    plugins: dict[str, dict[str, str]] = role_defaults(rendered)["slurmrestd_openapi_plugins"]
     return plugins[installed_slurm_version()]
 
 
@@ -349,30 +353,19 @@ needs_auth_jwt = pytest.mark.skipif(
 )
 
 
-def role_defaults(rendered: Path) -> dict[str, object]:
-    defaults = rendered / "ansible/roles/slurmrestd/defaults/main.yml"
-    loaded: dict[str, object] = yaml.safe_load(defaults.read_text())
-    return loaded
-
-
 @pytest.fixture(scope="module")
 def token_restd(rendered: Path, work: Path) -> Iterator[tuple[SlurmLab, int]]:
     """slurmctld, one slurmd and slurmrestd as the rendered role starts them: the role's auth
-    plugins and OpenAPI plugins, SLURM_JWT=daemon, as an unprivileged user on a TCP port."""
-    if not HAS_AUTH_JWT:
-        pytest.skip("this Slurm has no auth_jwt.so")
+    plugins and OpenAPI plugins, SLURM_JWT=daemon, as an unprivileged user on a TCP port
+    (the tests that use it are marked needs_auth_jwt)."""
     if not shutil.which("slurmrestd") or not shutil.which("curl"):
         pytest.skip("needs slurmrestd and curl")
-    lab = SlurmLab(rendered, work / "jwt", [NODE, "rest-ctl"])
     port = free_port()
-    try:
-        lab.install_configs()
-        lab.start_munge()
-        lab.start_slurmctld("rest-ctl")
-        lab.start_slurmd(NODE)
-        lab.wait_idle(NODE)
+    with SlurmLab.running(
+        rendered, work / "jwt", [NODE, "rest-ctl"], controller="rest-ctl", nodes=[NODE]
+    ) as lab:
         defaults = role_defaults(rendered)
-        auth = ",".join(defaults["slurmrestd_auth_plugins"])  # type: ignore[arg-type]
+        auth = ",".join(defaults["slurmrestd_auth_plugins"])
         lab.start(
             "slurmrestd",
             None,
@@ -388,8 +381,6 @@ def token_restd(rendered: Path, work: Path) -> Iterator[tuple[SlurmLab, int]]:
         )
         lab.wait_for(lambda: lab.port_open(port), "slurmrestd's port")
         yield lab, port
-    finally:
-        lab.stop()
 
 
 def jwt_key(lab: SlurmLab) -> bytes:
