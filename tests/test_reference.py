@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from estategen import reference
+import yaml
+
+from estategen import declarations, reference
 from estategen.schema.json_schema import json_schema, key_documentation
 from estategen.schema.patterns import CHANGE_KEYWORD, CHANGE_POLICIES
 
@@ -22,6 +24,12 @@ def test_every_documented_key_names_what_a_change_to_it_needs() -> None:
     assert missing == [], "keys without `change:` (data/schema-docs.yaml or declarations)"
     unknown = {c for doc in docs.values() for c in doc["change"]} - set(CHANGE_POLICIES)
     assert unknown == set()
+
+
+def test_no_key_is_both_declared_and_documented_in_the_docs_file() -> None:
+    """A declared key's documentation comes from its declaration alone."""
+    documented = set(yaml.safe_load(DOCS.read_text()))
+    assert documented & set(declarations.documentation()) == set()
 
 
 def test_every_change_policy_is_one_some_key_has() -> None:

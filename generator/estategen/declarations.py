@@ -18,8 +18,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class PartitionLimit:
     """A partition key that is one whole-number slurm.conf parameter of the PartitionName line,
-    unset unless the blueprint sets it (Slurm's default then applies; import reads the site's
-    UNLIMITED, or for ``unlimited_word=False`` leaves nothing else, as the key left out)."""
+    written only when the blueprint sets it (Slurm's default applies otherwise). Import reads
+    the site's number back, and its UNLIMITED as the key left out where Slurm takes that word."""
 
     key: str  # the blueprint key under slurm.partitions[]
     slurm: str  # the parameter as slurm.conf(5) spells it
