@@ -435,9 +435,10 @@ def test_mig_flavors_topology_and_lending_limits(out: Path) -> None:
         "borrowingLimit": "4",
         "lendingLimit": "2",
     }
-    # 4 MIG instances per A100, 128 threads and 1 TiB per 8-GPU node: 4 CPUs, 32 GiB each
+    # 4 MIG instances per A100, 128 threads and 1024 GB per 8-GPU node: 4 CPUs each, and the
+    # node's allocatable memory (976562 MiB less kubelet's 100Mi eviction threshold) / 32
     assert flavors["a100-sxm-80gb-3g.40gb"]["cpu"]["nominalQuota"] == "64000m"
-    assert flavors["a100-sxm-80gb-3g.40gb"]["memory"]["nominalQuota"] == "524288Mi"
+    assert flavors["a100-sxm-80gb-3g.40gb"]["memory"]["nominalQuota"] == f"{16 * 30514}Mi"
     assert flavors["l40s-48gb"]["nvidia.com/gpu"]["nominalQuota"] == "16"  # 8 x 2 replicas
 
 

@@ -318,6 +318,116 @@ def replicas(pool: NodePool) -> int:
     return pool.gpus.sharing.time_slicing or pool.gpus.sharing.mps or 1
 
 
+# --- Kubernetes nodes: what their pods can have ----------------------------------------------
+
+# Memory the OS, slurmd and page cache keep: 5% of physical memory, at least 2 GiB, but never
+# more than half, so a small node (1 or 2 GB) still offers memory to jobs.
+MEMORY_RESERVE_FRACTION = 0.05
+MEMORY_RESERVE_MIN_MIB = 2048
+MEMORY_RESERVE_MAX_FRACTION = 0.5
+
+
+def real_memory_mib(memory_gb: int) -> int:
+    """RealMemory for a node: physical memory less the documented reserve.
+
+    A pool's ``real_memory_mib`` replaces it: read a pool's RealMemory with
+    :func:`pool_real_memory`."""
+    physical = memory_gb * 1024
+    reserve = max(MEMORY_RESERVE_MIN_MIB, int(physical * MEMORY_RESERVE_FRACTION))
+    return physical - min(reserve, int(physical * MEMORY_RESERVE_MAX_FRACTION))
+
+
+def pool_real_memory(pool: NodePool) -> int:
+    """RealMemory of a pool's nodes (MiB): the blueprint's real_memory_mib, else physical
+    memory less the reserve."""
+    if pool.real_memory_mib is not None:
+        return pool.real_memory_mib
+    assert pool.memory_gb is not None
+    return real_memory_mib(pool.memory_gb)
+
+
+# What the kubelet of a Kubernetes node keeps from pods: Node allocatable is capacity less
+# --system-reserved, --kube-reserved and the hard eviction threshold (kubernetes v1.31
+# pkg/kubelet/cm/node_container_manager_linux.go GetNodeAllocatableReservation;
+# pkg/kubelet/nodestatus/setters.go MachineInfo sets allocatable to capacity less it). The
+# k8s_gpu_node role's kubelet.env.j2 sets none of these flags (KUBELET_RESERVATION_FLAGS; a
+# test reads the template), so on nodes estategen builds the kubelet defaults hold: nothing
+# system- or kube-reserved, and evictionHard memory.available<100Mi
+# (pkg/kubelet/apis/config/v1beta1/defaults_linux.go DefaultEvictionHard).
+KUBELET_RESERVATION_FLAGS = (
+    "--system-reserved",
+    "--kube-reserved",
+    "--reserved-cpus",
+    "--eviction-hard",
+)
+KUBELET_RESERVED_CPUS = 0
+KUBELET_RESERVED_MEMORY_MIB = 100  # evictionHard memory.available
+# GKE configures its nodes' kubelet itself: it reserves a share of each tier of a node's CPU
+# (millicores) and memory (MiB), in basis points, on top of the same 100Mi eviction threshold
+# (cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes, "Memory and CPU
+# reservations"). The last tier takes the rest.
+GKE_CPU_TIERS = ((1000, 600), (1000, 100), (2000, 50), (None, 25))
+GKE_MEMORY_TIERS = ((4096, 2500), (4096, 2000), (8192, 1000), (114_688, 600), (None, 200))
+
+
+@dataclass(frozen=True)
+class NodeResources:
+    """CPU (millicores) and memory (MiB) of one node of a pool."""
+
+    cpu_millis: int
+    memory_mib: int
+
+
+def node_capacity(pool: NodePool) -> NodeResources | None:
+    """What kubelet reports as a node's capacity: every thread, and the memory the kernel
+    offers (MemTotal), which is less than the machine has: at most the pool's RealMemory (the
+    node's memory less the reserve that stands for what the kernel keeps) and at most
+    ``memory_gb`` read as 10^9 bytes. None when the pool does not give its CPUs and memory."""
+    if pool.cpu is None or pool.memory_gb is None:
+        return None
+    decimal = pool.memory_gb * 10**9 // 2**20
+    return NodeResources(pool.cpu.threads * 1000, min(pool_real_memory(pool), decimal))
+
+
+def _tiered(amount: int, tiers: Sequence[tuple[int | None, int]]) -> int:
+    """The sum of each tier's share (basis points) of ``amount``, rounded up."""
+    total, left = 0, amount
+    for size, basis_points in tiers:
+        part = left if size is None else min(left, size)
+        total += part * basis_points
+        left -= part
+    return -(-total // 10_000)
+
+
+def kubelet_reserved(pool: NodePool) -> NodeResources:
+    """What a node's kubelet keeps from pods (system- and kube-reserved and the hard eviction
+    threshold): GKE's own reservations on GKE nodes, the kubelet defaults on the nodes
+    estategen's Ansible builds. EKS and AKS size their reservation by the most pods a node
+    may run, which estategen does not set: their nodes are counted with the kubelet
+    defaults, an upper bound of what their pods can have."""
+    assert pool.cpu is not None and pool.memory_gb is not None
+    if pool.provider == "gke":
+        return NodeResources(
+            _tiered(pool.cpu.threads * 1000, GKE_CPU_TIERS),
+            _tiered(pool.memory_gb * 1024, GKE_MEMORY_TIERS) + KUBELET_RESERVED_MEMORY_MIB,
+        )
+    return NodeResources(KUBELET_RESERVED_CPUS * 1000, KUBELET_RESERVED_MEMORY_MIB)
+
+
+def node_allocatable(pool: NodePool) -> NodeResources | None:
+    """A node's allocatable CPU and memory: its capacity less what its kubelet reserves. Pods
+    can request this much and no more; the slurmd pods of a hosted pool request all of it, and
+    Kueue's quotas count it. None when the pool does not give its CPUs and memory."""
+    capacity = node_capacity(pool)
+    if capacity is None:
+        return None
+    reserved = kubelet_reserved(pool)
+    return NodeResources(
+        max(0, capacity.cpu_millis - reserved.cpu_millis),
+        max(0, capacity.memory_mib - reserved.memory_mib),
+    )
+
+
 # --- Kueue -----------------------------------------------------------------------------------
 
 
@@ -356,27 +466,12 @@ def quota_capacity(estate: Estate, cluster: str) -> dict[str, int]:
 # --- Slurm hosted in Kubernetes --------------------------------------------------------------
 
 
-# What the kubelet of a Kubernetes GPU node keeps from pods: Node allocatable is capacity less
-# --system-reserved, --kube-reserved and the hard eviction threshold. The k8s_gpu_node role's
-# kubelet.env.j2 sets none of these flags (KUBELET_RESERVATION_FLAGS; a test reads the
-# template), so the kubelet defaults hold: nothing system- or kube-reserved, and
-# evictionHard memory.available<100Mi (kubernetes/kubernetes pkg/kubelet/eviction/
-# defaults_linux.go DefaultEvictionHard; docs "Reserve Compute Resources for System Daemons").
-KUBELET_RESERVATION_FLAGS = (
-    "--system-reserved",
-    "--kube-reserved",
-    "--reserved-cpus",
-    "--eviction-hard",
-)
-KUBELET_RESERVED_CPUS = 0
-KUBELET_RESERVED_MEMORY_MIB = 100  # evictionHard memory.available
-
-
 def hosted_pod_cpus(pool: NodePool) -> int:
-    """CPUs a hosted pool's slurmd pod requests and slurmd registers (``CPUs=``): the node's
-    threads less what the kubelet reserves."""
-    assert pool.cpu is not None
-    return pool.cpu.threads - KUBELET_RESERVED_CPUS
+    """CPUs a hosted pool's slurmd pod requests and slurmd registers (``CPUs=``): the whole
+    CPUs of the node's allocatable."""
+    allocatable = node_allocatable(pool)
+    assert allocatable is not None
+    return allocatable.cpu_millis // 1000
 
 
 def hosted_backing_pools(estate: Estate, pool: NodePool) -> list[NodePool]:

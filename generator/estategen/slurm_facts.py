@@ -12,35 +12,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from estategen import hostlist
-from estategen.facts import KUBELET_RESERVED_MEMORY_MIB, gpu_gres
+from estategen.facts import gpu_gres, node_allocatable
 from estategen.model import Estate, NodePool, Partition
 
-# Memory the OS, slurmd and page cache keep: 5% of physical memory, at least 2 GiB, but never
-# more than half, so a small node (1 or 2 GB) still offers memory to jobs.
-MEMORY_RESERVE_FRACTION = 0.05
-MEMORY_RESERVE_MIN_MIB = 2048
-MEMORY_RESERVE_MAX_FRACTION = 0.5
+# RealMemory and its reserve are derived in facts, because a Kubernetes node's capacity
+# follows them; the Slurm side imports them from here too
+from estategen.facts import (  # isort: skip
+    MEMORY_RESERVE_FRACTION as MEMORY_RESERVE_FRACTION,
+    MEMORY_RESERVE_MAX_FRACTION as MEMORY_RESERVE_MAX_FRACTION,
+    MEMORY_RESERVE_MIN_MIB as MEMORY_RESERVE_MIN_MIB,
+    pool_real_memory as pool_real_memory,
+    real_memory_mib as real_memory_mib,
+)
+
 # the user slurmctld and slurmdbd run as (SlurmUser)
 SLURM_USER = "slurm"
-
-
-def real_memory_mib(memory_gb: int) -> int:
-    """RealMemory for a node: physical memory less the documented reserve.
-
-    A pool's ``real_memory_mib`` replaces it: read a pool's RealMemory with
-    :func:`pool_real_memory`."""
-    physical = memory_gb * 1024
-    reserve = max(MEMORY_RESERVE_MIN_MIB, int(physical * MEMORY_RESERVE_FRACTION))
-    return physical - min(reserve, int(physical * MEMORY_RESERVE_MAX_FRACTION))
-
-
-def pool_real_memory(pool: NodePool) -> int:
-    """RealMemory of a pool's nodes (MiB): the blueprint's real_memory_mib, else physical
-    memory less the reserve."""
-    if pool.real_memory_mib is not None:
-        return pool.real_memory_mib
-    assert pool.memory_gb is not None
-    return real_memory_mib(pool.memory_gb)
 
 
 # a range that more of the name follows: "]" before anything but "," (the next item) or the end
@@ -257,10 +243,7 @@ def renders_power_saving(estate: Estate) -> bool:
 
 def hosted_pod_memory_mib(pool: NodePool) -> int:
     """Memory (MiB) a hosted pool's slurmd pod requests and slurmd registers (``RealMemory=``):
-    at most the pool's RealMemory (the node's memory less estategen's reserve, which stands
-    for what the kernel keeps out of MemTotal, the kubelet's capacity) and at most
-    ``memory_gb`` read as 10^9 bytes, less the kubelet's reservation, so the pod fits the
-    node's allocatable memory."""
-    assert pool.memory_gb is not None
-    decimal = pool.memory_gb * 10**9 // 2**20
-    return min(pool_real_memory(pool), decimal) - KUBELET_RESERVED_MEMORY_MIB
+    the node's allocatable memory, so the pod fits the node."""
+    allocatable = node_allocatable(pool)
+    assert allocatable is not None
+    return allocatable.memory_mib

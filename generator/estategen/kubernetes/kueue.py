@@ -18,6 +18,7 @@ from estategen.facts import (
     Flavor,
     cluster_flavors,
     mig_instances_per_gpu,
+    node_allocatable,
 )
 from estategen.kubernetes.nvidia import config_text, mig_resource
 from estategen.kubernetes.objects import (
@@ -75,25 +76,28 @@ class KueueFlavor:
     def name(self) -> str:
         return self.flavor.name
 
-    def _per_unit(self, scale: int, amount: str) -> int | None:
-        """CPU (millicores) or memory (MiB) that come with one unit; None when unknown."""
+    def _per_unit(self, amount: str) -> int | None:
+        """CPU (millicores) or memory (MiB) that come with one unit: a node's allocatable
+        (what its pods can have, less than its capacity) shared by its units; None when
+        unknown."""
         shares: list[int] = []
         for pool in self.pools:
-            value = (pool.cpu.threads if pool.cpu else None) if amount == "cpu" else pool.memory_gb
-            if value is None or pool.gpus is None:
+            allocatable = node_allocatable(pool)
+            if allocatable is None or pool.gpus is None:
                 return None
-            shares.append(value * scale // (pool.gpus.count * mig_instances_per_gpu(pool)))
+            value = allocatable.cpu_millis if amount == "cpu" else allocatable.memory_mib
+            shares.append(value // (pool.gpus.count * mig_instances_per_gpu(pool)))
         return min(shares)
 
     @cached_property
     def cpu_millis(self) -> int | None:
         """Millicores that come with one unit (asked for each team's queue)."""
-        return self._per_unit(1000, "cpu")
+        return self._per_unit("cpu")
 
     @cached_property
     def memory_mib(self) -> int | None:
         """MiB of memory that come with one unit."""
-        return self._per_unit(1024, "memory")
+        return self._per_unit("memory")
 
     @property
     def topology(self) -> bool:
