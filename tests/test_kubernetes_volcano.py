@@ -9,6 +9,7 @@ tag we pin. Custom resources are validated against the pinned CRDs in
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -562,3 +563,111 @@ def test_the_estate_picture_names_volcano_queues_not_a_cohort() -> None:
     assert "cluster hpc · volcano queues" in frames and "cluster ml · cohort ml" in frames
     titles = {b.title.split("\n")[0] for b in drawn.boxes if b.kind == "queue"}
     assert {"Volcano Queue vision", "ClusterQueue vision in cohort ml"} <= titles
+
+
+# --- a team's GPUs stay on the models its quota names ---------------------------------------
+
+# Two whole-GPU models in one Volcano cluster: both are nvidia.com/gpu to a Volcano Queue.
+TWO_MODELS = """\
+estate: echo
+versions: {kubernetes: "1.33"}
+identity:
+  users: [{name: ana, uid: 11001}, {name: ben, uid: 11002}]
+  teams:
+    - {name: vision, gid: 21001, members: [ana]}
+    - {name: nlp, gid: 21002, members: [ben]}
+node_pools:
+  - name: l4
+    scheduler: kubernetes
+    cluster: hpc
+    hosts: hpc-l4-[01-02]
+    gpus: {model: l4-24gb, count: 4}
+    taints: [{key: gpu-model, value: l4, effect: NoSchedule}]
+  - name: l40s
+    scheduler: kubernetes
+    cluster: hpc
+    hosts: hpc-l40s-[01-02]
+    gpus: {model: l40s-48gb, count: 4}
+kubernetes:
+  clusters:
+    - name: hpc
+      queues:
+        engine: volcano
+        teams:
+          - {team: vision, quota: {l4-24gb: 4}}
+          - {team: nlp, quota: {NLP_QUOTA}}
+"""
+
+
+def admission_groups(source: str) -> list[Obj]:
+    custom = values(source, "hpc", "volcano")["custom"]
+    groups: list[Obj] = yaml.safe_load(custom["admission_config_override"])["resourceGroups"]
+    return groups
+
+
+def test_a_team_with_quota_on_one_model_gets_pods_only_on_that_models_nodes() -> None:
+    """A Volcano Queue counts `nvidia.com/gpu` whatever model serves it (its deserved and
+    capability are resource lists, scheduling.volcano.sh_queues.yaml), so a team with quota
+    on L4s could spend it on the untainted L40S nodes. The pods webhook patches the pods of
+    the first resource group whose `object` lists their namespace (volcano v1.15.1
+    pkg/webhooks/admission/pods/mutate/mutate_pod.go createPatch, namespace.go
+    IsBelongResGroup): it merges the group's `labels` into the pod's nodeSelector over the
+    pod's own keys (patchLabels) and appends its `tolerations` (patchTaintToleration). So the
+    L4 team's namespace has a group of its own, first, selecting the nodes labelled L4 only,
+    with the L4 pool's taint tolerated; the keys are ResGroupConfig's yaml fields
+    (pkg/webhooks/config/config.go, vendored)."""
+    source = TWO_MODELS.replace("NLP_QUOTA", "l40s-48gb: 8")
+    groups = admission_groups(source)
+    first = next(g for g in groups if "vision" in g["object"]["value"])
+    assert first["object"] == {"key": "namespace", "value": ["vision"]}
+    assert first["schedulerName"] == k8s_volcano.SCHEDULER_NAME
+    nodes = {
+        o["metadata"]["name"]
+        for o in objects(source, "hpc")
+        if o["kind"] == "Node" and first["labels"].items() <= o["metadata"]["labels"].items()
+    }
+    assert nodes == {"hpc-l4-01", "hpc-l4-02"}
+    assert first["tolerations"] == [
+        {"key": "gpu-model", "operator": "Equal", "value": "l4", "effect": "NoSchedule"}
+    ]
+    nlp = next(g for g in groups if "nlp" in g["object"]["value"])
+    assert nlp["labels"] == {"estategen.io/gpu-model": "l40s-48gb", "estategen.io/mig": "false"}
+    assert "tolerations" not in nlp  # the L40S pool has no taints
+    # every namespace is in one group, so the first match is the team's own
+    listed = [ns for g in groups for ns in g["object"]["value"]]
+    assert sorted(listed) == ["nlp", "vision"]
+    text = (VOLCANO_CRDS / "config.go").read_text()
+    tags = set(re.findall(r'yaml:"(\w+)"', text.split("type ResGroupConfig struct")[1]))
+    assert {key for g in groups for key in g} <= tags
+    assert "tolerations" in tags and "labels" in tags
+
+
+def test_a_team_whose_quota_names_every_model_of_its_resource_is_not_pinned() -> None:
+    """Where the team's quota keys are the only ones offering the resources its queue counts
+    (the MIG profile and the time-sliced L40S of ESTATE's hpc cluster), the queue already
+    keeps it to them: its namespace stays in the one group that sets only the scheduler."""
+    assert admission_groups(ESTATE) == [
+        {
+            "resourceGroup": "estategen-teams",
+            "object": {"key": "namespace", "value": ["vision", "nlp"]},
+            "schedulerName": k8s_volcano.SCHEDULER_NAME,
+        }
+    ]
+
+
+def test_quota_on_two_models_that_a_volcano_queue_counts_as_one_resource_is_refused() -> None:
+    """A nodeSelector takes one value per label, the webhook's `affinity` is skipped for a
+    pod with an affinity of its own (mutate_pod.go patchAffinity), and the queue would count
+    4 L4 and 8 L40S as 12 `nvidia.com/gpu` of either model anyway: Volcano cannot keep such a
+    quota to each model, so validation refuses it and says what to do."""
+    from estategen import pipeline
+    from estategen.errors import BlueprintInvalid
+
+    source = TWO_MODELS.replace("NLP_QUOTA", "l4-24gb: 4, l40s-48gb: 8")  # within capacity
+    document = semantics.load.parse_blueprint(source.encode(), "blueprint.yaml")
+    with pytest.raises(BlueprintInvalid) as refused:
+        pipeline.validate_document(document)
+    messages = [f.message for f in refused.value.findings]
+    assert len(messages) == 1, messages  # only this: the quotas fit the cluster
+    assert "nvidia.com/gpu" in messages[0] and "engine: kueue" in messages[0]
+    assert "team nlp" in messages[0]

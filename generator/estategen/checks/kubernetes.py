@@ -14,8 +14,9 @@ from estategen.facts import (
     aks_gpu_instance_profile,
     aks_mig_profiles,
     kubelet_may_set,
+    quota_capacity,
 )
-from estategen.kubernetes import autoscaler
+from estategen.kubernetes import autoscaler, volcano
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate
 
@@ -140,7 +141,7 @@ VOLCANO_OWN_QUEUES = ("default", "root")
 @check
 def queue_engine_keys(estate: Estate) -> Iterator[Finding]:
     """Each engine takes the keys it gives an effect to: Kueue a cohort and a pods-ready
-    timeout, Volcano neither."""
+    timeout, Volcano neither, and a Volcano queue only quota it can keep to its GPU models."""
     teams = estate.teams_by_name
     for cluster in estate.kubernetes_clusters:
         queues = cluster.queues
@@ -154,6 +155,9 @@ def queue_engine_keys(estate: Estate) -> Iterator[Finding]:
                     "idle quota within it",
                 )
             continue
+        view = ClusterView.of(estate, cluster)
+        models = quota_capacity(estate, cluster.name)
+        known = all(p.gpus is None or p.gpus.model in estate.gpu_models for p in view.pools)
         if queues.cohort_declared:
             yield issue(
                 f"{queues.path}.cohort",
@@ -181,6 +185,11 @@ def queue_engine_keys(estate: Estate) -> Iterator[Finding]:
                     f"fairshare {team.fairshare} becomes the weight of the team's Volcano queue "
                     f"in cluster {cluster.name!r}, which is at most {VOLCANO_MAX_WEIGHT}",
                 )
+            # a queue's GPU count is kept to the models its quota names (volcano.Placement)
+            if team is not None and known and all(k in models for k in entry.quota):
+                refused = volcano.placement(view, entry).refused
+                if refused:
+                    yield issue(f"{entry.path}.quota", refused)
 
 
 @check

@@ -103,6 +103,14 @@ class KueueFlavor:
     def topology(self) -> bool:
         return all(p.switches for p in self.pools)
 
+    @property
+    def node_labels(self) -> dict[str, str]:
+        """The node labels (facts.node_labels sets them) that select the flavour's nodes."""
+        return {
+            MODEL_LABEL: self.flavor.model,
+            MIG_LABEL: str(self.flavor.profile is not None).lower(),
+        }
+
 
 def flavors(view: ClusterView) -> list[KueueFlavor]:
     pools = {p.name: p for p in view.pools}
@@ -239,12 +247,7 @@ def objects(view: ClusterView) -> list[Obj]:
             }
         )
     for flavor in all_flavors:
-        spec: Obj = {
-            "nodeLabels": {
-                MODEL_LABEL: flavor.flavor.model,
-                MIG_LABEL: str(flavor.flavor.profile is not None).lower(),
-            }
-        }
+        spec: Obj = {"nodeLabels": flavor.node_labels}
         tolerations = flavor_tolerations(flavor)
         if tolerations:
             spec["tolerations"] = tolerations

@@ -8,10 +8,12 @@ shared GPUs), as Volcano v1.15.1 serves and schedules them
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from estategen.kubernetes import kueue
 from estategen.kubernetes.nvidia import config_text
 from estategen.kubernetes.objects import TEAM_LABEL, ClusterView, Obj, meta
-from estategen.model import Team
+from estategen.model import QueueTeam, Team
 
 API = "scheduling.volcano.sh/v1beta1"
 CHART = "volcano"
@@ -82,18 +84,118 @@ def scheduler_configuration(view: ClusterView) -> Obj:
     }
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a team's pods may run in a Volcano cluster, and why.
+
+    A Volcano Queue counts resources by name, and every whole-GPU model is ``nvidia.com/gpu``
+    (a MIG profile under the mixed strategy has its own name): a queue's ``nvidia.com/gpu``
+    is spent on whichever model's node its pods land on. Where a resource the team's quota
+    counts is offered by more than one quota key of the cluster (``shared``), the team's pods
+    must be kept to the nodes of the keys it names. The admission webhook can do that for a
+    namespace: a resource group's ``labels`` are merged into each new pod's nodeSelector over
+    the pod's own keys, and its ``tolerations`` appended (volcano v1.15.1
+    ``pkg/webhooks/admission/pods/mutate/mutate_pod.go`` ``patchLabels``,
+    ``patchTaintToleration``; ``pkg/webhooks/config/config.go`` ``ResGroupConfig``). A
+    nodeSelector takes one value per label, so it selects one model (``labels``); its
+    ``affinity`` could name several, but the webhook skips it for any pod with an affinity of
+    its own (``patchAffinity``), and even then the queue would still count the models as one
+    resource. So a team with quota on models of different node labels that share a resource
+    cannot be kept to each model's quota: ``refused`` says why, and a check refuses the
+    blueprint (Kueue, with one ResourceFlavor per model, can). One queue per model would
+    need the ``nodegroup`` plugin (a Queue's ``affinity.nodeGroupAffinity`` over nodes
+    labelled ``volcano.sh/nodegroup-name``, ``pkg/scheduler/plugins/nodegroup``) and every
+    job to name its model's queue: the namespace's annotation names one queue for the pods
+    that name none, so they would still spend one model's quota wherever they land.
+    """
+
+    labels: dict[str, str]
+    tolerations: list[Obj]
+    shared: dict[str, tuple[str, ...]]  # resource -> every quota key offering it
+    refused: str | None = None
+
+
+def placement(view: ClusterView, entry: QueueTeam) -> Placement:
+    """Where a team's pods may run in this Volcano cluster (see :class:`Placement`)."""
+    all_flavors = kueue.flavors(view)
+    offering: dict[str, list[str]] = {}
+    for flavor in all_flavors:
+        offering.setdefault(flavor.resource, []).append(flavor.flavor.key)
+    named = [f for f in all_flavors if f.flavor.key in entry.quota]
+    shared = {
+        f.resource: tuple(offering[f.resource]) for f in named if len(offering[f.resource]) > 1
+    }
+    if not shared:
+        return Placement({}, [], {})  # the queue's resources are the named keys' alone
+    label_sets = {tuple(sorted(f.node_labels.items())) for f in named}
+    (labels, *others) = sorted(label_sets)
+    selected = dict(labels)
+    # quota keys offering a shared resource on the same nodes (one model's MIG profiles as
+    # nvidia.com/gpu) cannot be told apart by node labels either
+    alike = sorted(
+        f.flavor.key
+        for f in all_flavors
+        if f.resource in shared and f.flavor.key not in entry.quota and f.node_labels == selected
+    )
+    if others or alike:
+        keys = sorted(k for keys in shared.values() for k in keys)
+        resources = ", ".join(sorted(shared))
+        return Placement(
+            {},
+            [],
+            shared,
+            f"Volcano queues count {resources} without telling {', '.join(keys)} apart, and "
+            "its admission webhook keeps a namespace's pods to one node selector: team "
+            f"{entry.team}'s quota on {', '.join(sorted(entry.quota))} cannot be kept to each "
+            f"model in cluster {view.cluster.name!r}; give the team quota on one GPU model of "
+            "the cluster, or use engine: kueue (one ResourceFlavor per model)",
+        )
+    tolerations: list[Obj] = []
+    for flavor in named:
+        for toleration in kueue.flavor_tolerations(flavor):
+            if toleration not in tolerations:
+                tolerations.append(toleration)
+    return Placement(selected, tolerations, shared)
+
+
 def admission_configuration(view: ClusterView) -> Obj:
     """Pods in a team namespace get ``schedulerName: volcano`` from the pods webhook, so a plain
-    Job or Deployment is queued too, not only jobs that name the scheduler (R12.9)."""
-    return {
-        "resourceGroups": [
+    Job or Deployment is queued too, not only jobs that name the scheduler (R12.9).
+
+    A team whose queue counts a resource other teams' GPU models offer too gets a resource
+    group of its own, listed first (the webhook patches a pod by the first group its
+    namespace is in, ``createPatch``): its pods get the nodeSelector of the model its quota
+    names and the tolerations of that model's pools (:class:`Placement`). Every pod of the
+    namespace is kept there, those without GPUs too.
+    """
+    groups: list[Obj] = []
+    shared_group: list[str] = []
+    for team in view.estate.identity.teams:
+        entry = kueue.queue_entry(view, team)
+        if entry is None:
+            continue
+        where = placement(view, entry)
+        if not where.labels:
+            shared_group.append(team.namespace)
+            continue
+        group: Obj = {
+            "resourceGroup": f"estategen-team-{team.name}",
+            "object": {"key": "namespace", "value": [team.namespace]},
+            "schedulerName": SCHEDULER_NAME,
+            "labels": where.labels,
+        }
+        if where.tolerations:
+            group["tolerations"] = where.tolerations
+        groups.append(group)
+    if shared_group:
+        groups.append(
             {
                 "resourceGroup": "estategen-teams",
-                "object": {"key": "namespace", "value": queued_namespaces(view)},
+                "object": {"key": "namespace", "value": shared_group},
                 "schedulerName": SCHEDULER_NAME,
             }
-        ]
-    }
+        )
+    return {"resourceGroups": groups}
 
 
 def queued_namespaces(view: ClusterView) -> list[str]:
