@@ -21,6 +21,11 @@ _SLURM_TEMPLATE = "Slurm reads {kind}={word} (any case) as defaults for every {w
 SLURM_PARTITIONS: Mapping[str, str] = {
     "default": _SLURM_TEMPLATE.format(kind="PartitionName", word="DEFAULT", what="partition"),
 }
+SLURM_QOS: Mapping[str, str] = {
+    "all": "Slurm reads AllowQos=all as ALL (any case): every QoS, no restriction",
+    "set": "sacctmgr reads `add qos set` as its keyword Set, not as a QoS to add",
+    "where": "sacctmgr reads `add qos where` as its keyword Where, not as a QoS to add",
+}
 SLURM_ACCOUNTS: Mapping[str, str] = {
     "all": "Slurm reads AllowAccounts=all as ALL (any case): every account, no restriction",
     "root": "it is Slurm's own root account, above every account (sacctmgr)",

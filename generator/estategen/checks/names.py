@@ -20,11 +20,13 @@ from estategen.reserved import (
     SLURM_ACCOUNTS,
     SLURM_NODES,
     SLURM_PARTITIONS,
+    SLURM_QOS,
     SYSTEM_GROUPS,
     SYSTEM_USERS,
     namespace_reason,
 )
 from estategen.slurm_facts import parent_account
+from estategen.slurm_names import qos_key
 
 T = TypeVar("T")
 
@@ -44,7 +46,6 @@ def unique_names(estate: Estate) -> Iterator[Finding]:
     kinds: list[tuple[str, list[tuple[str, str]]]] = [
         ("node pool", [(p.path, p.name) for p in estate.node_pools]),
         ("partition", [(p.path, p.name) for p in estate.slurm.partitions]),
-        ("QoS", [(q.path, q.name) for q in estate.slurm.qos]),
         ("team", [(t.path, t.name) for t in estate.identity.teams]),
         ("user", [(u.path, u.name) for u in estate.identity.users]),
         ("Kubernetes cluster", [(c.path, c.name) for c in estate.kubernetes_clusters]),
@@ -70,6 +71,19 @@ def unique_names(estate: Estate) -> Iterator[Finding]:
     for kind, entries in kinds:
         for (path, _), name in _duplicates(entries, key=lambda e: e[1]):
             yield issue(path, f"{kind} {name!r} is declared more than once")
+    declared: dict[str, str] = {}
+    for qos in estate.slurm.qos:
+        other = declared.get(qos_key(qos.name))
+        if other == qos.name:
+            yield issue(qos.path, f"QoS {qos.name!r} is declared more than once")
+        elif other is not None:
+            yield issue(
+                qos.path,
+                f"QoS {qos.name!r} is QoS {other!r}: slurmdbd keeps QoS names in lower case "
+                "and slurmctld finds them in any case; declare it once",
+            )
+        else:
+            declared[qos_key(qos.name)] = qos.name
 
 
 def _first_of_each_name(teams: Iterable[Team]) -> list[Team]:
@@ -132,13 +146,16 @@ def names_not_reserved(estate: Estate) -> Iterator[Finding]:
         if reason:
             yield _reserved(f"{team.path}.namespace", "team namespace", team.namespace, reason)
     for partition in estate.slurm.partitions:
-        if partition.name in SLURM_PARTITIONS:
+        if partition.name.lower() in SLURM_PARTITIONS:
             yield _reserved(
                 f"{partition.path}.name",
                 "partition name",
                 partition.name,
-                SLURM_PARTITIONS[partition.name],
+                SLURM_PARTITIONS[partition.name.lower()],
             )
+    for qos in estate.slurm.qos:
+        if qos_key(qos.name) in SLURM_QOS:
+            yield _reserved(f"{qos.path}.name", "QoS name", qos.name, SLURM_QOS[qos_key(qos.name)])
     for pool in estate.node_pools:
         if pool.name in POOL_NAMES:
             yield _reserved(f"{pool.path}.name", "node pool name", pool.name, POOL_NAMES[pool.name])

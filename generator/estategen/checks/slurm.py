@@ -26,6 +26,7 @@ from estategen.facts import (
 from estategen.model import Estate, Reservation
 from estategen.reserved import SYSTEM_USERS
 from estategen.slurm_facts import SLURM_USER
+from estategen.slurm_names import qos_key
 
 
 @check
@@ -42,6 +43,7 @@ def partitions_resolve(estate: Estate) -> Iterator[Finding]:
     pools = estate.pools_by_name
     teams = estate.teams_by_name
     qos = {q.name for q in estate.slurm.qos}
+    qos_keys = {qos_key(q) for q in qos}
     for part in estate.slurm.partitions:
         for i, name in enumerate(part.pools):
             if name not in pools:
@@ -60,7 +62,8 @@ def partitions_resolve(estate: Estate) -> Iterator[Finding]:
                 yield issue(
                     f"{part.path}.teams[{i}]", f"{name!r} is not a team{choices(teams, name)}"
                 )
-        if part.qos and part.qos not in qos:
+        # slurmctld finds a partition's QOS= in any case
+        if part.qos and qos_key(part.qos) not in qos_keys:
             yield issue(f"{part.path}.qos", f"{part.qos!r} is not a QoS{choices(qos, part.qos)}")
     defaults = [p for p in estate.slurm.partitions if p.default]
     for extra in defaults[1:]:
@@ -73,13 +76,15 @@ def partitions_resolve(estate: Estate) -> Iterator[Finding]:
 @check
 def qos_resolves(estate: Estate) -> Iterator[Finding]:
     names = {q.name for q in estate.slurm.qos}
+    keys = {qos_key(name) for name in names}
     for qos in estate.slurm.qos:
         for i, other in enumerate(qos.preempt):
-            if other not in names:
+            # sacctmgr finds Preempt= QoS in any case (str_2_slurmdb_qos, slurmdb_defs.c)
+            if qos_key(other) not in keys:
                 yield issue(
                     f"{qos.path}.preempt[{i}]", f"{other!r} is not a QoS{choices(names, other)}"
                 )
-            elif other == qos.name:
+            elif qos_key(other) == qos_key(qos.name):
                 yield issue(f"{qos.path}.preempt[{i}]", "a QoS cannot preempt itself")
         if qos.preempt and estate.slurm.scheduling.preemption.type != "qos":
             yield issue(

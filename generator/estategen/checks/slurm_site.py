@@ -15,6 +15,7 @@ from estategen.model import DAEMON_FOLDERS, Estate, shares_state_and_spool
 from estategen.schema.values import PROGRAM_TREES
 from estategen.slurm_facts import accounting_tres, def_mem_per_cpu, required_tres
 from estategen.slurm_keys import MULTIFACTOR_OPTIONS
+from estategen.slurm_names import qos_key
 
 
 @check
@@ -434,13 +435,15 @@ def _nodeset_problems(estate: Estate) -> Iterator[Finding]:
 def partition_site_settings_valid(estate: Estate) -> Iterator[Finding]:
     yield from _untyped_gpus_apart(estate)
     qos_names = {q.name for q in estate.slurm.qos}
+    qos_keys = {qos_key(q) for q in qos_names}
     teams = {t.name for t in estate.identity.teams}
     yield from _nodeset_problems(estate)
     tracked = {t.lower() for t in accounting_tres(estate)}  # once, not once per partition
     for part in estate.slurm.partitions:
         site = part.overrides
         for name in site.allow_qos:
-            if name not in qos_names:
+            # slurmctld lower-cases AllowQos (read_config.c) and finds QoS in any case
+            if qos_key(name) not in qos_keys:
                 yield issue(
                     f"{part.path}.allow_qos",
                     f"unknown QoS {name!r}; slurm.qos has {', '.join(sorted(qos_names)) or 'none'}",

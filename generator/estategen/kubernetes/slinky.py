@@ -24,6 +24,7 @@ from estategen.facts import (
 from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, meta
 from estategen.model import SLURMCTLD_PORT, Estate, NodePool
 from estategen.slurm_facts import hosted_pod_memory_mib, node_line
+from estategen.slurm_names import kubernetes_name
 
 API = "slinky.slurm.net/v1beta1"
 GROUP = "slinky.slurm.net"
@@ -86,7 +87,9 @@ def _ref(name: str, key: str) -> Obj:
 
 
 def controller_name(estate: Estate) -> str:
-    return estate.slurm.cluster_name
+    """The Controller's and the Accounting's name: the ClusterName as a Kubernetes name
+    (``hpc.example`` is hpc-example); the Controller's clusterName keeps it as written."""
+    return kubernetes_name(estate.slurm.cluster_name)
 
 
 def objects(view: ClusterView) -> list[Obj]:

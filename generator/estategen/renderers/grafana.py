@@ -181,7 +181,8 @@ def _team_panel(estate: Estate, scheduler: str) -> Panel:
 
 def _queue_panel(estate: Estate, scheduler: str) -> Panel:
     if scheduler == "slurm":
-        partitions = "|".join(p.name for p in estate.slurm.partitions)
+        # a partition's '.' matched literally: \\. in a PromQL string is the regex's \.
+        partitions = "|".join(p.name.replace(".", "\\\\.") for p in estate.slurm.partitions)
         return _timeseries(
             "Pending jobs and unavailable nodes",
             "Jobs pending per partition, and nodes down or drained (Slurm exporter).",

@@ -58,6 +58,7 @@ from estategen.slurm_facts import (
     site_memory_default,
     slurm_hostlist,
 )
+from estategen.slurm_names import qos_key
 
 # Backfill looks this far ahead at most (minutes): 30 days.
 BACKFILL_WINDOW_MAX = 43_200
@@ -437,7 +438,7 @@ def qos_grant(
     next read the associations; a change of the team accounts themselves reaches their
     users."""
     settings = f"set QOS={','.join(names)}"
-    if "normal" in names:
+    if any(qos_key(name) == "normal" for name in names):
         settings += " DefaultQOS=normal"
     lines = [f"modify account where name={parent} cluster={cluster} {settings}"]
     if teams and slurm.at_least("23.11") and not slurm.at_least("25.11"):

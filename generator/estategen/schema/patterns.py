@@ -22,6 +22,18 @@ QUOTA_KEY = rf"{NAME}(/{MIG_PROFILE})?"
 # slurm.conf(5) times; like Slurm, a field may have any number of digits (``0:90``, ``2:75:00``).
 SLURM_TIME = r"(UNLIMITED|INFINITE|([0-9]{1,12}-)?[0-9]{1,12}(:[0-9]{1,12}){0,2})"
 SLURM_OPTION_KEY = r"[A-Z][A-Za-z0-9]{1,63}"
+# A partition's name as slurmctld keeps it, case by case (PartitionName=, copied as written by
+# _parse_partitionname in src/common/read_config.c), and a QoS's name (sacctmgr stores it in
+# lower case; slurmctld finds a QoS by name in any case). Slurm checks neither; estategen
+# refuses what breaks its other outputs: ',' (sbatch -p, AllowQos, Preempt= and sacctmgr's
+# QOS= read a list), '=', spaces, '#' and quotes (slurm.conf and sacctmgr lines), and '-'
+# first (sacctmgr and scontrol would read the name as an option).
+SLURM_PARTITION = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}"
+SLURM_QOS = SLURM_PARTITION  # one rule, one hint
+# slurm.conf's ClusterName: slurmctld lower-cases it (read_config.c, "Some databases are case
+# sensitive") and slurm.conf(5) holds it to 40 characters (the accounting tables' names start
+# with it); a letter or digit first, so that its Kubernetes name (facts.kubernetes_name) is one.
+CLUSTER_NAME = r"[a-z0-9][a-z0-9_.-]{0,39}"
 # What applying a change to a key means on a running estate: each key's documentation names
 # one or more of these (data/schema-docs.yaml `change:`), and the JSON Schema carries them as
 # the annotation CHANGE_KEYWORD.
@@ -228,6 +240,12 @@ PATTERN_HINTS = {
     MIG_PROFILE: "MIG profile like '3g.40gb'",
     SLURM_TIME: "Slurm time: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, UNLIMITED or INFINITE",
     SLURM_OPTION_KEY: "slurm.conf parameter name like 'MaxJobCount'",
+    SLURM_PARTITION: "Slurm partition or QoS name like 'gpu_priority', 'rocsLong' or "
+    "'part.eic': letters of either case, digits, '_', '.' and '-', not '-' first, at most 64 "
+    "(no ',', '=', spaces or quotes: Slurm reads those as lists, keys or words)",
+    CLUSTER_NAME: "Slurm cluster name like 'hpc.example' or 'aurora_2': lowercase letters, "
+    "digits, '_', '.' and '-', a letter or digit first, at most 40 (slurmctld lower-cases "
+    "ClusterName; slurm.conf(5) allows 40 characters)",
     CHECK_RULE: "check's rule id like 'check/pool-without-storage'",
     SLURM_OPTION_VALUE: "slurm.conf value: one word of [A-Za-z0-9_.,:/=+@%-], no spaces",
     LOCAL_DATETIME: "local date and time like '2027-01-10T08:00' or '2027-01-10T08:00:00'",

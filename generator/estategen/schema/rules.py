@@ -25,6 +25,7 @@ from estategen.schema.patterns import (
     CHECK_RULE,
     CLOUD_IMAGE,
     CLOUD_SUBNET,
+    CLUSTER_NAME,
     DAEMON_PATH,
     DEFAULT_FRAMEWORKS,
     DN,
@@ -78,6 +79,8 @@ from estategen.schema.patterns import (
     SELECT_RESOURCES,
     SELECT_TYPES,
     SLURM_OPTION_KEY,
+    SLURM_PARTITION,
+    SLURM_QOS,
     SLURM_TIME,
     SLURM_VERSIONS,
     STORAGE_SOURCE,
@@ -249,11 +252,11 @@ _NODE_POOL = _dict(
 )
 _QOS = _dict(
     {
-        "name": _name(required=True),
+        "name": _s(SLURM_QOS, required=True),
         "priority": _int(0, 1_000_000, default=0),
         "max_gpus_per_user": _int(0, 1_000_000),
         "max_time": _s(SLURM_TIME),
-        "preempt": _list(_name(), default=[]),
+        "preempt": _list(_s(SLURM_QOS), default=[]),
         "preempt_mode": {"type": "string", "allowed": ["cancel", "requeue"]},
         "usage_factor": {
             "type": "number",
@@ -266,13 +269,13 @@ _QOS = _dict(
 )
 _PARTITION = _dict(
     {
-        "name": _name(required=True),
+        "name": _s(SLURM_PARTITION, required=True),
         "pools": _list(_name(), required=True, minlength=1),
         "default": {"type": "boolean", "default": False},
         "max_time": _s(SLURM_TIME, default="UNLIMITED"),
         "default_time": _s(SLURM_TIME),
         "teams": _list(_name(), default=[]),
-        "qos": _name(),
+        "qos": _s(SLURM_QOS),
         "priority_tier": _int(0, 65_533, default=1),
         "preempt_mode": {"type": "string", "allowed": ["off", "cancel", "requeue", "suspend"]},
         "hidden": {"type": "boolean", "default": False},
@@ -281,7 +284,7 @@ _PARTITION = _dict(
         "oversubscribe": _s(OVERSUBSCRIBE),
         "exclusive_user": {"type": "boolean"},
         "priority_job_factor": _int(0, 65_533),
-        "allow_qos": _list(_name(), minlength=1),
+        "allow_qos": _list(_s(SLURM_QOS), minlength=1),
         "allow_groups": _list(_s(GROUP), minlength=1),
         "deny_accounts": _list(_name(), minlength=1),
         **{limit.key: _int(limit.low, limit.high) for limit in PARTITION_LIMITS},
@@ -308,7 +311,7 @@ _RESERVATION = _dict(
         "duration": _s(SLURM_TIME),
         "end": _s(LOCAL_DATETIME, check_with="local_datetime"),
         "pools": _list(_name(), minlength=1),
-        "partition": _name(),
+        "partition": _s(SLURM_PARTITION),
         "hosts": _HOSTS,
         "flags": _list({"type": "string", "allowed": list(RESERVATION_FLAGS)}, default=[]),
         "teams": _list(_name(), default=[]),
@@ -378,7 +381,7 @@ _SLURM_PACKAGES = _dict(
 )
 _SLURM = _dict(
     {
-        "cluster_name": _name(),
+        "cluster_name": _s(CLUSTER_NAME),
         "packages": _SLURM_PACKAGES,
         "controllers": _list(_s(HOSTNAME), minlength=1, maxlength=4),
         # SlurmctldHost=NAME(ADDRESS), for controllers whose name does not resolve

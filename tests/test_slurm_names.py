@@ -1,0 +1,195 @@
+"""Slurm's own names are kept as a site gives them: a partition, a QoS and the cluster named as
+Slurm takes them go into every output as written, and only what would break an output is
+refused, with the reason.
+
+Slurm checks none of these names. slurmctld copies PartitionName as written and compares it
+case by case (``_parse_partitionname`` in src/common/read_config.c, slurm-22-05-8-1 and
+slurm-24-11-5-1); it lower-cases ClusterName ("Some databases are case sensitive", same file,
+``_validate_and_set_defaults``), and slurm.conf(5) holds it to 40 characters. sacctmgr adds a
+QoS under its name in lower case (``slurm_addto_char_list`` in
+src/common/slurm_protocol_defs.c) and slurmctld finds a partition's QOS= in any case
+(``assoc_mgr_fill_in_qos`` in src/common/assoc_mgr.c, where a missing one is
+``fatal: Partition ... has an invalid qos``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from test_kubernetes_slinky import ESTATE as HOSTED
+from test_kubernetes_slinky import SLINKY_CRDS, slinky_objects
+from test_slurm_site import errors, files
+
+from estategen.slurm_names import kubernetes_name
+
+from crd import crd_set
+
+SITE_NAMES = """\
+slurm:
+  cluster_name: hpc.example
+  qos: [{name: normal}, {name: part_eic}, {name: rocsLong, preempt: [part_eic]}]
+  scheduling: {preemption: {type: qos}}
+  partitions:
+    - {name: gpu_priority, pools: [h100], default: true, qos: part_eic}
+    - {name: rocsLong, pools: [h100], allow_qos: [rocsLong, normal]}
+    - {name: eic.test, pools: [h100]}
+"""
+
+
+def lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def partition_lines(rendered: dict[str, str]) -> dict[str, dict[str, str]]:
+    out = {}
+    for line in lines(rendered["slurm/slurm.conf"]):
+        if line.startswith("PartitionName="):
+            fields = dict(field.split("=", 1) for field in line.split())
+            out[fields["PartitionName"]] = fields
+    return out
+
+
+# --- a blueprint with a site's names renders them as written ---------------------------------
+
+
+def test_partitions_and_qos_keep_case_underscores_and_dots_in_slurm_conf() -> None:
+    parts = partition_lines(files(SITE_NAMES))
+    assert list(parts) == ["gpu_priority", "rocsLong", "eic.test"]
+    assert parts["gpu_priority"]["QOS"] == "part_eic"
+    assert parts["gpu_priority"]["Default"] == "YES"
+    assert parts["rocsLong"]["AllowQos"] == "rocsLong,normal"
+
+
+def test_qos_sacctmgr_adds_and_grants_the_qos_by_the_names_given() -> None:
+    qos = lines(files(SITE_NAMES)["slurm/qos.sacctmgr"])
+    assert qos[:3] == ["add qos normal", "add qos part_eic", "add qos rocsLong"]
+    assert any(
+        line.startswith("modify qos where name=rocsLong set ") and " Preempt=part_eic " in line
+        for line in qos
+    )
+    assert any(
+        " cluster=hpc.example set QOS=normal,part_eic,rocsLong DefaultQOS=normal" in line
+        for line in qos
+    )
+
+
+def test_a_dotted_cluster_name_is_the_cluster_of_slurm_conf_and_of_the_accounts() -> None:
+    rendered = files(SITE_NAMES)
+    assert "ClusterName=hpc.example" in lines(rendered["slurm/slurm.conf"])
+    assert "Cluster - 'hpc.example':Fairshare=1" in lines(rendered["slurm/sacct.cfg"])
+
+
+def test_two_partitions_may_differ_only_in_case_as_slurm_compares_them() -> None:
+    fragment = """\
+    slurm:
+      partitions:
+        - {name: gpu, pools: [h100], default: true}
+        - {name: GPU, pools: [h100]}
+    """
+    assert list(partition_lines(files(fragment))) == ["gpu", "GPU"]
+
+
+def test_a_reference_may_spell_a_qos_in_any_case_as_slurmctld_finds_it() -> None:
+    fragment = """\
+    slurm:
+      qos: [{name: normal}, {name: rocsLong}]
+      partitions: [{name: gpu, pools: [h100], default: true, qos: ROCSLONG}]
+    """
+    assert errors(fragment) == []
+    assert partition_lines(files(fragment))["gpu"]["QOS"] == "ROCSLONG"
+
+
+def test_the_dashboard_matches_a_dotted_partition_literally() -> None:
+    rendered = files(SITE_NAMES)
+    (dashboard,) = [p for p in rendered if re.fullmatch(r"observability/grafana/.*/[^/]+\.json", p)]
+    panels = json.loads(rendered[dashboard])["panels"]
+    exprs = [t["expr"] for p in panels for t in p.get("targets", ())]
+    (pending,) = [e for e in exprs if e.startswith("slurm_partition_jobs_pending")]
+    # in a PromQL string `\\.` is the regular expression's `\.`
+    assert 'partition=~"gpu_priority|rocsLong|eic\\\\.test"' in pending
+
+
+# --- what is refused, and why ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fragment", "path", "reason"),
+    [
+        (
+            "slurm: {partitions: [{name: 'gpu,a', pools: [h100]}]}",
+            "slurm.partitions[0].name",
+            "no ','",
+        ),
+        (
+            "slurm: {partitions: [{name: '-gpu', pools: [h100]}]}",
+            "slurm.partitions[0].name",
+            "not '-' first",
+        ),
+        (
+            "slurm: {qos: [{name: 'high prio'}]}",
+            "slurm.qos[0].name",
+            "spaces",
+        ),
+        ("slurm: {cluster_name: HPC.example}", "slurm.cluster_name", "lower-cases ClusterName"),
+        ("slurm: {cluster_name: " + "c" * 41 + "}", "slurm.cluster_name", "at most 40"),
+        (
+            "slurm: {partitions: [{name: Default, pools: [h100]}]}",
+            "slurm.partitions[0].name",
+            "PartitionName=DEFAULT",
+        ),
+        ("slurm: {qos: [{name: normal}, {name: Where}]}", "slurm.qos[1].name", "keyword Where"),
+        ("slurm: {qos: [{name: normal}, {name: ALL}]}", "slurm.qos[1].name", "AllowQos=all as ALL"),
+    ],
+)
+def test_a_name_that_would_break_an_output_is_refused_with_the_reason(
+    fragment: str, path: str, reason: str
+) -> None:
+    found = [f for f in errors(fragment) if f.path == path]
+    assert found and reason in found[0].message, [f.format() for f in errors(fragment)]
+
+
+def test_two_qos_that_differ_only_in_case_are_refused_as_one_qos() -> None:
+    """slurmdbd would hold one QoS `rocslong`: the second `add qos` adds nothing."""
+    fragment = "slurm: {qos: [{name: normal}, {name: rocsLong}, {name: rocslong}]}"
+    (found,) = [f for f in errors(fragment) if f.path == "slurm.qos[2]"]
+    assert "'rocslong' is QoS 'rocsLong'" in found.message
+    assert "lower case" in found.message
+
+
+# --- Kubernetes objects named after the cluster ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "derived"),
+    [
+        ("hpc.example", "hpc-example"),
+        ("aurora_2", "aurora-2"),
+        ("hpc.example-", "hpc-example"),
+        ("a..b__c", "a-b-c"),
+        ("x" * 40, "x" * 40),
+    ],
+)
+def test_the_kubernetes_name_of_a_slurm_name_is_a_dns_label(name: str, derived: str) -> None:
+    assert kubernetes_name(name) == derived
+    assert re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", derived)
+
+
+def test_slinky_objects_take_the_cluster_names_dns_form_and_keep_its_cluster_name() -> None:
+    """The Controller's clusterName is the ClusterName slurmctld has; the objects' names are
+    DNS labels (metadata.name), so `hpc.example` names them hpc-example, and the NodeSet's
+    controllerRef names the Controller by that name (controllers CRD, nodesets CRD)."""
+    source = HOSTED.replace("  controllers: [ctl-01]\n", "  cluster_name: hpc.example\n"
+                            "  controllers: [ctl-01]\n")  # fmt: skip
+    found = slinky_objects(source)
+    controller = next(o for o in found if o["kind"] == "Controller")
+    assert controller["metadata"]["name"] == "hpc-example"
+    assert controller["spec"]["clusterName"] == "hpc.example"
+    assert controller["spec"]["accountingRef"] == {"name": "hpc-example"}
+    assert [o["metadata"]["name"] for o in found if o["kind"] == "Accounting"] == ["hpc-example"]
+    nodeset = next(o for o in found if o["kind"] == "NodeSet")
+    assert nodeset["spec"]["controllerRef"]["name"] == "hpc-example"
+    crds = crd_set(SLINKY_CRDS)
+    for obj in found:
+        assert crds.validate(obj) == [], (obj["kind"], crds.validate(obj))
