@@ -95,15 +95,6 @@ if (($# == 0)); then
         13) other=22.05 ;;
     esac
     echo "the real-daemon tests on Slurm $other"
-    # In the container an srun now and then waits out its 60 s limit while its step hangs
-    # (seen once in about five runs, a different test each time): the failed tests run once
-    # more, named, so a real failure still fails twice and a flaky one is printed as such.
-    on_other() {
-        scripts/slurm-release.sh "$other" -- python -m pytest -q -rs -m slow \
-            -o cache_dir=".pytest_cache/slurm-$other" "$@" "${SLURM_DAEMON_TESTS[@]}"
-    }
-    if ! on_other; then
-        echo "the real-daemon tests on Slurm $other: the failed ones again, once"
-        on_other --last-failed --last-failed-no-failures none
-    fi
+    scripts/slurm-release.sh "$other" -- python -m pytest -q -rs -m slow \
+        -o cache_dir=".pytest_cache/slurm-$other" "${SLURM_DAEMON_TESTS[@]}"
 fi

@@ -312,11 +312,17 @@ class SlurmLab:
 
     def write_hosts(self, down: Iterable[str]) -> None:
         """Every lab host name is 127.0.0.1, except those of machines that are ``down``: they
-        resolve nowhere, so nothing the lab starts can reach them."""
+        resolve nowhere, so nothing the lab starts can reach them.
+
+        The machine's own name resolves too: srun and salloc run under it, and slurmctld
+        resolves a client's name to answer it. Unresolved, each answer waits out getaddrinfo's
+        retries (10 s per lookup on 24.11 when DNS says "try again"), holding the controller's
+        locks, and steps hang at random."""
         skip = set(down)
+        names = [*self.host_names, socket.gethostname()]
         self.hosts_file.write_text(
             "127.0.0.1 localhost\n"
-            + "".join(f"127.0.0.1 {h}\n" for h in self.host_names if h not in skip)
+            + "".join(f"127.0.0.1 {h}\n" for h in dict.fromkeys(names) if h not in skip)
         )
 
     # configuration ------------------------------------------------------------------

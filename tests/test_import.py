@@ -19,6 +19,8 @@ from estategen.importer.tables import PARAMETERS, PARTITION_KEYS
 from conftest import run_cli
 
 BASE = "ClusterName=lab\nSlurmctldHost=ctl\n"
+# GPU sites say their select plugin: 22.05's default, select/linear, gives steps no GPUs
+CONS_TRES = "SelectType=select/cons_tres\n"
 
 
 def conf(tmp_path: Path, text: str, name: str = "slurm.conf") -> Path:
@@ -97,7 +99,7 @@ def test_gres_types_become_gpu_models_with_a_review_note(tmp_path: Path) -> None
         conf(
             tmp_path,
             BASE + "GresTypes=gpu\nNodeName=g[1-2] CPUs=32 RealMemory=500000 Gres=gpu:4\n"
-            "PartitionName=gpu Nodes=g[1-2]\n",
+            "PartitionName=gpu Nodes=g[1-2]\n" + CONS_TRES,
         ),
         gres=conf(tmp_path, "NodeName=g[1-2] Name=gpu Type=a100 File=/dev/nvidia[0-3]\n", "gres"),
     )
@@ -508,7 +510,7 @@ def test_gres_type_names_features_and_weights_are_the_sites(tmp_path: Path) -> N
     text = (
         "AccountingStorageType=accounting_storage/slurmdbd\n"
         "NodeName=g1 CPUs=8 RealMemory=4096 Gres=gpu:rtx_3090:2 Feature=Rack:A1,rtx-3090 "
-        "Weight=100000\nPartitionName=p Nodes=g1\n"
+        "Weight=100000\nPartitionName=p Nodes=g1\n" + CONS_TRES
     )
     pool = blueprint(tmp_path, text)["node_pools"][0]
     # the model is among the site's features: estategen's GPU feature stays on
@@ -524,7 +526,7 @@ def test_gres_type_names_features_and_weights_are_the_sites(tmp_path: Path) -> N
 def test_gres_conf_autodetect_reaches_the_gpu_pools(tmp_path: Path) -> None:
     data = blueprint(
         tmp_path,
-        "NodeName=g1 CPUs=8 Gres=gpu:a100:2\nPartitionName=p Nodes=g1\n",
+        "NodeName=g1 CPUs=8 Gres=gpu:a100:2\nPartitionName=p Nodes=g1\n" + CONS_TRES,
         gres="AutoDetect=off\nNodeName=g1 Name=gpu Type=a100 File=/dev/nvidia[0-1]\n",
     )
     assert data["node_pools"][0]["gpus"]["autodetect"] == "off"
@@ -541,7 +543,10 @@ def test_gres_conf_autodetect_nvml_on_debians_packages_is_refused_at_its_line(
         "gres.conf",
     )
     imported = import_site(
-        conf(tmp_path, BASE + "NodeName=g1 CPUs=8 Gres=gpu:a100:2\nPartitionName=p Nodes=g1\n"),
+        conf(
+            tmp_path,
+            BASE + "NodeName=g1 CPUs=8 Gres=gpu:a100:2\nPartitionName=p Nodes=g1\n" + CONS_TRES,
+        ),
         gres=gres,
     )
     data = yaml.safe_load(imported.text)
@@ -685,6 +690,7 @@ def test_an_untyped_gpu_gres_stays_untyped(tmp_path: Path) -> None:
     text = (
         "AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageTRES=gres/gpu\n"
         "GresTypes=gpu\nNodeName=g1 CPUs=8 RealMemory=4096 Gres=gpu:2\nPartitionName=p Nodes=g1\n"
+        + CONS_TRES
     )
     data = blueprint(tmp_path, text)
     assert data["node_pools"][0]["gpus"] == {

@@ -29,6 +29,7 @@ import yaml
 from estategen import slurmconf
 from estategen.importer.blueprint import write
 from estategen.importer.site import import_site
+from estategen.slurm_removed import at_least, removed_plugin
 
 from conftest import run_cli
 from mariadb import have_mariadb
@@ -183,14 +184,17 @@ def started(files: Path, work: Path, shared: Shared, cluster_name: str) -> Itera
         if storage is not None and storage.value.endswith("/slurmdbd"):
             shared.dbd.run("sacctmgr", "-i", "add", "cluster", cluster_name, check=False)
         # Debian's Slurm has no auth/jwt plugin: both sides run without AuthAlt*, compared from
-        # the files instead (FILE_FACTS). Slurm 22.05 defaults to select/linear, which refuses
-        # the CR_CPU parameters of configurations written for later releases (their default is
-        # cons_tres). A file that is the include of a parent which sets ClusterName
+        # the files instead (FILE_FACTS). A plugin the release removed is replaced by its
+        # successor, as the site must to run that release at all (import does the same, and
+        # says so). A file that is the include of a parent which sets ClusterName
         # (ParallelCluster's) gets the rendered cluster name: slurmctld needs one.
         path = lab.etc / "slurm.conf"
         values = {}
-        if conf.parameter("SelectType") is None:
-            values["SelectType"] = "select/cons_tres"
+        release = installed_slurm_version()
+        for setting in conf.parameters:
+            gone = removed_plugin(setting.name, setting.value, release)
+            if gone is not None:
+                values[setting.key] = gone.successor
         if conf.parameter("ClusterName") is None:
             values["ClusterName"] = cluster_name
         auth = conf.parameter("AuthType")
@@ -305,11 +309,25 @@ slurm:
 """
 
 
+def site_copy(entry: str, folder: Path) -> Path:
+    """The corpus entry as a site running the installed release would have it. Files written
+    for releases whose default SelectType is select/cons_tres (23.11 on, and what
+    ParallelCluster builds) set CR_CPU parameters that 22.05's default, select/linear, refuses
+    (slurm.conf(5) of 22.05, SelectTypeParameters): on a release before 23.11 they say the
+    plugin they ran. Import and the lab both read this copy."""
+    shutil.copytree(CORPUS / entry, folder, ignore=shutil.ignore_patterns("SOURCE.md"))
+    path = folder / "slurm.conf"
+    conf = slurmconf.parse_file(path)
+    if conf.parameter("SelectType") is None and not at_least(installed_slurm_version(), "23.11"):
+        path.write_text(set_keys(path.read_text(), {"SelectType": "select/cons_tres"}))
+    return folder
+
+
 @pytest.mark.parametrize("entry", ENTRIES)
 def test_import_render_keeps_what_slurmctld_shows(
     entry: str, shared: Shared, expected: dict[str, object], tmp_path: Path
 ) -> None:
-    source = CORPUS / entry
+    source = site_copy(entry, tmp_path / "site")
     gres = source / "gres.conf"
     topology = source / "topology.conf"
     imported = import_site(
@@ -330,7 +348,7 @@ def test_import_render_keeps_what_slurmctld_shows(
     result = run_cli("render", blueprint, "-o", rendered)
     assert result.returncode == 0, result.stderr
     original = tmp_path / "original"
-    shutil.copytree(source, original / "slurm", ignore=shutil.ignore_patterns("SOURCE.md"))
+    shutil.copytree(source, original / "slurm")
 
     renamed = {
         p.name: p.name.lower().replace("_", "-")

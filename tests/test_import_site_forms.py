@@ -179,6 +179,74 @@ def test_a_removed_key_a_later_release_still_reads_is_kept_for_an_earlier_target
     assert kinds(gone)["SchedulerAuth"] == "dropped"
 
 
+@pytest.mark.parametrize(
+    ("release", "priority", "select"),
+    [("22.05", "basic", "linear"), ("23.11", "multifactor", "cons_tres")],
+)
+def test_keys_a_site_leaves_out_get_the_default_of_the_release_it_runs(
+    tmp_path: Path, release: str, priority: str, select: str
+) -> None:
+    """slurm.conf(5) of 22.05: PriorityType priority/basic and SelectType select/linear by
+    default; Slurm's NEWS, 23.11.0rc1: both defaults changed (priority/multifactor,
+    select/cons_tres), as slurm.conf(5) of 24.11 says."""
+    result = imported(tmp_path, BASE + NODES, release)
+    slurm = data(result)["slurm"]
+    assert slurm["scheduling"]["priority_type"] == priority
+    assert slurm["select"]["type"] == select
+
+
+def test_a_gpu_site_on_selects_default_linear_is_told_its_steps_get_no_gpus(
+    tmp_path: Path,
+) -> None:
+    """22.05 without SelectType runs select/linear, under which slurmd refuses a step that
+    asks for a GPU (checks.slurm_site): the account says so at the GPU node's line."""
+    gpus = "GresTypes=gpu\nNodeName=g1 CPUs=8 RealMemory=8000 Gres=gpu:a100:2\n"
+    text = BASE + gpus + "PartitionName=p Nodes=g1\n"
+    result = imported(tmp_path, text, "22.05")
+    assert data(result)["slurm"]["select"]["type"] == "linear"
+    refused = [o for o in result.outcomes if o.kind == "refused" and o.key == "Gres"]
+    assert refused and "select type linear" in refused[0].target
+    assert not result.faithful
+    on_24 = imported(tmp_path, text, "24.11")
+    assert data(on_24)["node_pools"][0]["gpus"]["count"] == 2
+
+
+def test_a_multifactor_weight_is_kept_where_the_release_defaults_to_multifactor(
+    tmp_path: Path,
+) -> None:
+    text = BASE + "PriorityWeightFairshare=1000\n" + NODES
+    assert kinds(imported(tmp_path, text, "22.05"))["PriorityWeightFairshare"] == "refused"
+    kept = imported(tmp_path, text, "24.11")
+    assert kinds(kept)["PriorityWeightFairshare"] == "mapped"
+
+
+def test_select_cons_res_is_read_as_cons_tres_where_the_release_removed_it(
+    tmp_path: Path,
+) -> None:
+    """Slurm's NEWS, 23.11.0rc1: "Removed select/cons_res. Please update your configuration
+    to select/cons_tres"; slurm.conf(5) of 24.11: that change keeps the jobs' state."""
+    text = BASE + "SelectType=select/cons_res\nSelectTypeParameters=CR_Core\n" + NODES
+    kept = imported(tmp_path, text, "22.05")
+    assert data(kept)["slurm"]["select"]["type"] == "cons_res"
+    assert kinds(kept)["SelectType"] == "mapped"
+    moved = imported(tmp_path, text, "24.11")
+    assert data(moved)["slurm"]["select"] == {"type": "cons_tres", "parameters": ["CR_Core"]}
+    (outcome,) = [o for o in moved.outcomes if o.key == "SelectType"]
+    assert outcome.kind == "changed"
+    assert "Slurm 23.11 removed select/cons_res" in outcome.target
+    assert not moved.findings
+
+
+def test_a_release_only_the_next_debian_installs_gets_that_package_source(
+    tmp_path: Path,
+) -> None:
+    result = imported(tmp_path, BASE + NODES, "24.11")
+    assert data(result)["slurm"]["packages"] == {"source": "debian-13"}
+    assert any("import chose debian-13" in note for note in result.reviews)
+    assert not result.findings
+    assert "packages" not in data(imported(tmp_path, BASE + NODES, "22.05"))["slurm"]
+
+
 # --- never abort blind ---------------------------------------------------------------------
 
 

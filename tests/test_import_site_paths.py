@@ -132,8 +132,10 @@ def test_the_blueprint_refuses_one_spool_and_state_folder_for_a_slurmd_not_root(
 
 # --- a site's global memory default stands -----------------------------------------------
 
+# a GPU site says its select plugin: 22.05's default, select/linear, gives steps no GPUs
 GPU_SITE = (
     "GresTypes=gpu\nNodeName=g1 CPUs=8 RealMemory=64000 Gres=gpu:a100:2\nPartitionName=g Nodes=g1\n"
+    "SelectType=select/cons_tres\n"
 )
 
 
@@ -160,7 +162,8 @@ def test_a_partitions_own_default_stands_beside_the_global_one(tmp_path: Path) -
         imported(
             tmp_path,
             "DefMemPerCPU=2000\nGresTypes=gpu\nNodeName=g1 CPUs=8 RealMemory=64000 "
-            "Gres=gpu:a100:2\nPartitionName=g Nodes=g1 DefMemPerGPU=16000\n",
+            "Gres=gpu:a100:2\nPartitionName=g Nodes=g1 DefMemPerGPU=16000\n"
+            "SelectType=select/cons_tres\n",
         )
     )
     assert " DefMemPerGPU=16000" in partition_line(estate, "g")

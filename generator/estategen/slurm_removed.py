@@ -1,4 +1,4 @@
-"""slurm.conf keys Slurm removed, and the release from which slurmctld refuses each one.
+"""slurm.conf keys and plugins Slurm removed, and the release from which slurmctld refuses each.
 
 Read from Slurm's own tables (``slurm_conf_options`` in src/common/read_config.c, at each
 release's tag): a key the table of 21.08 lacks is refused from 21.08 (slurmctld stops at a key
@@ -63,6 +63,39 @@ def removed_key(name: str, release: str) -> RemovedKey | None:
     if key is None or _release(key.release) > _release(release):
         return None
     return key
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedPlugin:
+    """A plugin Slurm removed: from ``release`` on, slurmctld cannot load ``key=plugin``.
+    ``successor``: the plugin that reads its state and its parameters instead."""
+
+    key: str
+    plugin: str
+    release: str
+    successor: str
+
+
+# Slurm's NEWS, "Changes in Slurm 23.11.0rc1": "Removed select/cons_res. Please update your
+# configuration to select/cons_tres." slurm.conf(5) of 24.11, SelectType: changing "from the
+# legacy cons_res to cons_tres" is the one change of plugin that keeps the jobs' state.
+REMOVED_PLUGINS: tuple[RemovedPlugin, ...] = (
+    RemovedPlugin("SelectType", "select/cons_res", "23.11", "select/cons_tres"),
+)
+
+
+def removed_plugin(key: str, plugin: str, release: str) -> RemovedPlugin | None:
+    """The removal of ``key=plugin`` (any case) that slurmctld ``release`` cannot load, or
+    None when that release still has the plugin."""
+    for removed in REMOVED_PLUGINS:
+        if (removed.key.lower(), removed.plugin) == (key.lower(), plugin.lower()):
+            return removed if at_least(release, removed.release) else None
+    return None
+
+
+def at_least(release: str, than: str) -> bool:
+    """Whether Slurm ``release`` ("24.11") is ``than`` or later."""
+    return _release(release) >= _release(than)
 
 
 def _release(text: str) -> tuple[int, int]:

@@ -195,6 +195,31 @@ def test_slurm_options_keep_a_key_the_target_release_still_reads() -> None:
     only(found, "slurm.options.SchedulerAuth", "Slurm 24.05 removed SchedulerAuth")
 
 
+# --- slurm_plugins_not_removed -------------------------------------------------------------------
+
+
+def test_select_cons_res_is_refused_from_the_release_that_removed_it() -> None:
+    """Slurm's NEWS, 23.11.0rc1: "Removed select/cons_res"; Debian 13's 24.11 ships only
+    select_cons_tres.so and select_linear.so."""
+    fragment = "slurm: {{packages: {{source: {source}}}, select: {{type: cons_res}}}}"
+    assert run(checks.slurm_plugins_not_removed, fragment.format(source="debian-12")) == []
+    found = run(
+        checks.slurm_plugins_not_removed,
+        'versions: {slurm: "24.11"}\n' + fragment.format(source="debian-13"),
+    )
+    only(found, "slurm.select.type", "Slurm 23.11 removed select/cons_res")
+    assert "use cons_tres" in found[0].message
+
+
+def test_select_cons_tres_and_linear_stay_on_every_release() -> None:
+    for select in ("cons_tres", "linear"):
+        fragment = (
+            'versions: {slurm: "24.11"}\n'
+            f"slurm: {{packages: {{source: debian-13}}, select: {{type: {select}}}}}"
+        )
+        assert run(checks.slurm_plugins_not_removed, fragment) == []
+
+
 # --- topology_version_gates ----------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ from estategen.model import DEBIAN_SLURM_BUILDS, Estate, SlurmPackages, slurm_bu
 from estategen.schema.patterns import SLURM_VERSIONS
 from estategen.slurm_facts import renders_power_saving
 from estategen.slurm_keys import RECORD_KEYS, REFUSED_IN_OPTIONS, Owner, password_refusal, slurm_key
-from estategen.slurm_removed import removed_key
+from estategen.slurm_removed import removed_key, removed_plugin
 
 # --- where the Slurm packages come from (slurm.packages) -------------------------------------
 
@@ -241,6 +241,21 @@ def slurm_options_not_removed(estate: Estate) -> Iterator[Finding]:
             f"slurm.options.{key}",
             f"Slurm {removed.release} removed {removed.name}, and slurmctld {release} "
             f"(versions.slurm) refuses a slurm.conf that sets it{instead}",
+        )
+
+
+@check
+def slurm_plugins_not_removed(estate: Estate) -> Iterator[Finding]:
+    """A plugin Slurm removed by the release the blueprint targets: that slurmctld cannot
+    load it and does not start (select/cons_res from 23.11)."""
+    release = estate.versions.slurm.text
+    gone = removed_plugin("SelectType", f"select/{estate.slurm.site.select_type}", release)
+    if gone is not None:
+        yield issue(
+            "slurm.select.type",
+            f"Slurm {gone.release} removed {gone.plugin}, and slurmctld {release} "
+            f"(versions.slurm) cannot load it; use {gone.successor.removeprefix('select/')}, "
+            "which reads the jobs' state and the same parameters",
         )
 
 

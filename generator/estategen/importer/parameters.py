@@ -19,11 +19,12 @@ from estategen.importer.tables import (
     _MULTIFACTOR_ROWS,
     _POWER_SAVING,
     _POWER_SAVING_DEFAULTS,
-    _SLURM_DEFAULTS,
     PARAMETERS,
+    slurm_defaults,
 )
 from estategen.model import DAEMON_FOLDERS, SLURM_PATH_DEFAULTS, shares_state_and_spool
 from estategen.slurm_keys import MULTIFACTOR_OPTIONS, REFUSED_IN_OPTIONS, password_key
+from estategen.slurm_removed import removed_plugin
 from estategen.slurmconf import ConfFile, Setting
 
 _OPTION_KEY = re.compile(r"[A-Z][A-Za-z0-9]{1,63}")
@@ -156,15 +157,17 @@ def _set(doc: dict[str, Any], path: str, value: Any, append: bool = False) -> No
         doc[last] = value
 
 
-def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
-    """Global parameters: by the table, into slurm.options, or refused (after rendering,
-    :func:`_compare_rendered` decides for the keys estategen renders)."""
+def _parameters(conf: ConfFile, slurm: dict[str, Any], release: str, run: _Run) -> None:
+    """Global parameters as slurmctld ``release`` reads them: by the table, into
+    slurm.options, or refused (after rendering, :func:`_compare_rendered` decides for the keys
+    estategen renders)."""
     root: dict[str, Any] = {"slurm": slurm}
     refused_in_options = {k.lower() for k in REFUSED_IN_OPTIONS}
     options: dict[str, str] = {}
     given = {setting.name for setting in conf.parameters}
     defaulted = []
-    for name, (path, value) in _SLURM_DEFAULTS.items():
+    defaults = slurm_defaults(release)
+    for name, (path, value) in defaults.items():
         if name not in given:
             _set(root, path, value)
             defaulted.append(f"{path.removeprefix('slurm.')}: {value!r}")
@@ -176,7 +179,10 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
     # slurm.conf sets the task plugins before or after JobAcctGatherParams: map them first
     ordered = sorted(conf.parameters, key=lambda s: s.name not in PARAMETERS)
     priority = conf.parameter("PriorityType")
-    basic = priority is None or priority.value.lower() == "priority/basic"
+    if priority is None:
+        basic = defaults["prioritytype"][1] == "basic"
+    else:
+        basic = priority.value.lower() == "priority/basic"
     for setting in ordered:
         instead = password_key(setting.name)
         if instead is not None:  # its value is never copied: not to the blueprint, nor printed
@@ -188,14 +194,22 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
             run.refused(setting, _BASIC_IGNORES)
             continue
         if row is not None:
+            gone = removed_plugin(setting.name, setting.value, release)
             try:
-                value = row.convert(setting.value)
+                value = row.convert(gone.successor if gone else setting.value)
             except Unsayable as why:
                 run.refused(setting, f"{row.path}: {why}")
                 continue
             _set(root, row.path, value, row.append)
             run.source(row.path, setting)
-            if row.convert is _host and _lowered(setting.value):
+            if gone is not None:
+                run.changed(
+                    setting,
+                    f"{row.path}: {value}; Slurm {gone.release} removed {gone.plugin}, which "
+                    f"slurmctld {release} cannot load: its successor {gone.successor} reads "
+                    "the jobs' state and the same parameters",
+                )
+            elif row.convert is _host and _lowered(setting.value):
                 run.changed(setting, f"{row.path}: {value}; {_LOWER_CASE.format(name=value)}")
             else:
                 run.mapped(setting, row.path)

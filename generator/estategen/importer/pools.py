@@ -113,25 +113,35 @@ def _leaf_switches(topo: ConfFile, run: _Run) -> dict[str, str]:
     return out
 
 
-def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], Setting | None]:
+def _gres_types(
+    gres_conf: ConfFile | None, run: _Run
+) -> tuple[dict[str, str], Setting | None, dict[str, Setting]]:
     """host -> the GPU Type gres.conf gives it (for slurm.conf lines with untyped gpu GRES),
-    and gres.conf's AutoDetect line for every node (nvml or off), if it has one."""
+    gres.conf's AutoDetect line for every node (nvml or off), if it has one, and host -> the
+    AutoDetect of its own gpu line (gres.conf(5): on a NodeName line it applies to those
+    nodes only; estategen writes it there)."""
     out: dict[str, str] = {}
     autodetect = None
+    per_host: dict[str, Setting] = {}
     if gres_conf is None:
-        return out, autodetect
+        return out, autodetect, per_host
     for record in gres_conf.records:
         name = record.get("Name")
         kind = record.get("Type")
         scope = record.get("NodeName")
         detect = record.get("AutoDetect")
-        if name is None and scope is None and detect is not None and len(record.settings) == 1:
-            # a line of its own: AutoDetect for every node (gres.conf(5))
-            if detect.value.lower() in ("nvml", "off"):
+        if name is None and detect is not None and len(record.settings) == 1 + bool(scope):
+            # a line of its own: AutoDetect for every node, or for the nodes it names
+            # (gres.conf(5); estategen writes `NodeName=... AutoDetect=nvml` so)
+            if detect.value.lower() not in _DETECT:
+                run.refused(detect, "gpus.autodetect is nvml or off", "gres.conf")
+            elif scope is None:
                 autodetect = detect
                 run.mapped(detect, "node_pools[].gpus.autodetect")
             else:
-                run.refused(detect, "gpus.autodetect is nvml or off", "gres.conf")
+                run.mapped(detect, "node_pools[].gpus.autodetect")
+                for host in slurmconf.expand_hosts(scope.value, scope.where, run.budget):
+                    per_host.setdefault(host, detect)
             continue
         if name is None or name.value.lower() != "gpu":
             why = "only gpu GRES are imported" if name else "estategen writes gres.conf"
@@ -142,14 +152,44 @@ def _gres_types(gres_conf: ConfFile | None, run: _Run) -> tuple[dict[str, str], 
         for setting in record.settings:
             if setting.name in ("name", "type", "nodename", "file", "count"):
                 run.mapped(setting, "node_pools[].gpus (estategen writes gres.conf from pools)")
+            elif setting is detect and scope is not None and detect.value.lower() in _DETECT:
+                run.mapped(setting, "node_pools[].gpus.autodetect")
             else:
                 run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
-        if kind is not None and scope is not None:
-            for host in slurmconf.expand_hosts(scope.value, scope.where, run.budget):
+        hosts = slurmconf.expand_hosts(scope.value, scope.where, run.budget) if scope else []
+        for host in hosts:
+            if kind is not None:
                 out.setdefault(host, kind.value)
+            if detect is not None and detect.value.lower() in _DETECT:
+                per_host.setdefault(host, detect)
     for setting in gres_conf.parameters:
         run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
-    return out, autodetect
+    return out, autodetect, per_host
+
+
+# the gres.conf AutoDetect values a pool's gpus.autodetect holds
+_DETECT = ("nvml", "off")
+
+
+def _pool_autodetect(
+    hosts: list[str], per_host: Mapping[str, Setting], every: Setting | None, run: _Run
+) -> Setting | None:
+    """The AutoDetect setting a pool's hosts run: their gpu lines' own (one value for them
+    all), else the line for every node. Hosts of one pool that differ keep the line for every
+    node, and their own lines are refused."""
+    own = {host: per_host[host] for host in hosts if host in per_host}
+    values = {setting.value.lower() for setting in own.values()}
+    if own and len(own) == len(hosts) and len(values) == 1:
+        return next(iter(own.values()))
+    for setting in dict.fromkeys(own.values()):
+        run.withdraw(setting)
+        run.refused(
+            setting,
+            "gpus.autodetect is one value per pool, and this pool's nodes (same shape and "
+            "partitions) do not all have this one",
+            "gres.conf",
+        )
+    return every
 
 
 def _node_shape(
@@ -448,8 +488,7 @@ def _nodes_and_partitions(
             run.refused(Setting(kind, record.name, record.where), "not a blueprint key")
     sets = _nodeset_hosts(conf, all_nodes, run)
     addresses = _node_addresses(conf, run)
-    gres_types, detect = _gres_types(gres_conf, run)
-    autodetect = detect.value.lower() if detect is not None else None
+    gres_types, every_detect, host_detect = _gres_types(gres_conf, run)
     part_records = slurmconf.with_defaults(conf.records, "PartitionName")
     if len(part_records) > MAX_PARTITIONS:
         raise ConfSyntaxError(
@@ -525,6 +564,9 @@ def _nodes_and_partitions(
             },
             **_memory(shape.real_memory),
         }
+        detect = (
+            _pool_autodetect(hosts, host_detect, every_detect, run) if shape.gpu_model else None
+        )
         if shape.gpu_model:
             gpus: dict[str, Any] = {"model": shape.gpu_model, "count": shape.gpu_count}
             if shape.gpu_type:
@@ -533,8 +575,8 @@ def _nodes_and_partitions(
                 gpus["typed"] = False  # the site's Gres=gpu:N names no type
             if shape.gpu_model not in shape.features:
                 gpus["feature"] = False  # the site's nodes do not carry the model as a feature
-            if autodetect is not None:
-                gpus["autodetect"] = autodetect
+            if detect is not None:
+                gpus["autodetect"] = detect.value.lower()
             pool["gpus"] = gpus
         if shape.addressed:
             pool["addresses"] = address_list(addresses[h] for h in hostlist.expand(pool["hosts"]))
@@ -551,7 +593,7 @@ def _nodes_and_partitions(
         for pool_key, settings in shape_sources.get(shape, {}).items():
             for setting in settings:
                 run.source(f"node_pools[{name}].{pool_key}", setting)
-        if shape.gpu_model and detect is not None:
+        if detect is not None:
             run.source(f"node_pools[{name}].gpus.autodetect", detect)
     gpu_pools = {pool["name"] for pool in pools if "gpus" in pool}
     partitions: list[dict[str, Any]] = []

@@ -7,12 +7,13 @@ from typing import Any
 
 from estategen.importer.accounts import _sacct, _teams
 from estategen.importer.blueprint import _blueprint_text, _ordered_slurm
-from estategen.importer.files import _site_files
+from estategen.importer.files import _DEFAULT_RELEASE, _site_files
 from estategen.importer.outcomes import Imported, _Run
 from estategen.importer.parameters import _parameters, _power_saving, _tracked_gpu_types
 from estategen.importer.partitions import _Site
 from estategen.importer.pools import _leaf_switches, _nodes_and_partitions
 from estategen.importer.settle import _compare_rendered, _settle
+from estategen.model import DEBIAN_SLURM_BUILDS, DEFAULT_SLURM_SOURCE
 
 
 def import_site(
@@ -28,12 +29,13 @@ def import_site(
     conf, gres_conf, topo = _site_files(slurm_conf, gres, topology, slurm_version, run)
     doc: dict[str, Any] = {}
     slurm: dict[str, Any] = {}
-    _parameters(conf, slurm, run)
+    _parameters(conf, slurm, slurm_version or _DEFAULT_RELEASE, run)
     cluster = slurm.get("cluster_name") or "imported"
     doc["estate"] = cluster
     doc["description"] = f"imported from {Path(slurm_conf).name} by estategen import"
     if slurm_version:
         doc["versions"] = {"slurm": slurm_version}
+        _package_source(slurm, slurm_version, run)
     leaves = _leaf_switches(topo, run) if topo else {}
     models: dict[str, dict[str, Any]] = {}
     site = _Site(
@@ -66,4 +68,21 @@ def import_site(
         tuple(run.reviews),
         tuple(dict.fromkeys(run.budget.read)),
         findings,
+    )
+
+
+def _package_source(slurm: dict[str, Any], release: str, run: _Run) -> None:
+    """slurm.conf does not say where the site's Slurm comes from: for a release the default
+    package source does not install, the Debian release that installs it, said in a review;
+    a release no Debian installs is left to validate's finding (slurm.packages)."""
+    if DEBIAN_SLURM_BUILDS[DEFAULT_SLURM_SOURCE].release == release:
+        return
+    source = next((s for s, b in DEBIAN_SLURM_BUILDS.items() if b.release == release), None)
+    if source is None:
+        return
+    slurm["packages"] = {"source": source}
+    run.reviews.append(
+        f"slurm.packages: slurm.conf does not say where Slurm comes from; import chose "
+        f"{source}, which installs Slurm {release}: name your site's repository (source: "
+        "site) if the nodes install it from there"
     )

@@ -53,6 +53,7 @@ from estategen.schema.patterns import (
     TRES,
     USER,
 )
+from estategen.slurm_removed import at_least
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +177,9 @@ _JOBCOMP_DEFAULT_LOCATION = "/var/log/slurm_jobcomp.log"
 # Keys whose Slurm default (what a slurm.conf without them runs) is not what estategen
 # renders without its blueprint key: import writes Slurm's default, so the render keeps it.
 # slurm.conf(5) of 22.05: ReturnToService 0, PrologFlags none, JobAcctGatherType none,
-# TaskPlugin none (scontrol shows task/none), SchedulerParameters none; and
-# AccountingStorageEnforce none (with slurmdbd, below).
+# TaskPlugin none (scontrol shows task/none), SchedulerParameters none, PriorityType
+# priority/basic, SelectType select/linear; and AccountingStorageEnforce none (with slurmdbd,
+# below).
 _SLURM_DEFAULTS: dict[str, tuple[str, Any]] = {
     "returntoservice": ("slurm.return_to_service", 0),
     "prologflags": ("slurm.prolog_flags", []),
@@ -185,8 +187,28 @@ _SLURM_DEFAULTS: dict[str, tuple[str, Any]] = {
     "taskplugin": ("slurm.task_plugins", ["none"]),
     "schedulerparameters": ("slurm.scheduler_parameters", []),
     "prioritytype": ("slurm.scheduling.priority_type", "basic"),
+    "selecttype": ("slurm.select.type", "linear"),
     "enforcepartlimits": ("slurm.enforce_part_limits", "none"),
 }
+# Defaults a later release changed (Slurm's NEWS, "Changes in Slurm 23.11.0rc1": "Changed the
+# default SelectType to select/cons_tres (from select/linear)", "Changed default value of
+# PriorityType from priority/basic to priority/multifactor"; slurm.conf(5) of 24.11 says the
+# same), oldest first.
+_DEFAULTS_CHANGED: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("23.11", {"prioritytype": "multifactor", "selecttype": "cons_tres"}),
+)
+
+
+def slurm_defaults(release: str) -> dict[str, tuple[str, Any]]:
+    """What slurmctld ``release`` runs for each key of :data:`_SLURM_DEFAULTS` a slurm.conf
+    leaves out: (blueprint key path, value)."""
+    defaults = dict(_SLURM_DEFAULTS)
+    for since, changed in _DEFAULTS_CHANGED:
+        if at_least(release, since):
+            for name, value in changed.items():
+                defaults[name] = (defaults[name][0], value)
+    return defaults
+
 
 # Parameters the blueprint derives from what import maps elsewhere (nodes, GRES, topology,
 # accounting): their site value is checked against the render, like the keys estategen owns.

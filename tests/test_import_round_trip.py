@@ -1,0 +1,107 @@
+"""`estategen import` reads estategen's own render back: the blueprint it builds from a render's
+slurm.conf and gres.conf renders those files again, line for line.
+
+Only the pools' names differ (import names a pool from its hosts: the files do not carry the
+blueprint's name), and they appear in the files only in the ``# pool NAME`` comments.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from estategen import load
+from estategen.importer.site import import_site
+from estategen.pipeline import validate_document
+from estategen.renderers.slurm import gres_conf, slurm_conf
+
+from conftest import BLUEPRINTS
+
+POOL_COMMENT = re.compile(r"^# pool \S+$", re.MULTILINE)
+
+
+def rendered(blueprint: str, path: str = "b.yaml") -> tuple[str, str, str]:
+    """slurm.conf and gres.conf a blueprint renders, and the Slurm release it targets."""
+    estate = validate_document(load.parse_blueprint(blueprint.encode(), path)).estate
+    return slurm_conf(estate), gres_conf(estate), estate.versions.slurm.text
+
+
+def without_pool_names(text: str) -> str:
+    return POOL_COMMENT.sub("# pool", text)
+
+
+def round_trip(tmp_path: Path, blueprint: str) -> tuple[tuple[str, str], tuple[str, str]]:
+    slurm, gres, release = rendered(blueprint)
+    (tmp_path / "slurm.conf").write_text(slurm)
+    (tmp_path / "gres.conf").write_text(gres)
+    imported = import_site(tmp_path / "slurm.conf", tmp_path / "gres.conf", slurm_version=release)
+    assert imported.faithful, imported.text
+    again_slurm, again_gres, _ = rendered(imported.text, "imported.yaml")
+    before = (without_pool_names(slurm), without_pool_names(gres))
+    after = (without_pool_names(again_slurm), without_pool_names(again_gres))
+    return before, after
+
+
+def test_the_lab_blueprints_render_imports_to_a_blueprint_that_renders_it_again(
+    tmp_path: Path,
+) -> None:
+    """lab.yaml: a GPU pool whose gres.conf line sets AutoDetect=off on its own NodeName line
+    (gres.conf(5): it then applies to those nodes only), a CPU pool, QoS and partitions."""
+    before, after = round_trip(tmp_path, (BLUEPRINTS / "lab.yaml").read_text())
+    assert after == before
+
+
+@pytest.mark.parametrize("autodetect", ["off", "nvml"])
+def test_a_pools_autodetect_comes_back_from_its_own_gres_line(
+    tmp_path: Path, autodetect: str
+) -> None:
+    blueprint = yaml.safe_load((BLUEPRINTS / "lab.yaml").read_text())
+    for pool in blueprint["node_pools"]:
+        if "gpus" in pool and pool["scheduler"] == "slurm":
+            pool["gpus"]["autodetect"] = autodetect
+    if autodetect == "nvml":  # a build with the NVML plugin: the site's own repository
+        blueprint["versions"]["slurm"] = "24.11"
+        blueprint["slurm"]["packages"] = {
+            "source": "site",
+            "apt_repository": "deb https://repo.example.org/slurm trixie main",
+            "nvml": True,
+        }
+    text = yaml.safe_dump(blueprint, sort_keys=False)
+    slurm, gres, release = rendered(text)
+    # off on the pool's gpu line, nvml on a line of its own before it
+    assert re.search(rf"^NodeName=\S+ AutoDetect={autodetect}\b", gres, re.MULTILINE)
+    (tmp_path / "slurm.conf").write_text(slurm)
+    (tmp_path / "gres.conf").write_text(gres)
+    imported = import_site(tmp_path / "slurm.conf", tmp_path / "gres.conf", slurm_version=release)
+    (outcome,) = [o for o in imported.outcomes if o.key == "AutoDetect"]
+    pools = yaml.safe_load(imported.text)["node_pools"]
+    if autodetect == "off":
+        assert outcome.kind == "mapped"
+        assert [p["gpus"].get("autodetect") for p in pools if "gpus" in p] == ["off"]
+    else:
+        # read as the pool's gpus.autodetect, which validate then refuses: slurm.conf does not
+        # say the site's Slurm has NVML, and import's package source (Debian 13's) has not
+        assert outcome.kind == "refused"
+        assert outcome.target.startswith("node_pools[0].gpus.autodetect: ")
+        assert "gpu_nvml plugin" in outcome.target
+
+
+def test_nodes_of_one_pool_with_different_autodetect_lines_are_refused_there(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "slurm.conf").write_text(
+        "ClusterName=lab\nSlurmctldHost=ctl\nSelectType=select/cons_tres\nGresTypes=gpu\n"
+        "NodeName=g[1-2] CPUs=8 RealMemory=8000 Gres=gpu:a100:1\nPartitionName=p Nodes=g[1-2]\n"
+    )
+    (tmp_path / "gres.conf").write_text(
+        "NodeName=g1 AutoDetect=off Name=gpu Type=a100 File=/dev/nvidia0\n"
+        "NodeName=g2 Name=gpu Type=a100 File=/dev/nvidia0\n"
+    )
+    imported = import_site(tmp_path / "slurm.conf", tmp_path / "gres.conf")
+    (pool,) = yaml.safe_load(imported.text)["node_pools"]
+    assert "autodetect" not in pool["gpus"]
+    (outcome,) = [o for o in imported.outcomes if o.key == "AutoDetect"]
+    assert outcome.kind == "refused" and "one value per pool" in outcome.target
