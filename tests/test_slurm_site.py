@@ -868,6 +868,7 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
             memory_gb: 2
         slurm:
           packages: {{source: {installed_slurm_source()}}}
+          cluster_name: site.lab
           controllers: [site-ctl]
           controller_addresses: {{site-ctl: 127.0.0.1}}
           power_saving:
@@ -880,7 +881,11 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
             database: {{host: site-db, password: {{secret: slurmdbd_db}}}}
             tres: [gres/gpu, "gres/gpu:L4_Lab", ic/ofed]
             enforce: [associations, limits, qos]
-          qos: [{{name: normal}}, {{name: high, priority: 10}}]
+          qos:
+            - {{name: normal}}
+            - {{name: high, priority: 10}}
+            - {{name: part_eic}}
+            - {{name: rocsLong}}
           scheduling:
             priority_weights: {{fairshare: 100}}
             priority_weight_tres: {{CPU: 100, "GRES/gpu": 1000}}
@@ -919,6 +924,7 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
               def_mem_per_gpu: 200
               billing_weights: {{CPU: 1.0, Mem: 0.5G, "GRES/gpu:L4_Lab": 4}}
             - {{name: burst, pools: [burst], nodeset: burst_nodes, min_nodes: 2}}
+            - {{name: gpu_priority, pools: [gpu], qos: part_eic, allow_qos: [rocsLong, normal]}}
             - name: closed
               pools: [gpu]
               state: down
@@ -1062,6 +1068,30 @@ def test_a_real_slurmctld_runs_every_site_setting(site_lab: SlurmLab) -> None:
     assert (closed["ExclusiveUser"], open_part["ExclusiveUser"]) == ("YES", "NO")
     assert closed["DenyAccounts"] == "vision"
     assert closed["MaxMemPerNode"] == "900"
+
+
+@pytest.mark.slow
+def test_a_real_slurmctld_runs_a_sites_partition_qos_and_dotted_cluster_names(
+    site_lab: SlurmLab,
+) -> None:
+    """cluster_name site.lab, partition gpu_priority with QoS part_eic, QoS rocsLong: slurmdbd
+    makes the cluster's tables and slurmctld starts (no "invalid qos" or "CLUSTER NAME
+    MISMATCH"), users name the partition as written, and slurmdbd keeps QoS names in lower case
+    (sacctmgr's slurm_addto_char_list, src/common/slurm_protocol_defs.c) while slurmctld lower-
+    cases AllowQos (_parse_partitionname, src/common/read_config.c; both at slurm-22-05-8-1 and
+    slurm-24-11-5-1)."""
+    assert show_config(site_lab)["ClusterName"] == "site.lab"
+    assert "gpu_priority" in site_lab.run("sinfo", "-h", "-o", "%P").split()
+    part = records(site_lab.run("scontrol", "-o", "show", "partition", "gpu_priority"))
+    assert part["gpu_priority"]["QoS"] == "part_eic"
+    assert part["gpu_priority"]["AllowQos"] == "rocslong,normal"
+    qos = site_lab.run("sacctmgr", "-n", "-P", "show", "qos", "format=name").split()
+    assert {"part_eic", "rocslong"} <= set(qos)
+    clusters = site_lab.run("sacctmgr", "-n", "-P", "show", "cluster", "format=cluster").split()
+    assert "site.lab" in clusters
+    job = site_lab.run("sbatch", "-p", "gpu_priority", "--hold", "--wrap", "true")
+    assert job.startswith("Submitted batch job"), job
+    site_lab.run("scancel", job.split()[-1])
 
 
 def test_a_job_asking_fewer_nodes_than_min_nodes_is_refused_at_submission(
