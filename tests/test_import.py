@@ -321,7 +321,11 @@ def test_a_partition_qos_without_accounting_is_refused(tmp_path: Path) -> None:
     assert "qos" not in yaml.safe_load(imported.text)["slurm"]["partitions"][0]
 
 
-def test_partitions_with_names_estategen_refuses_are_renamed_or_refused(tmp_path: Path) -> None:
+def test_partitions_keep_their_names_and_one_estategen_cannot_carry_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Users name a partition in sbatch -p: import keeps it as written, never renamed; a name
+    another output cannot carry ('!' is no partition name estategen writes) is refused."""
     imported = import_site(
         conf(
             tmp_path,
@@ -329,7 +333,7 @@ def test_partitions_with_names_estategen_refuses_are_renamed_or_refused(tmp_path
         )
     )
     data = yaml.safe_load(imported.text)
-    assert [p["name"] for p in data["slurm"]["partitions"]] == ["long-jobs"]
+    assert [p["name"] for p in data["slurm"]["partitions"]] == ["long_jobs"]
     assert any(o.kind == "refused" and o.value == "GPU!" for o in imported.outcomes)
 
 

@@ -11,10 +11,15 @@ from estategen import hostlist
 from estategen.errors import clip
 from estategen.schema.patterns import (
     ACCOUNTING_ENFORCE,
+    CLUSTER_NAME,
     DAEMON_PATH,
     OVERSUBSCRIBE,
     PARTITION_STATES,
+    PATTERN_HINTS,
+    SLURM_PARTITION,
+    SLURM_QOS,
 )
+from estategen.slurm_names import kubernetes_name
 
 _NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")
 _HOST = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
@@ -30,6 +35,40 @@ def _name(value: str) -> str:
     if not _NAME.fullmatch(name):
         raise Unsayable(f"{value!r} is not a name estategen can carry ({_NAME.pattern})")
     return name
+
+
+def _slurm_name(pattern: str) -> Callable[[str], str]:
+    """A partition's or a QoS's name, kept as the site writes it: the blueprint holds every
+    name estategen's outputs carry unchanged, and refuses the others rather than rename them
+    (a renamed QoS is not the one slurmdbd has, a renamed partition not the one users name)."""
+    compiled = re.compile(pattern)
+
+    def convert(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise Unsayable(f"{value!r} is not a {PATTERN_HINTS[pattern]}")
+        return value
+
+    return convert
+
+
+_partition_name = _slurm_name(SLURM_PARTITION)
+_qos_name = _slurm_name(SLURM_QOS)
+
+
+def _cluster_name(value: str) -> str:
+    """ClusterName in lower case, as slurmctld reads it (read_config.c lower-cases it)."""
+    name = value.lower()
+    if not re.fullmatch(CLUSTER_NAME, name):
+        raise Unsayable(f"{value!r} is not a {PATTERN_HINTS[CLUSTER_NAME]}")
+    return name
+
+
+def _estate_name(cluster: str | None) -> str:
+    """The estate's name from the site's ClusterName, which the blueprint keeps as
+    slurm.cluster_name: as a Kubernetes name (``hpc.example`` names estate hpc-example),
+    ``imported`` when that is no estate name (no ClusterName, or a digit first)."""
+    name = kubernetes_name(cluster or "")[:40].rstrip("-")
+    return name if _NAME.fullmatch(name) else "imported"
 
 
 def _host(value: str) -> str:

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from estategen.importer.converters import Unsayable, _name
+from estategen.importer.converters import Unsayable, _partition_name
 from estategen.importer.outcomes import _Run
 from estategen.importer.tables import _ALSO, _BASIC_IGNORES, PARTITION_KEYS
+from estategen.slurm_names import qos_key
 from estategen.slurmconf import ConfRecord, Setting
 
 
@@ -19,6 +20,16 @@ class _Site:
     accounting: bool  # slurmdbd: QoS and accounts exist
     basic: bool  # priority/basic: no PriorityJobFactor
     memory_default: bool  # a global DefMemPerCPU or DefMemPerNode
+
+
+def _qos_list(names: set[str]) -> list[dict[str, str]]:
+    """The QoS the partitions name, each once: slurmdbd knows ``rocsLong`` and ``rocslong``
+    as one QoS (:func:`estategen.slurm_names.qos_key`); the first spelling in sorted order
+    names it."""
+    by_key: dict[str, str] = {}
+    for name in sorted(names):
+        by_key.setdefault(qos_key(name), name)
+    return [{"name": name} for name in by_key.values()]
 
 
 def _partition(
@@ -32,7 +43,7 @@ def _partition(
 ) -> dict[str, Any] | None:
     head = Setting("PartitionName", record.name, record.where)
     try:
-        name = _name(record.name)
+        name = _partition_name(record.name)
     except Unsayable as why:
         run.refused(head, f"slurm.partitions[].name: {why}")
         return None

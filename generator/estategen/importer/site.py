@@ -7,10 +7,11 @@ from typing import Any
 
 from estategen.importer.accounts import _sacct, _teams
 from estategen.importer.blueprint import _blueprint_text, _ordered_slurm
+from estategen.importer.converters import _estate_name
 from estategen.importer.files import _DEFAULT_RELEASE, _site_files
 from estategen.importer.outcomes import Imported, _Run
 from estategen.importer.parameters import _parameters, _power_saving, _tracked_gpu_types
-from estategen.importer.partitions import _Site
+from estategen.importer.partitions import _qos_list, _Site
 from estategen.importer.pools import _leaf_switches, _nodes_and_partitions
 from estategen.importer.settle import _compare_rendered, _settle
 from estategen.model import DEBIAN_SLURM_BUILDS, DEFAULT_SLURM_SOURCE
@@ -30,8 +31,7 @@ def import_site(
     doc: dict[str, Any] = {}
     slurm: dict[str, Any] = {}
     _parameters(conf, slurm, slurm_version or _DEFAULT_RELEASE, run)
-    cluster = slurm.get("cluster_name") or "imported"
-    doc["estate"] = cluster
+    doc["estate"] = _estate_name(slurm.get("cluster_name"))
     doc["description"] = f"imported from {Path(slurm_conf).name} by estategen import"
     if slurm_version:
         doc["versions"] = {"slurm": slurm_version}
@@ -56,7 +56,7 @@ def import_site(
     _power_saving(conf, slurm, pools, run)
     _tracked_gpu_types(slurm, pools, run)
     if qos:
-        slurm["qos"] = [{"name": name} for name in sorted(qos)]
+        slurm["qos"] = _qos_list(qos)
     slurm["partitions"] = partitions
     doc["slurm"] = _ordered_slurm(slurm)
     findings = _settle(doc, run)

@@ -15,6 +15,7 @@ from estategen.importer.converters import (
     _billing_weight,
     _canonical,
     _choice,
+    _cluster_name,
     _enforce,
     _excluded_nodes,
     _folder,
@@ -30,6 +31,7 @@ from estategen.importer.converters import (
     _pattern,
     _port,
     _prefixed,
+    _qos_name,
     _time,
     _weights,
     _yes_no,
@@ -68,7 +70,7 @@ class Row:
 # slurm.conf parameter (lower case) -> blueprint key. The site override keys (daemon paths,
 # ReturnToService, SelectTypeParameters, ...) add their rows here.
 PARAMETERS: dict[str, Row] = {
-    "clustername": Row("slurm.cluster_name", _name),
+    "clustername": Row("slurm.cluster_name", _cluster_name),
     "slurmctldhost": Row("slurm.controllers", _host, append=True),
     "controlmachine": Row("slurm.controllers", _host, append=True),
     "backupcontroller": Row("slurm.controllers", _host, append=True),
@@ -239,7 +241,7 @@ PARTITION_KEYS: dict[str, Row] = {
     "maxtime": Row("max_time", _time),
     "defaulttime": Row("default_time", _time),
     "allowaccounts": Row("teams", _accounts),
-    "qos": Row("qos", _name),
+    "qos": Row("qos", _qos_name),
     "prioritytier": Row("priority_tier", _int(0, 65_533)),
     # the old Priority sets PriorityJobFactor and PriorityTier (slurm.conf(5))
     "priority": Row("priority_tier", _int(0, 65_533)),
@@ -253,7 +255,7 @@ PARTITION_KEYS: dict[str, Row] = {
     "shared": Row("oversubscribe", _oversubscribe),  # the old name of OverSubscribe
     "exclusiveuser": Row("exclusive_user", _yes_no),
     "priorityjobfactor": Row("priority_job_factor", _int(0, 65_533)),
-    "allowqos": Row("allow_qos", _all_or(_name)),
+    "allowqos": Row("allow_qos", _all_or(_qos_name)),
     "allowgroups": Row("allow_groups", _all_or(_pattern(GROUP, "a group name"))),
     "denyaccounts": Row("deny_accounts", _all_or(_name)),
     **{
