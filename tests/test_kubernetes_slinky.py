@@ -18,7 +18,7 @@ import test_kubernetes_semantics as semantics
 import yaml
 from test_kubernetes_semantics import objects, one, rendered
 
-from estategen import load, pipeline
+from estategen import hostlist, load, pipeline
 from estategen.errors import BlueprintInvalid
 from estategen.facts import KUBELET_RESERVATION_FLAGS
 from estategen.kubernetes import slinky
@@ -426,6 +426,95 @@ def test_gres_conf_names_the_kubernetes_nodes_the_slurmd_pods_run_on() -> None:
     ) in gres
     assert not any("h100-hosted-" in line for line in gres)
     assert one(slinky_objects(), "NodeSet", "h100-hosted")["spec"]["ordinalPadding"] == 0
+
+
+# The hosted pool's pods land on nodes GKE creates (no names in advance); pool cpu is on-prem.
+PROVIDER = (
+    ESTATE.replace(
+        "    hosts: k8s-gpu-[01-04]\n",
+        "    provider: gke\n    instance_type: a3-highgpu-8g\n    nodes: {min: 0, max: 4}\n",
+    )
+    .replace(
+        "    - name: k8s\n",
+        "    - name: k8s\n      provider: gke\n      region: us-central1\n      project: hybrid\n",
+    )
+    .replace(
+        "  - name: h100-hosted\n",
+        "  - name: cpu\n"
+        "    scheduler: slurm\n"
+        "    hosts: cpu-[01-02]\n"
+        "    cpu: {sockets: 1, cores_per_socket: 8, threads_per_core: 1}\n"
+        "    memory_gb: 64\n"
+        "  - name: h100-hosted\n",
+    )
+)
+
+
+def node_autodetect(gres: list[str], node: str) -> list[str]:
+    """The AutoDetect values of the NodeName lines whose hostlist holds ``node``."""
+    found = []
+    for line in gres:
+        if not line.startswith("NodeName="):
+            continue
+        fields = dict(f.split("=", 1) for f in line.split())
+        if "AutoDetect" in fields and node in hostlist.expand(fields["NodeName"]):
+            found.append(fields["AutoDetect"])
+    return found
+
+
+def test_gres_conf_lets_slurmd_find_the_gpus_of_nodes_a_provider_creates() -> None:
+    """A NodeName line reaches only the nodes its hostlist names (SchedMD/slurm
+    slurm-25-11-7-1 and slurm-26-05-3-1, src/interfaces/gres.c _parse_gres_config_node), and a
+    GKE node's name exists only once GKE creates it: the one line that reaches it is an
+    AutoDetect line without NodeName, which gres.conf(5) (AutoDetect) applies to every node
+    unless a node's own AutoDetect overrides it (_handle_global_autodetect). `nvidia` needs no
+    NVML (src/plugins/gpu/nvidia/gpu_nvidia.c), which Slinky's images lack (SlinkyProject/
+    containers schedmd/slurm/25.11/ubuntu24.04/Dockerfile builds Slurm's debian/control, no
+    NVML); slurm-operator v1.2.1 docs/installation.md "With GPUs" sets the same line. Every
+    node gres.conf names keeps what it had: its own AutoDetect (off for CPU nodes)."""
+    _, files = rendered(PROVIDER)
+    gres = files["slurm/gres.conf"].content.decode().splitlines()
+    assert "AutoDetect=nvidia" in gres
+    assert (
+        "NodeName=gpu-[01-02] AutoDetect=off Name=gpu Type=h100-sxm-80gb File=/dev/nvidia[0-7]"
+    ) in gres
+    for node in ("gpu-01", "gpu-02", "cpu-01", "cpu-02"):
+        assert node_autodetect(gres, node) == ["off"], (node, gres)
+    # no line names the pods' nodes, so no File: those come from the detection
+    assert [line for line in gres if "File=" in line and "gpu-[01-02]" not in line] == []
+
+
+def test_gres_conf_names_no_autodetect_where_every_node_is_named() -> None:
+    """Where the hosted pool's Kubernetes nodes are known (on-prem), gres.conf lists their
+    device files and nothing detects: no AutoDetect line without NodeName, no line for CPU
+    nodes."""
+    source = PROVIDER.replace(
+        "    provider: gke\n    instance_type: a3-highgpu-8g\n    nodes: {min: 0, max: 4}\n",
+        "    hosts: k8s-gpu-[01-04]\n",
+    ).replace("      provider: gke\n      region: us-central1\n      project: hybrid\n", "")
+    _, files = rendered(source)
+    gres = files["slurm/gres.conf"].content.decode()
+    assert "\nAutoDetect=" not in gres
+    assert "cpu-[01-02]" not in gres
+    assert "NodeName=k8s-gpu-[01-04] AutoDetect=off Name=gpu" in gres
+
+
+def warnings(source: str) -> list[str]:
+    document = load.parse_blueprint(source.encode(), "blueprint.yaml")
+    return [f.format() for f in pipeline.validate_document(document).findings]
+
+
+def test_a_catalog_type_on_detected_gpus_is_warned_with_the_fix() -> None:
+    """A detected GPU keeps a configured Type only where it is part of the driver's model name
+    (src/plugins/gres/gpu/gres_gpu.c _normalize_sys_gres_types and _match_gres, both
+    releases); the catalog's h100-sxm-80gb is in no driver's name (NVIDIA H100 80GB HBM3)."""
+    found = [w for w in warnings(PROVIDER) if "AutoDetect=nvidia" in w]
+    assert len(found) == 1 and "node_pools[2].gpus" in found[0] and "gres_type" in found[0]
+    named = PROVIDER.replace(
+        "count: 8}\n    features: [hosted]", "count: 8, gres_type: h100}\n    features: [hosted]"
+    )
+    assert [w for w in warnings(named) if "AutoDetect=nvidia" in w] == []
+    assert not [w for w in warnings(ESTATE) if "AutoDetect" in w]
 
 
 @pytest.mark.parametrize(

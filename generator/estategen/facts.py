@@ -497,6 +497,26 @@ def hosted_node_names(estate: Estate, pool: NodePool) -> list[str]:
     return [host for backing in hosted_backing_pools(estate, pool) for host in backing.hosts]
 
 
+# how slurmd finds the GPUs of a node gres.conf cannot name (SchedMD/slurm 24.11 and later:
+# src/plugins/gpu/nvidia/gpu_nvidia.c reads /proc/driver/nvidia/gpus, no NVML library)
+HOSTED_AUTODETECT = "nvidia"
+
+
+def hosted_unnamed_backing(estate: Estate, pool: NodePool) -> list[NodePool]:
+    """The Kubernetes pools a hosted pool's slurmd pods may land on whose nodes a provider
+    creates: their names, so the pods' Slurm node names, exist only once the nodes do."""
+    if not pool.hosted:
+        return []
+    return [p for p in hosted_backing_pools(estate, pool) if not p.hosts]
+
+
+def autodetected_hosted_pools(estate: Estate) -> list[NodePool]:
+    """Hosted Slurm pools with GPUs whose slurmd pods may run on nodes a provider creates:
+    gres.conf can name no device files for them, so slurmd finds their GPUs itself
+    (AutoDetect=nvidia, renderers.slurm.gres_conf)."""
+    return [p for p in estate.hosted_pools() if p.gpus and hosted_unnamed_backing(estate, p)]
+
+
 def hosted_gpus(estate: Estate, cluster: str) -> dict[str, int]:
     """Whole GPUs of each model the cluster's hosted Slurm pools take, at their `nodes.max`."""
     taken: dict[str, int] = {}

@@ -8,7 +8,14 @@ from collections.abc import Iterator
 
 from estategen.checks.core import check
 from estategen.errors import Finding, issue
-from estategen.facts import hosted_backing_pools, hosted_gpu_backing, hosted_gpus, hosted_node_names
+from estategen.facts import (
+    HOSTED_AUTODETECT,
+    gres_type,
+    hosted_gpu_backing,
+    hosted_gpus,
+    hosted_node_names,
+    hosted_unnamed_backing,
+)
 from estategen.kubernetes import slinky
 from estategen.model import Estate, NodePool
 
@@ -102,13 +109,19 @@ def hosted_slurm_pools(estate: Estate) -> Iterator[Finding]:
                 )
                 break
             named[name] = pool
-        unnamed = [p.name for p in hosted_backing_pools(estate, pool) if not p.hosts]
-        if pool.gpus and unnamed:
+        unnamed = [p.name for p in hosted_unnamed_backing(estate, pool)]
+        kind = gres_type(pool) if pool.gpus else None
+        if pool.gpus and unnamed and kind is not None and pool.gpus.gres_type is None:
+            # gres_gpu.c _normalize_sys_gres_types: a detected GPU keeps a configured Type
+            # only where it is part of the driver's model name; no catalog name is
             yield issue(
-                pool.path,
-                f"the pool's slurmd pods register by their Kubernetes node's name (host "
-                f"network), and the nodes of {', '.join(unnamed)} have no names before their "
-                f"provider creates them: gres.conf names no GPUs for them",
+                f"{pool.path}.gpus",
+                f"the nodes of {', '.join(unnamed)} are named only once their provider "
+                f"creates them, so slurmd finds their GPUs itself (gres.conf "
+                f"AutoDetect={HOSTED_AUTODETECT}), typed by the driver's model name in lower "
+                f"case with '_' for spaces (NVIDIA H100 80GB HBM3 is nvidia_h100_80gb_hbm3); "
+                f"it drops GPUs whose name does not contain the GRES Type {kind!r}: set "
+                f"gpus.gres_type to a part of that name (h100) or gpus.typed: false",
                 level="warning",
             )
         if not pool.gpus or pool.cluster not in clusters:

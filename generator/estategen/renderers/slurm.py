@@ -14,7 +14,9 @@ from typing import Any
 from estategen import __version__, hostlist
 from estategen.declarations import PARTITION_LIMITS
 from estategen.facts import (
+    HOSTED_AUTODETECT,
     JWT_KEY_PATH,
+    autodetected_hosted_pools,
     autodetects_nvml,
     gpu_gres,
     gpu_memory_mib_range,
@@ -331,16 +333,55 @@ def slurm_conf(estate: Estate) -> str:
 
 
 def gres_conf(estate: Estate) -> str:
+    """gres.conf, one file every slurmd of the estate reads (configless).
+
+    A pool's device files are listed under its nodes' names. A hosted pool's slurmd pods use
+    the host network and register under their Kubernetes node's name
+    (facts.hosted_node_names), which gres.conf can list only for nodes known in advance; the
+    nodes of a provider's pool (GKE, EKS, AKS) are named when created. For those, slurmd finds
+    the GPUs itself: one ``AutoDetect=nvidia`` line without NodeName, and ``AutoDetect=off``
+    for every node named here, which keeps each on-prem node as it was. Upstream, at the
+    releases the hosted pods run (SchedMD/slurm slurm-25-11-7-1 and slurm-26-05-3-1):
+
+    - a ``NodeName`` line applies only where its hostlist holds the node's name
+      (src/interfaces/gres.c ``_parse_gres_config_node``, an exact ``hostlist_find``: no
+      pattern can stand for a provider's names), a ``Name`` line without NodeName on every
+      node, appended to the node's own lines with nothing to override it
+      (``gres_g_node_config_load``). A global ``Name=gpu File=...`` line would reach the CPU
+      nodes, where slurmd stops on a missing device file (``_my_stat``), and the NVML nodes,
+      where records with and without File are fatal (``_foreach_gres_conf``);
+    - an AutoDetect line without NodeName applies to every node, and a node-specific one
+      (``off`` included) overrides it (doc/man/man5/gres.conf.5, AutoDetect;
+      ``_handle_global_autodetect`` ignores the global value where a node's own line set
+      one);
+    - ``nvidia`` (since 24.11) reads /proc/driver/nvidia/gpus with no library
+      (src/plugins/gpu/nvidia/gpu_nvidia.c), and src/plugins/gpu/Makefile.am builds it
+      always; NVML only where Slurm was built with it, and Slinky's images
+      (SlinkyProject/containers schedmd/slurm/25.11/ubuntu24.04/Dockerfile, commit 05efda08)
+      build Slurm's own debian/ packaging, whose Build-Depends carry no NVML. slurm-operator
+      v1.2.1 docs/installation.md ("With GPUs") sets the same ``AutoDetect=nvidia``;
+    - a dynamic node (``slurmd -Z``) loads gres.conf in its slurmd (src/slurmd/slurmd/slurmd.c
+      calls gres_g_node_config_load), so slurmctld's refusal of AutoDetect for the nodes it
+      loads itself (State=CLOUD) does not reach it; the named CLOUD nodes carry ``off``;
+    - a detected GPU keeps only a configured Type that is part of its driver's model name
+      (src/plugins/gres/gpu/gres_gpu.c ``_normalize_sys_gres_types``, ``_match_gres``), so
+      checks.hosted warns where the pool's Type is a catalog name.
+
+    A provider's nodes without GPUs find none (gpu_nvidia.c logs that it found no driver) and
+    register what ``--conf`` says.
+    """
+    autodetect = autodetected_hosted_pools(estate)
     lines = []
     for pool in estate.slurm_pools:
-        if not pool.gpus:
-            continue
         # a hosted pool's slurmd pods take every GPU of their node, so its device files; they
         # register by the names of the Kubernetes nodes they run on, when those are known
         names = hosted_node_names(estate, pool) if pool.hosted else pool.hosts
-        if not names:
+        if not names or not (pool.gpus or autodetect):
             continue
         hosts = slurm_hostlist(names)
+        if not pool.gpus:
+            lines.append({"pool": pool.name, "hosts": hosts, "gpus": [], "shards": 0})
+            continue
         last = pool.gpus.count - 1
         files = f"/dev/nvidia[0-{last}]" if last else "/dev/nvidia0"
         lines.append(
@@ -354,7 +395,13 @@ def gres_conf(estate: Estate) -> str:
                 "shards": shards(pool),
             }
         )
-    return _render("gres.conf.j2", estate, pools=lines)
+    return _render(
+        "gres.conf.j2",
+        estate,
+        pools=lines,
+        autodetect=HOSTED_AUTODETECT if autodetect else None,
+        autodetected=[p.name for p in autodetect],
+    )
 
 
 def slurmdbd_conf(estate: Estate) -> str:
