@@ -450,6 +450,7 @@ def test_no_scheduler_parameters_leaves_slurms_defaults() -> None:
 
 def test_cons_res_without_gpus_writes_no_per_gpu_defaults() -> None:
     cpu = """
+    versions: {slurm: "23.02"}  # the last release with select/cons_res
     node_pools:
       - {name: cpu, scheduler: slurm, hosts: 'c-[1-2]', cpu: {sockets: 1, cores_per_socket: 8},
          memory_gb: 64}
@@ -607,7 +608,11 @@ def test_no_cpus_per_gpu_writes_no_default() -> None:
     part = record(fragment, "PartitionName")
     assert "DefCpuPerGPU" not in part
     assert part["DefMemPerGPU"] == record("", "PartitionName")["DefMemPerGPU"]
-    cons_res = "slurm: {select: {type: cons_res}, partitions: [{name: gpu, pools: [h100], "
+    # 23.02, the last release with select/cons_res
+    cons_res = (
+        'versions: {slurm: "23.02"}\n'
+        "slurm: {select: {type: cons_res}, partitions: [{name: gpu, pools: [h100], "
+    )
     assert errors(cons_res + "def_cpu_per_gpu: none}]}") == []
 
 
