@@ -10,6 +10,10 @@ it checks; custom resources are validated against the pinned CRDs in
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,14 @@ from estategen.write import with_manifest, write_tree
 
 from conftest import run_cli
 from crd import UPSTREAM, crd_set
-from slurmlab import SlurmLab, have_slurm, machine_cpu, set_keys
+from slurmlab import (
+    SlurmLab,
+    have_slurm,
+    installed_slurm_at_least,
+    machine_cpu,
+    machine_cpus,
+    set_keys,
+)
 
 Obj = dict[str, Any]
 SLINKY_CRDS = UPSTREAM / "slurm-operator-v1.2.1"
@@ -648,6 +659,141 @@ def test_a_real_slurmctld_puts_a_nodeset_slurmd_in_the_mixed_partition(
         assert cluster.run(*job, "sh", "-c", "echo ok").strip() == "ok"
         nodes = cluster.run("scontrol", "show", "partition", "gpu")
         assert "gpu-[01-02]" in nodes and node in nodes, nodes
+
+
+# /proc/driver/nvidia/gpus/<bus id>/information as the NVIDIA driver writes it, read by
+# SchedMD/slurm src/plugins/gpu/nvidia/gpu_nvidia.c _set_basic_info (Model, GPU UUID, Device
+# Minor; its Type is the Model in lower case with '_' for spaces: nvidia_h100_80gb_hbm3)
+DRIVER_INFORMATION = (
+    "Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-{index:08d}\nDevice Minor: \t {index}\n"
+)
+
+
+def fake_nvidia_driver(root: Path, gpus: int, cpus: str) -> str:
+    """Shell that mounts, in the calling mount namespace only, what gpu_nvidia.c reads of
+    an NVIDIA driver with ``gpus`` GPUs: /proc/driver/nvidia/gpus/<bus>/information,
+    /sys/bus/pci/drivers/nvidia/<bus>/local_cpulist (files made under ``root``), and the
+    device files /dev/nvidia<minor> it names (character devices, major 195, that nothing
+    opens; an overlay on /dev, so the machine's /dev is left alone)."""
+    proc = root / "proc-driver"
+    pci = root / "pci-drivers"
+    for index in range(gpus):
+        bus = f"0000:{index + 1:02x}:00.0"
+        (proc / "nvidia" / "gpus" / bus).mkdir(parents=True)
+        (proc / "nvidia" / "gpus" / bus / "information").write_text(
+            DRIVER_INFORMATION.format(index=index)
+        )
+        (pci / "nvidia" / bus).mkdir(parents=True)
+        (pci / "nvidia" / bus / "local_cpulist").write_text(f"{cpus}\n")
+    dev = root / "dev"
+    dev.mkdir()
+    devices = " && ".join(f"mknod -m 666 {dev}/up/nvidia{i} c 195 {i}" for i in range(gpus))
+    return (
+        f'mount --bind "{proc}" /proc/driver && mount --bind "{pci}" /sys/bus/pci/drivers'
+        f' && mount -t tmpfs tmpfs "{dev}" && mkdir "{dev}/up" "{dev}/work" && {devices}'
+        f' && mount -t overlay overlay -o "lowerdir=/dev,upperdir={dev}/up,workdir={dev}/work"'
+        " /dev"
+    )
+
+
+def stop_slurmd(cluster: SlurmLab, node: str) -> None:
+    """Stop ``node``'s slurmd and wait until the lab's slurmd port is free again."""
+    process = cluster.processes.pop(f"slurmd-{node}")
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=30)
+    cluster.wait_for(lambda: not cluster.port_open(cluster.ports["slurmd"]), "slurmd port free")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm, munge and unshare")
+def test_a_real_slurmd_on_a_node_no_gres_conf_line_names_registers_its_gpus(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The NodeSet's slurmd on a node GKE named at creation (a name no gres.conf line holds)
+    registers its 8 GPUs through gres.conf's AutoDetect=nvidia, from a faked NVIDIA driver
+    (/proc/driver/nvidia, what src/plugins/gpu/nvidia/gpu_nvidia.c reads), and a job there gets
+    them as CUDA_VISIBLE_DEVICES; the on-prem GPU and CPU nodes read the same gres.conf and
+    register the GRES they had without it (their own AutoDetect=off, gres.conf(5)
+    AutoDetect). Without the line the dynamic node's GPUs have no File and slurmd drops them
+    (src/interfaces/gres.c: "Ignoring file-less GPU"), and slurmctld drains the node ("gres/gpu
+    count reported lower than configured (0 < 8)").
+
+    AutoDetect=nvidia came with Slurm 24.11 (gres.conf(5)): the test needs 24.11 (run it with
+    scripts/slurm-release.sh 24.11). As in the test above, the lab keeps munge; the files are
+    as rendered for 25.11.
+    """
+    if not installed_slurm_at_least("24.11"):
+        pytest.skip("AutoDetect=nvidia needs Slurm 24.11: scripts/slurm-release.sh 24.11")
+    tmp_path = tmp_path_factory.mktemp("detect")  # short: slurmstepd's sockets live there
+    # every node is this machine: its CPUs, 2 GB
+    shape = r"cpu: \{sockets: \d+, cores_per_socket: \d+, threads_per_core: \d+\}"
+    source = re.sub(
+        r"memory_gb: \d+", "memory_gb: 2", re.sub(shape, f"cpu: {machine_cpu()}", PROVIDER)
+    )
+    source = (
+        source.replace("nodes: {max: 2}", "nodes: {max: 1}")
+        # a Type that is part of the driver's model name (checks.hosted warns otherwise)
+        .replace("count: 8}\n    features", "count: 8, gres_type: h100}\n    features")
+        .replace(ACCOUNTING, "")
+    )
+    estate = pipeline.validate_document(load.parse_blueprint(source.encode(), "b.yaml")).estate
+    out = tmp_path / "out"
+    write_tree(with_manifest(render(estate), source.encode(), estate.name), out)
+    node = "gke-k8s-9c1e-x7qd"  # GKE names a node it creates (shorter: stepd socket paths)
+    gres = (out / "slurm" / "gres.conf").read_text()
+    assert "AutoDetect=nvidia" in gres.splitlines() and node not in gres
+
+    def keep_munge(cluster: SlurmLab) -> None:
+        (cluster.etc / "slurm.conf").write_text(
+            set_keys(
+                cluster.slurm_conf(),
+                {"AuthType": "auth/munge", "CredType": "cred/munge"},
+                drop=("AuthAltTypes", "AuthAltParameters"),
+            )
+        )
+
+    with SlurmLab.running(
+        out,
+        tmp_path / "run",
+        ["gpu-01", "gpu-02", "cpu-01", "cpu-02", "ctl-01", "dbd-01", node],
+        controller="ctl-01",
+        gpu_files=8,
+        configure=keep_munge,
+    ) as cluster:
+        # the on-prem nodes, one at a time (a lab's slurmd share one port): the GRES they
+        # had, from their own lines, and no detection (gpu_nvidia.c would log its failure)
+        for on_prem, registered in (("gpu-01", "gpu:h100-sxm-80gb:8"), ("cpu-01", "(null)")):
+            cluster.start_slurmd(on_prem)
+            # pool cpu is in no partition, which sinfo lists nodes by
+            cluster.wait_for(
+                lambda n=on_prem: "State=IDLE " in cluster.run("scontrol", "show", "node", n),
+                f"{on_prem} idle",
+            )
+            shown = cluster.run("scontrol", "show", "node", on_prem)
+            assert f"Gres={registered}" in shown, shown
+            stop_slurmd(cluster, on_prem)
+            log = (cluster.work / "log" / f"slurmd-{on_prem}.log").read_text()
+            assert "GPU detection" not in log, log
+        nodeset = one(objects(source, "k8s"), "NodeSet", "h100-hosted")["spec"]
+        extra = nodeset["extraConf"].replace("Features=", "Features=h100-hosted,")
+        assert "Gres=gpu:h100:8" in extra
+        (cluster.work / "spool" / node).mkdir(exist_ok=True)
+        driver = fake_nvidia_driver(tmp_path / "driver", 8, f"0-{machine_cpus() - 1}")
+        slurmd = shlex.join(
+            ["/usr/sbin/slurmd", "-D", "-f", str(cluster.etc / "slurm.conf"), "-Z", "--conf", extra]
+        )
+        cluster.start(f"slurmd-{node}", node, "sh", "-c", f"{driver} && exec {slurmd}")
+        cluster.wait_for(
+            lambda: node in cluster.run("sinfo", "-h", "-N", "-o", "%N"), "the dynamic node"
+        )
+        shown = cluster.run("scontrol", "show", "node", node)
+        assert "Gres=gpu:h100:8" in shown, shown
+        # slurmd registered the 8 GPUs it detected: the node is not drained for too few
+        cluster.wait_idle(node)
+        log = (cluster.work / "log" / f"slurmd-{node}.log").read_text()
+        assert "file-less GPU" not in log, log
+        job = ("srun", "-p", "gpu", "-w", node, "--gres=gpu:h100:2", "-t", "1")
+        assert cluster.run(*job, "sh", "-c", "echo $CUDA_VISIBLE_DEVICES").strip() == "0,1"
 
 
 def test_validate_counts_each_physical_gpu_once(tmp_path: Path) -> None:
