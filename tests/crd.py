@@ -13,6 +13,7 @@ so no rule passes by not being understood.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -206,7 +207,14 @@ def _evaluate(schema: dict[str, Any], value: Any, old: Any, path: str) -> Iterat
         if rule.transition and old is _ABSENT:
             continue
         if rule.transition and schema.get("x-kubernetes-list-type") in ("set", "map"):
-            raise UnsupportedRule(f"{rule.rule!r}: unordered list equality is not evaluated")
+            if rule.rule.strip() != "self == oldSelf":
+                raise UnsupportedRule(f"{rule.rule!r}: unordered list equality is not evaluated")
+            # Kubernetes compares a set or map list without regard to order ("Equality on
+            # arrays with x-kubernetes-list-type of 'set' or 'map' ignores element order",
+            # kubernetes.io "Extend the Kubernetes API with CustomResourceDefinitions", CEL)
+            if not _same_unordered(value, old):
+                yield Violation(path or "<root>", rule.message or f"failed rule: {rule.rule}")
+            continue
         activation = {"self": celpy.json_to_cel(value)}
         if rule.transition:
             activation["oldSelf"] = celpy.json_to_cel(old)
@@ -237,6 +245,17 @@ def _evaluate(schema: dict[str, Any], value: Any, old: Any, path: str) -> Iterat
                 same = [o for o in old if all(o.get(k) == item.get(k) for k in keys)]
                 was = same[0] if same else _ABSENT
             yield from _evaluate(schema["items"], item, was, f"{path}[{index}]")
+
+
+def _same_unordered(value: Any, old: Any) -> bool:
+    """Two lists equal as multisets of their items (each item compared as JSON)."""
+    if not isinstance(value, list) or not isinstance(old, list):
+        return bool(value == old)
+
+    def canonical(items: list[Any]) -> list[str]:
+        return sorted(json.dumps(item, sort_keys=True) for item in items)
+
+    return canonical(value) == canonical(old)
 
 
 def _message(rule: Rule, activation: dict[str, Any]) -> str:

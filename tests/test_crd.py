@@ -325,3 +325,64 @@ def test_message_expression_is_the_reported_message(tmp_path: Path) -> None:
     assert [(v.path, v.message) for v in crd.validate(thing, closed=False)] == [
         ("spec", "too many: 3")
     ]
+
+
+def test_an_immutable_map_list_is_compared_without_regard_to_order(tmp_path: Path) -> None:
+    """Kubernetes compares lists of x-kubernetes-list-type map or set without regard to order
+    (kubernetes.io "Extend the Kubernetes API with CustomResourceDefinitions", CEL): an update
+    that only reorders an immutable map list passes ``self == oldSelf``, one that changes an
+    item fails it. Trainer's runtimePatches containers are such a list."""
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Thing"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "apiVersion": {"type": "string"},
+                                "kind": {"type": "string"},
+                                "spec": {
+                                    "type": "object",
+                                    "properties": {
+                                        "items": {
+                                            "type": "array",
+                                            "items": {
+                                                "type": "object",
+                                                "properties": {
+                                                    "name": {"type": "string"},
+                                                    "value": {"type": "integer"},
+                                                },
+                                            },
+                                            "x-kubernetes-list-type": "map",
+                                            "x-kubernetes-list-map-keys": ["name"],
+                                            "x-kubernetes-validations": [
+                                                {"rule": "self == oldSelf", "message": "frozen"}
+                                            ],
+                                        }
+                                    },
+                                },
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    path = tmp_path / "thing.yaml"
+    path.write_text(yaml.safe_dump(crd))
+    thing = Crd.load(path)
+
+    def obj(*items: tuple[str, int]) -> dict[str, Any]:
+        listed = [{"name": n, "value": v} for n, v in items]
+        return {"apiVersion": "example.com/v1", "kind": "Thing", "spec": {"items": listed}}
+
+    assert thing.validate(obj(("a", 1), ("b", 2)), obj(("b", 2), ("a", 1))) == []
+    changed = thing.validate(obj(("a", 1), ("b", 3)), obj(("a", 1), ("b", 2)))
+    assert [v.message for v in changed] == ["frozen"]

@@ -572,6 +572,8 @@ class KubernetesCluster:
     prometheus_operator: bool
     # --- training frameworks: job, jobset, trainjob, mpijob, rayjob ---
     frameworks: tuple[str, ...] = ("job",)
+    # --- tenancy: the Pod Security Standards level every team namespace enforces ---
+    pod_security: str = "restricted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -1125,6 +1127,7 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
         ),
         prometheus_operator=c["prometheus_operator"],
         frameworks=tuple(c["frameworks"]),
+        pod_security=c["tenancy"]["pod_security"],
     )
 
 

@@ -4,14 +4,42 @@ from __future__ import annotations
 
 from estategen.facts import ESTATE_LABEL, labels_of_hosts
 from estategen.kubernetes import kueue, volcano
-from estategen.kubernetes.objects import NVIDIA_NAMESPACE, TEAM_LABEL, ClusterView, Obj, meta
+from estategen.kubernetes.objects import (
+    NVIDIA_NAMESPACE,
+    POD_SECURITY,
+    TEAM_LABEL,
+    ClusterView,
+    Obj,
+    meta,
+)
+
+
+def pod_security_labels(view: ClusterView) -> dict[str, str]:
+    """The Pod Security admission labels of a team namespace: the cluster's level, enforced and
+    warned about, each pinned to the Kubernetes minor the blueprint targets.
+
+    Pinning the version keeps the checks a namespace gets from moving when the cluster is
+    upgraded, as kubernetes.io "Enforce Pod Security Standards with Namespace Labels"
+    recommends; ``warn`` makes the API server warn when a Deployment or Job is applied whose
+    pods the level would refuse (``enforce`` refuses only the pods, later).
+    """
+    level = view.cluster.pod_security
+    version = f"v{view.estate.versions.kubernetes.text}"
+    out = {}
+    for mode in ("enforce", "warn"):
+        out[f"{POD_SECURITY}/{mode}"] = level
+        out[f"{POD_SECURITY}/{mode}-version"] = version
+    return out
 
 
 def namespaces(view: ClusterView) -> list[Obj]:
     estate = view.estate.name
     out = []
     for team in view.estate.identity.teams:
-        metadata = meta(team.namespace, **{ESTATE_LABEL: estate, TEAM_LABEL: team.name})
+        metadata = meta(
+            team.namespace,
+            **{ESTATE_LABEL: estate, TEAM_LABEL: team.name, **pod_security_labels(view)},
+        )
         # the same GID as the team's Unix group on the Slurm side, for fsGroup on shared mounts
         metadata["annotations"] = {
             "estategen.io/gid": str(team.gid),
@@ -21,7 +49,7 @@ def namespaces(view: ClusterView) -> list[Obj]:
     if view.gpu_pools:
         metadata = meta(NVIDIA_NAMESPACE, **{ESTATE_LABEL: estate})
         # device plugin, MIG manager and DCGM exporter need host paths and privileges
-        metadata["labels"]["pod-security.kubernetes.io/enforce"] = "privileged"
+        metadata["labels"][f"{POD_SECURITY}/enforce"] = "privileged"
         out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
     return out
 

@@ -10,7 +10,15 @@ not in the kustomization, so nothing applies them (section 12, R13.1-R13.8).
 from __future__ import annotations
 
 from estategen.kubernetes import kueue, volcano
-from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, UpstreamManifest, meta
+from estategen.kubernetes.objects import (
+    ClusterView,
+    HelmRelease,
+    Obj,
+    UpstreamManifest,
+    container_security_context,
+    meta,
+    pod_security_context,
+)
 from estategen.model import Team
 
 # Volcano v1.15.1's job plugins (pkg/controllers/job/plugins/factory.go) that run a framework
@@ -35,6 +43,11 @@ JOBSET_VERSION = "0.12.0"
 TRAINER_CHART = "oci://ghcr.io/kubeflow/charts/kubeflow-trainer"
 TRAINER_VERSION = "2.3.0"
 TRAINER_RUNTIME = "torch-distributed"
+# the runtime's one replicated job and its trainer container (the chart's
+# files/runtimes/torch-distributed.yaml at v2.3.0), which a TrainJob's runtimePatches name
+TRAINER_NODE = "node"
+# who owns the example's runtime patch (RuntimePatch.manager, required)
+PATCH_MANAGER = "estategen.io/example"
 KUBERAY_REPOSITORY = "https://ray-project.github.io/kuberay-helm/"
 KUBERAY_VERSION = "1.7.0"
 MPI_OPERATOR_VERSION = "v0.8.0"
@@ -121,13 +134,14 @@ def examples(view: ClusterView) -> dict[str, list[Obj]]:
         tolerations = kueue.flavor_tolerations(flavor) if flavor and queues.volcano else []
         found: list[Obj] = []
         if "jobset" in view.cluster.frameworks:
-            found.append(_jobset(view, team, _pod(resource, tolerations, "Never")))
+            pod = _pod(view, team, resource, tolerations, "Never")
+            found.append(_jobset(view, team, pod))
         if "trainjob" in view.cluster.frameworks and not queues.volcano:
-            found.append(_trainjob(team, resource))
+            found.append(_trainjob(view, team, resource))
         if queues.volcano:
             for kind, plugins in VOLCANO_PLUGINS.items():
                 if kind in view.cluster.frameworks:
-                    pod = _pod(resource, tolerations, "OnFailure")
+                    pod = _pod(view, team, resource, tolerations, "OnFailure")
                     found.append(_volcano_job(team, kind, plugins, pod))
         if found:
             out[f"examples/{team.name}.yaml"] = found
@@ -143,11 +157,19 @@ def _container(resource: str | None) -> Obj:
     limits = _limits(resource)
     if limits:
         out["resources"] = limits
+    out["securityContext"] = container_security_context()
     return out
 
 
-def _pod(resource: str | None, tolerations: list[Obj], restart: str) -> Obj:
-    pod: Obj = {"restartPolicy": restart, "containers": [_container(resource)]}
+def _pod(
+    view: ClusterView, team: Team, resource: str | None, tolerations: list[Obj], restart: str
+) -> Obj:
+    """The example's pod, which its namespace's Pod Security level admits."""
+    pod: Obj = {
+        "restartPolicy": restart,
+        "securityContext": pod_security_context(view.estate, team),
+        "containers": [_container(resource)],
+    }
     if tolerations:
         pod["tolerations"] = tolerations
     return pod
@@ -190,18 +212,42 @@ def _jobset(view: ClusterView, team: Team, pod: Obj) -> Obj:
     }
 
 
-def _trainjob(team: Team, resource: str | None) -> Obj:
+def _trainjob(view: ClusterView, team: Team, resource: str | None) -> Obj:
     metadata = meta(f"{team.name}-trainjob-example", team.namespace)
     metadata["labels"][QUEUE_LABEL] = team.name
     trainer: Obj = {"numNodes": 2, "image": EXAMPLE_IMAGE, "command": ["nvidia-smi"]}
     limits = _limits(resource)
     if limits:
         trainer["resourcesPerNode"] = limits
+    # the runtime's pods set no securityContext: the TrainJob patches it in, as Trainer merges
+    # runtimePatches into the runtime's JobSet (pkg/runtime/core/trainingruntime.go,
+    # mergeRuntimePatches, v2.3.0), so its namespace's Pod Security level admits them
+    pod: Obj = {
+        "securityContext": pod_security_context(view.estate, team),
+        "containers": [{"name": TRAINER_NODE, "securityContext": container_security_context()}],
+    }
+    patch: Obj = {
+        "manager": PATCH_MANAGER,
+        "trainingRuntimeSpec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {"name": TRAINER_NODE, "template": {"spec": {"template": {"spec": pod}}}}
+                    ]
+                }
+            }
+        },
+    }
     return {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
         "metadata": metadata,
-        "spec": {"suspend": True, "runtimeRef": {"name": TRAINER_RUNTIME}, "trainer": trainer},
+        "spec": {
+            "suspend": True,
+            "runtimeRef": {"name": TRAINER_RUNTIME},
+            "trainer": trainer,
+            "runtimePatches": [patch],
+        },
     }
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from estategen.model import Estate, KubernetesCluster, NodePool, QueueTeam
+from estategen.model import Estate, KubernetesCluster, NodePool, QueueTeam, Team
 
 Obj = dict[str, Any]
 
@@ -23,6 +23,8 @@ NVIDIA_NAMESPACE = "nvidia-gpu"
 KUEUE_NAMESPACE = "kueue-system"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 TEAM_LABEL = "estategen.io/team"
+# the prefix of Pod Security admission's namespace labels (kubernetes.io "Pod Security Admission")
+POD_SECURITY = "pod-security.kubernetes.io"
 
 
 def meta(name: str, namespace: str | None = None, **labels: str) -> Obj:
@@ -44,6 +46,36 @@ def require_node(key: str, operator: str = "Exists", values: Sequence[str] = ())
                 "nodeSelectorTerms": [{"matchExpressions": [expression]}]
             }
         }
+    }
+
+
+# the uid of the "nobody" user (Debian's base-passwd): a team with no members runs as it
+NOBODY = 65534
+
+
+def container_security_context() -> Obj:
+    """What Pod Security's restricted level requires of each container of a team's pod
+    (kubernetes.io "Pod Security Standards", Restricted: Privilege Escalation, Capabilities)."""
+    return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
+def team_uid(estate: Estate, team: Team) -> int:
+    """The uid a team's pods run as: its first member's, as a batch job runs as its user on
+    the Slurm side; ``nobody`` for a team with no members."""
+    uids = {u.name: u.uid for u in estate.identity.users}
+    return next((uids[m] for m in team.members if m in uids), NOBODY)
+
+
+def pod_security_context(estate: Estate, team: Team) -> Obj:
+    """A team pod's securityContext, which every Pod Security level admits (restricted: Running
+    as Non-root, Running as Non-root user, Seccomp): the team's member and Unix group, as on
+    the Slurm side. No ``fsGroup``: kubelet would change the group of every file of a volume
+    whose driver lets it (csi-driver-nfs), the whole shared tree, on each mount."""
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": team_uid(estate, team),
+        "runAsGroup": team.gid,
+        "seccompProfile": {"type": "RuntimeDefault"},
     }
 
 

@@ -525,6 +525,9 @@ _QUEUE_TEAM = _dict(
         "lending_limit": _int(0, 1_000_000),
     }
 )
+# the Pod Security Standards levels a team namespace may enforce; privileged is refused: it
+# lets a team's pod reach the node (host paths, host network), and so every other team
+POD_SECURITY_LEVELS = ("restricted", "baseline")
 _K8S_CLUSTER = _dict(
     {
         "name": _name(required=True),
@@ -574,6 +577,17 @@ _K8S_CLUSTER = _dict(
             default=[],
         ),
         "prometheus_operator": {"type": "boolean", "default": False},
+        # --- tenancy: what a team may do in its namespace ---
+        "tenancy": _dict(
+            {
+                "pod_security": {
+                    "type": "string",
+                    "allowed": list(POD_SECURITY_LEVELS),
+                    "default": "restricted",
+                },
+            },
+            default={},
+        ),
     }
 )
 # instance type -> GPUs of the model it carries, as the cloud sells it

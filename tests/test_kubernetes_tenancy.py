@@ -1,0 +1,415 @@
+"""Tenancy in a Kubernetes cluster: what a team may do in its namespace, and nowhere else.
+
+A blueprint fragment in (``ESTATE`` below, or the example blueprints), the rendered
+``kubernetes/<cluster>/`` objects and example jobs out. A team namespace enforces a Pod Security
+Standards level (``kubernetes.clusters[].tenancy.pod_security``), and every pod template
+estategen renders into one passes that level, checked against the standard's own table
+(``pss_violations``), not against what the generator writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from estategen import load, pipeline
+from estategen.errors import BlueprintInvalid
+from estategen.model import Estate
+from estategen.output import Files
+from estategen.render import render
+
+from conftest import BLUEPRINTS
+from k8s_harness import ALL_PROJECTS, MESA, source_of
+
+Obj = dict[str, Any]
+PSA = "pod-security.kubernetes.io"
+
+# Two clusters, one of each queue engine with every framework it runs examples for; the
+# on-prem one keeps the default level, the other lowers it to baseline.
+ESTATE = """\
+estate: tenancy
+versions: {slurm: "24.05", kubernetes: "1.33"}
+identity:
+  users: [{name: ana, uid: 11001}, {name: ben, uid: 11002}]
+  teams:
+    - {name: vision, gid: 21001, members: [ana]}
+    - {name: nlp, gid: 21002, members: [ben], namespace: nlp-prod}
+    - {name: ops, gid: 21003}
+node_pools:
+  - name: l40s
+    scheduler: kubernetes
+    cluster: kq
+    hosts: "k8s-l40s-[01-02]"
+    gpus: {model: l40s-48gb, count: 4}
+  - name: h100
+    scheduler: kubernetes
+    cluster: vc
+    hosts: "k8s-h100-[01-02]"
+    gpus: {model: h100-sxm-80gb, count: 8}
+kubernetes:
+  clusters:
+    - name: kq
+      frameworks: [job, jobset, trainjob]
+      queues:
+        cohort: kq
+        teams:
+          - {team: vision, quota: {l40s-48gb: 4}}
+          - {team: ops, quota: {l40s-48gb: 4}}
+    - name: vc
+      frameworks: [job, jobset, mpijob, rayjob]
+      tenancy: {pod_security: baseline}
+      queues:
+        engine: volcano
+        teams:
+          - {team: nlp, quota: {h100-sxm-80gb: 8}}
+"""
+
+
+@cache
+def rendered(source: str) -> tuple[Estate, Files]:
+    text = (BLUEPRINTS / source).read_text() if source.endswith(".yaml") else source
+    document = load.parse_blueprint(text.encode(), "blueprint.yaml")
+    estate = pipeline.validate_document(document).estate
+    return estate, render(estate)
+
+
+def applied(source: str, cluster: str) -> list[Obj]:
+    """The objects ``kubectl apply -k kubernetes/<cluster>`` applies."""
+    _, files = rendered(source)
+    base = f"kubernetes/{cluster}"
+    kustomization = yaml.safe_load(files[f"{base}/kustomization.yaml"].content)
+    return [
+        obj
+        for name in kustomization["resources"]
+        for obj in yaml.safe_load_all(files[f"{base}/{name}"].content)
+        if obj
+    ]
+
+
+def examples(source: str, cluster: str) -> list[Obj]:
+    _, files = rendered(source)
+    prefix = f"kubernetes/{cluster}/examples/"
+    return [
+        obj
+        for path in sorted(files)
+        if path.startswith(prefix)
+        for obj in yaml.safe_load_all(files[path].content)
+        if obj
+    ]
+
+
+def team_namespaces(source: str, cluster: str) -> dict[str, Obj]:
+    estate, _ = rendered(source)
+    ours = {t.namespace for t in estate.identity.teams}
+    return {
+        o["metadata"]["name"]: o
+        for o in applied(source, cluster)
+        if o["kind"] == "Namespace" and o["metadata"]["name"] in ours
+    }
+
+
+def clusters(source: str) -> list[str]:
+    estate, _ = rendered(source)
+    return [c.name for c in estate.kubernetes_clusters]
+
+
+# every example blueprint's clusters, the frontier's (every framework on both engines) and ESTATE
+EVERY_CLUSTER = sorted(
+    {(source_of(b) if b.endswith(".yaml") else b, c) for b, c in ALL_PROJECTS}
+    | {("frontier.yaml", c) for c in clusters("frontier.yaml")}
+    | {(ESTATE, c) for c in clusters(ESTATE)},
+    key=lambda pair: (pair[0] == MESA, pair[0] == ESTATE, pair),
+)
+IDS = [
+    f"{'mesa' if s == MESA else 'tenancy' if s == ESTATE else Path(s).stem}-{c}"
+    for s, c in EVERY_CLUSTER
+]
+
+
+# --- the Pod Security Standards, from their table ------------------------------------------
+# kubernetes.io/docs/concepts/security/pod-security-standards (the policy levels as of v1.33).
+
+# Baseline, "Capabilities": what a container may add
+BASELINE_CAPABILITIES = {
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+}
+# Baseline, "SELinux": the types a pod or container may ask for
+SELINUX_TYPES = {"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"}
+# Baseline, "Sysctls": the safe set
+SAFE_SYSCTLS = {
+    "kernel.shm_rmid_forced",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.ip_unprivileged_port_start",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.ping_group_range",
+    "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.tcp_keepalive_time",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes",
+}
+# Restricted, "Volume Types": the only volume sources allowed
+RESTRICTED_VOLUMES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
+
+
+def _containers(pod: Obj) -> list[Obj]:
+    return [
+        *pod.get("containers", []),
+        *pod.get("initContainers", []),
+        *pod.get("ephemeralContainers", []),
+    ]
+
+
+def _baseline(pod: Obj) -> Iterator[str]:
+    security = pod.get("securityContext") or {}
+    containers = _containers(pod)
+    contexts = [security] + [c.get("securityContext") or {} for c in containers]
+    for key in ("hostNetwork", "hostPID", "hostIPC"):
+        if pod.get(key):
+            yield f"Host Namespaces: {key}"
+    for context in contexts:
+        if (context.get("windowsOptions") or {}).get("hostProcess"):
+            yield "HostProcess"
+        if (context.get("seccompProfile") or {}).get("type") == "Unconfined":
+            yield "Seccomp: Unconfined"
+        apparmor = (context.get("appArmorProfile") or {}).get("type")
+        if apparmor not in (None, "RuntimeDefault", "Localhost"):
+            yield f"AppArmor: {apparmor}"
+        selinux = context.get("seLinuxOptions") or {}
+        if (
+            selinux.get("type", "") not in SELINUX_TYPES
+            or selinux.get("user")
+            or selinux.get("role")
+        ):
+            yield f"SELinux: {selinux}"
+    for container in containers:
+        context = container.get("securityContext") or {}
+        if context.get("privileged"):
+            yield f"Privileged Containers: {container['name']}"
+        added = set((context.get("capabilities") or {}).get("add", []))
+        if added - BASELINE_CAPABILITIES:
+            yield f"Capabilities: {container['name']} adds {sorted(added - BASELINE_CAPABILITIES)}"
+        if context.get("procMount", "Default") != "Default":
+            yield f"/proc Mount Type: {container['name']}"
+        for port in container.get("ports", []):
+            if port.get("hostPort", 0):
+                yield f"Host Ports: {container['name']}"
+    for volume in pod.get("volumes", []):
+        if "hostPath" in volume:
+            yield f"HostPath Volumes: {volume['name']}"
+    for sysctl in security.get("sysctls", []):
+        if sysctl["name"] not in SAFE_SYSCTLS:
+            yield f"Sysctls: {sysctl['name']}"
+
+
+def _restricted(pod: Obj) -> Iterator[str]:
+    yield from _baseline(pod)
+    security = pod.get("securityContext") or {}
+    containers = _containers(pod)
+    for volume in pod.get("volumes", []):
+        kinds = set(volume) - {"name"}
+        if kinds - RESTRICTED_VOLUMES:
+            yield f"Volume Types: {volume['name']} is {sorted(kinds)}"
+    pod_seccomp = (security.get("seccompProfile") or {}).get("type")
+    for container in containers:
+        context = container.get("securityContext") or {}
+        name = container["name"]
+        if context.get("allowPrivilegeEscalation") is not False:
+            yield f"Privilege Escalation: {name}"
+        non_root = context.get("runAsNonRoot", security.get("runAsNonRoot"))
+        if non_root is not True:
+            yield f"Running as Non-root: {name}"
+        seccomp = (context.get("seccompProfile") or {}).get("type", pod_seccomp)
+        if seccomp not in ("RuntimeDefault", "Localhost"):
+            yield f"Seccomp: {name}"
+        capabilities = context.get("capabilities") or {}
+        if "ALL" not in capabilities.get("drop", []):
+            yield f"Capabilities: {name} does not drop ALL"
+        if set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}:
+            yield f"Capabilities: {name} adds more than NET_BIND_SERVICE"
+    for context in [security] + [c.get("securityContext") or {} for c in containers]:
+        if context.get("runAsUser") == 0:
+            yield "Running as Non-root user: runAsUser 0"
+
+
+def pss_violations(pod: Obj, level: str) -> list[str]:
+    """What the Pod Security Standards' ``level`` refuses in a pod spec."""
+    if level == "privileged":
+        return []
+    return list(_restricted(pod) if level == "restricted" else _baseline(pod))
+
+
+# --- where pod templates are ---------------------------------------------------------------
+
+# the pod spec Kubeflow Trainer's torch-distributed runtime gives a TrainJob's nodes: one
+# replicated job "node" with one container "node" and no securityContext or volumes
+# (charts/kubeflow-trainer/files/runtimes/torch-distributed.yaml, v2.3.0)
+TORCH_DISTRIBUTED_POD: Obj = {"containers": [{"name": "node", "image": "pytorch/pytorch"}]}
+
+
+def _trainjob_pod(job: Obj) -> Obj:
+    """The pod a TrainJob's nodes run: the runtime's, with the TrainJob's runtimePatches merged
+    into it as Trainer does (pkg/runtime/core/trainingruntime.go, mergeRuntimePatches: a
+    strategic merge, containers by name)."""
+    pod: Obj = yaml.safe_load(yaml.safe_dump(TORCH_DISTRIBUTED_POD))
+    for patch in job["spec"].get("runtimePatches", []):
+        jobs = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+        for replicated in jobs:
+            if replicated["name"] != "node":
+                continue
+            spec = replicated["template"]["spec"]["template"]["spec"]
+            if "securityContext" in spec:
+                pod["securityContext"] = {
+                    **pod.get("securityContext", {}),
+                    **spec["securityContext"],
+                }
+            for patched in spec.get("containers", []):
+                for container in pod["containers"]:
+                    if container["name"] == patched["name"]:
+                        container.update({k: v for k, v in patched.items() if k != "name"})
+    return pod
+
+
+def pod_templates(obj: Obj) -> Iterator[Obj]:
+    """Every pod spec an object makes pods from: a Pod's own, a template's, a TrainJob's."""
+    if obj["kind"] == "TrainJob":
+        yield _trainjob_pod(obj)
+        return
+    if obj["kind"] == "Pod":
+        yield obj["spec"]
+        return
+
+    def walk(node: Any) -> Iterator[Obj]:
+        if isinstance(node, dict):
+            if "containers" in node and isinstance(node["containers"], list):
+                yield node
+                return
+            for value in node.values():
+                yield from walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from walk(item)
+
+    yield from walk(obj.get("spec"))
+
+
+# --- Pod Security --------------------------------------------------------------------------
+
+
+def test_team_namespaces_enforce_the_clusters_level_pinned_to_the_kubernetes_minor() -> None:
+    """kubernetes.io/docs/concepts/security/pod-security-admission: a namespace's
+    ``pod-security.kubernetes.io/<mode>`` label names the level, ``<mode>-version`` the
+    Kubernetes minor whose checks apply (pinned, as "Enforce Pod Security Standards with
+    Namespace Labels" recommends, so an upgrade does not change them). ``restricted`` unless
+    the cluster says ``tenancy: {pod_security: baseline}``; ``warn`` says the same."""
+    for cluster, level in (("kq", "restricted"), ("vc", "baseline")):
+        namespaces = team_namespaces(ESTATE, cluster)
+        assert set(namespaces) == {"vision", "nlp-prod", "ops"}
+        for namespace in namespaces.values():
+            labels = namespace["metadata"]["labels"]
+            for mode in ("enforce", "warn"):
+                assert labels[f"{PSA}/{mode}"] == level
+                assert labels[f"{PSA}/{mode}-version"] == "v1.33"
+
+
+def test_a_privileged_or_unknown_level_is_refused_with_the_levels_allowed() -> None:
+    """privileged would let a team's pod use its node's namespaces and paths, and so reach
+    every other team's: only restricted and baseline are offered."""
+    for level in ("privileged", "Restricted"):
+        text = ESTATE.replace("pod_security: baseline", f"pod_security: {level}")
+        document = load.parse_blueprint(text.encode(), "blueprint.yaml")
+        with pytest.raises(BlueprintInvalid) as failed:
+            pipeline.validate_document(document)
+        messages = [f"{f.path}: {f.message}" for f in failed.value.findings]
+        assert any(
+            m.startswith("kubernetes.clusters[1].tenancy.pod_security:")
+            and "restricted" in m
+            and "baseline" in m
+            for m in messages
+        ), messages
+
+
+@pytest.mark.parametrize(("source", "cluster"), EVERY_CLUSTER, ids=IDS)
+def test_every_pod_template_in_a_team_namespace_passes_its_namespaces_level(
+    source: str, cluster: str
+) -> None:
+    """kubernetes.io/docs/concepts/security/pod-security-standards: Pod Security admission
+    refuses a pod its namespace's level does not allow; for a Job, JobSet, TrainJob or
+    Volcano Job that is every pod its controller makes, long after the object was accepted.
+    So every pod template estategen renders into a team namespace (applied objects and the
+    example jobs, a TrainJob's as Trainer merges its runtimePatches into its runtime) passes
+    the namespace's level, as the standard's table states each control."""
+    namespaces = team_namespaces(source, cluster)
+    checked = 0
+    for obj in applied(source, cluster) + examples(source, cluster):
+        namespace = obj["metadata"].get("namespace")
+        if namespace not in namespaces:
+            continue
+        level = namespaces[namespace]["metadata"]["labels"][f"{PSA}/enforce"]
+        for pod in pod_templates(obj):
+            assert pss_violations(pod, level) == [], (obj["kind"], obj["metadata"]["name"])
+            checked += 1
+    # each example makes pods: none is skipped for want of a template found
+    assert checked >= len(examples(source, cluster))
+
+
+def test_the_check_refuses_what_the_standard_refuses() -> None:
+    """The check above is not vacuous: the default pod (root, no seccomp, escalation allowed)
+    fails restricted and passes baseline; a hostPath volume or the host network fails both."""
+    plain: Obj = {"containers": [{"name": "c", "image": "busybox"}]}
+    assert set(pss_violations(plain, "restricted")) == {
+        "Privilege Escalation: c",
+        "Running as Non-root: c",
+        "Seccomp: c",
+        "Capabilities: c does not drop ALL",
+    }
+    assert pss_violations(plain, "baseline") == []
+    host = {**plain, "hostNetwork": True, "volumes": [{"name": "h", "hostPath": {"path": "/"}}]}
+    assert "HostPath Volumes: h" in pss_violations(host, "baseline")
+    assert "Host Namespaces: hostNetwork" in pss_violations(host, "baseline")
+
+
+def test_example_pods_run_as_a_team_member_in_the_teams_unix_group() -> None:
+    """A batch job on the Slurm side runs as its user in the team's group; the examples' pods
+    run as the team's first member (``nobody``, 65534, for a team without members) with the
+    team's GID, so files they write on a shared file system belong to the team."""
+    by_namespace = {}
+    for cluster in ("kq", "vc"):
+        for obj in examples(ESTATE, cluster):
+            for pod in pod_templates(obj):
+                context = pod["securityContext"]
+                by_namespace[obj["metadata"]["namespace"]] = (
+                    context["runAsUser"],
+                    context["runAsGroup"],
+                )
+    assert by_namespace == {
+        "vision": (11001, 21001),
+        "nlp-prod": (11002, 21002),
+        "ops": (65534, 21003),
+    }
