@@ -82,13 +82,11 @@ python -m pytest -q -rs "$@"
 # The real-daemon tests again on the other proven Slurm release (Debian 12's 22.05, Debian 13's
 # 24.11), in a container of that Debian (scripts/slurm-release.sh; its image is built once per
 # machine). Only after a full run: a run of chosen tests stays on this machine's release.
-# Not yet tests/test_import_realworld.py: import writes 22.05's defaults whatever
-# --slurm-version says (priority/basic; 23.11 made priority/multifactor the default), and 24.11
-# refuses a corpus file's select/cons_res (removed in 23.11).
 SLURM_DAEMON_TESTS=(tests/test_slurm_engine.py tests/test_slurm_properties.py
     tests/test_slurm_site.py tests/test_slurm_reservations.py tests/test_slurm_mpi.py
     tests/test_slurm_health.py tests/test_slurm_elastic.py tests/test_slurm_rest_api.py
-    tests/test_slurm_power_hybrid.py tests/test_slurm_scheduling.py)
+    tests/test_slurm_power_hybrid.py tests/test_slurm_scheduling.py
+    tests/test_import_realworld.py)
 if (($# == 0)); then
     case "$release" in
         12) other=24.11 ;;
