@@ -49,9 +49,15 @@ def addresses_problem(value: object) -> str | None:
         if not isinstance(expression, str):
             return f"address entries must be strings, not {expression!r}"
         try:
-            hostlist.count(expression, addresses=True)
+            names = hostlist.count(expression, addresses=True)
         except hostlist.HostlistError as err:
             return str(err).replace("hostlist", "address list")
+        if names > hostlist.MAX_EXPANSION:
+            # the model expands each expression with this limit, as it does hosts
+            return (
+                f"address list {expression!r} expands to {names} addresses, above the limit "
+                f"of {hostlist.MAX_EXPANSION} for one expression (check the bracket ranges)"
+            )
     return None
 
 
