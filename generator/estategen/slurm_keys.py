@@ -19,9 +19,12 @@ restart", slurm.conf(5) from 23.11).
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from dataclasses import dataclass
 from enum import Enum
+from importlib import resources
 
 
 class ChangePolicy(Enum):
@@ -260,3 +263,26 @@ def change_for(name: str) -> ChangePolicy:
     scontrol reconfigure, as slurm.conf(5) says of every key it notes nothing else for."""
     key = slurm_key(name)
     return ChangePolicy.RECONFIGURE if key is None else key.change
+
+
+@functools.cache
+def _documented() -> dict[str, frozenset[str]]:
+    """Release -> the keys its slurm.conf(5) documents, in lower case
+    (data/slurm-conf-keys.json, written by scripts/slurm-conf-keys.py from each page)."""
+    text = resources.files("estategen").joinpath("data/slurm-conf-keys.json").read_text()
+    return {
+        release: frozenset(k.lower() for k in keys) for release, keys in json.loads(text).items()
+    }
+
+
+def documented_releases() -> tuple[str, ...]:
+    """The releases whose slurm.conf(5) keys estategen records, oldest first."""
+    return tuple(sorted(_documented(), key=lambda r: tuple(map(int, r.split(".")))))
+
+
+def documented_key(name: str) -> bool:
+    """Whether any recorded release's slurm.conf(5) documents the key ``name`` (any case).
+    slurmctld stops at a key it does not know ("Parsing error at unrecognized key", seen on
+    22.05 and 24.11); a key one release documents may still be read, undocumented, by
+    another (24.11 reads LaunchType and RoutePlugin, which its page no longer lists)."""
+    return any(name.lower() in keys for keys in _documented().values())

@@ -65,6 +65,12 @@ def removed_key(name: str, release: str) -> RemovedKey | None:
     return key
 
 
+def ever_removed(name: str) -> bool:
+    """Whether ``name`` (any case) is a key some release removed: releases before that read it,
+    documented or not (SchedulerAuth, read until 24.05, is on no page since 21.08)."""
+    return name.lower() in _REMOVED
+
+
 @dataclass(frozen=True, slots=True)
 class RemovedPlugin:
     """A plugin Slurm removed: from ``release`` on, slurmctld cannot load ``key=plugin``.

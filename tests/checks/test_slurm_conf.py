@@ -195,6 +195,36 @@ def test_slurm_options_keep_a_key_the_target_release_still_reads() -> None:
     only(found, "slurm.options.SchedulerAuth", "Slurm 24.05 removed SchedulerAuth")
 
 
+# --- slurm_options_documented --------------------------------------------------------------------
+
+
+def test_an_option_no_slurm_conf_page_lists_is_refused() -> None:
+    """slurmctld 22.05 and 24.11 stop at a key they do not know ("Parsing error at
+    unrecognized key", tests/test_slurm_conf_keys.py shows it on the installed one)."""
+    found = run(checks.slurm_options_documented, "slurm: {options: {TOKEN: abc}}")
+    only(found, "slurm.options.TOKEN", "TOKEN is no slurm.conf key")
+    assert found[0].level == "error"
+
+
+def test_documented_options_pass_in_any_case_and_removed_ones_are_left_to_their_check() -> None:
+    """SchedulerAuth is on no page since 21.08, yet read until 24.05 removed it."""
+    fragment = (
+        "slurm: {options: {TREEWIDTH: '16', LaunchType: launch/slurm, CacheGroups: 0, "
+        "SchedulerAuth: x}}"
+    )
+    assert run(checks.slurm_options_documented, fragment) == []
+
+
+def test_an_unlisted_option_for_a_release_after_the_recorded_ones_is_a_warning() -> None:
+    found = run(
+        checks.slurm_options_documented,
+        'versions: {slurm: "25.11"}\n'
+        "slurm: {packages: {source: site, apt_repository: 'deb https://r.example.org/s trixie "
+        "main'}, options: {NewKnob: '1'}}",
+    )
+    only(found, "slurm.options.NewKnob", "Slurm 25.11 may have added it", level="warning")
+
+
 # --- slurm_plugins_not_removed -------------------------------------------------------------------
 
 

@@ -86,6 +86,7 @@ from estategen.checks.slurm import (
 from estategen.checks.slurm_conf import (
     OPTIONS_WITHOUT_POWER_SAVING,
     slurm_build_has_plugins,
+    slurm_options_documented,
     slurm_options_not_owned,
     slurm_options_not_removed,
     slurm_package_source,
@@ -194,6 +195,7 @@ __all__ = [
     "site_cloud_pools",
     "slurm_build_has_plugins",
     "slurm_exporter_port_free",
+    "slurm_options_documented",
     "slurm_options_not_owned",
     "slurm_options_not_removed",
     "slurm_package_source",

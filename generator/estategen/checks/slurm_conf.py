@@ -13,8 +13,16 @@ from estategen.facts import SLURM_APT_KEYRING, autodetects_nvml
 from estategen.model import DEBIAN_SLURM_BUILDS, Estate, SlurmPackages, slurm_build, slurm_minutes
 from estategen.schema.patterns import SLURM_VERSIONS
 from estategen.slurm_facts import renders_power_saving
-from estategen.slurm_keys import RECORD_KEYS, REFUSED_IN_OPTIONS, Owner, password_refusal, slurm_key
-from estategen.slurm_removed import removed_key, removed_plugin
+from estategen.slurm_keys import (
+    RECORD_KEYS,
+    REFUSED_IN_OPTIONS,
+    Owner,
+    documented_key,
+    documented_releases,
+    password_refusal,
+    slurm_key,
+)
+from estategen.slurm_removed import ever_removed, removed_key, removed_plugin
 
 # --- where the Slurm packages come from (slurm.packages) -------------------------------------
 
@@ -241,6 +249,28 @@ def slurm_options_not_removed(estate: Estate) -> Iterator[Finding]:
             f"slurm.options.{key}",
             f"Slurm {removed.release} removed {removed.name}, and slurmctld {release} "
             f"(versions.slurm) refuses a slurm.conf that sets it{instead}",
+        )
+
+
+@check
+def slurm_options_documented(estate: Estate) -> Iterator[Finding]:
+    """A `slurm.options` key no recorded slurm.conf(5) documents: slurmctld stops at a key it
+    does not know. An error up to the newest release recorded; after it, a warning, since a
+    later release may have added the key."""
+    release = estate.versions.slurm
+    recorded = documented_releases()
+    newest = recorded[-1]
+    for key in estate.slurm.options:
+        if documented_key(key) or ever_removed(key):
+            continue  # a removed key is check/slurm-options-not-removed's
+        later = release.at_least(newest) and release.text != newest
+        yield issue(
+            f"slurm.options.{key}",
+            f"{key} is no slurm.conf key: slurm.conf(5) of {' and '.join(recorded)} does not "
+            "list it, and slurmctld stops at a key it does not know ('Parsing error at "
+            "unrecognized key'); check its spelling"
+            + (f" (Slurm {release.text} may have added it)" if later else ""),
+            level="warning" if later else "error",
         )
 
 
