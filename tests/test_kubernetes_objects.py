@@ -54,9 +54,9 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # --- the example clusters ------------------------------------------------------------------
 
-CORE_ONPREM = {
-    "Namespace",
-    "ResourceQuota",
+# every cluster's team namespaces: a quota and the team's RoleBinding each
+TENANCY = {"Namespace", "ResourceQuota", "RoleBinding"}
+CORE_ONPREM = TENANCY | {
     "Node",
     "RuntimeClass",
     "ConfigMap",
@@ -96,9 +96,7 @@ def test_campus_serving_creates_tenancy_sharing_metrics_and_queues(out: Path) ->
 def test_campus_burst_creates_a_gke_node_pool_and_no_device_plugin(out: Path) -> None:
     """GKE installs its own device plugin; the node pool is a cloud resource (test_pulumi)."""
     result = manifests(out, "campus.yaml", "burst")
-    assert result.kinds() == {
-        "Namespace",
-        "ResourceQuota",
+    assert result.kinds() == TENANCY | {
         "DaemonSet",
         "Service",
         "ResourceFlavor",

@@ -413,3 +413,79 @@ def test_example_pods_run_as_a_team_member_in_the_teams_unix_group() -> None:
         "nlp-prod": (11002, 21002),
         "ops": (65534, 21003),
     }
+
+
+# --- RBAC ----------------------------------------------------------------------------------
+
+OIDC = ESTATE.replace(
+    "      tenancy: {pod_security: baseline}\n",
+    "      tenancy: {pod_security: baseline, group: 'oidc:{team}'}\n",
+)
+
+
+def bindings(source: str, cluster: str) -> list[Obj]:
+    return [
+        o for o in applied(source, cluster) if o["kind"] in ("RoleBinding", "ClusterRoleBinding")
+    ]
+
+
+def test_each_team_namespace_lets_the_teams_group_edit_it() -> None:
+    """kubernetes.io/docs/reference/access-authn-authz/rbac (User-facing roles): a RoleBinding
+    to the ClusterRole ``edit`` grants it in the binding's namespace only. The subject is the
+    team's group (its Unix group on the Slurm side) as ``tenancy.group`` spells it for the
+    cluster's authenticator: ``{team}`` unless said otherwise, ``oidc:{team}`` here."""
+    for cluster, spelled in (("kq", "{}"), ("vc", "oidc:{}")):
+        teams = team_namespaces(OIDC, cluster)
+        found = {
+            b["metadata"]["namespace"]: (b["roleRef"], b["subjects"])
+            for b in bindings(OIDC, cluster)
+            if b["metadata"].get("namespace") in teams
+        }
+        estate, _ = rendered(OIDC)
+        assert found == {
+            team.namespace: (
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+                [
+                    {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "Group",
+                        "name": spelled.format(team.name),
+                    }
+                ],
+            )
+            for team in estate.identity.teams
+        }
+
+
+@pytest.mark.parametrize(("source", "cluster"), EVERY_CLUSTER, ids=IDS)
+def test_no_binding_gives_a_team_another_teams_namespace(source: str, cluster: str) -> None:
+    """A team's group is bound in its own namespace and nowhere else: no RoleBinding in another
+    team's namespace names it, and no ClusterRoleBinding (which would reach every namespace)
+    does."""
+    estate, _ = rendered(source)
+    model = next(c for c in estate.kubernetes_clusters if c.name == cluster)
+    group_of = {model.team_group(t.name): t.namespace for t in estate.identity.teams}
+    seen = set()
+    for binding in bindings(source, cluster):
+        for subject in binding.get("subjects", []):
+            if subject["kind"] != "Group" or subject["name"] not in group_of:
+                continue
+            assert binding["kind"] == "RoleBinding", binding["metadata"]
+            assert binding["metadata"]["namespace"] == group_of[subject["name"]]
+            seen.add(subject["name"])
+    assert seen == set(group_of)
+
+
+@pytest.mark.parametrize("group", ["oidc:team", "{team}{team}", "{team} admins", "{Team}"])
+def test_a_group_that_does_not_name_the_team_once_is_refused(group: str) -> None:
+    """Without ``{team}`` exactly once every team would get one group, or a name the
+    authenticator cannot give: refused, saying what a group looks like."""
+    text = ESTATE.replace("pod_security: baseline", f"pod_security: baseline, group: '{group}'")
+    document = load.parse_blueprint(text.encode(), "blueprint.yaml")
+    with pytest.raises(BlueprintInvalid) as failed:
+        pipeline.validate_document(document)
+    messages = [f"{f.path}: {f.message}" for f in failed.value.findings]
+    assert any(
+        m.startswith("kubernetes.clusters[1].tenancy.group:") and "'{team}' once" in m
+        for m in messages
+    ), messages

@@ -220,9 +220,9 @@ def cluster_data(out: Path, blueprint: str, cluster: str) -> Obj:
 
 # --- the example clusters ------------------------------------------------------------------
 
-CORE_ONPREM = {
-    "Namespace",
-    "ResourceQuota",
+# every cluster's team namespaces: a quota and the team's RoleBinding each
+TENANCY = {"Namespace", "ResourceQuota", "RoleBinding"}
+CORE_ONPREM = TENANCY | {
     "NodePatch",
     "RuntimeClass",
     "ConfigMap",
@@ -236,7 +236,7 @@ CORE_ONPREM = {
     "ClusterQueue",
     "LocalQueue",
 }
-QUEUES = {"Namespace", "ResourceQuota", "Release", "ResourceFlavor", "ClusterQueue", "LocalQueue"}
+QUEUES = TENANCY | {"Release", "ResourceFlavor", "ClusterQueue", "LocalQueue"}
 EKS_NODES = {"NodeGroup", "Role", "RolePolicyAttachment"}
 # a node group that grows from zero: the Cluster Autoscaler's role, its tags on the group
 EKS_AUTOSCALER = {"RolePolicy", "PodIdentityAssociation", "Tag"}

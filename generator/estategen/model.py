@@ -574,6 +574,13 @@ class KubernetesCluster:
     frameworks: tuple[str, ...] = ("job",)
     # --- tenancy: the Pod Security Standards level every team namespace enforces ---
     pod_security: str = "restricted"
+    # the group a team's users have in the API server's eyes, {team} for the team's name
+    group: str = "{team}"
+
+    def team_group(self, team: str) -> str:
+        """The group the cluster's authenticator gives a team's users (the Unix group of the
+        team on the Slurm side, ``team``, as ``tenancy.group`` spells it)."""
+        return self.group.replace("{team}", team)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1128,6 +1135,7 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
         prometheus_operator=c["prometheus_operator"],
         frameworks=tuple(c["frameworks"]),
         pod_security=c["tenancy"]["pod_security"],
+        group=c["tenancy"]["group"],
     )
 
 

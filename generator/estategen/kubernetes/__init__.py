@@ -129,7 +129,11 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
     view = ClusterView.of(estate, cluster)
     files = {
         "namespaces.yaml": core.namespaces(view),
-        "tenancy.yaml": [*core.team_quotas(view), *core.priority_classes(view)],
+        "tenancy.yaml": [
+            *core.team_quotas(view),
+            *core.team_role_bindings(view),
+            *core.priority_classes(view),
+        ],
         "nodes.yaml": core.node_labels_patches(view),
         "nvidia.yaml": [
             *nvidia.runtime_class(view),

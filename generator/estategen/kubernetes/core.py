@@ -70,6 +70,39 @@ def team_quotas(view: ClusterView) -> list[Obj]:
     ]
 
 
+# the built-in ClusterRole a team gets in its namespace (kubernetes.io "Using RBAC
+# Authorization", User-facing roles)
+TEAM_ROLE = "edit"
+RBAC_API = "rbac.authorization.k8s.io"
+
+
+def team_role_bindings(view: ClusterView) -> list[Obj]:
+    """A RoleBinding per team namespace: the team's group may ``edit`` there, and nowhere else.
+
+    ``edit`` is Kubernetes' user-facing role for working in a namespace: workloads, Jobs,
+    Services, ConfigMaps, Secrets, claims. It grants no Roles or RoleBindings, so a team cannot
+    let anyone else in, and only reads the ResourceQuota, so it cannot raise its own GPU quota;
+    the namespace itself (and its Pod Security labels) stays the cluster admin's. What it may
+    change that estategen applies, NetworkPolicies, opens only the team's own namespace.
+    """
+    return [
+        {
+            "apiVersion": f"{RBAC_API}/v1",
+            "kind": "RoleBinding",
+            "metadata": meta(f"team-{TEAM_ROLE}", team.namespace, **{TEAM_LABEL: team.name}),
+            "roleRef": {"apiGroup": RBAC_API, "kind": "ClusterRole", "name": TEAM_ROLE},
+            "subjects": [
+                {
+                    "apiGroup": RBAC_API,
+                    "kind": "Group",
+                    "name": view.cluster.team_group(team.name),
+                }
+            ],
+        }
+        for team in view.estate.identity.teams
+    ]
+
+
 def priority_classes(view: ClusterView) -> list[Obj]:
     return [
         {

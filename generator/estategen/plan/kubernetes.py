@@ -241,7 +241,15 @@ _AUTOSCALER_MEANING = (
 
 # object kind -> (change kind, what applying it means); ConfigMaps are told apart by name
 _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
-    "Namespace": ("kubernetes-tenancy", "namespaces update live"),
+    "Namespace": (
+        "kubernetes-tenancy",
+        "namespaces update live; a new Pod Security level admits or refuses pods as they are "
+        "created, running pods stay",
+    ),
+    "RoleBinding": (
+        "kubernetes-tenancy",
+        "who may work in a team namespace changes at once, for every request after the apply",
+    ),
     "ResourceQuota": (
         "kueue-quota",
         "a namespace's GPU ResourceQuota follows what its queue can admit; it updates live",

@@ -15,6 +15,9 @@ HOSTNAME = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
 FQDN = rf"{HOSTNAME}(\.{HOSTNAME})*"
 USER = r"[a-z_][a-z0-9_-]{0,31}"
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+# kubernetes.clusters[].tenancy.group: a team's group as the API server's authenticator names
+# it, with {team} once where the team's name goes ('{team}', 'oidc:{team}', '{team}@example.org')
+GROUP_TEMPLATE = r"[A-Za-z0-9_.:@/-]{0,100}\{team\}[A-Za-z0-9_.:@/-]{0,100}"
 LABEL_KEY = rf"({DNS_LABEL}(\.{DNS_LABEL})*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?"
 LABEL_VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?"
 MIG_PROFILE = r"[1-7]g\.[0-9]{1,3}gb"
@@ -234,6 +237,8 @@ PATTERN_HINTS = {
     FQDN: "host name (lowercase letters, digits, '-' and '.')",
     USER: "user name: lowercase letter or '_' first, then [a-z0-9_-], at most 32",
     DNS_LABEL: "DNS label: lowercase letters, digits and '-', at most 63",
+    GROUP_TEMPLATE: "group name with '{team}' once where the team's name goes, like "
+    "'oidc:{team}' or '{team}@example.org': letters, digits, '_', '.', ':', '@', '/' and '-'",
     LABEL_KEY: "Kubernetes label key like 'tier' or 'example.com/tier'",
     LABEL_VALUE: "Kubernetes label value: letters, digits, '-', '_', '.', at most 63",
     QUOTA_KEY: "GPU model name, or model/MIG profile like 'a100-sxm-80gb/3g.40gb'",
