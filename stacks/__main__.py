@@ -112,6 +112,7 @@ _TYPED: dict[tuple[str, str], Any] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
+    ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
     ("scheduling.k8s.io/v1", "PriorityClass"): k8s.scheduling.v1.PriorityClass,
     ("node.k8s.io/v1", "RuntimeClass"): k8s.node.v1.RuntimeClass,
     ("storage.k8s.io/v1", "StorageClass"): k8s.storage.v1.StorageClass,

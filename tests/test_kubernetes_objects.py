@@ -54,8 +54,8 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # --- the example clusters ------------------------------------------------------------------
 
-# every cluster's team namespaces: a quota and the team's RoleBinding each
-TENANCY = {"Namespace", "ResourceQuota", "RoleBinding"}
+# every cluster's team namespaces: a quota, the team's RoleBinding and NetworkPolicy each
+TENANCY = {"Namespace", "ResourceQuota", "RoleBinding", "NetworkPolicy"}
 CORE_ONPREM = TENANCY | {
     "Node",
     "RuntimeClass",

@@ -489,3 +489,133 @@ def test_a_group_that_does_not_name_the_team_once_is_refused(group: str) -> None
         m.startswith("kubernetes.clusters[1].tenancy.group:") and "'{team}' once" in m
         for m in messages
     ), messages
+
+
+# --- NetworkPolicy -------------------------------------------------------------------------
+
+NAMESPACE_NAME = "kubernetes.io/metadata.name"
+
+
+def _selects(selector: Obj, labels: dict[str, str]) -> bool:
+    """A label selector (matchLabels and matchExpressions) against labels; {} selects all."""
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expression in selector.get("matchExpressions") or []:
+        key, operator, values = expression["key"], expression["operator"], expression.get("values")
+        present = key in labels
+        if operator == "In" and labels.get(key) not in values:
+            return False
+        if operator == "NotIn" and present and labels[key] in values:
+            return False
+        if operator == "Exists" and not present:
+            return False
+        if operator == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def ingress_allowed(
+    policies: list[Obj],
+    namespaces: dict[str, dict[str, str]],
+    source: tuple[str, dict[str, str]],
+    target: tuple[str, dict[str, str]],
+    port: int,
+) -> bool:
+    """Whether a TCP connection from a pod (namespace, labels) to another on ``port`` is let in,
+    as kubernetes.io/docs/concepts/services-networking/network-policies states it: a pod no
+    Ingress policy selects takes every connection; a selected pod only those some rule of a
+    selecting policy allows, a rule without ``from`` allowing every source and one without
+    ``ports`` every port; a peer with only a podSelector means pods of the policy's own
+    namespace, with a namespaceSelector pods of the namespaces it selects (by their labels,
+    ``kubernetes.io/metadata.name`` among them)."""
+    (source_ns, source_labels), (target_ns, target_labels) = source, target
+    selecting = [
+        p
+        for p in policies
+        if p["metadata"]["namespace"] == target_ns
+        and "Ingress" in p["spec"].get("policyTypes", ["Ingress"])
+        and _selects(p["spec"]["podSelector"], target_labels)
+    ]
+    if not selecting:
+        return True
+    for policy in selecting:
+        for rule in policy["spec"].get("ingress") or []:
+            ports = rule.get("ports")
+            if ports and not any(
+                p.get("protocol", "TCP") == "TCP" and p.get("port") in (None, port) for p in ports
+            ):
+                continue
+            peers = rule.get("from")
+            if not peers:
+                return True
+            for peer in peers:
+                if "ipBlock" in peer:
+                    continue
+                if "namespaceSelector" in peer:
+                    namespace_ok = _selects(peer["namespaceSelector"], namespaces[source_ns])
+                else:
+                    namespace_ok = source_ns == target_ns
+                pod_ok = _selects(peer.get("podSelector") or {}, source_labels)
+                if namespace_ok and pod_ok:
+                    return True
+    return False
+
+
+def reachability(source: str, cluster: str) -> tuple[list[Obj], dict[str, dict[str, str]]]:
+    """The cluster's NetworkPolicies and every namespace with the labels it would have."""
+    objects = applied(source, cluster)
+    policies = [o for o in objects if o["kind"] == "NetworkPolicy"]
+    names = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
+    names |= {o["metadata"].get("namespace") for o in objects} - {None}
+    names |= {"kube-system", "kuberay-system", "monitoring", "ingress-nginx", "default"}
+    labels = {
+        o["metadata"]["name"]: o["metadata"].get("labels", {})
+        for o in objects
+        if o["kind"] == "Namespace"
+    }
+    return policies, {n: {**labels.get(n, {}), NAMESPACE_NAME: n} for n in sorted(names)}
+
+
+@pytest.mark.parametrize(("source", "cluster"), EVERY_CLUSTER, ids=IDS)
+def test_a_team_namespace_takes_connections_from_its_own_pods_and_not_from_other_namespaces(
+    source: str, cluster: str
+) -> None:
+    """Every pod of a team namespace takes any connection from pods of the same namespace, and
+    none from a pod of another team's namespace or of any other namespace (estategen's own
+    included), whatever the pods' labels."""
+    policies, namespaces = reachability(source, cluster)
+    teams = team_namespaces(source, cluster)
+    pod = {"app": "x", "training.kubeflow.org/job-role": "master"}
+    for target in teams:
+        assert ingress_allowed(policies, namespaces, (target, {}), (target, pod), 443)
+        assert ingress_allowed(policies, namespaces, (target, pod), (target, {}), 23456)
+        for other in namespaces:
+            if other != target:
+                assert not ingress_allowed(policies, namespaces, (other, pod), (target, pod), 80)
+                assert not ingress_allowed(policies, namespaces, (other, {}), (target, {}), 8080)
+
+
+def test_kuberays_operator_reaches_the_ray_dashboard_where_rayjobs_run() -> None:
+    """KubeRay's RayJob controller submits a job and follows it through the Ray head's
+    dashboard, port 8265, from the operator's own pod (ray-operator/controllers/ray/
+    rayjob_controller.go FetchHeadServiceURL and GetJobInfo, utils/constant.go
+    DefaultDashboardPort, v1.7.0). On a cluster that runs RayJobs the operator's namespace may
+    open that port in a team namespace, no other; where none run, not even that."""
+    head = {"ray.io/node-type": "head"}
+    policies, namespaces = reachability(ESTATE, "vc")
+    operator = ("kuberay-system", {"app.kubernetes.io/name": "kuberay-operator"})
+    assert ingress_allowed(policies, namespaces, operator, ("nlp-prod", head), 8265)
+    assert not ingress_allowed(policies, namespaces, operator, ("nlp-prod", head), 6379)
+    for other in set(namespaces) - {"kuberay-system", "nlp-prod"}:
+        assert not ingress_allowed(policies, namespaces, (other, {}), ("nlp-prod", head), 8265)
+    policies, namespaces = reachability(ESTATE, "kq")
+    assert not ingress_allowed(policies, namespaces, operator, ("vision", head), 8265)
+
+
+def test_the_readme_says_what_enforces_network_policies_on_the_clusters_provider() -> None:
+    """A NetworkPolicy does nothing where the network plugin does not enforce it: EKS's VPC CNI
+    only with enableNetworkPolicy, GKE with Dataplane V2 or enforcement turned on."""
+    _, files = rendered("frontier.yaml")
+    for cluster, needs in (("aws", "enableNetworkPolicy"), ("gcp", "Dataplane V2")):
+        readme = files[f"kubernetes/{cluster}/README.md"].content.decode()
+        assert "`team-ingress`" in readme and needs in readme

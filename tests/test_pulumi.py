@@ -220,8 +220,8 @@ def cluster_data(out: Path, blueprint: str, cluster: str) -> Obj:
 
 # --- the example clusters ------------------------------------------------------------------
 
-# every cluster's team namespaces: a quota and the team's RoleBinding each
-TENANCY = {"Namespace", "ResourceQuota", "RoleBinding"}
+# every cluster's team namespaces: a quota, the team's RoleBinding and NetworkPolicy each
+TENANCY = {"Namespace", "ResourceQuota", "RoleBinding", "NetworkPolicy"}
 CORE_ONPREM = TENANCY | {
     "NodePatch",
     "RuntimeClass",

@@ -132,6 +132,7 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
         "tenancy.yaml": [
             *core.team_quotas(view),
             *core.team_role_bindings(view),
+            *core.team_network_policies(view),
             *core.priority_classes(view),
         ],
         "nodes.yaml": core.node_labels_patches(view),

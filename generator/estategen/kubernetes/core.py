@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from estategen.facts import ESTATE_LABEL, labels_of_hosts
-from estategen.kubernetes import kueue, volcano
+from estategen.kubernetes import frameworks, kueue, volcano
 from estategen.kubernetes.objects import (
     NVIDIA_NAMESPACE,
     POD_SECURITY,
@@ -98,6 +98,45 @@ def team_role_bindings(view: ClusterView) -> list[Obj]:
                     "name": view.cluster.team_group(team.name),
                 }
             ],
+        }
+        for team in view.estate.identity.teams
+    ]
+
+
+# the label the API server gives every namespace, its name (kubernetes.io "Well-Known Labels,
+# Annotations and Taints", kubernetes.io/metadata.name)
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def _from_namespace(namespace: str, port: int) -> Obj:
+    return {
+        "from": [{"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: namespace}}}],
+        "ports": [{"protocol": "TCP", "port": port}],
+    }
+
+
+def team_network_policies(view: ClusterView) -> list[Obj]:
+    """A NetworkPolicy per team namespace: its pods take connections from its own pods only,
+    and from the estategen components that must reach them, on the port they use.
+
+    Selecting every pod for ingress denies what no rule allows (kubernetes.io "Network
+    Policies", Default policies); a peer with only a ``podSelector`` is a pod of the policy's
+    own namespace. Connections from the pod's own node (kubelet's probes) are always allowed.
+    Of estategen's components only KubeRay's operator connects to team pods (the Ray head's
+    dashboard, to submit and follow a RayJob); Prometheus scrapes the DCGM exporter and Kueue,
+    in their own namespaces, not team pods. Egress stays open. A team adds its own policies
+    to open more (an ingress controller): policies add up, and they only ever open its own
+    namespace.
+    """
+    ingress: list[Obj] = [{"from": [{"podSelector": {}}]}]
+    if "rayjob" in view.cluster.frameworks:
+        ingress.append(_from_namespace(frameworks.KUBERAY_NAMESPACE, frameworks.RAY_DASHBOARD_PORT))
+    return [
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": meta("team-ingress", team.namespace, **{TEAM_LABEL: team.name}),
+            "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": ingress},
         }
         for team in view.estate.identity.teams
     ]

@@ -50,6 +50,11 @@ TRAINER_NODE = "node"
 PATCH_MANAGER = "estategen.io/example"
 KUBERAY_REPOSITORY = "https://ray-project.github.io/kuberay-helm/"
 KUBERAY_VERSION = "1.7.0"
+KUBERAY_NAMESPACE = "kuberay-system"
+# the Ray head's dashboard port: KubeRay's RayJob controller submits and follows a job through
+# it, from the operator's pod (ray-operator/controllers/ray/rayjob_controller.go GetJobInfo,
+# utils/constant.go DefaultDashboardPort, v1.7.0)
+RAY_DASHBOARD_PORT = 8265
 MPI_OPERATOR_VERSION = "v0.8.0"
 MPI_OPERATOR_MANIFEST = (
     "https://raw.githubusercontent.com/kubeflow/mpi-operator/"
@@ -95,7 +100,7 @@ def releases(view: ClusterView) -> list[HelmRelease]:
                 "kuberay-operator",
                 "kuberay-operator",
                 KUBERAY_VERSION,
-                "kuberay-system",
+                KUBERAY_NAMESPACE,
                 values,
                 repository=KUBERAY_REPOSITORY,
                 create_namespace=True,

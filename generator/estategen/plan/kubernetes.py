@@ -250,6 +250,10 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
         "kubernetes-tenancy",
         "who may work in a team namespace changes at once, for every request after the apply",
     ),
+    "NetworkPolicy": (
+        "kubernetes-tenancy",
+        "which connections reach a team's pods changes at once, for new connections",
+    ),
     "ResourceQuota": (
         "kueue-quota",
         "a namespace's GPU ResourceQuota follows what its queue can admit; it updates live",

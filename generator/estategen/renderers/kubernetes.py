@@ -58,6 +58,15 @@ def kubernetes_manifests(estate: Estate) -> Files:
     return files
 
 
+# what makes each provider's network plugin enforce NetworkPolicies
+ENFORCES_NETWORK_POLICY = {
+    "on-prem": "Calico or Cilium do, flannel alone does not",
+    "gke": "turn on GKE Dataplane V2 or network policy enforcement",
+    "eks": 'set `enableNetworkPolicy: "true"` in the Amazon VPC CNI add-on\'s configuration',
+    "aks": "choose a network policy engine when creating the cluster (Azure, Calico or Cilium)",
+}
+
+
 def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -> str:
     lines = [
         f"# Cluster {cluster.name} of estate {estate.name}",
@@ -185,6 +194,13 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
             "ClusterQueues. Admission on the flavor stops meanwhile. With Pulumi the plan runs",
             "`pulumi up --target-replace` and then `pulumi up --refresh`, which sees the",
             "ClusterQueues it must put back only once it reads them again.",
+            "",
+        ]
+    if any(o["kind"] == "NetworkPolicy" for o in built.files.get("tenancy.yaml", ())):
+        lines += [
+            "Each team namespace's NetworkPolicy `team-ingress` keeps other namespaces' pods",
+            "out. It holds only where the cluster's network plugin enforces NetworkPolicies:",
+            f"{ENFORCES_NETWORK_POLICY[cluster.provider]}.",
             "",
         ]
     if built.node_pools:
