@@ -24,7 +24,7 @@ from estategen.output import Files
 from estategen.render import render
 
 from conftest import BLUEPRINTS
-from k8s_harness import ALL_PROJECTS, MESA, source_of
+from k8s_harness import ALL_PROJECTS, MESA, STORAGE_ESTATE, source_of
 
 Obj = dict[str, Any]
 PSA = "pod-security.kubernetes.io"
@@ -619,3 +619,83 @@ def test_the_readme_says_what_enforces_network_policies_on_the_clusters_provider
     for cluster, needs in (("aws", "enableNetworkPolicy"), ("gcp", "Dataplane V2")):
         readme = files[f"kubernetes/{cluster}/README.md"].content.decode()
         assert "`team-ingress`" in readme and needs in readme
+
+
+# --- a team's own directory of a shared file system ----------------------------------------
+
+TEAM_DIRECTORIES = (
+    STORAGE_ESTATE.replace(
+        "kubernetes: {storage_class: projects}}",
+        "kubernetes: {storage_class: projects, team_directory: 'groups/{team}'}}",
+    )
+    .replace(
+        "kubernetes: {storage_class: home, clusters: [aws, gcp]}}",
+        "kubernetes: {storage_class: home, clusters: [aws, gcp], team_directory: '{team}'}}",
+    )
+    .replace(
+        "kubernetes: {storage_class: datasets, clusters: [aws]}",
+        "kubernetes: {storage_class: datasets, clusters: [aws], team_directory: '{team}'}",
+    )
+)
+
+
+def team_volumes(source: str, cluster: str, storage: str) -> dict[str, Obj]:
+    """Each team namespace's volume of one file system, by namespace."""
+    return {
+        v["spec"]["claimRef"]["namespace"]: v["spec"]
+        for v in applied(source, cluster)
+        if v["kind"] == "PersistentVolume" and v["spec"]["claimRef"]["name"] == storage
+    }
+
+
+def test_a_team_volume_over_a_host_mount_is_the_teams_own_directory() -> None:
+    """kubernetes.io/docs/concepts/storage/volumes (hostPath): the volume is the host path and
+    what is below it, nothing above. With ``team_directory: groups/{team}`` each team's volume
+    of a host-mounted file system is its own directory, so a pod of one team does not get the
+    others' files, whatever user it runs as; without it, the whole mount."""
+    volumes = team_volumes(TEAM_DIRECTORIES, "onprem", "projects")
+    assert {ns: v["hostPath"] for ns, v in volumes.items()} == {
+        "vision": {"path": "/projects/groups/vision", "type": "Directory"},
+        "nlp-prod": {"path": "/projects/groups/nlp", "type": "Directory"},
+        "ops": {"path": "/projects/groups/ops", "type": "Directory"},
+    }
+    whole = team_volumes(TEAM_DIRECTORIES, "onprem", "archive")
+    assert {v["hostPath"]["path"] for v in whole.values()} == {"/gpfs/archive"}
+
+
+def test_a_team_volume_over_nfs_or_s3_reaches_only_the_teams_directory() -> None:
+    """NFS: csi-driver-nfs mounts ``server:share`` as its volume attributes say (R6.3), so the
+    team's sub-directory of the export is the share; S3: Mountpoint's ``prefix`` (R6.11) keeps
+    the mount to the keys under it, and a prefix ends in '/'."""
+    home = team_volumes(TEAM_DIRECTORIES, "aws", "home")
+    assert {ns: v["csi"]["volumeAttributes"]["share"] for ns, v in home.items()} == {
+        "vision": "/export/home/vision",
+        "nlp-prod": "/export/home/nlp",
+        "ops": "/export/home/ops",
+    }
+    datasets = team_volumes(TEAM_DIRECTORIES, "aws", "datasets")
+    prefixes = {
+        ns: [o for o in v["mountOptions"] if o.startswith("prefix ")] for ns, v in datasets.items()
+    }
+    assert prefixes == {
+        "vision": ["prefix train/vision/"],
+        "nlp-prod": ["prefix train/nlp/"],
+        "ops": ["prefix train/ops/"],
+    }
+
+
+def test_a_team_directory_where_the_driver_mounts_a_whole_file_system_is_refused() -> None:
+    """The FSx for Lustre CSI driver mounts a file system by its mount name (R6.6), no directory
+    of it: a team directory there would be ignored, so it is refused at its key."""
+    text = STORAGE_ESTATE.replace(
+        "kubernetes: {storage_class: fsx, clusters: [aws]}",
+        "kubernetes: {storage_class: fsx, clusters: [aws], team_directory: '{team}'}",
+    )
+    document = load.parse_blueprint(text.encode(), "blueprint.yaml")
+    with pytest.raises(BlueprintInvalid) as failed:
+        pipeline.validate_document(document)
+    messages = [f"{f.path}: {f.message}" for f in failed.value.findings]
+    assert any(
+        m.startswith("storage[1].kubernetes.team_directory:") and "whole file system" in m
+        for m in messages
+    ), messages

@@ -599,6 +599,8 @@ class Storage:
     class_clusters: tuple[str, ...] = ()
     # a GKE Managed Lustre instance as PROJECT/ZONE/NAME (its CSI driver's volume handle)
     instance: str | None = None
+    # each team's directory under the mount, {team} for its name: its volume reaches only that
+    team_directory: str | None = None
     # s3: the bucket's region and the credentials, as secret references
     region: str | None = None
     access_key_id: SecretRef | None = None
@@ -785,6 +787,7 @@ def build(doc: Mapping[str, Any]) -> Estate:
                 storage_class=s.get("kubernetes", {}).get("storage_class"),
                 class_clusters=tuple(s.get("kubernetes", {}).get("clusters", ())),
                 instance=s.get("kubernetes", {}).get("instance"),
+                team_directory=s.get("kubernetes", {}).get("team_directory"),
                 region=s.get("s3", {}).get("region"),
                 access_key_id=_secret(s.get("s3", {}).get("access_key_id")),
                 secret_access_key=_secret(s.get("s3", {}).get("secret_access_key")),

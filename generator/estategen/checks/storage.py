@@ -184,6 +184,13 @@ def storage_types_and_drivers(estate: Estate) -> Iterator[Finding]:
                 for p in estate.pools_in_cluster(name)
                 if not p.managed and storage.mounted_on(p.name)
             ]
+            if storage.team_directory and driver not in k8s_storage.TEAM_DIRECTORY_ACCESS:
+                yield issue(
+                    f"{storage.path}.kubernetes.team_directory",
+                    f"cluster {name!r} reaches {storage.type} through {driver}, which mounts a "
+                    "whole file system and no directory of it; remove team_directory, or offer "
+                    "the file system where a host mount or NFS reaches it",
+                )
             if driver == k8s_storage.HOST_MOUNT and not mounting:
                 yield issue(
                     where,

@@ -29,7 +29,7 @@ from estategen.kubernetes.objects import (
     ReleaseSecret,
     meta,
 )
-from estategen.model import NodePool, Storage
+from estategen.model import NodePool, Storage, Team
 
 NFS_DRIVER = "nfs.csi.k8s.io"
 NFS_CHART = "csi-driver-nfs"
@@ -215,12 +215,28 @@ def storage_class(storage: Storage, provider: str) -> Obj:
     return obj
 
 
-def _source(storage: Storage, provider: str, namespace: str) -> Obj:
-    """The volume source of one team's volume: a CSI volume or the host's mount."""
+# the drivers a team's volume can reach a directory of the file system through (the share's
+# sub-directory, the bucket's prefix, the host path); FSx and Managed Lustre mount a whole one
+TEAM_DIRECTORY_ACCESS = (NFS_DRIVER, S3_DRIVER, HOST_MOUNT)
+
+
+def team_directory(storage: Storage, team: Team) -> str:
+    """The team's directory under the mount (``storage[].kubernetes.team_directory``), or ''."""
+    return (storage.team_directory or "").replace("{team}", team.name)
+
+
+def _source(storage: Storage, provider: str, team: Team) -> Obj:
+    """The volume source of one team's volume: a CSI volume or the host's mount, over the
+    team's own directory when the blueprint names one."""
+    namespace = team.namespace
     driver = access(storage, provider)
+    directory = team_directory(storage, team)
     spec: Obj = {}
     if driver == NFS_DRIVER:
         server, share = nfs_server_and_share(storage)
+        if directory:
+            # the server exports the tree: a client mounts any directory of it
+            share = f"{share.rstrip('/')}/{directory}"
         # server#share#subdir#uniquifier: one volume per namespace over the same export (R6.3)
         spec["csi"] = {
             "driver": NFS_DRIVER,
@@ -251,6 +267,8 @@ def _source(storage: Storage, provider: str, namespace: str) -> Obj:
             spec["mountOptions"] = list(storage.options)
     elif driver == S3_DRIVER:
         bucket, prefix = storage.bucket_and_prefix
+        if directory:
+            prefix = f"{prefix}{directory}/"
         # bucketName in the attributes, Mountpoint's own options as mountOptions, a volume
         # handle unique in the cluster (R6.11)
         options = [*storage.options, f"region {storage.region}"]
@@ -263,11 +281,13 @@ def _source(storage: Storage, provider: str, namespace: str) -> Obj:
             "volumeAttributes": {"bucketName": bucket},
         }
     else:
-        spec["hostPath"] = {"path": storage.mount, "type": "Directory"}
+        path = f"{storage.mount}/{directory}" if directory else storage.mount
+        spec["hostPath"] = {"path": path, "type": "Directory"}
     return spec
 
 
-def _volume(storage: Storage, pools: list[NodePool], namespace: str, provider: str) -> Obj:
+def _volume(storage: Storage, pools: list[NodePool], team: Team, provider: str) -> Obj:
+    namespace = team.namespace
     spec: Obj = {
         "capacity": {"storage": CLAIM_SIZE},
         "accessModes": ["ReadWriteMany"],
@@ -277,7 +297,7 @@ def _volume(storage: Storage, pools: list[NodePool], namespace: str, provider: s
     }
     if pools:
         spec["nodeAffinity"] = _on_pools(pools)
-    spec.update(_source(storage, provider, namespace))
+    spec.update(_source(storage, provider, team))
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
@@ -292,7 +312,7 @@ def objects(view: ClusterView) -> list[Obj]:
     for storage, pools in storage_classes(view.estate, view.cluster.name):
         out.append(storage_class(storage, provider))
         for team in view.estate.identity.teams:
-            out.append(_volume(storage, pools, team.namespace, provider))
+            out.append(_volume(storage, pools, team, provider))
             out.append(
                 {
                     "apiVersion": "v1",

@@ -18,6 +18,10 @@ DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 # kubernetes.clusters[].tenancy.group: a team's group as the API server's authenticator names
 # it, with {team} once where the team's name goes ('{team}', 'oidc:{team}', '{team}@example.org')
 GROUP_TEMPLATE = r"[A-Za-z0-9_.:@/-]{0,100}\{team\}[A-Za-z0-9_.:@/-]{0,100}"
+# storage[].kubernetes.team_directory: a relative path with {team} as one of its parts; no
+# part starts with '.', so none is '.' or '..' and the path stays under the mount
+_PATH_PART = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}"
+TEAM_DIRECTORY = rf"({_PATH_PART}/){{0,8}}\{{team\}}(/{_PATH_PART}){{0,8}}"
 LABEL_KEY = rf"({DNS_LABEL}(\.{DNS_LABEL})*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?"
 LABEL_VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?"
 MIG_PROFILE = r"[1-7]g\.[0-9]{1,3}gb"
@@ -237,6 +241,8 @@ PATTERN_HINTS = {
     FQDN: "host name (lowercase letters, digits, '-' and '.')",
     USER: "user name: lowercase letter or '_' first, then [a-z0-9_-], at most 32",
     DNS_LABEL: "DNS label: lowercase letters, digits and '-', at most 63",
+    TEAM_DIRECTORY: "path under the mount with '{team}' as one of its parts, like '{team}' or "
+    "'groups/{team}': parts of letters, digits, '_', '.' and '-', none starting with '.'",
     GROUP_TEMPLATE: "group name with '{team}' once where the team's name goes, like "
     "'oidc:{team}' or '{team}@example.org': letters, digits, '_', '.', ':', '@', '/' and '-'",
     LABEL_KEY: "Kubernetes label key like 'tier' or 'example.com/tier'",

@@ -87,6 +87,7 @@ from estategen.schema.patterns import (
     STORAGE_SOURCE,
     STORAGE_TYPES,
     TASK_PLUGINS,
+    TEAM_DIRECTORY,
     TRES,
     USER,
 )
@@ -705,6 +706,7 @@ BLUEPRINT: dict[str, Any] = {
                         "storage_class": _s(DNS_LABEL, required=True),
                         "clusters": _list(_name()),
                         "instance": _s(GKE_LUSTRE_INSTANCE),
+                        "team_directory": _s(TEAM_DIRECTORY),
                     }
                 ),
                 "s3": _dict(
