@@ -14,6 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import celpy
+import kubernetes_validate
 import pytest
 import yaml
 
@@ -699,3 +701,103 @@ def test_a_team_directory_where_the_driver_mounts_a_whole_file_system_is_refused
         m.startswith("storage[1].kubernetes.team_directory:") and "whole file system" in m
         for m in messages
     ), messages
+
+
+# --- pods run as a team member in the team's group -----------------------------------------
+
+IDENTITY = ESTATE.replace(
+    "    - name: kq\n", "    - name: kq\n      tenancy: {unix_identity: true}\n"
+)
+
+
+def identity_policy(source: str, cluster: str) -> tuple[Obj, Obj]:
+    objects = applied(source, cluster)
+    (policy,) = [o for o in objects if o["kind"] == "ValidatingAdmissionPolicy"]
+    (binding,) = [o for o in objects if o["kind"] == "ValidatingAdmissionPolicyBinding"]
+    return policy, binding
+
+
+def refusals(policy: Obj, pod: Obj, namespace: Obj) -> list[str]:
+    """The messages of the policy's validations a pod fails in a namespace, evaluated as the
+    API server does (kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy:
+    ``object`` the pod, ``namespaceObject`` its namespace, ``variables.<name>`` each variable
+    in order, a validation that is not true refuses with its message)."""
+    environment = celpy.Environment()
+    activation: dict[str, Any] = {
+        "object": celpy.json_to_cel(pod),
+        "namespaceObject": celpy.json_to_cel(namespace),
+    }
+    variables: dict[str, Any] = {}
+    for variable in policy["spec"]["variables"]:
+        program = environment.program(environment.compile(variable["expression"]))
+        activation["variables"] = celpy.celtypes.MapType(variables)
+        variables[celpy.celtypes.StringType(variable["name"])] = program.evaluate(activation)
+    activation["variables"] = celpy.celtypes.MapType(variables)
+    failed = []
+    for validation in policy["spec"]["validations"]:
+        program = environment.program(environment.compile(validation["expression"]))
+        result = program.evaluate(activation)
+        if not (isinstance(result, celpy.celtypes.BoolType) and bool(result)):
+            failed.append(validation["message"])
+    return failed
+
+
+def pod_as(user: int | None, group: int | None, **context: Any) -> Obj:
+    security: Obj = {**context}
+    if user is not None:
+        security["runAsUser"] = user
+    if group is not None:
+        security["runAsGroup"] = group
+    return {"spec": {"securityContext": security, "containers": [{"name": "c", "image": "i"}]}}
+
+
+def test_a_team_pod_runs_as_a_member_in_the_teams_group_or_is_refused() -> None:
+    """With ``tenancy.unix_identity`` a pod in a team namespace runs as one of the team's
+    members and in the team's group, as a batch job on the Slurm side: another team's member,
+    another group, no user at all (the image's), a container overriding the pod's user, or a
+    supplementary group or fsGroup of another team is refused; the team's own gid as fsGroup
+    is not."""
+    policy, _ = identity_policy(IDENTITY, "kq")
+    namespaces = team_namespaces(IDENTITY, "kq")
+    vision, ops = namespaces["vision"], namespaces["ops"]
+    assert refusals(policy, pod_as(11001, 21001), vision) == []
+    assert refusals(policy, pod_as(11001, 21001, fsGroup=21001), vision) == []
+    assert refusals(policy, pod_as(65534, 21003), ops) == []  # no members: nobody
+    assert len(refusals(policy, pod_as(11002, 21001), vision)) == 1  # nlp's member
+    assert len(refusals(policy, pod_as(11001, 21002), vision)) == 1  # nlp's group
+    assert len(refusals(policy, pod_as(None, None), vision)) == 2  # the image's user
+    assert len(refusals(policy, pod_as(11001, 21001, supplementalGroups=[21002]), vision)) == 1
+    assert len(refusals(policy, pod_as(11001, 21001, fsGroup=21002), vision)) == 1
+    overriding = pod_as(11001, 21001)
+    overriding["spec"]["initContainers"] = [
+        {"name": "i", "image": "i", "securityContext": {"runAsUser": 11002}}
+    ]
+    assert len(refusals(policy, overriding, vision)) == 1
+
+
+def test_the_example_pods_pass_the_identity_policy() -> None:
+    policy, _ = identity_policy(IDENTITY, "kq")
+    namespaces = team_namespaces(IDENTITY, "kq")
+    checked = 0
+    for obj in examples(IDENTITY, "kq"):
+        for pod in pod_templates(obj):
+            namespace = namespaces[obj["metadata"]["namespace"]]
+            assert refusals(policy, {"spec": pod}, namespace) == [], obj["metadata"]["name"]
+            checked += 1
+    assert checked
+
+
+def test_the_identity_policy_binds_every_team_namespace_and_no_other() -> None:
+    """The binding selects namespaces by label (a LabelSelector, as a NetworkPolicy's): the
+    estate's team namespaces, not the NVIDIA or Kueue ones; it is valid for the target
+    Kubernetes (v1 from 1.30), and a cluster without ``unix_identity`` gets none."""
+    policy, binding = identity_policy(IDENTITY, "kq")
+    for obj in (policy, binding):
+        kubernetes_validate.validate(obj, "1.33", strict=True)
+    selector = binding["spec"]["matchResources"]["namespaceSelector"]
+    assert binding["spec"]["policyName"] == policy["metadata"]["name"]
+    _, namespaces = reachability(IDENTITY, "kq")
+    selected = {name for name, labels in namespaces.items() if _selects(selector, labels)}
+    assert selected == set(team_namespaces(IDENTITY, "kq"))
+    kinds = {o["kind"] for o in applied(IDENTITY, "vc")}
+    assert "ValidatingAdmissionPolicy" not in kinds

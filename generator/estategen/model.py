@@ -576,6 +576,9 @@ class KubernetesCluster:
     pod_security: str = "restricted"
     # the group a team's users have in the API server's eyes, {team} for the team's name
     group: str = "{team}"
+    # pods in a team namespace must run as a team member in the team's group (an admission
+    # policy), as a batch job does on the Slurm side
+    unix_identity: bool = False
 
     def team_group(self, team: str) -> str:
         """The group the cluster's authenticator gives a team's users (the Unix group of the
@@ -1139,6 +1142,7 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
         frameworks=tuple(c["frameworks"]),
         pod_security=c["tenancy"]["pod_security"],
         group=c["tenancy"]["group"],
+        unix_identity=c["tenancy"]["unix_identity"],
     )
 
 

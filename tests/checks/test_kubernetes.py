@@ -288,3 +288,28 @@ def test_an_unknown_framework_is_a_schema_error() -> None:
     document = parse(blueprint(frameworks("[job, pytorchjob]")))
     _, problems = normalise(document.data)
     assert [p.path for p in problems] == ["kubernetes.clusters[0].frameworks[1]"]
+
+
+# --- unix_identity_needs_admission_policies ------------------------------------------------------
+
+
+def unix_identity(kubernetes: str) -> str:
+    return f"""
+versions: {{kubernetes: "{kubernetes}"}}
+kubernetes:
+  clusters:
+    - {{name: lab-k8s, tenancy: {{unix_identity: true}}}}
+"""
+
+
+def test_unix_identity_passes_from_kubernetes_1_30() -> None:
+    assert run(checks.unix_identity_needs_admission_policies, unix_identity("1.30")) == []
+
+
+def test_unix_identity_before_kubernetes_1_30_is_refused() -> None:
+    """ValidatingAdmissionPolicy is v1, and served without a feature gate, from 1.30."""
+    only(
+        run(checks.unix_identity_needs_admission_policies, unix_identity("1.29")),
+        "kubernetes.clusters[0].tenancy.unix_identity",
+        "ValidatingAdmissionPolicy, which Kubernetes serves as v1 from 1.30",
+    )

@@ -51,6 +51,7 @@ from estategen.checks.kubernetes import (
     eks_autoscaler_tags_fit,
     frameworks_resolve,
     queue_engine_keys,
+    unix_identity_needs_admission_policies,
 )
 from estategen.checks.names import (
     directory_complete,
@@ -213,4 +214,5 @@ __all__ = [
     "topology_version_gates",
     "unique_ids",
     "unique_names",
+    "unix_identity_needs_admission_policies",
 ]

@@ -208,3 +208,17 @@ def frameworks_resolve(estate: Estate) -> Iterator[Finding]:
                 "trainjob needs jobset: Kubeflow Trainer runs each TrainJob as a JobSet "
                 "(its chart depends on JobSet 0.12.0); add jobset to frameworks",
             )
+
+
+@check
+def unix_identity_needs_admission_policies(estate: Estate) -> Iterator[Finding]:
+    """tenancy.unix_identity is a ValidatingAdmissionPolicy, v1 (and on by default) from
+    Kubernetes 1.30."""
+    version = estate.versions.kubernetes
+    for cluster in estate.kubernetes_clusters:
+        if cluster.unix_identity and not version.at_least("1.30"):
+            yield issue(
+                f"{cluster.path}.tenancy.unix_identity",
+                "estategen enforces it with a ValidatingAdmissionPolicy, which Kubernetes "
+                f"serves as v1 from 1.30; versions.kubernetes is {version.text}",
+            )

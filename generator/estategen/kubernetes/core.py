@@ -11,7 +11,13 @@ from estategen.kubernetes.objects import (
     ClusterView,
     Obj,
     meta,
+    team_users,
 )
+
+GID_ANNOTATION = "estategen.io/gid"
+# one annotation per uid a team's pods may run as, estategen.io/uid-<uid>: <user name>; the
+# admission policy looks a pod's uid up among them (a team cannot change its namespace)
+UID_ANNOTATION = "estategen.io/uid-"
 
 
 def pod_security_labels(view: ClusterView) -> dict[str, str]:
@@ -42,9 +48,12 @@ def namespaces(view: ClusterView) -> list[Obj]:
         )
         # the same GID as the team's Unix group on the Slurm side, for fsGroup on shared mounts
         metadata["annotations"] = {
-            "estategen.io/gid": str(team.gid),
+            GID_ANNOTATION: str(team.gid),
             **volcano.namespace_annotations(view, team),
         }
+        if view.cluster.unix_identity:
+            for uid, name in team_users(view.estate, team).items():
+                metadata["annotations"][f"{UID_ANNOTATION}{uid}"] = name
         out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
     if view.gpu_pools:
         metadata = meta(NVIDIA_NAMESPACE, **{ESTATE_LABEL: estate})
@@ -101,6 +110,106 @@ def team_role_bindings(view: ClusterView) -> list[Obj]:
         }
         for team in view.estate.identity.teams
     ]
+
+
+ADMISSION_API = "admissionregistration.k8s.io/v1"
+IDENTITY_POLICY = "estategen-team-identity"
+_SECURITY = "object.spec.securityContext"
+# CEL over the pod (``object``) and its namespace (``namespaceObject``): each container's
+# effective runAsUser and runAsGroup (its own, else the pod's, else -1: not set)
+_IDENTITY_VARIABLES = {
+    "annotations": "namespaceObject.metadata.annotations",
+    "podUser": f"has({_SECURITY}) && has({_SECURITY}.runAsUser) ? {_SECURITY}.runAsUser : -1",
+    "podGroup": f"has({_SECURITY}) && has({_SECURITY}.runAsGroup) ? {_SECURITY}.runAsGroup : -1",
+    "containers": "object.spec.containers"
+    " + (has(object.spec.initContainers) ? object.spec.initContainers : [])"
+    " + (has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers : [])",
+    "users": "variables.containers.map(c, has(c.securityContext)"
+    " && has(c.securityContext.runAsUser) ? c.securityContext.runAsUser : variables.podUser)",
+    "groups": "variables.containers.map(c, has(c.securityContext)"
+    " && has(c.securityContext.runAsGroup) ? c.securityContext.runAsGroup : variables.podGroup)",
+}
+_GID = f"variables.annotations['{GID_ANNOTATION}']"
+_IDENTITY_VALIDATIONS = [
+    (
+        f"variables.users.all(u, ('{UID_ANNOTATION}' + string(u)) in variables.annotations)",
+        "every container must run as a member of the namespace's team: set runAsUser (pod "
+        f"or container) to a uid the namespace's {UID_ANNOTATION}<uid> annotations list",
+    ),
+    (
+        f"variables.groups.all(g, string(g) == {_GID})",
+        "every container must run in the team's group: set runAsGroup (pod or container) to "
+        f"the namespace's {GID_ANNOTATION}",
+    ),
+    (
+        f"!has({_SECURITY}) || !has({_SECURITY}.supplementalGroups)"
+        f" || {_SECURITY}.supplementalGroups.all(g, string(g) == {_GID})",
+        f"supplementalGroups may name only the team's group, the namespace's {GID_ANNOTATION}",
+    ),
+    (
+        f"!has({_SECURITY}) || !has({_SECURITY}.fsGroup) || string({_SECURITY}.fsGroup) == {_GID}",
+        f"fsGroup may only be the team's group, the namespace's {GID_ANNOTATION}",
+    ),
+]
+
+
+def team_identity_policy(view: ClusterView) -> list[Obj]:
+    """With ``tenancy.unix_identity``: a ValidatingAdmissionPolicy that lets a pod into a team
+    namespace only when every container runs as one of the team's members in the team's
+    group, as a batch job does on the Slurm side, and its supplementalGroups and fsGroup name
+    no other group; the same for an ephemeral container added later (``kubectl debug``).
+
+    The policy reads the team's uids and gid from its namespace's annotations
+    (``namespaceObject``), which ``edit`` cannot change; its binding selects the estate's team
+    namespaces by label (kubernetes.io "Validating Admission Policy", v1 from Kubernetes 1.30).
+    """
+    if not view.cluster.unix_identity:
+        return []
+    policy: Obj = {
+        "apiVersion": ADMISSION_API,
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": meta(IDENTITY_POLICY),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["pods"],
+                    },
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["UPDATE"],
+                        "resources": ["pods/ephemeralcontainers"],
+                    },
+                ]
+            },
+            "variables": [{"name": k, "expression": v} for k, v in _IDENTITY_VARIABLES.items()],
+            "validations": [
+                {"expression": expression, "message": message}
+                for expression, message in _IDENTITY_VALIDATIONS
+            ],
+        },
+    }
+    binding: Obj = {
+        "apiVersion": ADMISSION_API,
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": meta(IDENTITY_POLICY),
+        "spec": {
+            "policyName": IDENTITY_POLICY,
+            "validationActions": ["Deny"],
+            "matchResources": {
+                "namespaceSelector": {
+                    "matchLabels": {ESTATE_LABEL: view.estate.name},
+                    "matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}],
+                }
+            },
+        },
+    }
+    return [policy, binding]
 
 
 # the label the API server gives every namespace, its name (kubernetes.io "Well-Known Labels,

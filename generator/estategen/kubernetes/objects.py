@@ -59,11 +59,18 @@ def container_security_context() -> Obj:
     return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 
 
-def team_uid(estate: Estate, team: Team) -> int:
-    """The uid a team's pods run as: its first member's, as a batch job runs as its user on
-    the Slurm side; ``nobody`` for a team with no members."""
+def team_users(estate: Estate, team: Team) -> dict[int, str]:
+    """The users a team's pods may run as, uid -> name: its members, as on the Slurm side, or
+    ``nobody`` for a team with no members."""
     uids = {u.name: u.uid for u in estate.identity.users}
-    return next((uids[m] for m in team.members if m in uids), NOBODY)
+    members = {uids[m]: m for m in team.members if m in uids}
+    return members or {NOBODY: "nobody"}
+
+
+def team_uid(estate: Estate, team: Team) -> int:
+    """The uid a team's example pods run as: its first member's, as a batch job runs as its
+    user on the Slurm side; ``nobody`` for a team with no members."""
+    return next(iter(team_users(estate, team)))
 
 
 def pod_security_context(estate: Estate, team: Team) -> Obj:

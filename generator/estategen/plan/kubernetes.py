@@ -254,6 +254,14 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
         "kubernetes-tenancy",
         "which connections reach a team's pods changes at once, for new connections",
     ),
+    "ValidatingAdmissionPolicy": (
+        "kubernetes-tenancy",
+        "which users and groups a team's new pods may run as changes; running pods stay",
+    ),
+    "ValidatingAdmissionPolicyBinding": (
+        "kubernetes-tenancy",
+        "which namespaces the pod identity policy holds in changes; running pods stay",
+    ),
     "ResourceQuota": (
         "kueue-quota",
         "a namespace's GPU ResourceQuota follows what its queue can admit; it updates live",

@@ -588,6 +588,7 @@ _K8S_CLUSTER = _dict(
                     "default": "restricted",
                 },
                 "group": _s(GROUP_TEMPLATE, default="{team}"),
+                "unix_identity": {"type": "boolean", "default": False},
             },
             default={},
         ),
