@@ -30,6 +30,7 @@ CATALOG = DOCS.parent / "gpus.yaml"
 # value checks (cerberus `check_with`, and the host budget) that JSON Schema cannot express
 INEXPRESSIBLE = {
     "schema/hostlists",
+    "schema/addresses",
     "schema/finite",
     "schema/slurm_option_value",
     "schema/local_datetime",

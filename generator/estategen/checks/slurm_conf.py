@@ -260,9 +260,12 @@ def slurm_options_documented(estate: Estate) -> Iterator[Finding]:
     release = estate.versions.slurm
     recorded = documented_releases()
     newest = recorded[-1]
+    owned = {k.lower() for k in REFUSED_IN_OPTIONS}
     for key in estate.slurm.options:
         if documented_key(key) or ever_removed(key):
             continue  # a removed key is check/slurm-options-not-removed's
+        if key.lower() in owned or password_refusal(key) is not None:
+            continue  # check/slurm-options-not-owned refuses it, with its own reason
         later = release.at_least(newest) and release.text != newest
         yield issue(
             f"slurm.options.{key}",
