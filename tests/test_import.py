@@ -483,9 +483,8 @@ def test_accounting_enforce_and_tres_are_the_sites(tmp_path: Path) -> None:
     imported = import_site(conf(tmp_path, BASE + text))
     accounting = yaml.safe_load(imported.text)["slurm"]["accounting"]
     assert accounting["enforce"] == []  # Slurm's default: none
-    # the billing weights name the typed TRES: import adds it and says so
-    assert accounting["tres"] == ["gres/gpu", "gres/gpu:GV100GL"]
-    assert any("gres/gpu:GV100GL" in note for note in imported.reviews)
+    # the partition bills CPUs only (no TRESBillingWeights): no GPU TRES to add
+    assert accounting["tres"] == ["gres/gpu"]
     enforced = blueprint(
         tmp_path,
         "AccountingStorageType=accounting_storage/slurmdbd\n"

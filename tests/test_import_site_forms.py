@@ -237,6 +237,47 @@ def test_select_cons_res_is_read_as_cons_tres_where_the_release_removed_it(
     assert not moved.findings
 
 
+def test_procs_on_a_node_line_is_read_as_its_cpus_where_no_cpus_is_given(
+    tmp_path: Path,
+) -> None:
+    """read_config.c of 22.05 and 24.11 (_parse_nodename): a node's CPUs come from CPUs=,
+    else from Procs=, its old name; a Procs next to a CPUs is not read."""
+    result = imported(tmp_path, BASE + "NodeName=n[0-1] Procs=2\nPartitionName=p Nodes=n[0-1]\n")
+    (pool,) = data(result)["node_pools"]
+    assert pool["cpu"] == {"sockets": 2, "cores_per_socket": 1, "threads_per_core": 1}
+    assert kinds(result)["Procs"] == "mapped"
+    both = imported(tmp_path, BASE + "NodeName=n1 CPUs=4 Procs=2\nPartitionName=p Nodes=n1\n")
+    assert data(both)["node_pools"][0]["cpu"]["sockets"] == 4
+    assert kinds(both)["Procs"] == "dropped"
+
+
+def test_a_gpu_site_without_accounting_storage_tres_tracks_slurms_default_tres_only(
+    tmp_path: Path,
+) -> None:
+    """slurm.conf(5) of 22.05 and 24.11, AccountingStorageTRES: without it slurmdbd tracks
+    Billing, CPU, Energy, Memory, Node, FS/Disk, Pages and VMem only. Import writes them,
+    so the render tracks no GPU TRES either (estategen's default adds gres/gpu and
+    gres/gpu:TYPE); the partition bills CPUs only, so nothing names a GPU TRES."""
+    text = (
+        BASE + "AccountingStorageType=accounting_storage/slurmdbd\nGresTypes=gpu\n"
+        "SelectType=select/cons_tres\n"
+        "NodeName=g1 CPUs=8 RealMemory=8000 Gres=gpu:nvidia:1\nPartitionName=p Nodes=g1\n"
+    )
+    result = imported(tmp_path, text, "24.11")
+    tres = data(result)["slurm"]["accounting"]["tres"]
+    assert tres == ["cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"]
+    assert not result.findings
+    blueprint = tmp_path / "b.yaml"
+    blueprint.write_text(result.text)
+    assert run_cli("render", blueprint, "-o", tmp_path / "out").returncode == 0
+    conf = slurmconf.parse_file(tmp_path / "out" / "slurm" / "slurm.conf")
+    rendered = conf.parameter("AccountingStorageTRES")
+    assert rendered is not None and "gres" not in rendered.value
+    # a site that sets none and has no GPUs keeps estategen's default (nothing to add)
+    plain = imported(tmp_path, BASE + "AccountingStorageType=accounting_storage/slurmdbd\n" + NODES)
+    assert "tres" not in data(plain)["slurm"]["accounting"]
+
+
 def test_a_release_only_the_next_debian_installs_gets_that_package_source(
     tmp_path: Path,
 ) -> None:

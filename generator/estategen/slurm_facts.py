@@ -230,6 +230,21 @@ def required_tres(estate: Estate) -> list[str]:
     return tres
 
 
+def named_tres(estate: Estate) -> list[str]:
+    """The GRES TRES the render names, which slurmdbd must track: estategen's billing weights
+    (:func:`required_tres`) wherever a partition has no weights of the site's, and
+    ``gres/gpu`` for the QoS GPU limits (``MaxTRESPerUser=gres/gpu``). A site's own weights
+    are checked key by key against the tracked TRES, so a site that bills its GPUs by
+    nothing but CPUs need not track them."""
+    if estate.slurm.accounting is None:
+        return []
+    if any(part.overrides.billing_weights is None for part in estate.slurm.partitions):
+        return required_tres(estate)
+    if estate.slurm.qos and any(p.gpus for p in estate.slurm_pools):
+        return ["gres/gpu"]
+    return []
+
+
 def parent_account(estate: Estate) -> str:
     """The account above every team: the estate's name (``root`` is Slurm's own)."""
     return estate.name if estate.name != "root" else f"{estate.name}-estate"

@@ -350,6 +350,20 @@ slurm:
     assert run(checks.accounting_site_settings_valid, kept) == []
 
 
+def test_accounting_tres_may_leave_out_gpus_no_weight_or_qos_names() -> None:
+    """A site that bills CPUs only and tracks Slurm's default TRES (no AccountingStorageTRES)
+    needs no GPU TRES: its partitions' own weights are checked key by key. The QoS GPU limits
+    (MaxTRESPerUser=gres/gpu) still need gres/gpu."""
+    fragment = """
+slurm:
+  accounting: {host: lab-dbd, database: {host: db, password: {secret: db}}, tres: [cpu, mem]}
+  partitions: [{name: gpu, pools: [a100], default: true, billing_weights: {}}]
+"""
+    assert run(checks.accounting_site_settings_valid, fragment) == []
+    with_qos = fragment + "  qos: [{name: normal}]\n"
+    only(run(checks.accounting_site_settings_valid, with_qos), "slurm.accounting.tres", "gres/gpu")
+
+
 def test_billing_weights_name_only_tracked_tres() -> None:
     fragment = "slurm: {partitions: [{name: gpu, pools: [a100], billing_weights: {%s: 2}}]}"
     only(

@@ -13,7 +13,7 @@ from estategen.errors import Finding, issue
 from estategen.facts import gres_type, slurmctld_port_text, slurmd_port
 from estategen.model import DAEMON_FOLDERS, Estate, shares_state_and_spool
 from estategen.schema.values import PROGRAM_TREES
-from estategen.slurm_facts import accounting_tres, def_mem_per_cpu, required_tres
+from estategen.slurm_facts import accounting_tres, def_mem_per_cpu, named_tres
 from estategen.slurm_keys import MULTIFACTOR_OPTIONS
 from estategen.slurm_names import qos_key
 
@@ -553,7 +553,7 @@ def accounting_site_settings_valid(estate: Estate) -> Iterator[Finding]:
     accounting = estate.slurm.accounting
     if accounting is None or accounting.tres is None:
         return
-    missing = [t for t in required_tres(estate) if t not in accounting.tres]
+    missing = [t for t in named_tres(estate) if t not in accounting.tres]
     if missing:
         yield issue(
             "slurm.accounting.tres",

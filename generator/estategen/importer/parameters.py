@@ -124,24 +124,44 @@ def _on_prem_kept_up(saving: dict[str, Any], pools: list[dict[str, Any]], run: _
         )
 
 
+# What slurmdbd tracks when slurm.conf sets no AccountingStorageTRES (slurm.conf(5) of 22.05
+# and 24.11, AccountingStorageTRES: "Billing, CPU, Energy, Memory, Node, FS/Disk, Pages and
+# VMem are tracked by default"), in the order `scontrol show config` lists them.
+SLURM_DEFAULT_TRES = ("cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages")
+
+
 def _tracked_gpu_types(slurm: dict[str, Any], pools: list[dict[str, Any]], run: _Run) -> None:
-    """The site's AccountingStorageTRES, with the GPU TRES estategen's billing weights name
-    added: slurmctld refuses weights for a TRES it does not track."""
-    tres = slurm.get("accounting", {}).get("tres")
-    if tres is None:
-        return
+    """The TRES slurmdbd tracks: the site's AccountingStorageTRES, or with GPU pools and none
+    set, Slurm's default TRES (estategen would add the GPU TRES); with the GPU TRES estategen's
+    billing weights or QoS GPU limits name added: slurmctld refuses weights for a TRES it does
+    not track. Runs after the partitions and QoS are imported."""
+    accounting = slurm.get("accounting")
     gpus = [pool["gpus"] for pool in pools if "gpus" in pool]
-    needed = ["gres/gpu"] if gpus else []
-    needed += sorted(
-        {f"gres/gpu:{g.get('gres_type', g['model'])}" for g in gpus if g.get("typed", True)}
-    )
+    if accounting is None or (accounting.get("tres") is None and not gpus):
+        return
+    tres = accounting.get("tres")
+    if tres is None:
+        tres = accounting["tres"] = list(SLURM_DEFAULT_TRES)
+        run.reviews.append(
+            "slurm.accounting.tres: slurm.conf sets no AccountingStorageTRES, so slurmdbd "
+            "tracks Slurm's default TRES and no GPU TRES; import wrote them, so that the "
+            "render does not add the GPU TRES estategen tracks by default"
+        )
+    needed: list[str] = []
+    if any("billing_weights" not in p for p in slurm.get("partitions", [])):
+        needed = ["gres/gpu"] if gpus else []
+        needed += sorted(
+            {f"gres/gpu:{g.get('gres_type', g['model'])}" for g in gpus if g.get("typed", True)}
+        )
+    elif gpus and slurm.get("qos"):
+        needed = ["gres/gpu"]
     missing = [t for t in needed if t.lower() not in {k.lower() for k in tres}]
     if missing:
         tres += missing
         run.reviews.append(
             f"slurm.accounting.tres: import added {', '.join(missing)} to the site's "
-            "AccountingStorageTRES: the partitions' billing weights name them, and slurmctld "
-            "refuses weights for a TRES it does not track"
+            "AccountingStorageTRES: the partitions' billing weights or the QoS GPU limits "
+            "name them, and slurmctld refuses weights for a TRES it does not track"
         )
 
 

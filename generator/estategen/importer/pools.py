@@ -43,6 +43,7 @@ _GPU_MEMORY_DEFAULT = 16
 # Node record keys -> handled by the grouping (the rest are refused per record line).
 _NODE_KEYS = {
     "cpus",
+    "procs",
     "boards",
     "sockets",
     "socketsperboard",
@@ -236,7 +237,10 @@ def _node_shape(
     sockets = number("Sockets", 0) or number("SocketsPerBoard", 0) * boards
     cores = number("CoresPerSocket", 1)
     threads = number("ThreadsPerCore", 1)
-    cpus = number("CPUs", 0)
+    # Procs is slurmctld's old name of CPUs, read where no CPUs is given (read_config.c,
+    # _parse_nodename of 22.05 and 24.11)
+    cpus_key = "CPUs" if get("CPUs") is not None else "Procs"
+    cpus = number(cpus_key, 0)
     if not sockets:
         if cpus and get("CoresPerSocket") is None and get("ThreadsPerCore") is None:
             # Only CPUs: slurmctld makes each CPU a socket of one core (slurm.conf(5)
@@ -248,7 +252,10 @@ def _node_shape(
             sockets = 1
     for key in ("Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "Boards"):
         note_mapped(get(key), "node_pools[].cpu")
-    cpus_setting = get("CPUs")
+    cpus_setting = get(cpus_key)
+    unread = get("Procs") if cpus_key == "CPUs" else None
+    if unread is not None and first:
+        run.dropped(unread, "slurmctld reads Procs only where no CPUs is given")
     core_cpus = None
     if cpus_setting is not None:
         if cpus and threads > 1 and cpus == sockets * cores:

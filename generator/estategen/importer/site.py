@@ -54,10 +54,10 @@ def import_site(
         doc["identity"] = {"teams": team_list}
     doc["node_pools"] = pools
     _power_saving(conf, slurm, pools, run)
-    _tracked_gpu_types(slurm, pools, run)
     if qos:
         slurm["qos"] = _qos_list(qos)
     slurm["partitions"] = partitions
+    _tracked_gpu_types(slurm, pools, run)
     doc["slurm"] = _ordered_slurm(slurm)
     findings = _settle(doc, run)
     if not findings:
