@@ -315,7 +315,7 @@ def site_copy(entry: str, folder: Path) -> Path:
     ParallelCluster builds) set CR_CPU parameters that 22.05's default, select/linear, refuses
     (slurm.conf(5) of 22.05, SelectTypeParameters): on a release before 23.11 they say the
     plugin they ran. Import and the lab both read this copy."""
-    shutil.copytree(CORPUS / entry, folder, ignore=shutil.ignore_patterns("SOURCE.md"))
+    shutil.copytree(CORPUS / entry, folder, ignore=shutil.ignore_patterns("SOURCE.md", "LICENSE"))
     path = folder / "slurm.conf"
     conf = slurmconf.parse_file(path)
     if conf.parameter("SelectType") is None and not at_least(installed_slurm_version(), "23.11"):
