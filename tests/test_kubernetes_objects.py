@@ -54,8 +54,9 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # --- the example clusters ------------------------------------------------------------------
 
-# every cluster's team namespaces: a quota, the team's RoleBinding and NetworkPolicy each
-TENANCY = {"Namespace", "ResourceQuota", "RoleBinding", "NetworkPolicy"}
+# every cluster's team namespaces: a quota, the team's RoleBindings and NetworkPolicy each,
+# and the ClusterRole of the job kinds the cluster runs
+TENANCY = {"Namespace", "ResourceQuota", "RoleBinding", "NetworkPolicy", "ClusterRole"}
 CORE_ONPREM = TENANCY | {
     "Node",
     "RuntimeClass",

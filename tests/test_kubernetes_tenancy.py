@@ -26,10 +26,12 @@ from estategen.output import Files
 from estategen.render import render
 
 from conftest import BLUEPRINTS
+from crd import UPSTREAM, crd_files
 from k8s_harness import ALL_PROJECTS, MESA, STORAGE_ESTATE, source_of
 
 Obj = dict[str, Any]
 PSA = "pod-security.kubernetes.io"
+RBAC = "rbac.authorization.k8s.io"
 
 # Two clusters, one of each queue engine with every framework it runs examples for; the
 # on-prem one keeps the default level, the other lowers it to baseline.
@@ -431,32 +433,84 @@ def bindings(source: str, cluster: str) -> list[Obj]:
     ]
 
 
-def test_each_team_namespace_lets_the_teams_group_edit_it() -> None:
-    """kubernetes.io/docs/reference/access-authn-authz/rbac (User-facing roles): a RoleBinding
-    to the ClusterRole ``edit`` grants it in the binding's namespace only. The subject is the
-    team's group (its Unix group on the Slurm side) as ``tenancy.group`` spells it for the
-    cluster's authenticator: ``{team}`` unless said otherwise, ``oidc:{team}`` here."""
+def test_each_team_namespace_lets_the_teams_group_edit_it_and_run_its_job_kinds() -> None:
+    """kubernetes.io/docs/reference/access-authn-authz/rbac (User-facing roles; RoleBinding):
+    a RoleBinding to a ClusterRole grants it in the binding's namespace only. Each team
+    namespace binds the team's group (its Unix group on the Slurm side, as ``tenancy.group``
+    spells it for the cluster's authenticator: ``{team}`` unless said otherwise, ``oidc:{team}``
+    here) to ``edit`` and to ``estategen-team-jobs``, the cluster's job kinds."""
+    estate, _ = rendered(OIDC)
     for cluster, spelled in (("kq", "{}"), ("vc", "oidc:{}")):
         teams = team_namespaces(OIDC, cluster)
-        found = {
-            b["metadata"]["namespace"]: (b["roleRef"], b["subjects"])
-            for b in bindings(OIDC, cluster)
-            if b["metadata"].get("namespace") in teams
-        }
-        estate, _ = rendered(OIDC)
+        found: dict[str, set[tuple[str, str, str, str]]] = {}
+        for b in bindings(OIDC, cluster):
+            if b["metadata"].get("namespace") in teams:
+                (subject,) = b["subjects"]
+                assert (b["roleRef"]["apiGroup"], b["roleRef"]["kind"]) == (RBAC, "ClusterRole")
+                assert (subject["apiGroup"], subject["kind"]) == (RBAC, "Group")
+                entry = (b["metadata"]["name"], b["roleRef"]["name"], subject["name"], "")
+                found.setdefault(b["metadata"]["namespace"], set()).add(entry)
         assert found == {
-            team.namespace: (
-                {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
-                [
-                    {
-                        "apiGroup": "rbac.authorization.k8s.io",
-                        "kind": "Group",
-                        "name": spelled.format(team.name),
-                    }
-                ],
-            )
+            team.namespace: {
+                ("team-edit", "edit", spelled.format(team.name), ""),
+                ("team-jobs", "estategen-team-jobs", spelled.format(team.name), ""),
+            }
             for team in estate.identity.teams
         }
+
+
+def test_the_job_kinds_role_grants_what_each_cluster_runs_and_nothing_cluster_wide() -> None:
+    """``edit`` covers Pods and batch Jobs, not the kinds the frameworks' operators and the queue
+    engine add (no pinned chart aggregates them into edit): the team writes those its cluster
+    runs and reads its LocalQueue and Workloads (Kueue) or PodGroups (Volcano). Every resource
+    is one a namespace holds: where the pinned CRD is vendored (JobSet, Trainer, Kueue,
+    Volcano), it is that CRD's plural with ``scope: Namespaced`` (a RoleBinding could not grant
+    a cluster-scoped one anyway); MPIJob's and KubeRay's CRDs are not vendored."""
+    scope: dict[tuple[str, str], str] = {}
+    for folder in ("jobset-v0.12.0", "trainer-v2.3.0", "kueue-v0.19.2", "volcano-v1.15.1"):
+        for path in crd_files(UPSTREAM / folder):
+            crd = yaml.safe_load(path.read_text())["spec"]
+            scope[(crd["group"], crd["names"]["plural"])] = crd["scope"]
+
+    def granted(cluster: str) -> dict[tuple[str, str], list[str]]:
+        (role,) = [
+            o
+            for o in applied(ESTATE, cluster)
+            if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "estategen-team-jobs"
+        ]
+        out = {}
+        for rule in role["rules"]:
+            for resource in rule["resources"]:
+                out[(rule["apiGroups"][0], resource)] = rule["verbs"]
+        return out
+
+    write = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+    kq, vc = granted("kq"), granted("vc")
+    assert {k for k, verbs in kq.items() if verbs == write} == {
+        ("jobset.x-k8s.io", "jobsets"),
+        ("trainer.kubeflow.org", "trainjobs"),
+    }
+    assert {k for k, verbs in vc.items() if verbs == write} == {
+        ("jobset.x-k8s.io", "jobsets"),
+        ("kubeflow.org", "mpijobs"),
+        ("ray.io", "rayjobs"),
+        ("ray.io", "rayclusters"),
+        ("batch.volcano.sh", "jobs"),
+    }
+    assert kq[("kueue.x-k8s.io", "localqueues")] == ["get", "list", "watch"]
+    assert vc[("scheduling.volcano.sh", "podgroups")] == ["get", "list", "watch"]
+    checked = set()
+    for group, resource in [*kq, *vc]:
+        plural = resource.partition("/")[0]
+        if (group, plural) in scope:
+            assert scope[(group, plural)] == "Namespaced", (group, resource)
+            checked.add((group, plural))
+    assert checked == {
+        ("jobset.x-k8s.io", "jobsets"),
+        ("trainer.kubeflow.org", "trainjobs"),
+        ("kueue.x-k8s.io", "localqueues"),
+        ("batch.volcano.sh", "jobs"),
+    }
 
 
 @pytest.mark.parametrize(("source", "cluster"), EVERY_CLUSTER, ids=IDS)

@@ -912,3 +912,24 @@ def test_a_recorded_model_edited_into_another_shape_cannot_be_compared_and_says_
     assert f"node_pools[{index}].cpu: 'many' is none of a Cpu or null" in str(refused.value)
     result = run_cli("plan", PAIRS / "kueue-quota.yaml", "-o", target)
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_tenancy_changes_read_as_tenancy_and_apply_live(rendered: dict[str, Path]) -> None:
+    """A lower Pod Security level changes the team namespaces' labels, a new framework the job
+    kinds teams may run: both are tenancy changes pulumi up applies live, not a change of the
+    NVIDIA components (the plan's fallback for a ClusterRole)."""
+    text = (
+        (PAIRS / "base.yaml")
+        .read_text()
+        .replace(
+            "    - name: serving\n",
+            "    - name: serving\n      tenancy: {pod_security: baseline}\n"
+            "      frameworks: [job, jobset]\n",
+            1,
+        )
+    )
+    estate = validate_document(load.parse_blueprint(text.encode(), "tenancy.yaml")).estate
+    result = plan(estate, render(estate), rendered["base.yaml"])
+    kinds = {c.subject: c.kind for f in result.files for c in f.changes}
+    assert kinds["Namespace vision"] == "kubernetes-tenancy"
+    assert kinds["ClusterRole estategen-team-jobs"] == "kubernetes-tenancy"

@@ -131,6 +131,7 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
         "namespaces.yaml": core.namespaces(view),
         "tenancy.yaml": [
             *core.team_quotas(view),
+            *core.team_jobs_role(view),
             *core.team_role_bindings(view),
             *core.team_network_policies(view),
             *core.team_identity_policy(view),

@@ -85,8 +85,61 @@ TEAM_ROLE = "edit"
 RBAC_API = "rbac.authorization.k8s.io"
 
 
+# the ClusterRole of the job kinds a cluster's frameworks and queue engine add, which ``edit``
+# does not cover: none of the pinned charts (JobSet 0.12.0, Trainer 2.3.0, KubeRay 1.7.0,
+# Volcano 1.15.1) aggregates its kinds into edit
+JOBS_ROLE = "estategen-team-jobs"
+_WRITE = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+_READ = ["get", "list", "watch"]
+# framework -> (API group, the kinds a team writes)
+_FRAMEWORK_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "jobset": ("jobset.x-k8s.io", ("jobsets",)),
+    "trainjob": ("trainer.kubeflow.org", ("trainjobs",)),
+    "mpijob": ("kubeflow.org", ("mpijobs",)),
+    "rayjob": ("ray.io", ("rayjobs", "rayclusters")),
+}
+
+
+def _jobs_rules(view: ClusterView) -> list[Obj]:
+    """What a team needs beyond ``edit`` to run the cluster's job kinds in its namespace: write
+    the frameworks' kinds (and Volcano's Job), read its queue's LocalQueue and Workloads."""
+    rules: list[Obj] = []
+    for framework, (group, kinds) in _FRAMEWORK_KINDS.items():
+        if framework in view.cluster.frameworks:
+            rules.append({"apiGroups": [group], "resources": list(kinds), "verbs": _WRITE})
+            status = [f"{kind}/status" for kind in kinds]
+            rules.append({"apiGroups": [group], "resources": status, "verbs": _READ})
+    queues = view.cluster.queues
+    if queues is not None and queues.volcano:
+        rules.append({"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": _WRITE})
+        rules.append(
+            {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": _READ}
+        )
+    elif queues is not None:
+        queued = ["localqueues", "workloads"]
+        rules.append({"apiGroups": ["kueue.x-k8s.io"], "resources": queued, "verbs": _READ})
+    return rules
+
+
+def team_jobs_role(view: ClusterView) -> list[Obj]:
+    """The ClusterRole the team RoleBindings ``team-jobs`` grant in each team namespace (a
+    RoleBinding grants a ClusterRole's namespaced rules in its own namespace only)."""
+    rules = _jobs_rules(view)
+    if not rules:
+        return []
+    return [
+        {
+            "apiVersion": f"{RBAC_API}/v1",
+            "kind": "ClusterRole",
+            "metadata": meta(JOBS_ROLE),
+            "rules": rules,
+        }
+    ]
+
+
 def team_role_bindings(view: ClusterView) -> list[Obj]:
-    """A RoleBinding per team namespace: the team's group may ``edit`` there, and nowhere else.
+    """RoleBindings per team namespace: the team's group may ``edit`` there, and run the
+    cluster's job kinds there (``estategen-team-jobs``), and nowhere else.
 
     ``edit`` is Kubernetes' user-facing role for working in a namespace: workloads, Jobs,
     Services, ConfigMaps, Secrets, claims. It grants no Roles or RoleBindings, so a team cannot
@@ -94,12 +147,15 @@ def team_role_bindings(view: ClusterView) -> list[Obj]:
     the namespace itself (and its Pod Security labels) stays the cluster admin's. What it may
     change that estategen applies, NetworkPolicies, opens only the team's own namespace.
     """
+    roles = [TEAM_ROLE] + ([JOBS_ROLE] if _jobs_rules(view) else [])
     return [
         {
             "apiVersion": f"{RBAC_API}/v1",
             "kind": "RoleBinding",
-            "metadata": meta(f"team-{TEAM_ROLE}", team.namespace, **{TEAM_LABEL: team.name}),
-            "roleRef": {"apiGroup": RBAC_API, "kind": "ClusterRole", "name": TEAM_ROLE},
+            "metadata": meta(
+                f"team-{role.rpartition('-')[2]}", team.namespace, **{TEAM_LABEL: team.name}
+            ),
+            "roleRef": {"apiGroup": RBAC_API, "kind": "ClusterRole", "name": role},
             "subjects": [
                 {
                     "apiGroup": RBAC_API,
@@ -109,6 +165,7 @@ def team_role_bindings(view: ClusterView) -> list[Obj]:
             ],
         }
         for team in view.estate.identity.teams
+        for role in roles
     ]
 
 

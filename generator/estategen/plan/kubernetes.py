@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from estategen.facts import POOL_LABEL
+from estategen.kubernetes.core import JOBS_ROLE
 from estategen.kubernetes.objects import FIELD_MANAGER, Obj
 from estategen.model import Estate, KubernetesCluster
 from estategen.plan.steps import Action, Change, pool_nodes
@@ -388,6 +389,11 @@ def _without_checksum(obj: Mapping[str, Any]) -> Any:
 def _object_change(
     kind: str, name: str, a: Any, b: Any, mig_strategy_changed: bool
 ) -> tuple[str, str]:
+    if kind == "ClusterRole" and name == JOBS_ROLE:
+        return (
+            "kubernetes-tenancy",
+            "the job kinds teams may run in their namespaces change at once",
+        )
     if kind == "ConfigMap":
         if name.endswith("/nvidia-mig-parted-config"):
             return (
