@@ -368,7 +368,10 @@ def test_every_pod_template_in_a_team_namespace_passes_its_namespaces_level(
     Volcano Job that is every pod its controller makes, long after the object was accepted.
     So every pod template estategen renders into a team namespace (applied objects and the
     example jobs, a TrainJob's as Trainer merges its runtimePatches into its runtime) passes
-    the namespace's level, as the standard's table states each control."""
+    the namespace's level, as the standard's table states each control. What the controllers
+    add to those pods keeps it: Volcano's job plugins (pkg/controllers/job/plugins, v1.15.1:
+    svc, ssh, pytorch, mpi, ray) add environment, ports, hostnames and ConfigMap or Secret
+    volumes, no host namespace, path or port, capability or securityContext."""
     namespaces = team_namespaces(source, cluster)
     checked = 0
     for obj in applied(source, cluster) + examples(source, cluster):
