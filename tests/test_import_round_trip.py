@@ -105,3 +105,56 @@ def test_nodes_of_one_pool_with_different_autodetect_lines_are_refused_there(
     assert "autodetect" not in pool["gpus"]
     (outcome,) = [o for o in imported.outcomes if o.key == "AutoDetect"]
     assert outcome.kind == "refused" and "one value per pool" in outcome.target
+
+
+MIG_LAYOUT = ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]
+
+
+def mig_lab() -> dict[str, object]:
+    """lab.yaml with its A100 pool split into MIG instances, on a Slurm built with NVML."""
+    blueprint = yaml.safe_load((BLUEPRINTS / "lab.yaml").read_text())
+    for pool in blueprint["node_pools"]:
+        if pool["scheduler"] == "slurm" and "gpus" in pool:
+            pool["gpus"]["mig"] = MIG_LAYOUT
+    blueprint["versions"]["slurm"] = "24.11"
+    blueprint["slurm"]["packages"] = {
+        "source": "site",
+        "apt_repository": "deb https://repo.example.org/slurm trixie main",
+        "nvml": True,
+    }
+    return blueprint
+
+
+def test_a_mig_pools_render_imports_to_its_gpus_and_layout(tmp_path: Path) -> None:
+    """estategen writes a MIG pool as one GRES per profile (Gres=gpu:1g.10gb:8,...) found by
+    NVML; import reads the model from the node's features and the GPUs as the fewest the
+    totals fit in one GPU's 7 compute and 8 memory slices, and says so; only the repository
+    of the site's NVML-built Slurm is left to fill in, and then the render is the same."""
+    blueprint = mig_lab()
+    slurm, gres, release = rendered(yaml.safe_dump(blueprint, sort_keys=False))
+    (tmp_path / "slurm.conf").write_text(slurm)
+    (tmp_path / "gres.conf").write_text(gres)
+    imported = import_site(tmp_path / "slurm.conf", tmp_path / "gres.conf", slurm_version=release)
+    data = yaml.safe_load(imported.text)
+    (pool,) = [p for p in data["node_pools"] if "gpus" in p]
+    assert pool["gpus"]["model"] == "a100-sxm-80gb"
+    assert pool["gpus"]["count"] == 4
+    assert pool["gpus"]["mig"] == MIG_LAYOUT
+    assert any("the fewest GPUs the MIG totals fit" in note for note in imported.reviews)
+    assert data["slurm"]["packages"] == {"source": "site", "nvml": True}
+    assert [f.split(":")[0] for f in imported.findings] == ["slurm.packages.source"]
+    data["slurm"]["packages"] = blueprint["slurm"]["packages"]  # type: ignore[index]
+    again_slurm, again_gres, _ = rendered(yaml.safe_dump(data, sort_keys=False))
+    assert without_pool_names(again_slurm) == without_pool_names(slurm)
+    assert without_pool_names(again_gres) == without_pool_names(gres)
+
+
+def test_mig_instances_no_feature_names_the_model_of_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "slurm.conf").write_text(
+        "ClusterName=lab\nSlurmctldHost=ctl\nSelectType=select/cons_tres\nGresTypes=gpu\n"
+        "NodeName=g1 CPUs=8 RealMemory=8000 Gres=gpu:1g.10gb:14\nPartitionName=p Nodes=g1\n"
+    )
+    imported = import_site(tmp_path / "slurm.conf")
+    assert "gpus" not in yaml.safe_load(imported.text)["node_pools"][0]
+    (outcome,) = [o for o in imported.outcomes if o.key == "Gres"]
+    assert outcome.kind == "refused" and "MIG instances of no one GPU model" in outcome.target

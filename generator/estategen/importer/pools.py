@@ -70,6 +70,7 @@ class _Shape:
     gpu_type: str | None  # the site's GRES type name when it is not the model's name
     gpu_count: int
     gpu_typed: bool  # False: Gres=gpu:N with no type in slurm.conf or gres.conf
+    gpu_mig: tuple[str, ...]  # one GPU's MIG layout, when the GRES are MIG profiles
     features: tuple[str, ...]
     weight: int
     switch: str | None
@@ -274,11 +275,8 @@ def _node_shape(
     else:
         note_mapped(get("RealMemory"), "node_pools[].real_memory_mib")
     model, kind, count, typed = None, None, 0, True
+    mig: tuple[str, ...] = ()
     gres = get("Gres")
-    if gres is not None:
-        model, kind, count, typed = _node_gres(
-            gres, gres_type, models, note_mapped, note_refused, run
-        )
     features: list[str] = []
     for key in ("Feature", "Features"):
         setting = get(key)
@@ -292,6 +290,12 @@ def _node_shape(
                 note_refused(Setting(setting.key, item, setting.where), "not a feature name")
         features += kept
         note_mapped(setting, "node_pools[].features")
+    if gres is not None and _mig_profiles(gres.value):
+        model, count, mig = _mig_gres(gres, features, note_mapped, note_refused, run)
+    elif gres is not None:
+        model, kind, count, typed = _node_gres(
+            gres, gres_type, models, note_mapped, note_refused, run
+        )
     weight = number("Weight", 1)
     if not 1 <= weight <= 4_294_967_293:
         note_refused(get("Weight") or record.settings[0], "Weight above 4294967293")
@@ -323,6 +327,7 @@ def _node_shape(
         kind,
         count,
         typed,
+        mig,
         tuple(dict.fromkeys(features)),
         weight,
         switch,
@@ -380,6 +385,69 @@ def _node_gres(
     if not (model and count):
         return None, None, 0, True
     return model, (kind if kind != model and typed else None), count, typed
+
+
+# a MIG instance's GRES type as NVML names it and estategen writes it (1g.10gb, 3g.40gb)
+_MIG_PROFILE = re.compile(r"[1-7]g\.[0-9]+gb")
+
+
+def _mig_profiles(value: str) -> dict[str, int] | None:
+    """Type -> count of a Gres= value whose every item is gpu:PROFILE:N with a MIG profile
+    name, or None for any other value."""
+    out: dict[str, int] = {}
+    for item in filter(None, value.split(",")):
+        parts = item.split(":")
+        if len(parts) != 3 or parts[0].lower() != "gpu" or not _MIG_PROFILE.fullmatch(parts[1]):
+            return None
+        if not parts[2].isdigit() or int(parts[2]) < 1:
+            return None
+        out[parts[1]] = out.get(parts[1], 0) + int(parts[2])
+    return out or None
+
+
+def _mig_gres(
+    gres: Setting,
+    features: list[str],
+    note_mapped: Callable[[Setting | None, str], None],
+    note_refused: Callable[[Setting, str], None],
+    run: _Run,
+) -> tuple[str | None, int, tuple[str, ...]]:
+    """(model, GPUs a node, one GPU's MIG layout) of a node whose GRES are MIG instances
+    (gpu:3g.40gb:8,gpu:1g.10gb:16), as estategen writes a pool with ``gpus.mig``. The model
+    is the catalog's model the node's features name (estategen writes it as one) that has
+    every profile; the GPUs are the fewest that the totals divide evenly into layouts one GPU
+    holds (a GPU's slices: catalog.MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES), said in a review."""
+    from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, builtin_models
+
+    totals = _mig_profiles(gres.value) or {}
+    catalog = builtin_models()
+    named = [f for f in features if f in catalog and set(totals) <= set(catalog[f].mig)]
+    if len(named) != 1:
+        note_refused(
+            gres,
+            "MIG instances of no one GPU model: the node's features name no catalog model "
+            "with these MIG profiles (estategen writes the model as a feature of MIG nodes)",
+        )
+        return None, 0, ()
+    model = catalog[named[0]]
+    for gpus in range(1, 17):
+        if any(count % gpus for count in totals.values()):
+            continue
+        layout = {name: count // gpus for name, count in totals.items()}
+        compute = sum(model.mig[name].compute * n for name, n in layout.items())
+        memory = sum(model.mig[name].memory * n for name, n in layout.items())
+        fits = all(n <= model.mig[name].max for name, n in layout.items())
+        if fits and compute <= MIG_COMPUTE_SLICES and memory <= MIG_MEMORY_SLICES:
+            order = sorted(layout, key=lambda name: (-model.mig[name].compute, name))
+            note_mapped(gres, "node_pools[].gpus.mig")
+            run.reviews.append(
+                f"node_pools[].gpus: {gpus} {model.name} GPUs a node, each split as "
+                f"{', '.join(f'{layout[n]}x {n}' for n in order)}: the fewest GPUs the MIG "
+                "totals fit; set gpus.count and gpus.mig if the nodes have more"
+            )
+            return model.name, gpus, tuple(n for n in order for _ in range(layout[n]))
+    note_refused(gres, f"no count of {model.name} GPUs (1 to 16) holds these MIG totals evenly")
+    return None, 0, ()
 
 
 def _catalog_has(model: str) -> bool:
@@ -576,6 +644,8 @@ def _nodes_and_partitions(
         )
         if shape.gpu_model:
             gpus: dict[str, Any] = {"model": shape.gpu_model, "count": shape.gpu_count}
+            if shape.gpu_mig:
+                gpus["mig"] = list(shape.gpu_mig)
             if shape.gpu_type:
                 gpus["gres_type"] = shape.gpu_type
             if not shape.gpu_typed:

@@ -58,6 +58,7 @@ def import_site(
         slurm["qos"] = _qos_list(qos)
     slurm["partitions"] = partitions
     _tracked_gpu_types(slurm, pools, run)
+    _nvml_packages(slurm, pools, run)
     doc["slurm"] = _ordered_slurm(slurm)
     findings = _settle(doc, run)
     if not findings:
@@ -85,4 +86,21 @@ def _package_source(slurm: dict[str, Any], release: str, run: _Run) -> None:
         f"slurm.packages: slurm.conf does not say where Slurm comes from; import chose "
         f"{source}, which installs Slurm {release}: name your site's repository (source: "
         "site) if the nodes install it from there"
+    )
+
+
+def _nvml_packages(slurm: dict[str, Any], pools: list[dict[str, Any]], run: _Run) -> None:
+    """A site whose nodes offer MIG instances runs a Slurm built with NVML, which finds them
+    (Debian's packages are not): the blueprint says so, and validate then asks only for the
+    repository the nodes install that Slurm from, instead of import taking the MIG layouts
+    out. (An AutoDetect=nvml without MIG is refused with Debian's packages instead: the pool
+    keeps its GPUs through gres.conf's device files.)"""
+    mig = [p["name"] for p in pools if p.get("gpus", {}).get("mig")]
+    if not mig or slurm.get("packages", {}).get("nvml"):
+        return
+    slurm["packages"] = {"source": "site", "nvml": True}
+    run.reviews.append(
+        f"slurm.packages: pools {', '.join(mig)} offer MIG instances, which a Slurm built with "
+        "NVML finds (Debian's packages are not): set slurm.packages.apt_repository to the "
+        "repository the nodes install Slurm from"
     )
