@@ -16,7 +16,7 @@ import yaml
 from estategen import load
 from estategen.importer.site import import_site
 from estategen.pipeline import validate_document
-from estategen.renderers.slurm import gres_conf, slurm_conf
+from estategen.renderers.slurm import gres_conf, slurm_conf, topology_conf
 
 from conftest import BLUEPRINTS
 
@@ -158,3 +158,69 @@ def test_mig_instances_no_feature_names_the_model_of_are_refused(tmp_path: Path)
     assert "gpus" not in yaml.safe_load(imported.text)["node_pools"][0]
     (outcome,) = [o for o in imported.outcomes if o.key == "Gres"]
     assert outcome.kind == "refused" and "MIG instances of no one GPU model" in outcome.target
+
+
+def test_the_campus_render_imports_back_once_its_slurm_repository_is_named(
+    tmp_path: Path,
+) -> None:
+    """campus.yaml: an H100 pool over four leaf switches (one node line, spread over them in
+    order as model.spread places them), a MIG pool, CPU nodes of two host stems, QoS and
+    accounting. Import cannot know the repository of the site's NVML-built Slurm; given it,
+    slurm.conf, gres.conf and topology.conf render again line for line."""
+    original = yaml.safe_load((BLUEPRINTS / "campus.yaml").read_text())
+    estate = validate_document(
+        load.parse_blueprint((BLUEPRINTS / "campus.yaml").read_bytes(), "campus.yaml")
+    ).estate
+    before = {
+        "slurm.conf": slurm_conf(estate),
+        "gres.conf": gres_conf(estate),
+        "topology.conf": topology_conf(estate) or "",
+    }
+    for name, text in before.items():
+        (tmp_path / name).write_text(text)
+    imported = import_site(
+        tmp_path / "slurm.conf",
+        tmp_path / "gres.conf",
+        tmp_path / "topology.conf",
+        slurm_version=estate.versions.slurm.text,
+    )
+    data = yaml.safe_load(imported.text)
+    (h100,) = [p for p in data["node_pools"] if p["hosts"] == "gpu-h100-[001-032]"]
+    assert h100["network"] == {"switch": "leaf-[01-04]"}
+    assert [f.split(":")[0] for f in imported.findings] == ["slurm.packages.source"]
+    data["slurm"]["packages"] = original["slurm"]["packages"]
+    again = validate_document(
+        load.parse_blueprint(yaml.safe_dump(data, sort_keys=False).encode(), "imported.yaml")
+    ).estate
+    after = {
+        "slurm.conf": slurm_conf(again),
+        "gres.conf": gres_conf(again),
+        "topology.conf": topology_conf(again) or "",
+    }
+    assert {k: without_pool_names(v) for k, v in after.items()} == {
+        k: without_pool_names(v) for k, v in before.items()
+    }
+
+
+def test_nodes_under_switches_in_uneven_runs_stay_one_pool_per_switch(tmp_path: Path) -> None:
+    """network.switch places a pool's hosts in near-equal runs (model.spread); three nodes
+    on one leaf and one on the next are not that, so each leaf keeps a pool of its own."""
+    (tmp_path / "slurm.conf").write_text(
+        "ClusterName=lab\nSlurmctldHost=ctl\nTopologyPlugin=topology/tree\n"
+        "NodeName=n[1-4] CPUs=4 RealMemory=8000\nPartitionName=p Nodes=n[1-4]\n"
+    )
+    (tmp_path / "topology.conf").write_text(
+        "SwitchName=leaf-01 Nodes=n[1-3]\nSwitchName=leaf-02 Nodes=n4\n"
+    )
+    uneven = import_site(tmp_path / "slurm.conf", topology=tmp_path / "topology.conf")
+    pools = yaml.safe_load(uneven.text)["node_pools"]
+    assert [(p["hosts"], p["network"]["switch"]) for p in pools] == [
+        ("n[1-3]", "leaf-01"),
+        ("n4", "leaf-02"),
+    ]
+    (tmp_path / "topology.conf").write_text(
+        "SwitchName=leaf-01 Nodes=n[1-2]\nSwitchName=leaf-02 Nodes=n[3-4]\n"
+    )
+    even = import_site(tmp_path / "slurm.conf", topology=tmp_path / "topology.conf")
+    pools = yaml.safe_load(even.text)["node_pools"]
+    assert [(p["hosts"], p["network"]["switch"]) for p in pools] == [("n[1-4]", "leaf-[01-02]")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from estategen import hostlist, slurmconf
@@ -13,6 +13,7 @@ from estategen.importer.converters import _LOWER_CASE, _WHOLE, Unsayable, _host,
 from estategen.importer.outcomes import _Run
 from estategen.importer.partitions import _partition, _Site, _slurm_partition_defaults
 from estategen.limits import MAX_PARTITIONS, MAX_POOLS
+from estategen.model import spread
 from estategen.schema.patterns import FEATURE, GRES_TYPE, NODESET
 from estategen.slurm_facts import address_list, real_memory_mib
 from estategen.slurmconf import ConfFile, ConfRecord, ConfSyntaxError, Setting, Where
@@ -607,6 +608,7 @@ def _nodes_and_partitions(
             for pool_key, settings in given.items():
                 shape_sources.setdefault(shape, {}).setdefault(pool_key, []).extend(settings)
         groups.setdefault((shape, tuple(membership[host])), []).append(host)
+    groups = _across_switches(groups, shape_sources)
     if len(groups) > MAX_POOLS:
         beyond = all_nodes[list(groups.values())[MAX_POOLS][0]]
         raise ConfSyntaxError(
@@ -705,6 +707,47 @@ def _host_expressions(hosts: list[str]) -> str | list[str]:
     if len(hosts) <= chunk:
         return hostlist.compress(hosts)
     return [hostlist.compress(hosts[i : i + chunk]) for i in range(0, len(hosts), chunk)]
+
+
+def _across_switches(
+    groups: dict[tuple[_Shape, tuple[str, ...]], list[str]],
+    shape_sources: dict[_Shape, dict[str, list[Setting]]],
+) -> dict[tuple[_Shape, tuple[str, ...]], list[str]]:
+    """Groups of one shape and partition set that differ only in their leaf switch, as one
+    group naming every switch, where the blueprint's ``network.switch`` list places the hosts
+    as the site does: in order, near-equal runs, one per switch (model.spread, which the
+    renderers follow). So a node line that spans four switches stays one pool."""
+    buckets: dict[tuple[_Shape, tuple[str, ...]], list[tuple[_Shape, list[str]]]] = {}
+    for (shape, membership), hosts in groups.items():
+        bare = replace(shape, switch=None)
+        buckets.setdefault((bare, membership), []).append((shape, hosts))
+    out: dict[tuple[_Shape, tuple[str, ...]], list[str]] = {}
+    for (bare, membership), members in buckets.items():
+        switches = [shape.switch or "" for shape, _ in members]
+        hosts = [host for _, group in members for host in group]
+        expression = _switch_expression(switches)
+        placed = [(shape.switch, group) for shape, group in members]
+        if len(members) == 1 or expression is None or spread(hosts, switches) != placed:
+            out.update({(shape, membership): group for shape, group in members})
+            continue
+        merged = replace(bare, switch=expression)
+        for shape, _ in members:
+            for key, settings in shape_sources.get(shape, {}).items():
+                shape_sources.setdefault(merged, {}).setdefault(key, []).extend(settings)
+        out[(merged, membership)] = hosts
+    return out
+
+
+def _switch_expression(names: list[str]) -> str | None:
+    """One hostlist expression that expands to the switch ``names`` in their order, or None
+    (a group without a switch is named "")."""
+    if "" in names or len(set(names)) != len(names):
+        return None
+    try:
+        expression = hostlist.compress(names)
+    except hostlist.HostlistError:
+        return None
+    return expression if hostlist.expand(expression) == names else None
 
 
 def _pool_name(hosts: list[str], used: set[str]) -> str:
