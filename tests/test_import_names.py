@@ -13,26 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from test_slurm_names import lines, partition_lines
 
 from estategen.importer.outcomes import summary
 from estategen.importer.site import import_site
 from estategen.load import parse_blueprint
 from estategen.pipeline import validate_document
 from estategen.render import render
-
-
-def lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line and not line.startswith("#")]
-
-
-def partition_lines(rendered: dict[str, str]) -> dict[str, dict[str, str]]:
-    out = {}
-    for line in lines(rendered["slurm/slurm.conf"]):
-        if line.startswith("PartitionName="):
-            fields = dict(field.split("=", 1) for field in line.split())
-            out[fields["PartitionName"]] = fields
-    return out
-
 
 SITE_CONF = """\
 ClusterName=hpc.example

@@ -26,12 +26,13 @@ PAGE = Path("/usr/share/man/man5/slurm.conf.5.gz")
 RECORD = ROOT / "generator/estategen/data/slurm-conf-keys.json"
 
 
-def page_keys() -> list[str]:
+def documented_keys(page: str) -> list[str]:
+    """scripts/slurm-conf-keys.py's reader of a slurm.conf(5) page."""
     spec = importlib.util.spec_from_file_location("keys", ROOT / "scripts/slurm-conf-keys.py")
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    keys: list[str] = script.documented_keys(gzip.decompress(PAGE.read_bytes()).decode())
+    keys: list[str] = script.documented_keys(page)
     return keys
 
 
@@ -40,7 +41,8 @@ def test_the_recorded_keys_of_the_installed_release_are_its_pages() -> None:
     recorded = json.loads(RECORD.read_text())
     release = installed_slurm_version()
     assert release in recorded, f"Slurm {release}: run scripts/slurm-conf-keys.py {release}"
-    assert recorded[release] == sorted(set(page_keys()), key=str.lower)
+    page = gzip.decompress(PAGE.read_bytes()).decode()
+    assert recorded[release] == sorted(set(documented_keys(page)), key=str.lower)
 
 
 def test_the_page_reader_takes_keys_not_their_values() -> None:
@@ -49,11 +51,7 @@ def test_the_page_reader_takes_keys_not_their_values() -> None:
         "\\fBselect/linear\\fR\nWhole nodes.\n.RE\n.TP\n\\fBTreeWidth\\fR\nFanout.\n"
         '.SH "NODE CONFIGURATION"\n.TP\n\\fBNodeName\\fR\n'
     )
-    spec = importlib.util.spec_from_file_location("keys", ROOT / "scripts/slurm-conf-keys.py")
-    assert spec is not None and spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    assert script.documented_keys(page) == ["SelectType", "TreeWidth"]
+    assert documented_keys(page) == ["SelectType", "TreeWidth"]
 
 
 @pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm")

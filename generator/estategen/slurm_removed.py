@@ -60,7 +60,7 @@ def removed_key(name: str, release: str) -> RemovedKey | None:
     """The removal of slurm.conf key ``name`` (any case) that slurmctld ``release`` ("22.05")
     refuses, or None when that release still reads the key."""
     key = _REMOVED.get(name.lower())
-    if key is None or _release(key.release) > _release(release):
+    if key is None or not at_least(release, key.release):
         return None
     return key
 

@@ -37,18 +37,22 @@ def _name(value: str) -> str:
     return name
 
 
-def _slurm_name(pattern: str) -> Callable[[str], str]:
-    """A partition's or a QoS's name, kept as the site writes it: the blueprint holds every
-    name estategen's outputs carry unchanged, and refuses the others rather than rename them
-    (a renamed QoS is not the one slurmdbd has, a renamed partition not the one users name)."""
+def _pattern(pattern: str, hint: str) -> Callable[[str], str]:
     compiled = re.compile(pattern)
 
     def convert(value: str) -> str:
         if not compiled.fullmatch(value):
-            raise Unsayable(f"{value!r} is not a {PATTERN_HINTS[pattern]}")
+            raise Unsayable(f"{value!r} is not {hint}")
         return value
 
     return convert
+
+
+def _slurm_name(pattern: str) -> Callable[[str], str]:
+    """A partition's or a QoS's name, kept as the site writes it: the blueprint holds every
+    name estategen's outputs carry unchanged, and refuses the others rather than rename them
+    (a renamed QoS is not the one slurmdbd has, a renamed partition not the one users name)."""
+    return _pattern(pattern, f"a {PATTERN_HINTS[pattern]}")
 
 
 _partition_name = _slurm_name(SLURM_PARTITION)
@@ -132,17 +136,6 @@ def _list_of(
         if value.lower() in none:
             return []
         return list(dict.fromkeys(item(part) for part in value.split(sep) if part))
-
-    return convert
-
-
-def _pattern(pattern: str, hint: str) -> Callable[[str], str]:
-    compiled = re.compile(pattern)
-
-    def convert(value: str) -> str:
-        if not compiled.fullmatch(value):
-            raise Unsayable(f"{value!r} is not {hint}")
-        return value
 
     return convert
 
