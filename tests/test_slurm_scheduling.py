@@ -12,9 +12,11 @@ waits, and with equal usage the team with more fair-share shares starts first.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from mariadb import have_mariadb
 from slurmlab import (
     GPU_LAB_HOSTS,
@@ -37,15 +39,16 @@ RUNNING = {"RUNNING"}
 TEAMS = ("ops", "climate", "biology")
 
 
-def blueprint(slurm: str) -> str:
-    """One GPU pool on this machine (all its CPUs, 2 GB, 2 GPUs), three teams, and ``slurm``
-    (the scheduling, QoS and partition keys under test, YAML indented by 2)."""
+def blueprint(slurm: str, climate: int = 30, biology: int = 70) -> str:
+    """One GPU pool on this machine (all its CPUs, 2 GB, 2 GPUs), three teams (climate's and
+    biology's fair-share shares as given), and ``slurm`` (the scheduling, QoS and partition
+    keys under test, YAML indented by 2)."""
     return gpu_lab_blueprint(
         "schedlab",
         teams=[
             "{name: ops, gid: 20002, members: [bob], fairshare: 70}",
-            "{name: climate, gid: 20003, members: [alice], fairshare: 30}",
-            "{name: biology, gid: 20004, members: [bob], fairshare: 70}",
+            f"{{name: climate, gid: 20003, members: [alice], fairshare: {climate}}}",
+            f"{{name: biology, gid: 20004, members: [bob], fairshare: {biology}}}",
         ],
         slurm=slurm,
     )
@@ -230,29 +233,82 @@ def test_with_equal_usage_the_team_with_more_shares_starts_first(empty: SlurmLab
     climate's, submitted earlier, and takes the first free CPU. With equal shares the Fair
     Tree breaks the tie for climate (measured on 22.05), so this fails without the shares."""
     more, fewer = "biology", "climate"
-    busy = {team: submit(empty, "-A", team, "-n", "1", "-t", "10") for team in (fewer, more)}
-    for job_id in busy.values():
-        wait_job(empty, job_id, "running", lambda j: j["JobState"] in RUNNING)
-    queued = {team: submit(empty, "-A", team, "-n", "1", "-t", "5") for team in (fewer, more)}
-
-    def counted() -> bool:
-        usage = root_usage(empty)
-        return all(usage[team][0] > 0 for team in (more, fewer))
-
-    # slurmctld counts running jobs' usage once a minute (PriorityCalcPeriod=1)
-    empty.wait_for(counted, "both teams' usage counted", timeout=90)
+    busy, queued = busy_and_waiting(empty, (fewer, more))
     usage = root_usage(empty)
     assert usage[more][1] > usage[fewer][1], usage  # sshare's FairShare factor
-    priority = {
-        job_id: int(value)
-        for job_id, value in (
-            line.split() for line in empty.run("sprio", "-h", "-o", "%i %Y").splitlines()
-        )
-    }
-    assert priority[queued[more]] > priority[queued[fewer]], (priority, usage)
+    order = priorities(empty)
+    assert order[queued[more]] > order[queued[fewer]], (order, usage)
     empty.run("scancel", busy[fewer])
     wait_job(empty, queued[more], "running", lambda j: j["JobState"] in RUNNING)
     assert job(empty, queued[fewer])["JobState"] == "PENDING"
+
+
+def test_new_shares_in_the_blueprint_reorder_waiting_jobs_once_applied(
+    empty: SlurmLab, tmp_path: Path
+) -> None:
+    """A changed identity.teams[].fairshare, applied as plan says and the slurmdbd role does
+    (`sacctmgr -i load file=sacct.cfg` of the new render into the running slurmdbd), changes
+    the order slurmctld gives waiting jobs without a restart: biology's job outranks
+    climate's at 70 shares to 30, and climate's outranks biology's once the blueprint gives
+    climate 70 and biology 30. Without the reload the order stays, so this fails if
+    sacctmgr's load kept an existing account's shares."""
+    _, queued = busy_and_waiting(empty, ("climate", "biology"))
+    before = priorities(empty)
+    assert before[queued["biology"]] > before[queued["climate"]], before
+
+    source = tmp_path / "swapped.yaml"
+    source.write_text(blueprint(POLICIES.replace("MODE", "requeue"), climate=70, biology=30))
+    planned = run_cli("plan", source, "-o", empty.rendered)
+    assert "identity.teams[climate].fairshare\n      30  ->  70" in planned.stdout, planned
+    assert "Fairshare change in slurmdbd with sacctmgr load" in planned.stdout, planned
+    swapped = render_blueprint(tmp_path, source.read_text(), "swapped")
+
+    applied = empty.etc / "sacct.cfg"
+    original = applied.read_text()
+    try:
+        applied.write_text((swapped / "slurm" / "sacct.cfg").read_text())
+        loaded = empty.run("sacctmgr", "-i", "load", f"file={applied}")
+        assert "Nothing new added" not in loaded, loaded
+
+        def reordered() -> bool:
+            after = priorities(empty)
+            return after[queued["climate"]] > after[queued["biology"]]
+
+        # slurmctld recomputes fair-share factors every PriorityCalcPeriod (1 minute here)
+        empty.wait_for(reordered, "climate's waiting job to outrank biology's", timeout=150)
+        shares = empty.run("sshare", "-n", "-P", "-A", "climate,biology", "-o", "account,rawshares")
+        assert {tuple(line.split("|")) for line in shares.split()} >= {
+            ("climate", "70"),
+            ("biology", "30"),
+        }, shares
+    finally:
+        applied.write_text(original)
+        empty.run("sacctmgr", "-i", "load", f"file={applied}")
+
+
+def busy_and_waiting(
+    lab: SlurmLab, teams: tuple[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Each team in ``teams`` runs a one-CPU job on the full node and then queues another;
+    returns both sets of job ids once slurmctld has counted every team's usage."""
+    busy = {team: submit(lab, "-A", team, "-n", "1", "-t", "10") for team in teams}
+    for job_id in busy.values():
+        wait_job(lab, job_id, "running", lambda j: j["JobState"] in RUNNING)
+    queued = {team: submit(lab, "-A", team, "-n", "1", "-t", "5") for team in teams}
+
+    def counted() -> bool:
+        usage = root_usage(lab)
+        return all(usage[team][0] > 0 for team in teams)
+
+    # slurmctld counts running jobs' usage once a minute (PriorityCalcPeriod=1)
+    lab.wait_for(counted, "the teams' usage counted", timeout=90)
+    return busy, queued
+
+
+def priorities(lab: SlurmLab) -> dict[str, int]:
+    """sprio's priority of each waiting job."""
+    rows = (line.split() for line in lab.run("sprio", "-h", "-o", "%i %Y").splitlines())
+    return {job_id: int(value) for job_id, value in rows}
 
 
 def root_usage(lab: SlurmLab) -> dict[str, tuple[int, float]]:
