@@ -909,3 +909,36 @@ def test_cpus_that_are_neither_cores_nor_threads_are_refused(tmp_path: Path) -> 
     assert [(o.key, o.value, o.target) for o in refused] == [
         ("CPUs", "12", "CPUs other than the cores or the threads")
     ]
+
+
+# --- topology.conf ------------------------------------------------------------------------
+
+TOPOLOGY = (
+    "SwitchName=leaf1 Nodes=n[1-2]\nSwitchName=leaf2 Nodes=n[3-4]\n"
+    "SwitchName=spine Switches=leaf[1-2]\n"
+)
+NODES = "NodeName=n[1-4] CPUs=8\nPartitionName=p Nodes=n[1-4] Default=YES\n"
+
+
+def test_topology_conf_places_nodes_on_their_switches_under_the_tree_plugin(
+    tmp_path: Path,
+) -> None:
+    data = blueprint(tmp_path, "TopologyPlugin=topology/tree\n" + NODES, topology=TOPOLOGY)
+    # one pool: its hosts spread over the leaf switches as network.switch places them
+    assert [p["network"]["switch"] for p in data["node_pools"]] == ["leaf[1-2]"]
+
+
+@pytest.mark.parametrize("plugin", ["", "TopologyPlugin=topology/none\n"])
+def test_topology_conf_slurmctld_does_not_read_turns_no_topology_on(
+    tmp_path: Path, plugin: str
+) -> None:
+    """slurm.conf(5) TopologyPlugin: topology.conf is read by topology/tree (and block); with
+    no plugin or topology/none (22.05's default) slurmctld never opens it, so the site
+    schedules flat and the imported blueprint must not render TopologyPlugin=topology/tree."""
+    text = BASE + plugin + NODES
+    imported = import_site(conf(tmp_path, text), topology=conf(tmp_path, TOPOLOGY, "t.conf"))
+    data = yaml.safe_load(imported.text)
+    assert all("network" not in p for p in data["node_pools"]), data["node_pools"]
+    switches = [o for o in imported.outcomes if o.key == "SwitchName"]
+    assert [o.kind for o in switches] == ["dropped"] * 3, switches
+    assert "slurmctld does not read this line" in switches[0].target

@@ -88,11 +88,23 @@ def _memory(real_mib: int) -> dict[str, int]:
     return {"memory_gb": memory_gb, "real_memory_mib": real_mib}
 
 
-def _leaf_switches(topo: ConfFile, run: _Run) -> dict[str, str]:
-    """host -> the leaf switch (a SwitchName with Nodes=) it hangs from."""
+def _leaf_switches(topo: ConfFile, plugin: Setting | None, run: _Run) -> dict[str, str]:
+    """host -> the leaf switch (a SwitchName with Nodes=) it hangs from. slurmctld reads
+    topology.conf only for the tree plugin (``plugin``, slurm.conf's TopologyPlugin):
+    without it the site schedules as if flat, and so does the blueprint."""
     out: dict[str, str] = {}
+    reader = plugin.value.lower() if plugin else None
+    unread = (
+        f"slurm.conf sets {f'TopologyPlugin={plugin.value}' if plugin else 'no TopologyPlugin'}, "
+        "so slurmctld does not read this line and schedules as if the nodes it names hung "
+        "from one switch; so does the blueprint"
+    )
     for record in topo.records:
         head = Setting(record.kind, record.name, record.where)
+        block = record.kind != "SwitchName"
+        if reader != ("topology/block" if block else "topology/tree"):
+            run.dropped(head, unread)
+            continue
         if record.kind != "SwitchName":
             run.refused(head, "topology/block records are not imported", "topology.conf")
             continue
@@ -112,7 +124,10 @@ def _leaf_switches(topo: ConfFile, run: _Run) -> dict[str, str]:
             if setting.name != "nodes":
                 run.refused(setting, "not a blueprint key", f"topology.conf SwitchName={name}")
     for setting in topo.parameters:
-        run.refused(setting, "not a blueprint key", "topology.conf")
+        if reader in ("topology/tree", "topology/block"):
+            run.refused(setting, "not a blueprint key", "topology.conf")
+        else:
+            run.dropped(setting, unread)
     return out
 
 

@@ -36,7 +36,7 @@ def import_site(
     if slurm_version:
         doc["versions"] = {"slurm": slurm_version}
         _package_source(slurm, slurm_version, run)
-    leaves = _leaf_switches(topo, run) if topo else {}
+    leaves = _leaf_switches(topo, conf.parameter("TopologyPlugin"), run) if topo else {}
     models: dict[str, dict[str, Any]] = {}
     site = _Site(
         accounting="accounting" in slurm,
