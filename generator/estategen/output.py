@@ -57,49 +57,19 @@ def json_file(data: object, mode: int = 0o644) -> OutputFile:
 
 
 def dumps(data: object) -> str:
-    """``json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)``, written by orjson
-    (:func:`_json_bytes`)."""
+    """Deterministic JSON text (sorted keys, two-space indent), as :func:`_json_bytes` writes it."""
     return _json_bytes(data).decode()
 
 
 def _json_bytes(data: object) -> bytes:
-    """:func:`dumps` encoded as UTF-8, as orjson writes it (no round trip through str).
-
-    With ``indent`` the standard library encodes in pure Python; orjson writes the same text
-    in C for what our files hold (strings, integers, booleans, null, dicts with string keys,
-    lists and tuples). Floats are spelt differently (``1e16``, not ``1e+16``): a document
-    with a float, and anything orjson refuses (non-string keys, integers beyond 64 bits,
-    other types), is the standard library's. Non-finite floats, which the schema refuses and
-    JSON cannot hold, are written as ``null``.
-    """
+    """Sorted keys, two-space indent, UTF-8, written by orjson in C (the standard library
+    encodes ``indent`` in pure Python). What orjson refuses (non-string keys, integers beyond
+    64 bits, other types) is the standard library's. A float is spelt as orjson spells it
+    (``0.00001`` where the standard library writes ``1e-05``), the same on every run."""
     try:
-        written = orjson.dumps(data, option=_ORJSON)
+        return orjson.dumps(data, option=_ORJSON)
     except (orjson.JSONEncodeError, TypeError):
-        written = None
-    if written is None or _holds_float(written):
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
-    return written
-
-
-def _holds_float(written: bytes) -> bool:
-    """Whether orjson's text holds a float: a digit before a point or an exponent, in a
-    number that stands where a value does (most such pairs are inside strings: "10.0.0.1").
-
-    The pairs are found in one pass over a copy with every digit made 0 and every exponent
-    mark a point (bytes.translate and bytes.find run in C; a regular expression stepping
-    through the 0.8 MB of estate.json took longer than orjson wrote it, and a pass per pair
-    three times one pass).
-    """
-    folded = written.translate(_NUMBER_MARKS)
-    at = folded.find(b"0.")
-    while at != -1:
-        start = at
-        while start and written[start - 1] in _NUMBER_BYTES:
-            start -= 1
-        if start == 0 or written[start - 1 : start] in (b" ", b"\n", b"["):  # not in a string
-            return True
-        at = folded.find(b"0.", at + 1)
-    return False
 
 
 _ORJSON = (
@@ -108,11 +78,6 @@ _ORJSON = (
     | orjson.OPT_PASSTHROUGH_DATETIME
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
-# where a float may be written (1.5, 1e16): a digit before a point or an exponent; most are
-# inside strings ("10.0.0.1"), and a string such as "x 1.5" only sends the document the
-# standard library's way
-_NUMBER_MARKS = bytes.maketrans(b"123456789eE", b"000000000..")
-_NUMBER_BYTES = frozenset(b"0123456789-")
 
 
 def templates() -> jinja2.Environment:
