@@ -12,14 +12,23 @@ template), so on-prem nodes keep the kubelet defaults: nothing reserved, and
 
 from __future__ import annotations
 
+import json
 import textwrap
 from typing import Any
 
 from test_kubernetes_semantics import objects, one
+from test_upstream import UPSTREAM
 
 from estategen import checks, load, model
-from estategen.facts import NodeResources, node_allocatable, node_capacity
-from estategen.model import Estate
+from estategen.catalog import builtin_models
+from estategen.facts import (
+    EKS_MAX_PODS,
+    NodeResources,
+    kubelet_reserved,
+    node_allocatable,
+    node_capacity,
+)
+from estategen.model import Estate, NodePool
 from estategen.schema.validation import normalise
 
 Obj = dict[str, Any]
@@ -178,3 +187,83 @@ def test_gke_nodes_count_the_reservations_gke_configures_its_kubelet_with() -> N
         "memory": f"{16 * per_gpu_memory}Mi",
         "nvidia.com/gpu": "16",
     }
+
+
+def provider_pool(
+    provider: str, instance_type: str, cluster: str, threads: int, memory_gb: int
+) -> NodePool:
+    """GKE's pool and cluster moved to ``provider``, on ``instance_type`` with ``threads``
+    vCPUs and ``memory_gb`` of memory."""
+    text = (
+        GKE.replace("provider: gke", f"provider: {provider}")
+        .replace("instance_type: a3-highgpu-8g", f"instance_type: {instance_type}")
+        .replace(
+            "cpu: {sockets: 2, cores_per_socket: 52, threads_per_core: 2}",
+            f"cpu: {{sockets: 1, cores_per_socket: {threads}, threads_per_core: 1}}",
+        )
+        .replace("memory_gb: 1872", f"memory_gb: {memory_gb}")
+        .replace("region: us-central1", cluster)
+    )
+    (pool,) = estate_of(text).node_pools
+    return pool
+
+
+def eks_max_pods(instance_type: str) -> int:
+    """The pods nodeadm lets an EKS node of ``instance_type`` run: its default network card's
+    ENIs times their IPv4 addresses less one, plus 2 (amazon-eks-ami v20260724
+    nodeadm/internal/kubelet/eni_max_pods.go calculateStandardMaxPods), from the instance
+    facts nodeadm embeds."""
+    for line in (UPSTREAM / "amazon-eks-ami-v20260724/instance-info.jsonl").open():
+        row = json.loads(line)
+        if row["instanceType"] == instance_type:
+            return int(row["defaultMaxENIs"] * (row["ipv4AddressesPerInterface"] - 1) + 2)
+    raise KeyError(instance_type)
+
+
+def test_the_pods_eks_nodes_may_run_are_nodeadms_for_every_catalog_instance_type() -> None:
+    catalog = {
+        shape
+        for gpu in builtin_models().values()
+        if "eks" in gpu.clouds
+        for shape in gpu.clouds["eks"].shapes
+    }
+    assert catalog == set(EKS_MAX_PODS)
+    assert {shape: eks_max_pods(shape) for shape in catalog} == EKS_MAX_PODS
+
+
+def test_eks_nodes_count_the_reservation_nodeadm_writes_for_their_instance_type() -> None:
+    """nodeadm's kube-reserved on an EKS AL2023 node (amazon-eks-ami v20260724
+    nodeadm/internal/kubelet/config.go): CPU 6% of the first core, 1% of the second, 0.5% of
+    the next two and 0.25% of the rest (getCPUMillicoresToReserve), memory 11 MiB per pod the
+    node may run plus 255 MiB (getMemoryMebibytesToReserve), over evictionHard
+    memory.available 100Mi (defaultKubeletSubConfig). A p5.48xlarge runs 100 pods: 550m and
+    1355 MiB kept from pods, where kubelet's defaults alone would keep 0m and 100 MiB and a
+    slurmd pod sized to that would never schedule."""
+    pool = provider_pool("eks", "p5.48xlarge", "region: eu-west-1", 192, 2048)
+    pods = eks_max_pods("p5.48xlarge")
+    assert pods == 100
+    reserved_cpu = 60 + 10 + 10 + (192_000 - 4000) * 25 // 10_000
+    capacity = node_capacity(pool)
+    assert capacity is not None
+    assert node_allocatable(pool) == NodeResources(
+        192_000 - reserved_cpu, capacity.memory_mib - (11 * pods + 255) - 100
+    )
+
+
+def test_aks_nodes_count_the_most_aks_reserves_for_their_size() -> None:
+    """AKS on Kubernetes 1.29 and later (learn.microsoft.com/azure/aks/
+    node-resource-reservations): kube-reserved CPU by its table (60, 100, 140, 180, 260, 420
+    and 740 millicores for 1, 2, 4, 8, 16, 32 and 64 cores), memory the lesser of 20 MiB per
+    pod plus 50 MiB and a quarter of the memory, over a 100Mi eviction threshold. The pods per
+    node depend on the cluster's network plugin, so they are counted at AKS's most, 250."""
+    table = {1: 60, 2: 100, 4: 140, 8: 180, 16: 260, 32: 420, 64: 740}
+    for cores, millicores in table.items():
+        pool = provider_pool("aks", "Standard_ND96isr_H100_v5", AKS_CLUSTER, cores, 1900)
+        assert kubelet_reserved(pool).cpu_millis == millicores, cores
+    big = provider_pool("aks", "Standard_ND96isr_H100_v5", AKS_CLUSTER, 96, 1900)
+    assert kubelet_reserved(big) == NodeResources(1060, 20 * 250 + 50 + 100)
+    small = provider_pool("aks", "Standard_ND96isr_H100_v5", AKS_CLUSTER, 4, 16)
+    assert kubelet_reserved(small).memory_mib == 16 * 1024 // 4 + 100
+
+
+AKS_CLUSTER = "region: westeurope\n      resource_group: rg-gpu"

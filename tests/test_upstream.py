@@ -24,9 +24,15 @@ FOLDERS = sorted(p for p in UPSTREAM.iterdir() if p.is_dir())
 FACT = re.compile(r"^- (Repository|Tag|Commit|Licence): (\S+)", re.MULTILINE)
 ROW = re.compile(r"^\| `([^`]+)` \| `([^`]+)` \| `([0-9a-f]{64})` \|$", re.MULTILINE)
 # the licences vendored files may carry, by SPDX name: what their LICENSE file says
-LICENCES = {"Apache-2.0": "Apache License", "MIT": "MIT License"}
-# how a test names a vendored release, or a file in one: "kueue-v0.19.2/values.yaml"
-RELEASE = re.compile(r"[a-z0-9][a-z0-9-]*-v\d+(?:\.\d+)+(?:/[\w.-]+)*")
+LICENCES = {
+    "Apache-2.0": "Apache License",
+    "MIT": "MIT License",
+    # MIT without its attribution clause: the grant, and no "above copyright notice" condition
+    "MIT-0": "Permission is hereby granted, free of charge",
+}
+# how a test names a vendored release, or a file in one: "kueue-v0.19.2/values.yaml", or a
+# release tagged by its date, "amazon-eks-ami-v20260724"
+RELEASE = re.compile(r"[a-z0-9][a-z0-9-]*-v(?:\d+(?:\.\d+)+|\d{8})(?:/[\w.-]+)*")
 
 
 def source_of(folder: Path) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:

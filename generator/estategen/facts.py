@@ -368,6 +368,52 @@ KUBELET_RESERVED_MEMORY_MIB = 100  # evictionHard memory.available
 # reservations"). The last tier takes the rest.
 GKE_CPU_TIERS = ((1000, 600), (1000, 100), (2000, 50), (None, 25))
 GKE_MEMORY_TIERS = ((4096, 2500), (4096, 2000), (8192, 1000), (114_688, 600), (None, 200))
+# EKS's AL2023 nodes reserve CPU in GKE's tiers, 11 MiB for each pod the node may run plus
+# 255 MiB of memory, and the same 100Mi eviction threshold (awslabs/amazon-eks-ami v20260724
+# nodeadm/internal/kubelet/config.go: defaultKubeletSubConfig, withDefaultReservedResources,
+# getCPUMillicoresToReserve, getMemoryMebibytesToReserve). The pods a node may run are its
+# instance type's: the default network card's ENIs times their IPv4 addresses less one, plus 2
+# (eni_max_pods.go calculateStandardMaxPods, from the instance-info.jsonl nodeadm embeds); here
+# for the catalog's EKS instance types, which a test recomputes from that file. nodeadm counts
+# kubelet's default, 110, for a type it cannot look up; so does estategen for other types.
+EKS_POD_MEMORY_MIB = 11
+EKS_BASE_MEMORY_MIB = 255
+EKS_DEFAULT_MAX_PODS = 110
+EKS_MAX_PODS: dict[str, int] = {
+    "g6.xlarge": 58,
+    "g6.2xlarge": 58,
+    "g6.4xlarge": 234,
+    "g6.8xlarge": 234,
+    "g6.12xlarge": 234,
+    "g6.16xlarge": 737,
+    "g6.24xlarge": 737,
+    "g6.48xlarge": 737,
+    "g6e.xlarge": 58,
+    "g6e.2xlarge": 58,
+    "g6e.4xlarge": 234,
+    "g6e.8xlarge": 234,
+    "g6e.12xlarge": 292,
+    "g6e.16xlarge": 737,
+    "g6e.24xlarge": 492,
+    "g6e.48xlarge": 492,
+    "p4d.24xlarge": 737,
+    "p4de.24xlarge": 737,
+    "p5.4xlarge": 118,
+    "p5.48xlarge": 100,
+    "p5e.48xlarge": 100,
+    "p5en.48xlarge": 198,
+}
+# AKS nodes on Kubernetes 1.29 and later reserve CPU by the table of learn.microsoft.com/azure/
+# aks/node-resource-reservations (60, 100, 140, 180, 260, 420 and 740 millicores for 1 to 64
+# cores: 60 for the first core, 40 for the second, 20 for each of the next two, 10 beyond), and
+# memory the lesser of 20 MiB per pod the node may run plus 50 MiB and a quarter of its memory,
+# over the same 100Mi eviction threshold. A pool's pods per node follow the cluster's network
+# plugin, which estategen does not choose: they are counted at AKS's most, 250, so what pods
+# are sized to is never more than AKS leaves them.
+AKS_CPU_TIERS = ((1000, 600), (1000, 400), (2000, 200), (None, 100))
+AKS_POD_MEMORY_MIB = 20
+AKS_BASE_MEMORY_MIB = 50
+AKS_MAX_PODS = 250
 
 
 @dataclass(frozen=True)
@@ -401,17 +447,23 @@ def _tiered(amount: int, tiers: Sequence[tuple[int | None, int]]) -> int:
 
 def kubelet_reserved(pool: NodePool) -> NodeResources:
     """What a node's kubelet keeps from pods (system- and kube-reserved and the hard eviction
-    threshold): GKE's own reservations on GKE nodes, the kubelet defaults on the nodes
-    estategen's Ansible builds. EKS and AKS size their reservation by the most pods a node
-    may run, which estategen does not set: their nodes are counted with the kubelet
-    defaults, an upper bound of what their pods can have."""
+    threshold): each managed provider's own reservations on its nodes (GKE, EKS, AKS above),
+    the kubelet defaults on the nodes estategen's Ansible builds."""
     assert pool.cpu is not None and pool.memory_gb is not None
+    millicores, memory_mib = pool.cpu.threads * 1000, pool.memory_gb * 1024
     if pool.provider == "gke":
-        return NodeResources(
-            _tiered(pool.cpu.threads * 1000, GKE_CPU_TIERS),
-            _tiered(pool.memory_gb * 1024, GKE_MEMORY_TIERS) + KUBELET_RESERVED_MEMORY_MIB,
-        )
-    return NodeResources(KUBELET_RESERVED_CPUS * 1000, KUBELET_RESERVED_MEMORY_MIB)
+        cpu = _tiered(millicores, GKE_CPU_TIERS)
+        memory = _tiered(memory_mib, GKE_MEMORY_TIERS)
+    elif pool.provider == "eks":
+        pods = EKS_MAX_PODS.get(pool.instance_type or "", EKS_DEFAULT_MAX_PODS)
+        cpu = _tiered(millicores, GKE_CPU_TIERS)
+        memory = EKS_POD_MEMORY_MIB * pods + EKS_BASE_MEMORY_MIB
+    elif pool.provider == "aks":
+        cpu = _tiered(millicores, AKS_CPU_TIERS)
+        memory = min(AKS_POD_MEMORY_MIB * AKS_MAX_PODS + AKS_BASE_MEMORY_MIB, memory_mib // 4)
+    else:
+        return NodeResources(KUBELET_RESERVED_CPUS * 1000, KUBELET_RESERVED_MEMORY_MIB)
+    return NodeResources(cpu, memory + KUBELET_RESERVED_MEMORY_MIB)
 
 
 def node_allocatable(pool: NodePool) -> NodeResources | None:
