@@ -299,6 +299,19 @@ def test_slurm_pool_without_any_shared_file_system() -> None:
     assert warning.kind == "pool-without-storage" and warning.pools == ("a100",)
 
 
+def test_a_blueprint_without_storage_is_warned_once_for_all_its_slurm_pools() -> None:
+    """An estate with no storage at all (an imported site's: slurm.conf names no file
+    system) gets one warning naming every pool, at node_pools, not one per pool."""
+    doc = variant(storage=[])
+    second = {**doc["node_pools"][0], "name": "a100-b", "hosts": "gpu-[03-04]"}
+    doc["node_pools"].insert(1, second)
+    doc["slurm"]["partitions"][0]["pools"] = ["a100", "a100-b"]
+    (warning,) = warnings(doc)
+    assert warning.kind == "pool-without-storage" and warning.pools == ("a100", "a100-b")
+    assert warning.path == "node_pools"
+    assert "any of the 2 Slurm pools" in warning.message
+
+
 def test_storage_class_offered_through_the_clusters_csi_driver_reaches_every_pool() -> None:
     """A class listed for a cluster none of whose pools mounts the file system is
     served by its CSI driver on every node, so no pool lacks it."""

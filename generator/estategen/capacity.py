@@ -378,16 +378,28 @@ def _observability(estate: Estate) -> Iterable[CapacityWarning]:
 
 
 def _storage(estate: Estate) -> Iterable[CapacityWarning]:
-    for pool in estate.slurm_pools:
-        if not pool_mounts(estate, pool):
-            yield CapacityWarning(
-                "pool-without-storage",
-                f"pool {pool.name}",
-                f"no shared file system is mounted on pool {pool.name}: batch jobs start in "
-                "the user's home directory and expect the same files on every node",
-                pools=(pool.name,),
-                path=pool.path,
-            )
+    bare = [pool for pool in estate.slurm_pools if not pool_mounts(estate, pool)]
+    if len(bare) > 1 and not estate.storage:
+        # a blueprint without storage (an imported site's, say) is told once, not per pool
+        yield CapacityWarning(
+            "pool-without-storage",
+            "node pools",
+            f"no shared file system is mounted on any of the {len(bare)} Slurm pools (the "
+            "blueprint has no storage): batch jobs start in the user's home directory and "
+            "expect the same files on every node",
+            pools=tuple(pool.name for pool in bare),
+            path="node_pools",
+        )
+        bare = []
+    for pool in bare:
+        yield CapacityWarning(
+            "pool-without-storage",
+            f"pool {pool.name}",
+            f"no shared file system is mounted on pool {pool.name}: batch jobs start in "
+            "the user's home directory and expect the same files on every node",
+            pools=(pool.name,),
+            path=pool.path,
+        )
     for cluster in estate.kubernetes_clusters:
         for storage, mounting in storage_classes(estate, cluster.name):
             if not mounting:
