@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+import yaml
 from test_kubernetes_slinky import ESTATE as HOSTED
 from test_kubernetes_slinky import SLINKY_CRDS, slinky_objects
 from test_slurm_site import errors, files
 
+from estategen.load import parse_blueprint
+from estategen.pipeline import validate_document
+from estategen.render import render
 from estategen.slurm_names import kubernetes_name
 
 from crd import crd_set
@@ -193,3 +198,95 @@ def test_slinky_objects_take_the_cluster_names_dns_form_and_keep_its_cluster_nam
     crds = crd_set(SLINKY_CRDS)
     for obj in found:
         assert crds.validate(obj) == [], (obj["kind"], crds.validate(obj))
+
+
+# --- a team keeps its Slurm account's name; Kubernetes takes its DNS form ----------------------
+
+CAMPUS = Path(__file__).parent.parent / "blueprints" / "campus.yaml"
+
+
+def campus_with_team(name: str) -> dict[str, str]:
+    """campus, its team vision named ``name`` (a Slurm team with a Kueue queue in serving)."""
+    text = CAMPUS.read_text().replace("vision", name)
+    estate = validate_document(parse_blueprint(text.encode(), "campus.yaml")).estate
+    return {p: f.content.decode() for p, f in render(estate).items()}
+
+
+def test_a_team_with_an_underscore_is_the_slurm_account_and_unix_group_of_that_name() -> None:
+    """A site's `sbatch -A chem_lab` names the account sacct.cfg adds and AllowAccounts
+    admits; the common role creates the Unix group chem_lab (groupadd takes '_')."""
+    rendered = campus_with_team("chem_lab")
+    assert "Account - 'chem_lab':Description='team chem_lab'" in rendered["slurm/sacct.cfg"]
+    assert "Parent - 'chem_lab'" in lines(rendered["slurm/sacct.cfg"])
+    assert partition_lines(rendered)["h100"]["AllowAccounts"] == "chem_lab,nlp"
+    identity = yaml.safe_load(rendered["ansible/vars/identity.yml"])
+    assert {"name": "chem_lab", "gid": 20001} in identity["estate_teams"]
+
+
+def test_a_teams_kubernetes_objects_take_its_dns_form_and_its_group_its_name() -> None:
+    """Namespaces, queues and label values are DNS names (Kueue's LocalQueue and ClusterQueue
+    are metadata.name): chem_lab's are chem-lab; the RoleBinding's group is the Unix group."""
+    rendered = campus_with_team("chem_lab")
+    kueue = list(yaml.safe_load_all(rendered["kubernetes/serving/kueue.yaml"]))
+    cluster_queue = next(
+        o for o in kueue if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "chem-lab"
+    )
+    assert cluster_queue["metadata"]["labels"]["estategen.io/team"] == "chem-lab"
+    local = next(
+        o for o in kueue if o["kind"] == "LocalQueue" and o["spec"]["clusterQueue"] == "chem-lab"
+    )
+    assert (local["metadata"]["name"], local["metadata"]["namespace"]) == ("chem-lab", "chem-lab")
+    namespaces = list(yaml.safe_load_all(rendered["kubernetes/serving/namespaces.yaml"]))
+    assert "chem-lab" in [o["metadata"]["name"] for o in namespaces]
+    tenancy = list(yaml.safe_load_all(rendered["kubernetes/serving/tenancy.yaml"]))
+    bindings = [o for o in tenancy if o["kind"] == "RoleBinding"]
+    assert {s["name"] for o in bindings if o["metadata"]["namespace"] == "chem-lab"
+            for s in o["subjects"]} == {"chem_lab"}  # fmt: skip
+    assert "chem_lab" not in rendered["kubernetes/serving/kueue.yaml"]
+
+
+def test_the_teams_gpu_series_of_both_schedulers_carry_the_accounts_name() -> None:
+    """Slurm's series carry the account chem_lab, Kueue's the ClusterQueue chem-lab: the
+    recording rules give both the label team="chem_lab"."""
+    rules = yaml.safe_load(
+        campus_with_team("chem_lab")["observability/prometheus/rules/estategen.rules.yml"]
+    )
+    exprs = [
+        r["expr"]
+        for group in rules["groups"]
+        for r in group["rules"]
+        if r.get("labels", {}).get("scheduler") == "kubernetes" and "team" in r.get("record", "")
+    ]
+    assert exprs
+    for expr in exprs:
+        assert 'cluster_queue="chem-lab"' in expr
+        assert '"team", "chem_lab", "", ""' in expr
+        assert 'cluster_queue=~"climate|nlp"' in expr
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("Chem_Lab", "team name like 'chem_lab'"),
+        ("chem.lab", "team name like 'chem_lab'"),
+        ("_chem", "team name like 'chem_lab'"),
+        ("c" * 33, "at most 32 (groupadd's limit)"),
+    ],
+)
+def test_a_team_name_an_output_cannot_carry_is_refused_with_the_reason(
+    name: str, reason: str
+) -> None:
+    fragment = f"identity: {{teams: [{{name: '{name}', gid: 20001}}]}}"
+    found = [f for f in errors(fragment) if f.path == "identity.teams[0].name"]
+    assert found and reason in found[0].message, [f.format() for f in errors(fragment)]
+
+
+def test_two_teams_of_one_kubernetes_name_are_refused() -> None:
+    fragment = (
+        "identity: {teams: [{name: chem_lab, gid: 20001, namespace: a},"
+        " {name: chem-lab, gid: 20002, namespace: b}]}"
+    )
+    (found,) = [f for f in errors(fragment) if f.path == "identity.teams[1].name"]
+    assert (
+        "team 'chem-lab' and team 'chem_lab' have one Kubernetes name, 'chem-lab'" in found.message
+    )

@@ -852,6 +852,7 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
           teams:
             - {{name: vision, gid: 20001, members: [alice]}}
             - {{name: ops, gid: 20002, members: []}}
+            - {{name: chem_lab, gid: 20003, members: [alice]}}
         node_pools:
           - name: gpu
             scheduler: slurm
@@ -930,6 +931,7 @@ def site_blueprint(run: Path, ctld: tuple[int, int], slurmd: int) -> str:
               billing_weights: {{CPU: 1.0, Mem: 0.5G, "GRES/gpu:L4_Lab": 4}}
             - {{name: burst, pools: [burst], nodeset: burst_nodes, min_nodes: 2}}
             - {{name: gpu_priority, pools: [gpu], qos: part_eic, allow_qos: [rocsLong, normal]}}
+            - {{name: chem, pools: [gpu], teams: [chem_lab]}}
             - name: closed
               pools: [gpu]
               state: down
@@ -1000,7 +1002,7 @@ def site_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
         controller="site-ctl",
         nodes=[NODE],
         gpu_files=2,
-        dbd=Dbd("site-dbd"),
+        dbd=Dbd("site-dbd", root_accounts=("chem_lab",)),
         configure=install,
     ) as lab:
         yield lab
@@ -1097,6 +1099,26 @@ def test_a_real_slurmctld_runs_a_sites_partition_qos_and_dotted_cluster_names(
     job = site_lab.run("sbatch", "-p", "gpu_priority", "--hold", "--wrap", "true")
     assert job.startswith("Submitted batch job"), job
     site_lab.run("scancel", job.split()[-1])
+
+
+@pytest.mark.slow
+def test_a_real_slurmctld_takes_a_team_account_with_an_underscore(site_lab: SlurmLab) -> None:
+    """Team chem_lab is the Slurm account chem_lab, as a site's users name it: sacctmgr load
+    of the rendered sacct.cfg adds it, slurmctld reads AllowAccounts=chem_lab of partition
+    chem, and `sbatch -A chem_lab` is accepted there with the job's account chem_lab, while
+    a job under root's default account (root) is refused by the partition."""
+    accounts = site_lab.run("sacctmgr", "-n", "-P", "show", "account", "format=account").split()
+    assert "chem_lab" in accounts
+    part = records(site_lab.run("scontrol", "-o", "show", "partition", "chem"))
+    assert part["chem"]["AllowAccounts"] == "chem_lab"
+    job = site_lab.run("sbatch", "-A", "chem_lab", "-p", "chem", "--hold", "--wrap", "true")
+    assert job.startswith("Submitted batch job"), job
+    number = job.split()[-1]
+    shown = dict(re.findall(r"(\w+)=(\S*)", site_lab.run("scontrol", "-o", "show", "job", number)))
+    assert shown["Account"] == "chem_lab"
+    site_lab.run("scancel", number)
+    other = site_lab.run("sbatch", "-p", "chem", "--hold", "--wrap", "true", check=False)
+    assert "Submitted batch job" not in other, other
 
 
 def test_a_job_asking_fewer_nodes_than_min_nodes_is_refused_at_submission(

@@ -1,7 +1,7 @@
 """The one frozen, typed model of an estate, built from a normalised blueprint document.
 
 No raw dicts travel past this module. Derived defaults are filled here: a team's namespace
-defaults to its name and the Slurm cluster name to the estate's name.
+defaults to its name's DNS form and the Slurm cluster name to the estate's name.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from estategen import hostlist
 from estategen.catalog import GpuModel, builtin_models, model_from_data
 from estategen.declarations import PARTITION_LIMITS
+from estategen.slurm_names import kubernetes_name
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -203,6 +204,9 @@ class Team:
     members: tuple[str, ...]
     fairshare: int
     namespace: str
+    # the team's name where Kubernetes needs a DNS label: its queues, labels and the
+    # namespace's default (slurm_names.kubernetes_name: chem_lab is chem-lab)
+    kubernetes_name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -768,7 +772,8 @@ def build(doc: Mapping[str, Any]) -> Estate:
                     gid=t["gid"],
                     members=tuple(t["members"]),
                     fairshare=t["fairshare"],
-                    namespace=t.get("namespace") or t["name"],
+                    namespace=t.get("namespace") or kubernetes_name(t["name"]),
+                    kubernetes_name=kubernetes_name(t["name"]),
                 )
                 for i, t in enumerate(identity["teams"])
             ),

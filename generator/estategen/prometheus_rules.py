@@ -92,15 +92,40 @@ def _host_gpu_pools(estate: Estate) -> list[Any]:
     return [pool for pool in _gpu_pools(estate) if not pool.managed and pool.hosts]
 
 
-def queued_teams(estate: Estate) -> list[str]:
-    """Teams with a ClusterQueue (named after the team) in some cluster."""
-    teams = {
-        entry.team
+def _queued(estate: Estate) -> dict[str, str]:
+    """Each team with a ClusterQueue in some cluster, by its queue's name: the team's
+    Kubernetes name (``chem_lab``'s queue is ``chem-lab``)."""
+    names = {team.name: team.kubernetes_name for team in estate.identity.teams}
+    return {
+        names.get(entry.team, entry.team): entry.team
         for cluster in estate.kubernetes_clusters
         if cluster.queues
         for entry in cluster.queues.teams
     }
-    return sorted(teams)
+
+
+def queued_teams(estate: Estate) -> list[str]:
+    """The ClusterQueues of teams in some cluster, by name (each named after its team's
+    Kubernetes name)."""
+    return sorted(_queued(estate))
+
+
+def _by_team_from_queue(metric: str, selector: str, estate: Estate) -> str:
+    """A Kueue series per ClusterQueue with the label ``team`` its team's name: the queue's
+    name where the two are one, the team's name set outright where its queue has the
+    Kubernetes form (``chem-lab`` for team ``chem_lab``), so that both schedulers' series of a
+    team carry the Slurm account's name."""
+    queued = _queued(estate)
+    same = [queue for queue, team in sorted(queued.items()) if queue == team]
+    parts = []
+    if same:
+        series = f'{metric}{{cluster_queue=~"{"|".join(same)}", {selector}}}'
+        parts.append(f'label_replace({series}, "team", "$1", "cluster_queue", "(.+)")')
+    for queue, team in sorted(queued.items()):
+        if queue != team:
+            series = f'{metric}{{cluster_queue="{queue}", {selector}}}'
+            parts.append(f'label_replace({series}, "team", "{team}", "", "")')
+    return " or ".join(parts)
 
 
 def _dcgm(field: str) -> str:
@@ -185,15 +210,14 @@ def _team_rules(estate: Estate) -> list[dict[str, Any]]:
             by_team = f'label_replace({metric}{{{accounts}}}, "team", "$1", "account", "(.+)")'
             labels = dict(slurm)
             rules.append({"record": record, "expr": f"sum {team_by} ({by_team})", "labels": labels})
-    queued = queued_teams(estate)
-    if queued:
-        queues = f'cluster_queue=~"{"|".join(queued)}", resource=~"{GPU_RESOURCES}"'
+    if queued_teams(estate):
+        gpus = f'resource=~"{GPU_RESOURCES}"'
         kubernetes = {"estate": estate.name, "scheduler": "kubernetes"}
         for record, metric in (
             (TEAM_GPUS_IN_USE, "kueue_cluster_queue_resource_usage"),
             (TEAM_GPU_QUOTA, "kueue_cluster_queue_nominal_quota"),
         ):
-            by_team = f'label_replace({metric}{{{queues}}}, "team", "$1", "cluster_queue", "(.+)")'
+            by_team = _by_team_from_queue(metric, gpus, estate)
             rules.append(
                 {"record": record, "expr": f"sum {team_by} ({by_team})", "labels": dict(kubernetes)}
             )

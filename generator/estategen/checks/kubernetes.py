@@ -19,6 +19,7 @@ from estategen.facts import (
 from estategen.kubernetes import autoscaler, volcano
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate
+from estategen.slurm_names import kubernetes_name
 
 # --- AKS -------------------------------------------------------------------------------------
 
@@ -172,11 +173,11 @@ def queue_engine_keys(estate: Estate) -> Iterator[Finding]:
                 "'pods_ready_timeout' (or use engine: kueue)",
             )
         for entry in queues.teams:
-            if entry.team in VOLCANO_OWN_QUEUES:
+            if kubernetes_name(entry.team) in VOLCANO_OWN_QUEUES:
                 yield issue(
                     f"{entry.path}.team",
-                    f"Volcano creates its own queue {entry.team!r}; a team queue cannot take "
-                    "that name",
+                    f"Volcano creates its own queue {kubernetes_name(entry.team)!r}; a team "
+                    "queue cannot take that name",
                 )
             team = teams.get(entry.team)
             if team is not None and team.fairshare > VOLCANO_MAX_WEIGHT:

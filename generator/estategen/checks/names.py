@@ -84,6 +84,15 @@ def unique_names(estate: Estate) -> Iterator[Finding]:
             )
         else:
             declared[qos_key(qos.name)] = qos.name
+    dns: dict[str, str] = {}
+    for team in _first_of_each_name(estate.identity.teams):
+        first = dns.setdefault(team.kubernetes_name, team.name)
+        if first != team.name:
+            yield issue(
+                f"{team.path}.name",
+                f"team {team.name!r} and team {first!r} have one Kubernetes name, "
+                f"{team.kubernetes_name!r} (their queues and labels): rename one",
+            )
 
 
 def _first_of_each_name(teams: Iterable[Team]) -> list[Team]:

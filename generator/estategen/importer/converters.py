@@ -18,6 +18,7 @@ from estategen.schema.patterns import (
     PATTERN_HINTS,
     SLURM_PARTITION,
     SLURM_QOS,
+    TEAM,
 )
 from estategen.slurm_names import kubernetes_name
 
@@ -255,11 +256,23 @@ def _yes_no(value: str) -> bool:
     return value.upper() == "YES"
 
 
+def _team(value: str) -> str:
+    """A Slurm account as the team of that name: in lower case, as slurmdbd holds it
+    (``sacctmgr load`` lower-cases every name but a user's: ``_parse_options`` in
+    src/sacctmgr/file_functions.c), and otherwise as written (``chem_lab`` stays
+    ``chem_lab``, so that ``sbatch -A chem_lab`` names it after cut-over); a name a team
+    cannot carry (a Unix group, a Kubernetes name) is refused with the reason."""
+    name = value.lower()
+    if not re.fullmatch(TEAM, name):
+        raise Unsayable(f"{value!r} is not a {PATTERN_HINTS[TEAM]}")
+    return name
+
+
 def _accounts(value: str) -> list[str] | None:
     """AllowAccounts: ALL (every account, no `teams`) or team names."""
     if value.upper() == "ALL":
         return None
-    return [_name(account) for account in value.split(",") if account]
+    return list(dict.fromkeys(_team(account) for account in value.split(",") if account))
 
 
 def _all_or(item: Callable[[str], Any]) -> Callable[[str], list[Any] | None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from estategen.importer.accounts import _sacct, _teams
+from estategen.importer.accounts import Dump, _sacct, _teams
 from estategen.importer.blueprint import _blueprint_text, _ordered_slurm
 from estategen.importer.converters import _estate_name
 from estategen.importer.files import _DEFAULT_RELEASE, _site_files
@@ -48,8 +48,9 @@ def import_site(
     )
     if models:
         doc["gpu_models"] = list(models.values())
-    accounts = _sacct(Path(sacct), run) if sacct else {}
-    team_list = _teams(teams, accounts, run)
+    dump = _sacct(Path(sacct), run, site.accounting) if sacct else Dump({}, set())
+    qos |= dump.qos
+    team_list = _teams(teams, dump.shares, run)
     if team_list:
         doc["identity"] = {"teams": team_list}
     doc["node_pools"] = pools

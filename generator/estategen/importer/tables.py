@@ -25,13 +25,13 @@ from estategen.importer.converters import (
     _list_of,
     _memory_or_unlimited,
     _mpi_ports,
-    _name,
     _oversubscribe,
     _partition_state,
     _pattern,
     _port,
     _prefixed,
     _qos_name,
+    _team,
     _time,
     _weights,
     _yes_no,
@@ -257,7 +257,7 @@ PARTITION_KEYS: dict[str, Row] = {
     "priorityjobfactor": Row("priority_job_factor", _int(0, 65_533)),
     "allowqos": Row("allow_qos", _all_or(_qos_name)),
     "allowgroups": Row("allow_groups", _all_or(_pattern(GROUP, "a group name"))),
-    "denyaccounts": Row("deny_accounts", _all_or(_name)),
+    "denyaccounts": Row("deny_accounts", _all_or(_team)),
     **{
         limit.slurm.lower(): Row(
             limit.key,

@@ -44,7 +44,7 @@ def namespaces(view: ClusterView) -> list[Obj]:
     for team in view.estate.identity.teams:
         metadata = meta(
             team.namespace,
-            **{ESTATE_LABEL: estate, TEAM_LABEL: team.name, **pod_security_labels(view)},
+            **{ESTATE_LABEL: estate, TEAM_LABEL: team.kubernetes_name, **pod_security_labels(view)},
         )
         # the same GID as the team's Unix group on the Slurm side, for fsGroup on shared mounts
         metadata["annotations"] = {
@@ -72,7 +72,7 @@ def team_quotas(view: ClusterView) -> list[Obj]:
         {
             "apiVersion": "v1",
             "kind": "ResourceQuota",
-            "metadata": meta("gpu", team.namespace, **{TEAM_LABEL: team.name}),
+            "metadata": meta("gpu", team.namespace, **{TEAM_LABEL: team.kubernetes_name}),
             "spec": {"hard": kueue.quota_hard(view, team, flavors)},
         }
         for team in view.estate.identity.teams
@@ -153,7 +153,9 @@ def team_role_bindings(view: ClusterView) -> list[Obj]:
             "apiVersion": f"{RBAC_API}/v1",
             "kind": "RoleBinding",
             "metadata": meta(
-                f"team-{role.rpartition('-')[2]}", team.namespace, **{TEAM_LABEL: team.name}
+                f"team-{role.rpartition('-')[2]}",
+                team.namespace,
+                **{TEAM_LABEL: team.kubernetes_name},
             ),
             "roleRef": {"apiGroup": RBAC_API, "kind": "ClusterRole", "name": role},
             "subjects": [
@@ -301,7 +303,7 @@ def team_network_policies(view: ClusterView) -> list[Obj]:
         {
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
-            "metadata": meta("team-ingress", team.namespace, **{TEAM_LABEL: team.name}),
+            "metadata": meta("team-ingress", team.namespace, **{TEAM_LABEL: team.kubernetes_name}),
             "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": ingress},
         }
         for team in view.estate.identity.teams

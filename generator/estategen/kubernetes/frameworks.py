@@ -184,7 +184,7 @@ def _queue_metadata(view: ClusterView, name: str, team: Team) -> Obj:
     """Kueue reads the queue label on the job; Volcano the annotation on its pods."""
     metadata = meta(name, team.namespace)
     if not volcano.uses_volcano(view):
-        metadata["labels"][QUEUE_LABEL] = team.name
+        metadata["labels"][QUEUE_LABEL] = team.kubernetes_name
     return metadata
 
 
@@ -192,11 +192,11 @@ def _jobset(view: ClusterView, team: Team, pod: Obj) -> Obj:
     template: Obj = {"spec": pod}
     if volcano.uses_volcano(view):
         pod["schedulerName"] = volcano.SCHEDULER_NAME
-        template["metadata"] = {"annotations": {volcano.QUEUE_ANNOTATION: team.name}}
+        template["metadata"] = {"annotations": {volcano.QUEUE_ANNOTATION: team.kubernetes_name}}
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
-        "metadata": _queue_metadata(view, f"{team.name}-jobset-example", team),
+        "metadata": _queue_metadata(view, f"{team.kubernetes_name}-jobset-example", team),
         "spec": {
             "suspend": not volcano.uses_volcano(view),
             "replicatedJobs": [
@@ -218,8 +218,8 @@ def _jobset(view: ClusterView, team: Team, pod: Obj) -> Obj:
 
 
 def _trainjob(view: ClusterView, team: Team, resource: str | None) -> Obj:
-    metadata = meta(f"{team.name}-trainjob-example", team.namespace)
-    metadata["labels"][QUEUE_LABEL] = team.name
+    metadata = meta(f"{team.kubernetes_name}-trainjob-example", team.namespace)
+    metadata["labels"][QUEUE_LABEL] = team.kubernetes_name
     trainer: Obj = {"numNodes": 2, "image": EXAMPLE_IMAGE, "command": ["nvidia-smi"]}
     limits = _limits(resource)
     if limits:
@@ -265,10 +265,10 @@ def _volcano_job(team: Team, kind: str, plugins: dict[str, list[str]], pod: Obj)
     return {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
-        "metadata": meta(f"{team.name}-{kind}-example", team.namespace),
+        "metadata": meta(f"{team.kubernetes_name}-{kind}-example", team.namespace),
         "spec": {
             "schedulerName": volcano.SCHEDULER_NAME,
-            "queue": team.name,
+            "queue": team.kubernetes_name,
             "minAvailable": 3,
             "plugins": {name: list(args) for name, args in plugins.items()},
             "tasks": tasks,

@@ -265,7 +265,7 @@ def objects(view: ClusterView) -> list[Obj]:
     covered = (["cpu", "memory"] if with_cpu else []) + sorted({f.resource for f in all_flavors})
     for entry in queues.teams:
         team = teams[entry.team]
-        metadata = meta(team.name, **{TEAM_LABEL: team.name})
+        metadata = meta(team.kubernetes_name, **{TEAM_LABEL: team.kubernetes_name})
         metadata["annotations"] = dict(PULUMI_APPLY)
         out.append(
             {
@@ -300,8 +300,10 @@ def objects(view: ClusterView) -> list[Obj]:
             {
                 "apiVersion": KUEUE_API,
                 "kind": "LocalQueue",
-                "metadata": meta(team.name, team.namespace, **{TEAM_LABEL: team.name}),
-                "spec": {"clusterQueue": team.name},
+                "metadata": meta(
+                    team.kubernetes_name, team.namespace, **{TEAM_LABEL: team.kubernetes_name}
+                ),
+                "spec": {"clusterQueue": team.kubernetes_name},
             }
         )
     for pc in view.cluster.priority_classes:

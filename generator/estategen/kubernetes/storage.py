@@ -317,7 +317,9 @@ def objects(view: ClusterView) -> list[Obj]:
                 {
                     "apiVersion": "v1",
                     "kind": "PersistentVolumeClaim",
-                    "metadata": meta(storage.name, team.namespace, **{TEAM_LABEL: team.name}),
+                    "metadata": meta(
+                        storage.name, team.namespace, **{TEAM_LABEL: team.kubernetes_name}
+                    ),
                     "spec": {
                         "accessModes": ["ReadWriteMany"],
                         "storageClassName": storage.storage_class,

@@ -179,7 +179,7 @@ def admission_configuration(view: ClusterView) -> Obj:
             shared_group.append(team.namespace)
             continue
         group: Obj = {
-            "resourceGroup": f"estategen-team-{team.name}",
+            "resourceGroup": f"estategen-team-{team.kubernetes_name}",
             "object": {"key": "namespace", "value": [team.namespace]},
             "schedulerName": SCHEDULER_NAME,
             "labels": where.labels,
@@ -264,7 +264,7 @@ def queues(view: ClusterView) -> list[Obj]:
             {
                 "apiVersion": API,
                 "kind": "Queue",
-                "metadata": meta(team.name, **{TEAM_LABEL: team.name}),
+                "metadata": meta(team.kubernetes_name, **{TEAM_LABEL: team.kubernetes_name}),
                 "spec": spec,
             }
         )
@@ -274,5 +274,5 @@ def queues(view: ClusterView) -> list[Obj]:
 def namespace_annotations(view: ClusterView, team: Team) -> dict[str, str]:
     """The team's queue as its namespace's default, for pods that name none (R12.4)."""
     if uses_volcano(view) and team.namespace in queued_namespaces(view):
-        return {QUEUE_ANNOTATION: team.name}
+        return {QUEUE_ANNOTATION: team.kubernetes_name}
     return {}

@@ -41,6 +41,12 @@ SLURM_QOS = SLURM_PARTITION  # one rule, one hint
 # sensitive") and slurm.conf(5) holds it to 40 characters (the accounting tables' names start
 # with it); a letter or digit first, so that its Kubernetes name (facts.kubernetes_name) is one.
 CLUSTER_NAME = r"[a-z0-9][a-z0-9_.-]{0,39}"
+# A team's name, which is a Slurm account (sacct.cfg, AllowAccounts, sbatch -A) and a Unix
+# group (the common role's ansible.builtin.group runs groupadd, which on Debian 12 takes at
+# most 32 characters): lower case, as slurmdbd keeps an account (sacctmgr lower-cases the
+# names it adds), '_' and '-' after a letter; Kubernetes objects take its DNS form
+# (slurm_names.kubernetes_name: chem_lab is chem-lab).
+TEAM = r"[a-z][a-z0-9_-]{0,31}"
 # What applying a change to a key means on a running estate: each key's documentation names
 # one or more of these (data/schema-docs.yaml `change:`), and the JSON Schema carries them as
 # the annotation CHANGE_KEYWORD.
@@ -257,6 +263,8 @@ PATTERN_HINTS = {
     CLUSTER_NAME: "Slurm cluster name like 'hpc.example' or 'aurora_2': lowercase letters, "
     "digits, '_', '.' and '-', a letter or digit first, at most 40 (slurmctld lower-cases "
     "ClusterName; slurm.conf(5) allows 40 characters)",
+    TEAM: "team name like 'chem_lab' or 'vision' (a Slurm account and a Unix group): lowercase "
+    "letter first, then lowercase letters, digits, '_' or '-', at most 32 (groupadd's limit)",
     CHECK_RULE: "check's rule id like 'check/pool-without-storage'",
     SLURM_OPTION_VALUE: "slurm.conf value: one word of [A-Za-z0-9_.,:/=+@%-], no spaces",
     LOCAL_DATETIME: "local date and time like '2027-01-10T08:00' or '2027-01-10T08:00:00'",

@@ -87,6 +87,7 @@ from estategen.schema.patterns import (
     STORAGE_SOURCE,
     STORAGE_TYPES,
     TASK_PLUGINS,
+    TEAM,
     TEAM_DIRECTORY,
     TRES,
     USER,
@@ -276,7 +277,7 @@ _PARTITION = _dict(
         "default": {"type": "boolean", "default": False},
         "max_time": _s(SLURM_TIME, default="UNLIMITED"),
         "default_time": _s(SLURM_TIME),
-        "teams": _list(_name(), default=[]),
+        "teams": _list(_s(TEAM), default=[]),
         "qos": _s(SLURM_QOS),
         "priority_tier": _int(0, 65_533, default=1),
         "preempt_mode": {"type": "string", "allowed": ["off", "cancel", "requeue", "suspend"]},
@@ -288,7 +289,7 @@ _PARTITION = _dict(
         "priority_job_factor": _int(0, 65_533),
         "allow_qos": _list(_s(SLURM_QOS), minlength=1),
         "allow_groups": _list(_s(GROUP), minlength=1),
-        "deny_accounts": _list(_name(), minlength=1),
+        "deny_accounts": _list(_s(TEAM), minlength=1),
         **{limit.key: _int(limit.low, limit.high) for limit in PARTITION_LIMITS},
         "def_mem_per_cpu": _int(1, 67_108_864),
         # MiB, or unlimited: a job gets its nodes' whole memory (Slurm's default)
@@ -316,7 +317,7 @@ _RESERVATION = _dict(
         "partition": _s(SLURM_PARTITION),
         "hosts": _HOSTS,
         "flags": _list({"type": "string", "allowed": list(RESERVATION_FLAGS)}, default=[]),
-        "teams": _list(_name(), default=[]),
+        "teams": _list(_s(TEAM), default=[]),
         "users": _list(_s(USER), default=[]),
     }
 )
@@ -516,7 +517,7 @@ _SLURM = _dict(
 )
 _QUEUE_TEAM = _dict(
     {
-        "team": _name(required=True),
+        "team": _s(TEAM, required=True),
         "quota": {
             "type": "dict",
             "keysrules": _s(QUOTA_KEY),
@@ -678,7 +679,7 @@ BLUEPRINT: dict[str, Any] = {
             "teams": _list(
                 _dict(
                     {
-                        "name": _name(required=True),
+                        "name": _s(TEAM, required=True),
                         "gid": _int(1000, 2_147_483_646, required=True),
                         "members": _list(_s(USER), default=[]),
                         "fairshare": _int(1, 1_000_000, default=1),
