@@ -373,6 +373,57 @@ def test_an_include_of_a_site_path_reads_the_file_of_that_name_beside_slurm_conf
     )
 
 
+def site_tree(tmp_path: Path) -> tuple[Path, Path]:
+    """A site's slurm.conf with an absolute Include, its files copied under site/ at their
+    own paths, and a stale nodes.conf beside the slurm.conf given."""
+    root = tmp_path / "site"
+    (root / "opt/site-slurm/etc").mkdir(parents=True)
+    (root / "opt/site-slurm/etc/nodes.conf").write_text("NodeName=n[1-2] CPUs=4\n")
+    (tmp_path / "nodes.conf").write_text("NodeName=n[7-9] CPUs=2\n")
+    source = tmp_path / "slurm.conf"
+    source.write_text(BASE + "Include /opt/site-slurm/etc/nodes.conf\nPartitionName=p Nodes=ALL\n")
+    return source, root
+
+
+def test_site_root_reads_an_absolute_include_at_its_path_under_it(tmp_path: Path) -> None:
+    """--site-root DIR stands for the site's /: Include /opt/site-slurm/etc/nodes.conf is
+    DIR/opt/site-slurm/etc/nodes.conf, before the file of that name beside slurm.conf, and
+    the report says which file was read."""
+    source, root = site_tree(tmp_path)
+    out = tmp_path / "site.yaml"
+    result = run_cli("import", source, "--site-root", root, "-o", out)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert yaml.safe_load(out.read_text())["node_pools"][0]["hosts"] == "n[1-2]"
+    read = root / "opt/site-slurm/etc/nodes.conf"
+    assert f"{read}:1:1: mapped: NodeName=n[1-2]" in result.stdout
+    assert (
+        f"review: {source}:3:9: Include /opt/site-slurm/etc/nodes.conf: import read {read}, "
+        "the file at that path under the site root"
+    ) in result.stdout
+
+
+def test_site_root_without_the_file_falls_back_to_the_file_beside_and_says_so(
+    tmp_path: Path,
+) -> None:
+    source, root = site_tree(tmp_path)
+    (root / "opt/site-slurm/etc/nodes.conf").unlink()
+    result = import_site(source, site_root=root)
+    assert data(result)["node_pools"][0]["hosts"] == "n[7-9]"
+    assert any(
+        f"Include /opt/site-slurm/etc/nodes.conf is not under the site root {root}; import "
+        f"read {tmp_path / 'nodes.conf'}, the file of that name beside the file given" in note
+        for note in result.reviews
+    )
+
+
+def test_site_root_that_is_not_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    source, root = site_tree(tmp_path)
+    result = run_cli("import", source, "--site-root", root / "absent", "-o", tmp_path / "o.yaml")
+    assert result.returncode == 2
+    assert f"--site-root {root / 'absent'}: not a folder" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 # --- every form slurm.conf(5) allows ---------------------------------------------------------
 
 from hypothesis import given, settings  # noqa: E402

@@ -118,6 +118,11 @@ def _parser() -> argparse.ArgumentParser:
     adopt.add_argument("--topology", metavar="FILE", help="the site's topology.conf")
     adopt.add_argument("--sacct", metavar="FILE", help="`sacctmgr dump` output: accounts")
     adopt.add_argument("--slurm-version", metavar="X.Y", help="versions.slurm to write")
+    adopt.add_argument(
+        "--site-root",
+        metavar="DIR",
+        help="the site's / (an absolute Include is read from under it)",
+    )
     adopt.add_argument("-o", "--output", metavar="FILE", required=True, help="blueprint to write")
     return parser
 
@@ -356,12 +361,20 @@ def _plan(
 
 
 def _import(args: argparse.Namespace) -> int:
+    from estategen.errors import UsageError
     from estategen.importer.blueprint import write
     from estategen.importer.outcomes import summary, unfaithful
     from estategen.importer.site import import_site
 
+    if args.site_root is not None and not Path(args.site_root).is_dir():
+        raise UsageError(f"--site-root {args.site_root}: not a folder")
     imported = import_site(
-        args.slurm_conf, args.gres, args.topology, args.sacct, args.slurm_version
+        args.slurm_conf,
+        args.gres,
+        args.topology,
+        args.sacct,
+        args.slurm_version,
+        site_root=args.site_root,
     )
     write(imported, Path(args.output))
     sys.stdout.write(summary(imported))

@@ -372,14 +372,19 @@ def read_text(path: Path, budget: Budget | None = None) -> str:
 
 
 def parse_file(
-    path: str | Path, records: Iterable[str] = SLURM_RECORDS, budget: Budget | None = None
+    path: str | Path,
+    records: Iterable[str] = SLURM_RECORDS,
+    budget: Budget | None = None,
+    site_root: Path | None = None,
 ) -> ConfFile:
     """Parse ``path`` and everything it includes; ``records`` are the keys that open records
     in this kind of file (slurm.conf: :data:`SLURM_RECORDS`; gres.conf: none;
     topology.conf: :data:`TOPOLOGY_RECORDS`). ``budget``: what the files of one import may
-    still spend (a fresh one when None)."""
+    still spend (a fresh one when None). ``site_root``: the folder that stands for the
+    site's ``/``, where an absolute Include is looked up first."""
     state = _Parse({name.lower(): name for name in records}, budget or Budget())
     state.beside = Path(path).parent
+    state.site_root = site_root
     _parse_into(Path(path), state, stack=(), where=None)
     return state.conf()
 
@@ -406,6 +411,7 @@ class _Parse:
     found: list[ConfRecord] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     beside: Path | None = None  # the folder of the file given, for Includes of site paths
+    site_root: Path | None = None  # the folder holding the site's files at their own paths
     moved: list[tuple[Where, str, str]] = field(default_factory=list)
 
     def conf(self) -> ConfFile:
@@ -481,13 +487,31 @@ def _parse_lines(
 
 def _include_targets(including: Path, target: str, where: Where, state: _Parse) -> list[Path]:
     """Include names are relative to the including file's folder; a glob may match several.
-    An absolute name this machine lacks (``Include /opt/slurm/etc/nodes.conf`` of files copied
-    from the site) is the file of that name beside the file given, if there is one; the
-    substitution is recorded in ``state.moved``."""
+    An absolute name (``Include /opt/slurm/etc/nodes.conf`` of files copied from the site) is
+    looked up under the site root, if one is given (``ROOT/opt/slurm/etc/nodes.conf``);
+    otherwise, or where the site root lacks it, one this machine lacks is the file of that
+    name beside the file given, if there is one. Either substitution is recorded in
+    ``state.moved``; with a site root, this machine's own file of that name is never read."""
     if not target:
         raise ConfSyntaxError(where, "Include needs a file name")
     base = Path(target) if Path(target).is_absolute() else including.parent / target
-    if base.is_absolute() and state.beside is not None and not glob.has_magic(target):
+    if Path(target).is_absolute() and state.site_root is not None:
+        under = state.site_root / Path(target).relative_to(Path(target).anchor)
+        if glob.has_magic(target) or os.path.lexists(under):
+            if not glob.has_magic(target):
+                state.moved.append((where, target, str(under)))
+            base = under
+        elif state.beside is not None and os.path.lexists(state.beside / base.name):
+            near = state.beside / base.name
+            state.moved.append((where, target, str(near)))
+            return [near]
+        else:
+            raise ConfSyntaxError(
+                where,
+                f"Include {target!r} is neither under the site root ({under}) nor beside the "
+                f"file given ({state.beside / base.name if state.beside else base.name})",
+            )
+    elif base.is_absolute() and state.beside is not None and not glob.has_magic(target):
         near = state.beside / base.name
         if not os.path.lexists(base) and os.path.lexists(near):
             state.moved.append((where, target, str(near)))

@@ -20,19 +20,32 @@ def _site_files(
     topology: str | Path | None,
     slurm_version: str | None,
     run: _Run,
+    site_root: Path | None = None,
 ) -> tuple[ConfFile, ConfFile | None, ConfFile | None]:
     """slurm.conf (its parameters as slurmctld of ``slurm_version`` reads them), gres.conf
     and topology.conf, each read within ``run.budget``; a review note names each Include
-    read from beside the file given."""
-    conf = slurmconf.parse_file(slurm_conf, budget=run.budget)
+    of an absolute path and the file read for it: under ``site_root`` (the folder that
+    stands for the site's ``/``) or beside the file given."""
+    conf = slurmconf.parse_file(slurm_conf, budget=run.budget, site_root=site_root)
     conf = _successors(conf, slurm_version or _DEFAULT_RELEASE, run)
-    for where, target, read in conf.moved:
-        run.reviews.append(
-            f"{where}: Include {target} is not on this machine; import read {read}, the file "
-            "of that name beside the file given"
-        )
-    gres_conf = slurmconf.parse_file(gres, GRES_RECORDS, run.budget) if gres else None
-    topo = slurmconf.parse_file(topology, TOPOLOGY_RECORDS, run.budget) if topology else None
+    gres_conf = slurmconf.parse_file(gres, GRES_RECORDS, run.budget, site_root) if gres else None
+    topo = (
+        slurmconf.parse_file(topology, TOPOLOGY_RECORDS, run.budget, site_root)
+        if topology
+        else None
+    )
+    for found in (conf, gres_conf, topo):
+        for where, target, read in found.moved if found else ():
+            if site_root is not None and Path(read).is_relative_to(site_root):
+                how = f": import read {read}, the file at that path under the site root"
+            else:
+                lacking = (
+                    f"is not under the site root {site_root}"
+                    if site_root is not None
+                    else "is not on this machine"
+                )
+                how = f" {lacking}; import read {read}, the file of that name beside the file given"
+            run.reviews.append(f"{where}: Include {target}{how}")
     return conf, gres_conf, topo
 
 

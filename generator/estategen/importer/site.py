@@ -23,11 +23,13 @@ def import_site(
     topology: str | Path | None = None,
     sacct: str | Path | None = None,
     slurm_version: str | None = None,
+    site_root: str | Path | None = None,
 ) -> Imported:
     """Read the site's files and build the blueprint text; raises ConfSyntaxError on files
     it cannot read, and BlueprintInvalid if the blueprint it built does not validate."""
     run = _Run()
-    conf, gres_conf, topo = _site_files(slurm_conf, gres, topology, slurm_version, run)
+    root = Path(site_root) if site_root is not None else None
+    conf, gres_conf, topo = _site_files(slurm_conf, gres, topology, slurm_version, run, root)
     doc: dict[str, Any] = {}
     slurm: dict[str, Any] = {}
     _parameters(conf, slurm, slurm_version or _DEFAULT_RELEASE, run)
