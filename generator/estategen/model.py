@@ -145,6 +145,8 @@ class NodePool:
     site_cloud: bool = False
     # the site's NodeAddr of each host (in `hosts` order); empty: nodes reached by name
     addresses: tuple[str, ...] = ()
+    # the site's Weight of each host (in `hosts` order), instead of one weight; empty: one
+    host_weights: tuple[int, ...] = ()
 
     @property
     def managed(self) -> bool:
@@ -874,6 +876,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         labels=_frozen(dict(sorted(p["labels"].items()))),
         taints=tuple(Taint(t["key"], t["value"], t["effect"]) for t in p["taints"]),
         weight=p.get("weight"),
+        host_weights=tuple(p.get("host_weights", ())),
         health_checks=tuple(p["health_check"]["checks"]) if "health_check" in p else None,
         cloud=_cloud(p.get("cloud")),
         real_memory_mib=p.get("real_memory_mib"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from estategen import hostlist
 from estategen.facts import gpu_gres, node_allocatable
@@ -152,6 +152,24 @@ def node_line(estate: Estate, pool: NodePool) -> NodeLine:
         state="CLOUD" if pool.cloud_nodes else "UNKNOWN",
         addresses=_node_addresses(pool, hosts),
     )
+
+
+def node_lines(estate: Estate, pool: NodePool) -> list[NodeLine]:
+    """A pool's NodeName lines: one, or with host_weights one per weight, in the order the
+    weights first appear, each naming the hosts of that weight (and their NodeAddr)."""
+    line = node_line(estate, pool)
+    if not pool.host_weights:
+        return [line]
+    hosts_of: dict[int, list[str]] = {}
+    for host, weight in zip(pool.hosts, pool.host_weights, strict=True):
+        hosts_of.setdefault(weight, []).append(host)
+    lines = []
+    for weight, hosts in hosts_of.items():
+        names = slurm_hostlist(hosts)
+        lines.append(
+            replace(line, hosts=names, weight=weight, addresses=_node_addresses(pool, names))
+        )
+    return lines
 
 
 # slurm.conf's global memory defaults, which a partition line without its own replaces

@@ -11,7 +11,7 @@ from estategen import hostlist
 from estategen.checks.core import check, slurmctld_port_list
 from estategen.errors import Finding, issue
 from estategen.facts import gres_type, slurmctld_port_text, slurmd_port
-from estategen.model import DAEMON_FOLDERS, Estate, shares_state_and_spool
+from estategen.model import DAEMON_FOLDERS, Estate, NodePool, shares_state_and_spool
 from estategen.schema.values import PROGRAM_TREES
 from estategen.slurm_facts import accounting_tres, def_mem_per_cpu, named_tres
 from estategen.slurm_keys import MULTIFACTOR_OPTIONS
@@ -291,6 +291,26 @@ def memory_enforcement_single(estate: Estate) -> Iterator[Finding]:
         )
 
 
+def _host_weights_valid(pool: NodePool) -> Iterator[Finding]:
+    """host_weights gives each NodeName line of a pool's listed hosts its Weight: one weight
+    per host, instead of weight."""
+    path = f"{pool.path}.host_weights"
+    if pool.scheduler != "slurm" or pool.hosted or pool.elastic:
+        yield issue(
+            path,
+            "host_weights are the Weight of a Slurm pool's listed hosts; this pool's nodes are "
+            "not listed in slurm.conf (give weight)",
+        )
+    elif pool.weight is not None:
+        yield issue(path, "give weight (one for every host) or host_weights (host by host)")
+    elif len(pool.host_weights) != len(pool.hosts):
+        yield issue(
+            path,
+            f"{len(pool.host_weights)} weights for {len(pool.hosts)} hosts: give one weight "
+            "per host, in the order `hosts` names them",
+        )
+
+
 @check
 def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
     for host, address in estate.slurm.controller_addresses.items():
@@ -319,6 +339,9 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 f"{len(pool.addresses)} addresses for {len(pool.hosts)} hosts: give one "
                 "address per host, in the order `hosts` names them",
             )
+    for pool in estate.node_pools:
+        if pool.host_weights:
+            yield from _host_weights_valid(pool)
     for pool in estate.slurm_pools:
         if pool.cpu and pool.cpu.cpus is not None and pool.cpu.cpus != pool.cpu.cores:
             yield issue(

@@ -317,7 +317,7 @@ def _node_shape(
         note_refused(get("Weight") or record.settings[0], "Weight above 4294967293")
         weight = 4_294_967_293
     else:
-        note_mapped(get("Weight"), "node_pools[].weight")
+        note_mapped(get("Weight"), "node_pools[].weight (host_weights where hosts differ)")
     state = get("State")
     cloud = False
     if state is not None:
@@ -602,14 +602,19 @@ def _nodes_and_partitions(
     groups: dict[tuple[_Shape, tuple[str, ...]], list[str]] = {}
     # the hosts of one NodeName line share a shape unless gres.conf, topology.conf or NodeAddr
     # set them apart: derived once per line and difference (100,000 hosts, a few lines)
-    shapes: dict[tuple[Where, str | None, str | None, bool], _Shape] = {}
+    # nodes that differ only in their Weight are one pool, each host keeping its weight
+    # (node_pools[].host_weights): the shapes are kept without it, each host's aside
+    shapes: dict[tuple[Where, str | None, str | None, bool], tuple[_Shape, int]] = {}
     shape_sources: dict[_Shape, dict[str, list[Setting]]] = {}
+    host_weight: dict[str, int] = {}
     for host, record in all_nodes.items():
         key = (record.where, gres_types.get(host), leaves.get(host), host in addresses)
-        shape = shapes.get(key)
-        if shape is None:
+        known = shapes.get(key)
+        if known is not None:
+            shape, host_weight[host] = known
+        else:
             given: dict[str, list[Setting]] = {}
-            shape = shapes[key] = _node_shape(
+            weighed = _node_shape(
                 record,
                 key[1],
                 key[2],
@@ -620,6 +625,9 @@ def _nodes_and_partitions(
                 key[3],
                 given,
             )
+            shape = replace(weighed, weight=0)
+            shapes[key] = (shape, weighed.weight)
+            host_weight[host] = weighed.weight
             for pool_key, settings in given.items():
                 shape_sources.setdefault(shape, {}).setdefault(pool_key, []).extend(settings)
         groups.setdefault((shape, tuple(membership[host])), []).append(host)
@@ -678,7 +686,12 @@ def _nodes_and_partitions(
             pool["network"] = {"switch": shape.switch}
         if shape.features:
             pool["features"] = list(shape.features)
-        pool["weight"] = shape.weight
+        expressions = pool["hosts"] if isinstance(pool["hosts"], list) else [pool["hosts"]]
+        weights = [host_weight[h] for e in expressions for h in hostlist.expand(e)]
+        if len(set(weights)) == 1:
+            pool["weight"] = weights[0]
+        else:
+            pool["host_weights"] = weights
         if shape.cloud:
             pool["state"] = "cloud"
         pools.append(pool)

@@ -245,6 +245,8 @@ _NODE_POOL = _dict(
         },
         "taints": _list(_TAINT, default=[]),
         "weight": _int(1, 4_294_967_293),
+        # a Slurm pool's nodes' Weight one by one, in the order hosts names them
+        "host_weights": _list(_int(1, 4_294_967_293), minlength=1),
         "health_check": _POOL_HEALTH_CHECK,
         "cloud": _POOL_CLOUD,
         # State=CLOUD nodes the site's own programs create (slurm.power_saving)
