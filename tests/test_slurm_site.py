@@ -1106,7 +1106,10 @@ def test_a_real_slurmctld_takes_a_team_account_with_an_underscore(site_lab: Slur
     """Team chem_lab is the Slurm account chem_lab, as a site's users name it: sacctmgr load
     of the rendered sacct.cfg adds it, slurmctld reads AllowAccounts=chem_lab of partition
     chem, and `sbatch -A chem_lab` is accepted there with the job's account chem_lab, while
-    a job under root's default account (root) is refused by the partition."""
+    a job under root's default account (root) is refused by the partition; `sbatch -A
+    Chem_Lab` is the same account, which slurmctld reads in lower case (``validate_job_create_
+    req`` in src/slurmctld/job_mgr.c, as ``_parse_partitionname`` in src/common/read_config.c
+    does AllowAccounts; slurm-22-05-8-1 and slurm-24-11-5-1)."""
     accounts = site_lab.run("sacctmgr", "-n", "-P", "show", "account", "format=account").split()
     assert "chem_lab" in accounts
     part = records(site_lab.run("scontrol", "-o", "show", "partition", "chem"))
@@ -1119,6 +1122,12 @@ def test_a_real_slurmctld_takes_a_team_account_with_an_underscore(site_lab: Slur
     site_lab.run("scancel", number)
     other = site_lab.run("sbatch", "-p", "chem", "--hold", "--wrap", "true", check=False)
     assert "Submitted batch job" not in other, other
+    # slurmctld reads the account a job names in lower case, as slurmdbd keeps accounts
+    upper = site_lab.run("sbatch", "-A", "Chem_Lab", "-p", "chem", "--hold", "--wrap", "true")
+    number = upper.split()[-1]
+    shown = dict(re.findall(r"(\w+)=(\S*)", site_lab.run("scontrol", "-o", "show", "job", number)))
+    assert shown["Account"] == "chem_lab"
+    site_lab.run("scancel", number)
 
 
 def test_a_job_asking_fewer_nodes_than_min_nodes_is_refused_at_submission(

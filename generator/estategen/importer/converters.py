@@ -259,9 +259,12 @@ def _yes_no(value: str) -> bool:
 def _team(value: str) -> str:
     """A Slurm account as the team of that name: in lower case, as slurmdbd holds it
     (``sacctmgr load`` lower-cases every name but a user's: ``_parse_options`` in
-    src/sacctmgr/file_functions.c), and otherwise as written (``chem_lab`` stays
-    ``chem_lab``, so that ``sbatch -A chem_lab`` names it after cut-over); a name a team
-    cannot carry (a Unix group, a Kubernetes name) is refused with the reason."""
+    src/sacctmgr/file_functions.c) and slurmctld reads it (AllowAccounts and DenyAccounts in
+    ``_parse_partitionname``, src/common/read_config.c; a job's account in
+    ``validate_job_create_req``, src/slurmctld/job_mgr.c), and otherwise as written
+    (``chem_lab`` stays ``chem_lab``, so that ``sbatch -A chem_lab`` names it after
+    cut-over); a name a team cannot carry (a Unix group, a Kubernetes name) is refused with
+    the reason."""
     name = value.lower()
     if not re.fullmatch(TEAM, name):
         raise Unsayable(f"{value!r} is not a {PATTERN_HINTS[TEAM]}")
