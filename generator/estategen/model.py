@@ -93,6 +93,7 @@ class Gpus:
     feature: bool | None = None  # None: the model is a node feature (Slurm pools)
     autodetect: str | None = None  # gres.conf AutoDetect; None: nvml for MIG, off otherwise
     typed: bool = True  # False: Gres=gpu:N, without a type
+    files: tuple[str, ...] = ()  # gres.conf File= of the GPUs; (): /dev/nvidia0..count-1
 
 
 @dataclass(frozen=True, slots=True)
@@ -867,6 +868,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
             feature=gpus.get("feature"),
             autodetect=gpus.get("autodetect"),
             typed=gpus.get("typed", True),
+            files=tuple(gpus.get("files", ())),
         )
         if gpus
         else None,

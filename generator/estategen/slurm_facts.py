@@ -49,6 +49,17 @@ def slurm_hostlist(names: Iterable[str]) -> str:
     return ",".join(items)
 
 
+def gpu_device_files(pool: NodePool) -> str:
+    """The device files gres.conf names for a pool's GPUs (File=): the site's (gpus.files,
+    as one comma-separated list, which Slurm reads as a hostlist, one file a GPU), else
+    /dev/nvidia0 up to the pool's count."""
+    assert pool.gpus is not None
+    if pool.gpus.files:
+        return ",".join(pool.gpus.files)
+    last = pool.gpus.count - 1
+    return f"/dev/nvidia[0-{last}]" if last else "/dev/nvidia0"
+
+
 def shards(pool: NodePool) -> int:
     """Shards per node (shard GRES), 0 when the pool does not share GPUs in Slurm."""
     if pool.gpus and pool.gpus.sharing.shard:

@@ -553,3 +553,58 @@ def test_untyped_gpus_of_two_models_share_no_billed_partition() -> None:
         "accounting: {host: lab-dbd, database: {host: lab-db, password: {secret: db}}}", ""
     )
     assert run(checks.partition_site_settings_valid, without_accounting) == []
+
+
+def device_files_pool(gpus: str) -> str:
+    return (
+        "node_pools: [{name: a100, scheduler: slurm, hosts: lab-gpu-01, "
+        "cpu: {sockets: 2, cores_per_socket: 32}, memory_gb: 512, gpus: " + gpus + "}]"
+    )
+
+
+def test_one_device_file_per_gpu_passes() -> None:
+    pool = device_files_pool(
+        "{model: a100-sxm-80gb, count: 2, files: [/dev/nvidia1, /dev/nvidia3]}"
+    )
+    assert run(checks.pool_site_settings_valid, pool) == []
+
+
+@pytest.mark.parametrize(
+    ("gpus", "text"),
+    [
+        ("{model: a100-sxm-80gb, count: 2, files: [/dev/nvidia1]}", "1 device files for 2 GPUs"),
+        (
+            "{model: a100-sxm-80gb, count: 2, files: [/dev/nvidia1, /dev/nvidia1]}",
+            "/dev/nvidia1 listed twice",
+        ),
+        (
+            "{model: a100-sxm-80gb, count: 1, mig: [3g.40gb], files: [/dev/nvidia1]}",
+            "NVML finds this pool's GPUs",
+        ),
+        (
+            "{model: a100-sxm-80gb, count: 1, autodetect: nvml, files: [/dev/nvidia1]}",
+            "NVML finds this pool's GPUs",
+        ),
+    ],
+)
+def test_device_files_other_than_one_per_gpu_or_beside_nvml_are_refused(
+    gpus: str, text: str
+) -> None:
+    only(
+        run(checks.pool_site_settings_valid, device_files_pool(gpus)),
+        "node_pools[0].gpus.files",
+        text,
+    )
+
+
+def test_device_files_of_a_kubernetes_pool_are_refused() -> None:
+    pool = """
+node_pools:
+  - {name: l4-serve, scheduler: kubernetes, cluster: lab-k8s, hosts: lab-k8s-01,
+     gpus: {model: l4-24gb, count: 1, files: [/dev/nvidia1]}}
+"""
+    only(
+        run(checks.pool_site_settings_valid, pool),
+        "node_pools[0].gpus.files",
+        "a Kubernetes pool has none",
+    )

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from estategen import hostlist
 from estategen.checks.core import check, slurmctld_port_list
 from estategen.errors import Finding, issue
-from estategen.facts import gres_type, slurmctld_port_text, slurmd_port
+from estategen.facts import autodetects_nvml, gres_type, slurmctld_port_text, slurmd_port
 from estategen.model import DAEMON_FOLDERS, Estate, NodePool, shares_state_and_spool
 from estategen.schema.values import PROGRAM_TREES
 from estategen.slurm_facts import accounting_tres, def_mem_per_cpu, named_tres
@@ -360,6 +360,7 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 ("gpus.feature", pool.gpus.feature),
                 ("gpus.autodetect", pool.gpus.autodetect),
                 ("gpus.typed", None if pool.gpus.typed else False),
+                ("gpus.files", pool.gpus.files or None),
             ]
         for key, value in slurm_only:
             if value is not None:
@@ -383,6 +384,8 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                     f"({pool.memory_gb * 1024} MiB); slurmd would register the node with "
                     "less and slurmctld would drain it",
                 )
+        if pool.gpus and pool.gpus.files:
+            yield from _device_files(pool)
         if pool.gpus and pool.gpus.mig and pool.gpus.autodetect == "off":
             yield issue(
                 f"{pool.path}.gpus.autodetect",
@@ -582,4 +585,28 @@ def accounting_site_settings_valid(estate: Estate) -> Iterator[Finding]:
             "slurm.accounting.tres",
             f"missing {', '.join(missing)}: the partitions' billing weights and the QoS GPU "
             "limits name them, and slurmctld refuses a TRES it does not track; add them",
+        )
+
+
+def _device_files(pool: NodePool) -> Iterator[Finding]:
+    """gpus.files lists the device file of each GPU, which gres.conf names on the pool's
+    ``File=`` line: as many as gpus.count, each once, and only where gres.conf lists files
+    (not for GPUs NVML finds: MIG pools and gpus.autodetect nvml)."""
+    assert pool.gpus is not None
+    files = pool.gpus.files
+    path = f"{pool.path}.gpus.files"
+    if len(files) != pool.gpus.count:
+        yield issue(
+            path,
+            f"{len(files)} device files for {pool.gpus.count} GPUs a node (gpus.count): "
+            "list one file per GPU",
+        )
+    twice = sorted({f for f in files if files.count(f) > 1})
+    if twice:
+        yield issue(path, f"{', '.join(twice)} listed twice: each GPU has its own device file")
+    if autodetects_nvml(pool):
+        yield issue(
+            path,
+            "NVML finds this pool's GPUs (MIG, or gpus.autodetect nvml) and gres.conf then "
+            "lists no device files: remove files",
         )

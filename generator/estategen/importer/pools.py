@@ -10,6 +10,14 @@ from typing import Any
 
 from estategen import hostlist, slurmconf
 from estategen.importer.converters import _LOWER_CASE, _WHOLE, Unsayable, _host, _lowered, _name
+from estategen.importer.gres import (
+    MPS,
+    Decided,
+    first_type,
+    gres_lines,
+    settle_gpu_lines,
+    unsettled,
+)
 from estategen.importer.outcomes import _Run
 from estategen.importer.partitions import _partition, _Site, _slurm_partition_defaults
 from estategen.limits import MAX_PARTITIONS, MAX_POOLS
@@ -77,6 +85,7 @@ class _Shape:
     switch: str | None
     cloud: bool = False  # State=CLOUD
     addressed: bool = False  # NodeAddr given (each host's is in _node_addresses)
+    gpu_files: tuple[str, ...] = ()  # the GPUs' device files, when not the render's default
 
 
 def _memory(real_mib: int) -> dict[str, int]:
@@ -131,64 +140,6 @@ def _leaf_switches(topo: ConfFile, plugin: Setting | None, run: _Run) -> dict[st
     return out
 
 
-def _gres_types(
-    gres_conf: ConfFile | None, run: _Run
-) -> tuple[dict[str, str], Setting | None, dict[str, Setting]]:
-    """host -> the GPU Type gres.conf gives it (for slurm.conf lines with untyped gpu GRES),
-    gres.conf's AutoDetect line for every node (nvml or off), if it has one, and host -> the
-    AutoDetect of its own gpu line (gres.conf(5): on a NodeName line it applies to those
-    nodes only; estategen writes it there)."""
-    out: dict[str, str] = {}
-    autodetect = None
-    per_host: dict[str, Setting] = {}
-    if gres_conf is None:
-        return out, autodetect, per_host
-    for record in gres_conf.records:
-        name = record.get("Name")
-        kind = record.get("Type")
-        scope = record.get("NodeName")
-        detect = record.get("AutoDetect")
-        if name is None and detect is not None and len(record.settings) == 1 + bool(scope):
-            # a line of its own: AutoDetect for every node, or for the nodes it names
-            # (gres.conf(5); estategen writes `NodeName=... AutoDetect=nvml` so)
-            if detect.value.lower() not in _DETECT:
-                run.refused(detect, "gpus.autodetect is nvml or off", "gres.conf")
-            elif scope is None:
-                autodetect = detect
-                run.mapped(detect, "node_pools[].gpus.autodetect")
-            else:
-                run.mapped(detect, "node_pools[].gpus.autodetect")
-                for host in slurmconf.expand_hosts(scope.value, scope.where, run.budget):
-                    per_host.setdefault(host, detect)
-            continue
-        if name is None or name.value.lower() != "gpu":
-            why = "only gpu GRES are imported" if name else "estategen writes gres.conf"
-            for setting in record.settings:
-                if setting.name != "nodename":
-                    run.refused(setting, why, "gres.conf")
-            continue
-        for setting in record.settings:
-            if setting.name in ("name", "type", "nodename", "file", "count"):
-                run.mapped(setting, "node_pools[].gpus (estategen writes gres.conf from pools)")
-            elif setting is detect and scope is not None and detect.value.lower() in _DETECT:
-                run.mapped(setting, "node_pools[].gpus.autodetect")
-            else:
-                run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
-        hosts = slurmconf.expand_hosts(scope.value, scope.where, run.budget) if scope else []
-        for host in hosts:
-            if kind is not None:
-                out.setdefault(host, kind.value)
-            if detect is not None and detect.value.lower() in _DETECT:
-                per_host.setdefault(host, detect)
-    for setting in gres_conf.parameters:
-        run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
-    return out, autodetect, per_host
-
-
-# the gres.conf AutoDetect values a pool's gpus.autodetect holds
-_DETECT = ("nvml", "off")
-
-
 def _pool_autodetect(
     hosts: list[str], per_host: Mapping[str, Setting], every: Setting | None, run: _Run
 ) -> Setting | None:
@@ -212,7 +163,7 @@ def _pool_autodetect(
 
 def _node_shape(
     record: ConfRecord,
-    gres_type: str | None,
+    gpu_lines: tuple[ConfRecord, ...],
     switch: str | None,
     models: dict[str, dict[str, Any]],
     run: _Run,
@@ -220,9 +171,10 @@ def _node_shape(
     label: str,
     addressed: bool = False,
     sources: dict[str, list[Setting]] | None = None,
+    decided: Decided | None = None,
 ) -> _Shape:
-    """The shape of a NodeName line's nodes; ``sources`` gets, by pool key (gpus, features),
-    the settings that gave it."""
+    """The shape of a NodeName line's nodes, whose gres.conf gpu lines are ``gpu_lines``;
+    ``sources`` gets, by pool key (gpus, features), the settings that gave it."""
     first = record.where not in seen
     seen.add(record.where)
     by_name = {s.name: s for s in record.settings}  # the last one wins, as ConfRecord.get
@@ -310,8 +262,14 @@ def _node_shape(
         model, count, mig = _mig_gres(gres, features, note_mapped, note_refused, run)
     elif gres is not None:
         model, kind, count, typed = _node_gres(
-            gres, gres_type, models, note_mapped, note_refused, run
+            gres, first_type(gpu_lines), models, note_mapped, note_refused, run
         )
+    site_type = (kind or model) if typed and not mig else None
+    files, file_settings = settle_gpu_lines(
+        gpu_lines, site_type, count if model else 0, mig, run, {} if decided is None else decided
+    )
+    if sources is not None and file_settings:
+        sources.setdefault("gpus.files", []).extend(file_settings)
     weight = number("Weight", 1)
     if not 1 <= weight <= 4_294_967_293:
         note_refused(get("Weight") or record.settings[0], "Weight above 4294967293")
@@ -349,6 +307,7 @@ def _node_shape(
         switch,
         cloud,
         addressed,
+        files,
     )
 
 
@@ -368,8 +327,21 @@ def _node_gres(
     for item in filter(None, gres.value.split(",")):
         parts = item.split(":")
         part = Setting(gres.key, item, gres.where)
-        if parts[0].lower() != "gpu" or model is not None or len(parts) > 3:
-            note_refused(part, "only one gpu GRES per node is a blueprint key")
+        if parts[0].lower() == "mps":
+            note_refused(part, MPS)
+            continue
+        if parts[0].lower() != "gpu":
+            note_refused(part, "only gpu GRES are imported")
+            continue
+        if model is not None:
+            note_refused(
+                part,
+                "a second GPU type on one node: a pool has one GPU model and GRES type "
+                f"(node_pools[].gpus), and import keeps {kind}",
+            )
+            continue
+        if len(parts) > 3:
+            note_refused(part, "a GRES is gpu:N or gpu:TYPE:N")
             continue
         kind = parts[1] if len(parts) == 3 else gres_type or "gpu"
         typed = len(parts) == 3 or gres_type is not None
@@ -579,7 +551,8 @@ def _nodes_and_partitions(
             run.refused(Setting(kind, record.name, record.where), "not a blueprint key")
     sets = _nodeset_hosts(conf, all_nodes, run)
     addresses = _node_addresses(conf, run)
-    gres_types, every_detect, host_detect = _gres_types(gres_conf, run)
+    gpu_lines, every_detect, host_detect = gres_lines(gres_conf, all_nodes, run)
+    decided: Decided = {}
     part_records = slurmconf.with_defaults(conf.records, "PartitionName")
     if len(part_records) > MAX_PARTITIONS:
         raise ConfSyntaxError(
@@ -604,11 +577,12 @@ def _nodes_and_partitions(
     # set them apart: derived once per line and difference (100,000 hosts, a few lines)
     # nodes that differ only in their Weight are one pool, each host keeping its weight
     # (node_pools[].host_weights): the shapes are kept without it, each host's aside
-    shapes: dict[tuple[Where, str | None, str | None, bool], tuple[_Shape, int]] = {}
+    shapes: dict[tuple[Where, tuple[Where, ...], str | None, bool], tuple[_Shape, int]] = {}
     shape_sources: dict[_Shape, dict[str, list[Setting]]] = {}
     host_weight: dict[str, int] = {}
     for host, record in all_nodes.items():
-        key = (record.where, gres_types.get(host), leaves.get(host), host in addresses)
+        lines = gpu_lines.get(host, ())
+        key = (record.where, tuple(r.where for r in lines), leaves.get(host), host in addresses)
         known = shapes.get(key)
         if known is not None:
             shape, host_weight[host] = known
@@ -616,7 +590,7 @@ def _nodes_and_partitions(
             given: dict[str, list[Setting]] = {}
             weighed = _node_shape(
                 record,
-                key[1],
+                lines,
                 key[2],
                 models,
                 run,
@@ -624,6 +598,7 @@ def _nodes_and_partitions(
                 line_names.get(record.where, host),
                 key[3],
                 given,
+                decided,
             )
             shape = replace(weighed, weight=0)
             shapes[key] = (shape, weighed.weight)
@@ -631,6 +606,7 @@ def _nodes_and_partitions(
             for pool_key, settings in given.items():
                 shape_sources.setdefault(shape, {}).setdefault(pool_key, []).extend(settings)
         groups.setdefault((shape, tuple(membership[host])), []).append(host)
+    unsettled(gres_conf, run)
     groups = _across_switches(groups, shape_sources)
     if len(groups) > MAX_POOLS:
         beyond = all_nodes[list(groups.values())[MAX_POOLS][0]]
@@ -679,6 +655,8 @@ def _nodes_and_partitions(
                 gpus["feature"] = False  # the site's nodes do not carry the model as a feature
             if detect is not None:
                 gpus["autodetect"] = detect.value.lower()
+            if shape.gpu_files:
+                gpus["files"] = list(shape.gpu_files)
             pool["gpus"] = gpus
         if shape.addressed:
             pool["addresses"] = address_list(addresses[h] for h in hostlist.expand(pool["hosts"]))

@@ -51,6 +51,7 @@ from estategen.slurm_facts import (
     cpus_per_gpu,
     def_mem_per_cpu,
     gpu_billing_weight,
+    gpu_device_files,
     memory_per_gpu,
     node_lines,
     parent_account,
@@ -382,8 +383,6 @@ def gres_conf(estate: Estate) -> str:
         if not pool.gpus:
             lines.append({"pool": pool.name, "hosts": hosts, "gpus": [], "shards": 0})
             continue
-        last = pool.gpus.count - 1
-        files = f"/dev/nvidia[0-{last}]" if last else "/dev/nvidia0"
         lines.append(
             {
                 "pool": pool.name,
@@ -391,7 +390,7 @@ def gres_conf(estate: Estate) -> str:
                 "mig": bool(pool.gpus.mig),
                 "nvml": autodetects_nvml(pool),
                 "gpus": gpu_gres(pool),
-                "files": files,
+                "files": gpu_device_files(pool),
                 "shards": shards(pool),
             }
         )

@@ -86,6 +86,8 @@ DAEMON_PATH = r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,62}){1,16}"
 NODESET = r"[A-Za-z][A-Za-z0-9_-]{0,39}"
 # A GRES type name as slurm.conf and gres.conf write it (Type=): no ':' ',' or '='.
 GRES_TYPE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+# a device file gres.conf names (File=): one path under /dev, no range or list
+DEVICE_FILE = r"/dev(/[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}){1,4}"
 # A TRES as AccountingStorageTRES names it: cpu, mem, gres/gpu, gres/gpu:a100, license/x...
 TRES = (
     r"(billing|cpu|energy|mem|node|pages|vmem|fs/disk|fs/lustre|ic/ofed"
@@ -271,6 +273,8 @@ PATTERN_HINTS = {
     PORT_RANGE: "port range like '12000-12999'",
     DAEMON_PATH: "absolute path like /var/spool/slurmctld (no '.', '..', '//' or trailing '/')",
     GRES_TYPE: "GRES type name like 'a100', 'GV100GL' or 'rtx_3090' (letters, digits, '_.-')",
+    DEVICE_FILE: "device file like /dev/nvidia1: a path under /dev of parts of letters, digits, "
+    "'_', '.' and '-' (no range: list each file)",
     NODESET: "NodeSet name like 'gpu_nodes' (a letter, then letters, digits, '_' or '-')",
     TRES: "TRES like 'cpu', 'mem', 'gres/gpu' or 'gres/gpu:a100'",
     SCHEDULER_PARAMETER: "SchedulerParameters option like 'bf_continue' or 'bf_window=4320'",

@@ -28,6 +28,7 @@ from estategen.schema.patterns import (
     CLUSTER_NAME,
     DAEMON_PATH,
     DEFAULT_FRAMEWORKS,
+    DEVICE_FILE,
     DN,
     DNS_LABEL,
     ENFORCE_PART_LIMITS,
@@ -147,6 +148,8 @@ _GPUS = _dict(
         "typed": {"type": "boolean", "default": True},
         "feature": {"type": "boolean"},  # unset: true on Slurm pools
         "autodetect": {"type": "string", "allowed": ["off", "nvml"]},
+        # the device files gres.conf lists for the GPUs (File=), when not /dev/nvidia0..N-1
+        "files": _list(_s(DEVICE_FILE), minlength=1, maxlength=16),
     }
 )
 _TAINT = _dict(

@@ -1,0 +1,273 @@
+"""gres.conf's gpu lines: which node each names, and what becomes of each setting once the
+node's pool is known (its GPU type, count and device files)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from estategen import slurmconf
+from estategen.importer.outcomes import _Run
+from estategen.schema.patterns import DEVICE_FILE
+from estategen.slurmconf import ConfFile, ConfRecord, Setting, Where
+
+# the gres.conf AutoDetect values a pool's gpus.autodetect holds
+DETECT = ("nvml", "off")
+# gres.conf(5) File: a path with an optional numeric range suffix, several joined by ","
+_FILE_ITEM = re.compile(r"(?P<stem>/[^\[\],]+)(?:\[(?P<ranges>[0-9,-]+)\])?")
+_DEVICE_FILE = re.compile(DEVICE_FILE)
+_KEPT = "node_pools[].gpus (estategen writes gres.conf from pools)"
+MPS = (
+    "Slurm's MPS GRES (mps) is not a blueprint key: estategen renders no mps GRES "
+    "(gpus.sharing.mps is the Kubernetes device plugin's MPS, and Slurm pools share GPUs "
+    "with gpus.sharing.shard), so jobs asking --gres=mps would find none"
+)
+
+
+def gres_lines(
+    gres_conf: ConfFile | None, hosts: Iterable[str], run: _Run
+) -> tuple[dict[str, tuple[ConfRecord, ...]], Setting | None, dict[str, Setting]]:
+    """host -> gres.conf's gpu lines for it (a line without NodeName is every node's), in
+    file order; gres.conf's AutoDetect line for every node (nvml or off), if it has one; and
+    host -> the AutoDetect of its own gpu line (gres.conf(5): on a NodeName line it applies
+    to those nodes only; estategen writes it there). The settings of the gpu lines are left
+    to :func:`settle_gpu_lines`, which knows the node's pool; AutoDetect is decided here."""
+    lines: dict[str, list[ConfRecord]] = {}
+    autodetect = None
+    per_host: dict[str, Setting] = {}
+    if gres_conf is None:
+        return {}, autodetect, per_host
+    every = list(hosts)
+    for record in gres_conf.records:
+        name = record.get("Name")
+        scope = record.get("NodeName")
+        detect = record.get("AutoDetect")
+        if name is None and detect is not None and len(record.settings) == 1 + bool(scope):
+            # a line of its own: AutoDetect for every node, or for the nodes it names
+            # (gres.conf(5); estategen writes `NodeName=... AutoDetect=nvml` so)
+            if detect.value.lower() not in DETECT:
+                run.refused(detect, "gpus.autodetect is nvml or off", "gres.conf")
+            elif scope is None:
+                autodetect = detect
+                run.mapped(detect, "node_pools[].gpus.autodetect")
+            else:
+                run.mapped(detect, "node_pools[].gpus.autodetect")
+                for host in slurmconf.expand_hosts(scope.value, scope.where, run.budget):
+                    per_host.setdefault(host, detect)
+            continue
+        if name is None or name.value.lower() != "gpu":
+            if name is not None and name.value.lower() == "mps":
+                why = MPS
+            else:
+                why = "only gpu GRES are imported" if name else "estategen writes gres.conf"
+            for setting in record.settings:
+                if setting.name != "nodename":
+                    run.refused(setting, why, "gres.conf")
+            if scope is not None:
+                run.refused(scope, why, "gres.conf")
+            continue
+        if detect is not None:
+            if scope is not None and detect.value.lower() in DETECT:
+                run.mapped(detect, "node_pools[].gpus.autodetect")
+            else:
+                run.refused(detect, "estategen writes gres.conf from the pools", "gres.conf")
+        if scope is not None:
+            named = slurmconf.expand_hosts(scope.value, scope.where, run.budget)
+        else:
+            run.budget.spend_names(len(every), record.where)
+            named = every
+        for host in named:
+            lines.setdefault(host, []).append(record)
+            if detect is not None and detect.value.lower() in DETECT and scope is not None:
+                per_host.setdefault(host, detect)
+    for setting in gres_conf.parameters:
+        run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
+    return {host: tuple(records) for host, records in lines.items()}, autodetect, per_host
+
+
+def first_type(lines: Iterable[ConfRecord]) -> str | None:
+    """The Type of a node's first gpu line that gives one (the type of an untyped
+    ``Gres=gpu:N`` in slurm.conf)."""
+    for record in lines:
+        kind = record.get("Type")
+        if kind is not None:
+            return kind.value
+    return None
+
+
+def device_files(value: str) -> list[str] | None:
+    """The device files a gres.conf File= names (``/dev/nvidia[0-3]``,
+    ``/dev/nvidia0,/dev/nvidia2``), in order; None for a value that is not such a list of
+    files estategen can write (gpus.files)."""
+    out: list[str] = []
+    position = 0
+    while position < len(value):
+        match = _FILE_ITEM.match(value, position)
+        if match is None:
+            return None
+        stem, ranges = match.group("stem"), match.group("ranges")
+        if ranges is None:
+            out.append(stem)
+        else:
+            for part in ranges.split(","):
+                low, _, high = part.partition("-")
+                if not low.isdigit() or not (high or low).isdigit() or len(out) > 16:
+                    return None
+                first, last = int(low), int(high or low)
+                if last < first or last - first > 16:
+                    return None
+                width = len(low) if low.startswith("0") and len(low) > 1 else 0
+                out += [f"{stem}{n:0{width}d}" for n in range(first, last + 1)]
+        position = match.end()
+        if position < len(value):
+            if value[position] != ",":
+                return None
+            position += 1
+    if not out or not all(_DEVICE_FILE.fullmatch(name) for name in out):
+        return None
+    return out
+
+
+def default_files(count: int) -> list[str]:
+    """The device files estategen writes for ``count`` GPUs without gpus.files."""
+    return [f"/dev/nvidia{n}" for n in range(count)]
+
+
+Decided = dict[tuple[Where, str], tuple[str, str]]
+
+
+def _decide(run: _Run, decided: Decided, setting: Setting, kind: str, target: str) -> None:
+    """One outcome for ``setting``: a line naming several nodes is decided once per node;
+    where the nodes differ, the setting is refused with the reason."""
+    key = (setting.where, setting.key)
+    earlier = decided.get(key)
+    if earlier == (kind, target) or (earlier is not None and earlier[0] == "differs"):
+        return
+    if earlier is not None:
+        decided[key] = ("differs", "")
+        run.withdraw(setting)
+        run.refused(
+            setting,
+            "the nodes this gres.conf line names differ in what import keeps of it "
+            f"({target}; and {earlier[1]})",
+            "gres.conf",
+        )
+        return
+    decided[key] = (kind, target)
+    if kind == "mapped":
+        run.mapped(setting, target)
+    else:
+        run.refused(setting, target, "gres.conf")
+
+
+def settle_gpu_lines(
+    lines: tuple[ConfRecord, ...],
+    site_type: str | None,
+    count: int,
+    mig: tuple[str, ...],
+    run: _Run,
+    decided: Decided,
+) -> tuple[tuple[str, ...], list[Setting]]:
+    """Decide the settings of a node's gres.conf gpu lines once its pool is known: the pool
+    keeps ``count`` GPUs of ``site_type`` (the site's GRES type; None untyped, with
+    ``count`` 0 when the node's gpu GRES is not imported), or MIG instances of ``mig``.
+    Lines of another type are refused (a pool has one GPU type); the device files of the
+    kept lines are the render's default, or the pool's gpus.files, or refused. Returns the
+    gpus.files to write (empty for the default) and the File settings that gave them."""
+    kept: list[ConfRecord] = []
+    for record in lines:
+        kind = record.get("Type")
+        if not count:
+            why = "the node's gpu GRES in slurm.conf is not imported"
+        elif mig:
+            why = (
+                "" if kind is not None and kind.value in mig else "not one of the node's MIG types"
+            )
+        elif kind is None or site_type is None or kind.value.lower() == site_type.lower():
+            why = ""
+        else:
+            why = (
+                f"a second GPU type on one node (Type={kind.value}): a pool has one GPU model "
+                f"and GRES type (node_pools[].gpus), and import keeps {site_type}"
+            )
+        if why:
+            for setting in record.settings:
+                if setting.name != "autodetect":
+                    _decide(run, decided, setting, "refused", why)
+            continue
+        kept.append(record)
+        for setting in record.settings:
+            if setting.name in ("name", "type", "nodename", "count"):
+                _decide(run, decided, setting, "mapped", _KEPT)
+            elif setting.name == "cores":
+                _decide(
+                    run,
+                    decided,
+                    setting,
+                    "refused",
+                    "GPU-to-CPU affinity (Cores=) is not a blueprint key: the render lets "
+                    "slurmd find it (or use none)",
+                )
+            elif setting.name not in ("file", "autodetect"):
+                _decide(
+                    run, decided, setting, "refused", "estategen writes gres.conf from the pools"
+                )
+    given = [file for record in kept if (file := record.get("File")) is not None]
+    if not given:
+        return (), []
+    if mig:
+        for setting in given:
+            _decide(
+                run,
+                decided,
+                setting,
+                "refused",
+                "MIG instances are found by NVML: the render writes no File",
+            )
+        return (), []
+    files: list[str] = []
+    for setting in given:
+        named = device_files(setting.value)
+        if named is None:
+            for each in given:
+                _decide(
+                    run,
+                    decided,
+                    each,
+                    "refused",
+                    f"File={setting.value} is not a list of device files under /dev "
+                    "(node_pools[].gpus.files)",
+                )
+            return (), []
+        files += named
+    if len(files) != count or len(set(files)) != len(files):
+        for setting in given:
+            _decide(
+                run,
+                decided,
+                setting,
+                "refused",
+                f"the node's gpu lines name {len(files)} device files for its {count} GPUs",
+            )
+        return (), []
+    if files == default_files(count):
+        for setting in given:
+            _decide(run, decided, setting, "mapped", f"{_KEPT}: the same files")
+        return (), []
+    for setting in given:
+        _decide(run, decided, setting, "mapped", "node_pools[].gpus.files")
+    return tuple(files), given
+
+
+def unsettled(gres_conf: ConfFile | None, run: _Run) -> None:
+    """Refuse the settings of gpu lines no node of slurm.conf took (names no such node)."""
+    if gres_conf is None:
+        return
+    decided = {(o.where, o.key) for o in run.outcomes}
+    for record in gres_conf.records:
+        name = record.get("Name")
+        if name is None or name.value.lower() != "gpu":
+            continue
+        for setting in record.settings:
+            if (setting.where, setting.key) not in decided:
+                run.refused(setting, "names no node of slurm.conf", "gres.conf")

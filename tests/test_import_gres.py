@@ -1,0 +1,209 @@
+"""What `estategen import` keeps of a site's GPU GRES beyond one type of whole GPUs at
+/dev/nvidia0..N-1: the device files gres.conf names, MPS GRES, and nodes with GPUs of two
+types. Each setting has one outcome, and `mapped` only where the render gives slurmctld and
+slurmd the site's value (gres.conf(5): File, Type, Cores; slurm.conf(5): Gres)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from estategen import load
+from estategen.importer.outcomes import Imported, Outcome
+from estategen.importer.site import import_site
+from estategen.pipeline import validate_document
+from estategen.renderers.slurm import gres_conf, slurm_conf
+
+BASE = "ClusterName=lab\nSlurmctldHost=ctl\nSelectType=select/cons_tres\n"
+
+
+def imported(tmp_path: Path, slurm: str, gres: str) -> Imported:
+    (tmp_path / "slurm.conf").write_text(BASE + slurm)
+    (tmp_path / "gres.conf").write_text(gres)
+    return import_site(tmp_path / "slurm.conf", tmp_path / "gres.conf")
+
+
+def pools(result: Imported) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in yaml.safe_load(result.text)["node_pools"]}
+
+
+def outcome(result: Imported, file: str, line: int, key: str) -> Outcome:
+    """The one outcome of the setting ``key`` on ``line`` of ``file`` (an item of a Gres=
+    list is its own setting: the first whose value starts with ``key`` after the '=')."""
+    found = [
+        o
+        for o in result.outcomes
+        if Path(o.where.file).name == file
+        and o.where.line == line
+        and (o.key == key or f"{o.key}={o.value}".startswith(key))
+    ]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def one_outcome_each(result: Imported) -> None:
+    counts = Counter((o.where, o.key, o.value) for o in result.outcomes)
+    assert [k for k, n in counts.items() if n > 1] == []
+
+
+def rendered_gres(result: Imported) -> list[str]:
+    estate = validate_document(load.parse_blueprint(result.text.encode(), "i.yaml")).estate
+    return [line for line in gres_conf(estate).splitlines() if "Name=gpu" in line]
+
+
+def rendered_nodes(result: Imported) -> list[str]:
+    estate = validate_document(load.parse_blueprint(result.text.encode(), "i.yaml")).estate
+    return [line for line in slurm_conf(estate).splitlines() if line.startswith("NodeName=")]
+
+
+# --- device files ---------------------------------------------------------------------------
+
+
+def test_a_nodes_own_device_files_are_kept_and_rendered(tmp_path: Path) -> None:
+    """n2 holds its one GPU at minor 1: the render's gres.conf names /dev/nvidia1, not
+    /dev/nvidia0, so slurmd gives jobs that GPU's device (gres.conf(5) File)."""
+    result = imported(
+        tmp_path,
+        "NodeName=n[1-2] CPUs=8 Gres=gpu:a100:1\nPartitionName=p Nodes=n[1-2]\n",
+        "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0\n"
+        "NodeName=n2 Name=gpu Type=a100 File=/dev/nvidia1\n",
+    )
+    by_hosts = {p["hosts"]: p["gpus"] for p in pools(result).values()}
+    assert "files" not in by_hosts["n1"]
+    assert by_hosts["n2"]["files"] == ["/dev/nvidia1"]
+    assert outcome(result, "gres.conf", 2, "File").kind == "mapped"
+    assert outcome(result, "gres.conf", 2, "File").target == "node_pools[].gpus.files"
+    assert "NodeName=n2 AutoDetect=off Name=gpu Type=a100 File=/dev/nvidia1" in rendered_gres(
+        result
+    )
+    one_outcome_each(result)
+    assert result.faithful
+
+
+def test_device_file_ranges_and_lists_are_read_file_by_file(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8 Gres=gpu:v100:4\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=gpu Type=v100 File=/dev/nvidia[1-2],/dev/nvidia4\n"
+        "NodeName=n1 Name=gpu Type=v100 File=/dev/nvidia7\n",
+    )
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["files"] == ["/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia4", "/dev/nvidia7"]
+    assert (
+        "NodeName=n1 AutoDetect=off Name=gpu Type=v100 "
+        "File=/dev/nvidia1,/dev/nvidia2,/dev/nvidia4,/dev/nvidia7"
+    ) in rendered_gres(result)
+    one_outcome_each(result)
+
+
+def test_one_line_per_gpu_with_the_default_files_keeps_no_files_and_refuses_cores(
+    tmp_path: Path,
+) -> None:
+    """The common per-GPU form: each line one File and its Cores. The files are the render's
+    own; Cores (GPU-to-CPU affinity) is not a blueprint key, so it is refused, not mapped."""
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8 Gres=gpu:v100:2\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=gpu Type=v100 File=/dev/nvidia0 Cores=0-3\n"
+        "NodeName=n1 Name=gpu Type=v100 File=/dev/nvidia1 Cores=4-7\n",
+    )
+    (pool,) = pools(result).values()
+    assert "files" not in pool["gpus"]
+    for line in (1, 2):
+        assert outcome(result, "gres.conf", line, "File").kind == "mapped"
+        cores = outcome(result, "gres.conf", line, "Cores")
+        assert cores.kind == "refused" and "Cores=" in cores.target
+    one_outcome_each(result)
+    assert not result.faithful
+
+
+def test_device_files_that_do_not_count_the_gpus_are_refused(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8 Gres=gpu:a100:4\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia[0-1]\n",
+    )
+    (pool,) = pools(result).values()
+    assert "files" not in pool["gpus"]
+    found = outcome(result, "gres.conf", 1, "File")
+    assert found.kind == "refused" and "2 device files for its 4 GPUs" in found.target
+    one_outcome_each(result)
+
+
+def test_nodes_of_one_line_with_other_device_files_become_pools_per_file_set(
+    tmp_path: Path,
+) -> None:
+    result = imported(
+        tmp_path,
+        "NodeName=n[1-4] CPUs=8 Gres=gpu:a100:2\nPartitionName=p Nodes=n[1-4]\n",
+        "NodeName=n[1-2] Name=gpu Type=a100 File=/dev/nvidia[0-1]\n"
+        "NodeName=n[3-4] Name=gpu Type=a100 File=/dev/nvidia[2-3]\n",
+    )
+    files = {p["hosts"]: p["gpus"].get("files") for p in pools(result).values()}
+    assert files == {"n[1-2]": None, "n[3-4]": ["/dev/nvidia2", "/dev/nvidia3"]}
+    assert result.faithful
+
+
+# --- MPS ------------------------------------------------------------------------------------
+
+
+def test_mps_gres_is_refused_with_the_reason_and_the_gpus_kept(tmp_path: Path) -> None:
+    """Slurm's MPS GRES (slurm.conf(5) Gres=gpu:4,mps:400; gres.conf(5) Name=mps Count=400,
+    Slurm's doc/html/gres.shtml "MPS Management") has no blueprint key: gpus.sharing.mps is
+    the Kubernetes device plugin's, and validate refuses it on Slurm pools. The GPUs stay;
+    every mps setting is refused, none dropped or mapped."""
+    result = imported(
+        tmp_path,
+        "GresTypes=gpu,mps\nNodeName=n1 CPUs=8 Gres=gpu:a100:4,mps:400\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia[0-3]\nNodeName=n1 Name=mps Count=400\n",
+    )
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["count"] == 4 and "sharing" not in pool["gpus"]
+    mps = outcome(result, "slurm.conf", 5, "Gres=mps")
+    assert mps.kind == "refused" and "MPS" in mps.target
+    for key in ("NodeName", "Name", "Count"):
+        found = outcome(result, "gres.conf", 2, key)
+        assert found.kind == "refused" and "MPS" in found.target, found
+    assert outcome(result, "slurm.conf", 4, "GresTypes").kind == "refused"
+    assert outcome(result, "slurm.conf", 5, "Gres=gpu").kind == "mapped"
+    one_outcome_each(result)
+
+
+# --- two GPU types on one node --------------------------------------------------------------
+
+
+def test_a_second_gpu_type_on_a_node_is_refused_at_its_lines(tmp_path: Path) -> None:
+    """A pool has one GPU model: the node keeps its first type, and the second type's GRES
+    item and its gres.conf line are refused with the reason, not mapped."""
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8 Gres=gpu:p100:2,gpu:v100:2\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=gpu Type=p100 File=/dev/nvidia[0-1]\n"
+        "NodeName=n1 Name=gpu Type=v100 File=/dev/nvidia[2-3]\n",
+    )
+    (pool,) = pools(result).values()
+    assert (pool["gpus"]["model"], pool["gpus"]["count"]) == ("p100", 2)
+    second = outcome(result, "slurm.conf", 4, "Gres=gpu:v100")
+    assert second.kind == "refused" and "second GPU type" in second.target
+    for key in ("NodeName", "Name", "Type", "File"):
+        found = outcome(result, "gres.conf", 2, key)
+        assert found.kind == "refused" and "second GPU type on one node (Type=v100)" in found.target
+    assert outcome(result, "gres.conf", 1, "File").kind == "mapped"
+    assert rendered_nodes(result)[0].split()[5] == "Gres=gpu:p100:2"
+    one_outcome_each(result)
+    assert not result.faithful
+
+
+def test_gpu_lines_of_nodes_whose_gres_is_not_imported_are_refused(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0\n"
+        "NodeName=zz Name=gpu Type=a100 File=/dev/nvidia0\n",
+    )
+    assert outcome(result, "gres.conf", 1, "File").kind == "refused"
+    assert "names no node" in outcome(result, "gres.conf", 2, "File").target
+    one_outcome_each(result)
