@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from estategen import load
@@ -207,3 +208,58 @@ def test_gpu_lines_of_nodes_whose_gres_is_not_imported_are_refused(tmp_path: Pat
     assert outcome(result, "gres.conf", 1, "File").kind == "refused"
     assert "names no node" in outcome(result, "gres.conf", 2, "File").target
     one_outcome_each(result)
+
+
+# --- MIG instances named with their GPU ---------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", ["a100", "nvidia_a100"])
+def test_mig_types_with_the_gpus_name_keep_it_as_the_pools_gres_type(
+    tmp_path: Path, prefix: str
+) -> None:
+    """Sites write MIG instances as NVML names them, after their GPU's name
+    (gpu:nvidia_a100_3g.20gb, or its part gpu:a100_3g.20gb, which slurmd's AutoDetect=nvml
+    matches: src/plugins/gres/gpu/gres_gpu.c ``_normalize_sys_gres_types``). The model is
+    the one catalog model the name gives with these profiles, the prefix stays the pool's
+    gres_type, and the render writes the same GRES and gres.conf types."""
+    result = imported(
+        tmp_path,
+        f"NodeName=m1 CPUs=64 RealMemory=500000 Gres=gpu:{prefix}_3g.20gb:8,"
+        f"gpu:{prefix}_1g.5gb:8\nPartitionName=p Nodes=m1\n",
+        f"NodeName=m1 AutoDetect=nvml\nNodeName=m1 Name=gpu Type={prefix}_3g.20gb Count=8\n"
+        f"NodeName=m1 Name=gpu Type={prefix}_1g.5gb Count=8\n",
+    )
+    data = yaml.safe_load(result.text)
+    (pool,) = data["node_pools"]
+    assert pool["gpus"]["model"] == "a100-sxm-40gb"
+    assert pool["gpus"]["gres_type"] == prefix
+    assert pool["gpus"]["mig"] == ["3g.20gb", "1g.5gb"]
+    assert outcome(result, "slurm.conf", 4, "Gres").kind == "mapped"
+    for line in (2, 3):
+        assert outcome(result, "gres.conf", line, "Type").kind == "mapped"
+    one_outcome_each(result)
+    # the site's Slurm is built with NVML from its own repository: the one thing to fill in
+    data["versions"] = {"slurm": "24.11"}
+    data["slurm"]["packages"] = {
+        "source": "site",
+        "apt_repository": "deb https://repo.example.org/slurm trixie main",
+        "nvml": True,
+    }
+    estate = validate_document(load.parse_blueprint(yaml.safe_dump(data).encode(), "i")).estate
+    (node,) = [line for line in slurm_conf(estate).splitlines() if line.startswith("NodeName=")]
+    (gres_items,) = [f[5:].split(",") for f in node.split() if f.startswith("Gres=")]
+    assert sorted(gres_items) == [f"gpu:{prefix}_1g.5gb:8", f"gpu:{prefix}_3g.20gb:8"]
+    gres = gres_conf(estate).splitlines()
+    assert f"NodeName=m1 Name=gpu Type={prefix}_3g.20gb Count=8" in gres
+    assert f"NodeName=m1 Name=gpu Type={prefix}_1g.5gb Count=8" in gres
+
+
+def test_mig_types_whose_name_gives_no_one_catalog_model_are_refused(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        "NodeName=m1 CPUs=64 Gres=gpu:l40s_3g.20gb:2\nPartitionName=p Nodes=m1\n",
+        "NodeName=m1 AutoDetect=nvml\n",
+    )
+    assert "gpus" not in yaml.safe_load(result.text)["node_pools"][0]
+    found = outcome(result, "slurm.conf", 4, "Gres")
+    assert found.kind == "refused" and "MIG instances of no one GPU model" in found.target

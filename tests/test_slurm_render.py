@@ -175,6 +175,49 @@ def test_mig_pool_counts_instances_per_profile_and_autodetects() -> None:
     assert "NodeName=gpu-[01-04] Name=gpu Type=3g.40gb Count=8" in gres
 
 
+def test_mig_instances_of_a_pool_with_a_gres_type_are_typed_as_nvml_names_them() -> None:
+    """gpus.gres_type on a MIG pool is the name NVML gives the instances before their
+    profile: Slurm's gpu_nvml names a MIG instance by its GPU's name up to the first '-', '_'
+    and the profile (src/plugins/gpu/nvml/gpu_nvml.c, the MIG branch of
+    ``_get_system_gpu_list_nvml`` and ``_handle_mig``, SchedMD/slurm slurm-24-11-0-1), and
+    cuts a detected type down to a configured Type that is part of it
+    (src/plugins/gres/gpu/gres_gpu.c ``_normalize_sys_gres_types``,
+    ``_find_type_in_gres_list``: ``xstrcasestr``). slurm.conf, gres.conf, the TRES and the billing
+    weights all name gpu:nvidia_h100_3g.40gb; the health check still counts nvidia-smi's
+    "MIG 3g.40gb" devices."""
+    from estategen.renderers.slurm import health_check_program
+
+    pools = H100.replace(
+        "count: 8}",
+        'count: 8, mig: ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"], gres_type: nvidia_h100}',
+    )
+    files = rendered(ACCOUNTING + PARTITIONS, pools)
+    node = fields(line_for(files, "NodeName="))
+    assert node["Gres"] == (
+        "gpu:nvidia_h100_1g.10gb:16,gpu:nvidia_h100_2g.20gb:8,gpu:nvidia_h100_3g.40gb:8"
+    )
+    gres = conf_lines(files, "slurm/gres.conf")
+    assert "NodeName=gpu-[01-04] Name=gpu Type=nvidia_h100_3g.40gb Count=8" in gres
+    assert "gres/gpu:nvidia_h100_3g.40gb" in fields(line_for(files, "AccountingStorageTRES="))[
+        "AccountingStorageTRES"
+    ].split(",")
+    weights = line_for(files, "PartitionName=").split("TRESBillingWeights=")[1]
+    assert "GRES/gpu:nvidia_h100_3g.40gb=8.57" in weights.split(",")
+    text = BASE + ACCOUNTING + PARTITIONS + "node_pools:\n" + pools
+    estate = validate_document(parse_blueprint(text.encode(), "t.yaml")).estate
+    program = health_check_program(estate, estate.slurm_pools[0])
+    assert "MIG 3g.40gb" in program and "nvidia_h100_3g" not in program
+
+
+def test_gres_conf_names_a_pools_own_device_files() -> None:
+    pools = H100.replace("count: 8}", "count: 2, files: [/dev/nvidia4, /dev/nvidia6]}")
+    gres = line_for(rendered("", pools), "NodeName=", "slurm/gres.conf")
+    assert gres == (
+        "NodeName=gpu-[01-04] AutoDetect=off Name=gpu Type=h100-sxm-80gb "
+        "File=/dev/nvidia4,/dev/nvidia6"
+    )
+
+
 def test_shards_add_a_shard_gres() -> None:
     files = rendered("", H100.replace("count: 8}", "count: 8, sharing: {shard: 4}}"))
     assert "GresTypes=gpu,shard" in conf_lines(files)

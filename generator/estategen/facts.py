@@ -300,14 +300,29 @@ def autodetects_nvml(pool: NodePool) -> bool:
     return pool.gpus is not None and (bool(pool.gpus.mig) or pool.gpus.autodetect == "nvml")
 
 
+def mig_instances(pool: NodePool) -> list[tuple[str, int]]:
+    """(MIG profile, instances per node) of a MIG pool; empty for whole GPUs."""
+    assert pool.gpus is not None
+    return [(profile, count * pool.gpus.count) for profile, count in mig_layout(pool).items()]
+
+
+def mig_gres_type(pool: NodePool, profile: str) -> str:
+    """The GRES Type of a MIG pool's ``profile`` instances: the profile (3g.40gb), or with
+    gpus.gres_type the name NVML gives them, that type, '_' and the profile
+    (nvidia_a100_3g.20gb; Slurm's src/plugins/gpu/nvml/gpu_nvml.c names a MIG instance by
+    its GPU's name up to the first '-', '_' and the profile, and cuts it down to a configured
+    Type that is part of it, src/plugins/gres/gpu/gres_gpu.c ``_normalize_sys_gres_types``)."""
+    assert pool.gpus is not None
+    return f"{pool.gpus.gres_type}_{profile}" if pool.gpus.gres_type else profile
+
+
 def gpu_gres(pool: NodePool) -> list[tuple[str | None, int]]:
     """(type, count per node) for the gpu GRES of a pool: whole GPUs (type None when the
     GRES is untyped), or MIG instances."""
     if not pool.gpus:
         return []
-    layout = mig_layout(pool)
-    if layout:
-        return [(profile, count * pool.gpus.count) for profile, count in layout.items()]
+    if pool.gpus.mig:
+        return [(mig_gres_type(pool, profile), n) for profile, n in mig_instances(pool)]
     return [(gres_type(pool), pool.gpus.count)]
 
 

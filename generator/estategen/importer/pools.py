@@ -259,14 +259,20 @@ def _node_shape(
         features += kept
         note_mapped(setting, "node_pools[].features")
     if gres is not None and _mig_profiles(gres.value):
-        model, count, mig = _mig_gres(gres, features, note_mapped, note_refused, run)
+        model, count, mig, kind = _mig_gres(gres, features, note_mapped, note_refused, run)
     elif gres is not None:
         model, kind, count, typed = _node_gres(
             gres, first_type(gpu_lines), models, note_mapped, note_refused, run
         )
     site_type = (kind or model) if typed and not mig else None
+    mig_types = tuple(f"{kind}_{p}" if kind else p for p in dict.fromkeys(mig))
     files, file_settings = settle_gpu_lines(
-        gpu_lines, site_type, count if model else 0, mig, run, {} if decided is None else decided
+        gpu_lines,
+        site_type,
+        count if model else 0,
+        mig_types,
+        run,
+        {} if decided is None else decided,
     )
     if sources is not None and file_settings:
         sources.setdefault("gpus.files", []).extend(file_settings)
@@ -375,22 +381,31 @@ def _node_gres(
     return model, (kind if kind != model and typed else None), count, typed
 
 
-# a MIG instance's GRES type as NVML names it and estategen writes it (1g.10gb, 3g.40gb)
-_MIG_PROFILE = re.compile(r"[1-7]g\.[0-9]+gb")
+# a MIG instance's GRES type as estategen writes it (1g.10gb, 3g.40gb), or as NVML names it,
+# after its GPU's name up to the first '-' (nvidia_a100_3g.20gb; sites write a100_3g.20gb)
+_MIG_PROFILE = re.compile(
+    r"(?:(?P<prefix>[A-Za-z0-9][A-Za-z0-9_.]*)_)?(?P<profile>[1-7]g\.[0-9]+gb)"
+)
 
 
-def _mig_profiles(value: str) -> dict[str, int] | None:
-    """Type -> count of a Gres= value whose every item is gpu:PROFILE:N with a MIG profile
-    name, or None for any other value."""
+def _mig_profiles(value: str) -> tuple[dict[str, int], str | None] | None:
+    """Profile -> count of a Gres= value whose every item is gpu:TYPE:N with a MIG profile,
+    its type the profile or one prefix and the profile, and that prefix; None for any other
+    value."""
     out: dict[str, int] = {}
+    prefixes = set()
     for item in filter(None, value.split(",")):
         parts = item.split(":")
-        if len(parts) != 3 or parts[0].lower() != "gpu" or not _MIG_PROFILE.fullmatch(parts[1]):
+        match = _MIG_PROFILE.fullmatch(parts[1]) if len(parts) == 3 else None
+        if match is None or parts[0].lower() != "gpu":
             return None
         if not parts[2].isdigit() or int(parts[2]) < 1:
             return None
-        out[parts[1]] = out.get(parts[1], 0) + int(parts[2])
-    return out or None
+        prefixes.add(match["prefix"])
+        out[match["profile"]] = out.get(match["profile"], 0) + int(parts[2])
+    if not out or len(prefixes) != 1:
+        return None
+    return out, prefixes.pop()
 
 
 def _mig_gres(
@@ -399,24 +414,35 @@ def _mig_gres(
     note_mapped: Callable[[Setting | None, str], None],
     note_refused: Callable[[Setting, str], None],
     run: _Run,
-) -> tuple[str | None, int, tuple[str, ...]]:
-    """(model, GPUs a node, one GPU's MIG layout) of a node whose GRES are MIG instances
-    (gpu:3g.40gb:8,gpu:1g.10gb:16), as estategen writes a pool with ``gpus.mig``. The model
-    is the catalog's model the node's features name (estategen writes it as one) that has
-    every profile; the GPUs are the fewest that the totals divide evenly into layouts one GPU
-    holds (a GPU's slices: catalog.MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES), said in a review."""
+) -> tuple[str | None, int, tuple[str, ...], str | None]:
+    """(model, GPUs a node, one GPU's MIG layout, the types' prefix) of a node whose GRES
+    are MIG instances (gpu:3g.40gb:8,gpu:1g.10gb:16, or as NVML names them with their GPU's
+    name, gpu:nvidia_a100_3g.20gb:2, which a pool's gpus.gres_type writes), as estategen
+    writes a pool with ``gpus.mig``. The model is the catalog's model the node's features
+    name (estategen writes it as one) that has every profile, else the one catalog model
+    the prefix names (a100: a100-*, without nvidia_) with every profile; the GPUs are the
+    fewest that the totals divide evenly into layouts one GPU holds (a GPU's slices:
+    catalog.MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES), said in a review."""
     from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, builtin_models
 
-    totals = _mig_profiles(gres.value) or {}
+    totals, prefix = _mig_profiles(gres.value) or ({}, None)
     catalog = builtin_models()
     named = [f for f in features if f in catalog and set(totals) <= set(catalog[f].mig)]
+    if not named and prefix is not None:
+        stem = prefix.lower().removeprefix("nvidia_")
+        named = [
+            name
+            for name, model in catalog.items()
+            if name.startswith(f"{stem}-") and set(totals) <= set(model.mig)
+        ]
     if len(named) != 1:
         note_refused(
             gres,
-            "MIG instances of no one GPU model: the node's features name no catalog model "
-            "with these MIG profiles (estategen writes the model as a feature of MIG nodes)",
+            "MIG instances of no one GPU model: neither the node's features nor the types' "
+            "prefix name one catalog model with these MIG profiles (estategen writes the "
+            "model as a feature of MIG nodes)",
         )
-        return None, 0, ()
+        return None, 0, (), None
     model = catalog[named[0]]
     for gpus in range(1, 17):
         if any(count % gpus for count in totals.values()):
@@ -433,9 +459,9 @@ def _mig_gres(
                 f"{', '.join(f'{layout[n]}x {n}' for n in order)}: the fewest GPUs the MIG "
                 "totals fit; set gpus.count and gpus.mig if the nodes have more"
             )
-            return model.name, gpus, tuple(n for n in order for _ in range(layout[n]))
+            return model.name, gpus, tuple(n for n in order for _ in range(layout[n])), prefix
     note_refused(gres, f"no count of {model.name} GPUs (1 to 16) holds these MIG totals evenly")
-    return None, 0, ()
+    return None, 0, (), None
 
 
 def _catalog_has(model: str) -> bool:

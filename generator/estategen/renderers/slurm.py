@@ -23,6 +23,8 @@ from estategen.facts import (
     gres_type,
     health_checks,
     hosted_node_names,
+    mig_gres_type,
+    mig_instances,
     pool_mounts,
     reservation_hosts,
     reservation_name,
@@ -176,7 +178,7 @@ def _billing_weights(estate: Estate, gpu_pools: list[NodePool]) -> list[str]:
             model = estate.gpu_models[pool.gpus.model]
             share = model.mig[profile].compute / 7 if profile in model.mig else 1
             weight = gpu_billing_weight(estate, pool.gpus.model) * share
-            billing.append(f"GRES/gpu:{profile}={weight:.2f}")
+            billing.append(f"GRES/gpu:{mig_gres_type(pool, profile)}={weight:.2f}")
     return list(dict.fromkeys(billing))
 
 
@@ -584,7 +586,7 @@ def health_check_program(estate: Estate, pool: NodePool) -> str:
     context: dict[str, Any] = {"pool": pool, "checks": checks}
     if pool.gpus:
         low, high = gpu_memory_mib_range(estate.gpu_models[pool.gpus.model].memory_gb)
-        context.update(gpu_memory_low=low, gpu_memory_high=high, mig=gpu_gres(pool))
+        context.update(gpu_memory_low=low, gpu_memory_high=high, mig=mig_instances(pool))
     context["mounts"] = pool_mounts(estate, pool)
     context["real_memory"] = pool_real_memory(pool) if pool.memory_gb else 0
     return _render("healthcheck.sh.j2", estate, **context)
