@@ -263,3 +263,16 @@ def test_mig_types_whose_name_gives_no_one_catalog_model_are_refused(tmp_path: P
     assert "gpus" not in yaml.safe_load(result.text)["node_pools"][0]
     found = outcome(result, "slurm.conf", 4, "Gres")
     assert found.kind == "refused" and "MIG instances of no one GPU model" in found.target
+
+
+def test_a_gpu_count_in_gres_conf_other_than_the_gres_is_refused(tmp_path: Path) -> None:
+    """gres.conf Count=2 where slurm.conf says gpu:a100:4: the render writes one file per GPU
+    of the Gres, so the site's Count is not what slurmd reads after the render."""
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8 Gres=gpu:a100:4\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=gpu Type=a100 Count=2\n",
+    )
+    found = outcome(result, "gres.conf", 1, "Count")
+    assert found.kind == "refused" and "count 2 GPUs and its Gres 4" in found.target
+    one_outcome_each(result)

@@ -196,8 +196,22 @@ def settle_gpu_lines(
                     _decide(run, decided, setting, "refused", why)
             continue
         kept.append(record)
+    counts = [c for record in kept if (c := record.get("Count")) is not None]
+    total = sum(int(c.value) if c.value.isdigit() else -1 for c in counts)
+    # whole GPUs counted on every line: the render counts the node's GPUs from slurm.conf
+    miscounted = not mig and counts and len(counts) == len(kept) and total != count
+    for record in kept:
         for setting in record.settings:
-            if setting.name in ("name", "type", "nodename", "count"):
+            if setting.name == "count" and miscounted:
+                _decide(
+                    run,
+                    decided,
+                    setting,
+                    "refused",
+                    f"the node's gpu lines count {total} GPUs and its Gres {count}: the "
+                    "render counts the Gres",
+                )
+            elif setting.name in ("name", "type", "nodename", "count"):
                 _decide(run, decided, setting, "mapped", _KEPT)
             elif setting.name == "cores":
                 _decide(
