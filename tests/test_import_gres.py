@@ -153,7 +153,8 @@ def test_nodes_of_one_line_with_other_device_files_become_pools_per_file_set(
 
 def test_mps_gres_is_refused_with_the_reason_and_the_gpus_kept(tmp_path: Path) -> None:
     """Slurm's MPS GRES (slurm.conf(5) Gres=gpu:4,mps:400; gres.conf(5) Name=mps Count=400,
-    Slurm's doc/html/gres.shtml "MPS Management") has no blueprint key: gpus.sharing.mps is
+    SchedMD/slurm slurm-24-11-0-1 doc/html/gres.shtml "MPS Management", whose counts may
+    differ per GPU) has no blueprint key: gpus.sharing.mps is
     the Kubernetes device plugin's, and validate refuses it on Slurm pools. The GPUs stay;
     every mps setting is refused, none dropped or mapped."""
     result = imported(
