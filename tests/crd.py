@@ -143,7 +143,7 @@ class Crd:
 
     @classmethod
     def load(cls, path: Path) -> Crd:
-        crd = yaml.safe_load(path.read_text())
+        crd = read_yaml(path)
         schemas = {
             v["name"]: v["schema"]["openAPIV3Schema"]
             for v in crd["spec"]["versions"]
@@ -289,13 +289,20 @@ class CrdSet:
         return self.find(obj["apiVersion"], obj["kind"]).validate(obj, old, closed)
 
 
+@cache
+def read_yaml(path: Path) -> Any:
+    """A vendored YAML file, read once with libyaml's safe loader (a full CRD runs to megabytes;
+    the pure-Python reader takes seconds for one). Callers must not change what it returns."""
+    return yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
+
+
 def crd_files(folder: Path) -> list[Path]:
     """The CustomResourceDefinitions among ``folder``'s ``*.yaml`` (a chart's values may sit
     beside them); none is an error, so a missing folder fails the test that reads it."""
     found = [
         p
         for p in sorted(folder.glob("*.yaml"))
-        if yaml.safe_load(p.read_text()).get("kind") == "CustomResourceDefinition"
+        if read_yaml(p).get("kind") == "CustomResourceDefinition"
     ]
     if not found:
         raise FileNotFoundError(f"no CRDs in {folder}")

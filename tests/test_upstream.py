@@ -30,9 +30,12 @@ LICENCES = {
     # MIT without its attribution clause: the grant, and no "above copyright notice" condition
     "MIT-0": "Permission is hereby granted, free of charge",
 }
-# how a test names a vendored release, or a file in one: "kueue-v0.19.2/values.yaml", or a
-# release tagged by its date, "amazon-eks-ami-v20260724"
-RELEASE = re.compile(r"[a-z0-9][a-z0-9-]*-v(?:\d+(?:\.\d+)+|\d{8})(?:/[\w.-]+)*")
+# how a test names a vendored release, or a file in one: "kueue-v0.19.2/values.yaml", a
+# release tagged by its date, "amazon-eks-ami-v20260724", or a chart tagged in a repository
+# of many charts, "argo-workflows-1.0.18"
+RELEASE = re.compile(
+    r"[a-z0-9][a-z0-9-]*-(?:v\d+(?:\.\d+)+|v\d{8}|\d+\.\d+\.\d+)(?:/[\w.-]+)*"
+)
 
 
 def source_of(folder: Path) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
@@ -54,7 +57,9 @@ def test_each_release_carries_its_licence_and_where_each_file_comes_from(folder:
     assert LICENCES[facts["Licence"]] in (folder / "LICENSE").read_text()
     assert facts.keys() == {"Repository", "Tag", "Commit", "Licence"}, facts
     assert facts["Repository"].startswith("https://github.com/")
-    assert folder.name.endswith(f"-{facts['Tag']}"), (folder.name, facts["Tag"])
+    # <component>-<tag>, or the tag itself where it names the component (a chart's tag)
+    tag = facts["Tag"]
+    assert folder.name == tag or folder.name.endswith(f"-{tag}"), (folder.name, tag)
     assert re.fullmatch(r"[0-9a-f]{40}", facts["Commit"]), facts["Commit"]
     assert files, f"{folder}/SOURCE.md lists no files"
     for name, (path, digest) in files.items():
