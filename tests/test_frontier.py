@@ -52,6 +52,7 @@ CRD_RELEASES = {
     "jobset.x-k8s.io": "jobset-v0.12.0",
     "trainer.kubeflow.org": "trainer-v2.3.0",
     "slinky.slurm.net": "slurm-operator-v1.2.1",
+    "argoproj.io": "argo-workflows-1.0.18",
     "nvidia.com": "gpu-operator-v26.7.0",
 }
 # Groups whose CRDs tests/upstream does not hold: their objects are checked for shape by

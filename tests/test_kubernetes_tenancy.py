@@ -300,10 +300,50 @@ def _trainjob_pod(job: Obj) -> Obj:
     return pod
 
 
-def pod_templates(obj: Obj) -> Iterator[Obj]:
-    """Every pod spec an object makes pods from: a Pod's own, a template's, a TrainJob's."""
+def argo_executor(source: str, cluster: str) -> Obj:
+    """The securityContext the cluster's Argo Workflows controller gives its executor's
+    containers: the rendered chart values' ``executor.securityContext`` (none without it)."""
+    _, files = rendered(source)
+    path = f"kubernetes/{cluster}/helm/argo-workflows.values.yaml"
+    if path not in files:
+        return {}
+    values = yaml.safe_load(files[path].content)
+    context: Obj = (values.get("executor") or {}).get("securityContext") or {}
+    return context
+
+
+def _workflow_pods(workflow: Obj, executor: Obj) -> Iterator[Obj]:
+    """The pod Argo Workflows v4.0.6 makes for each container template of a Workflow
+    (workflow/controller/workflowpod.go createWorkflowPod): the Workflow's
+    ``spec.securityContext`` as the pod's (addSchedulingConstraints), the executor's ``init``
+    and ``wait`` containers with the controller's ``executor.securityContext``
+    (newExecContainer), and the template's container as ``main``."""
+    spec = workflow["spec"]
+    for template in spec["templates"]:
+        if "container" not in template:
+            continue
+        pod: Obj = {
+            "initContainers": [{"name": "init", "securityContext": executor}],
+            "containers": [
+                {"name": "wait", "securityContext": executor},
+                {**template["container"], "name": "main"},
+            ],
+        }
+        if "securityContext" in spec:
+            pod["securityContext"] = spec["securityContext"]
+        yield pod
+
+
+def pod_templates(obj: Obj, executor: Obj | None = None) -> Iterator[Obj]:
+    """Every pod spec an object makes pods from: a Pod's own, a template's, a TrainJob's, a
+    Workflow's (with ``executor``, the Argo controller's securityContext for its own
+    containers)."""
     if obj["kind"] == "TrainJob":
         yield _trainjob_pod(obj)
+        return
+    if obj["kind"] == "Workflow":
+        assert executor is not None, "a Workflow's pods need the executor's securityContext"
+        yield from _workflow_pods(obj, executor)
         return
     if obj["kind"] == "Pod":
         yield obj["spec"]
@@ -371,15 +411,17 @@ def test_every_pod_template_in_a_team_namespace_passes_its_namespaces_level(
     the namespace's level, as the standard's table states each control. What the controllers
     add to those pods keeps it: Volcano's job plugins (pkg/controllers/job/plugins, v1.15.1:
     svc, ssh, pytorch, mpi, ray) add environment, ports, hostnames and ConfigMap or Secret
-    volumes, no host namespace, path or port, capability or securityContext."""
+    volumes, no host namespace, path or port, capability or securityContext; Argo Workflows
+    adds its executor's containers with the securityContext the chart's values give them."""
     namespaces = team_namespaces(source, cluster)
+    executor = argo_executor(source, cluster)
     checked = 0
     for obj in applied(source, cluster) + examples(source, cluster):
         namespace = obj["metadata"].get("namespace")
         if namespace not in namespaces:
             continue
         level = namespaces[namespace]["metadata"]["labels"][f"{PSA}/enforce"]
-        for pod in pod_templates(obj):
+        for pod in pod_templates(obj, executor):
             assert pss_violations(pod, level) == [], (obj["kind"], obj["metadata"]["name"])
             checked += 1
     # each example makes pods: none is skipped for want of a template found
@@ -462,6 +504,20 @@ def test_each_team_namespace_lets_the_teams_group_edit_it_and_run_its_job_kinds(
         }
 
 
+def granted(source: str, cluster: str) -> dict[tuple[str, str], list[str]]:
+    """The ``estategen-team-jobs`` ClusterRole's verbs, by (API group, resource)."""
+    (role,) = [
+        o
+        for o in applied(source, cluster)
+        if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "estategen-team-jobs"
+    ]
+    out = {}
+    for rule in role["rules"]:
+        for resource in rule["resources"]:
+            out[(rule["apiGroups"][0], resource)] = rule["verbs"]
+    return out
+
+
 def test_the_job_kinds_role_grants_what_each_cluster_runs_and_nothing_cluster_wide() -> None:
     """``edit`` covers Pods and batch Jobs, not the kinds the frameworks' operators and the queue
     engine add (no pinned chart aggregates them into edit): the team writes those its cluster
@@ -475,20 +531,8 @@ def test_the_job_kinds_role_grants_what_each_cluster_runs_and_nothing_cluster_wi
             crd = yaml.safe_load(path.read_text())["spec"]
             scope[(crd["group"], crd["names"]["plural"])] = crd["scope"]
 
-    def granted(cluster: str) -> dict[tuple[str, str], list[str]]:
-        (role,) = [
-            o
-            for o in applied(ESTATE, cluster)
-            if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "estategen-team-jobs"
-        ]
-        out = {}
-        for rule in role["rules"]:
-            for resource in rule["resources"]:
-                out[(rule["apiGroups"][0], resource)] = rule["verbs"]
-        return out
-
     write = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-    kq, vc = granted("kq"), granted("vc")
+    kq, vc = granted(ESTATE, "kq"), granted(ESTATE, "vc")
     assert {k for k, verbs in kq.items() if verbs == write} == {
         ("jobset.x-k8s.io", "jobsets"),
         ("trainer.kubeflow.org", "trainjobs"),
@@ -514,6 +558,93 @@ def test_the_job_kinds_role_grants_what_each_cluster_runs_and_nothing_cluster_wi
         ("kueue.x-k8s.io", "localqueues"),
         ("batch.volcano.sh", "jobs"),
     }
+
+
+# both clusters run Argo Workflows too
+WORKFLOWS = ESTATE.replace(
+    "frameworks: [job, jobset, trainjob]", "frameworks: [job, jobset, trainjob, workflow]"
+).replace(
+    "frameworks: [job, jobset, mpijob, rayjob]",
+    "frameworks: [job, jobset, mpijob, rayjob, workflow]",
+)
+WRITE = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+def test_the_team_role_lets_a_team_run_argo_workflows_where_its_cluster_runs_them() -> None:
+    """The Argo Workflows chart's aggregated roles are off (they would add Argo's kinds to
+    ``edit`` in every namespace), so ``estategen-team-jobs`` grants a team its Workflows,
+    WorkflowTemplates and CronWorkflows, in its namespace, only on a cluster that names
+    ``workflow``. The Workflow CRD the chart installs (charts/argo-workflows/files/crds/full
+    at argo-workflows-1.0.18, vendored) is namespaced and has no status subresource (the
+    controller keeps status in the object), so no ``workflows/status`` is granted."""
+    (crd,) = crd_files(UPSTREAM / "argo-workflows-1.0.18")
+    workflows = yaml.safe_load(crd.read_text())
+    assert workflows["spec"]["scope"] == "Namespaced"
+    assert workflows["spec"]["names"]["plural"] == "workflows"
+    assert not workflows["spec"]["versions"][0].get("subresources")
+    for cluster in ("kq", "vc"):
+        role = granted(WORKFLOWS, cluster)
+        for kind in ("workflows", "workflowtemplates", "cronworkflows"):
+            assert role[("argoproj.io", kind)] == WRITE, (cluster, kind)
+        assert ("argoproj.io", "workflows/status") not in role
+        assert not [key for key in granted(ESTATE, cluster) if key[0] == "argoproj.io"]
+
+
+def test_each_team_namespace_has_a_service_account_argos_executor_can_report_with() -> None:
+    """A Workflow's pods run as ``spec.serviceAccountName``, and Argo's executor needs it to
+    create and patch WorkflowTaskResults, where it reports each step's outputs
+    (argo-workflows v4.0.6 docs/workflow-rbac.md; the chart's own Role,
+    charts/argo-workflows/templates/controller/workflow-role.yaml at argo-workflows-1.0.18,
+    grants the same and is turned off). Each team namespace gets the service account
+    ``argo-workflow`` bound to a Role granting exactly that, in its own namespace, and the
+    team's example Workflow runs as it. None on a cluster without ``workflow``."""
+    estate, _ = rendered(WORKFLOWS)
+    for cluster in ("kq", "vc"):
+        objects = applied(WORKFLOWS, cluster)
+        for team in estate.identity.teams:
+            ns = team.namespace
+            here = {(o["kind"], o["metadata"]["name"]): o for o in objects
+                    if o["metadata"].get("namespace") == ns}  # fmt: skip
+            assert ("ServiceAccount", "argo-workflow") in here
+            role = here[("Role", "argo-workflow-executor")]
+            assert role["rules"] == [
+                {
+                    "apiGroups": ["argoproj.io"],
+                    "resources": ["workflowtaskresults"],
+                    "verbs": ["create", "patch"],
+                }
+            ]
+            binding = here[("RoleBinding", "argo-workflow-executor")]
+            assert binding["roleRef"] == {
+                "apiGroup": RBAC,
+                "kind": "Role",
+                "name": "argo-workflow-executor",
+            }
+            assert binding["subjects"] == [
+                {"kind": "ServiceAccount", "name": "argo-workflow", "namespace": ns}
+            ]
+        for workflow in [o for o in examples(WORKFLOWS, cluster) if o["kind"] == "Workflow"]:
+            assert workflow["spec"]["serviceAccountName"] == "argo-workflow"
+        names = {(o["kind"], o["metadata"]["name"]) for o in applied(ESTATE, cluster)}
+        assert not {("ServiceAccount", "argo-workflow"), ("Role", "argo-workflow-executor")} & names
+
+
+def test_the_example_workflows_pods_pass_the_namespaces_level_with_argos_own_containers() -> None:
+    """Pod Security admission checks every container of a pod, Argo's executor ``init`` and
+    ``wait`` too (argo-workflows v4.0.6 workflowpod.go newExecContainer gives them the
+    controller's ``executor.securityContext``): with the chart's default, ``{}``, restricted
+    refuses them; with the rendered values it admits the whole pod."""
+    namespaces = team_namespaces(WORKFLOWS, "kq")
+    executor = argo_executor(WORKFLOWS, "kq")
+    found = [o for o in examples(WORKFLOWS, "kq") if o["kind"] == "Workflow"]
+    assert found
+    for workflow in found:
+        namespace = namespaces[workflow["metadata"]["namespace"]]
+        assert namespace["metadata"]["labels"][f"{PSA}/enforce"] == "restricted"
+        for pod in pod_templates(workflow, executor):
+            assert pss_violations(pod, "restricted") == []
+        for pod in pod_templates(workflow, {}):
+            assert "Privilege Escalation: wait" in pss_violations(pod, "restricted")
 
 
 @pytest.mark.parametrize(("source", "cluster"), EVERY_CLUSTER, ids=IDS)

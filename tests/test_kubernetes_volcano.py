@@ -485,6 +485,170 @@ def test_volcano_examples_name_the_queue_and_the_matching_job_plugins() -> None:
             assert pod.get("tolerations") == expected, (name, requested)
 
 
+# --- Argo Workflows ------------------------------------------------------------------------------
+
+ARGO = UPSTREAM / "argo-workflows-1.0.18"
+EVERY = "frameworks: [job, jobset, trainjob, mpijob, rayjob]"
+WORKFLOWS = ESTATE.replace(EVERY, "frameworks: [job, jobset, trainjob, mpijob, rayjob, workflow]")
+# without `job`, nothing else turns on Kueue's pod integration
+JOBSET_ONLY = ESTATE.replace(EVERY, "frameworks: [jobset]")
+JOBSET_WORKFLOW = ESTATE.replace(EVERY, "frameworks: [jobset, workflow]")
+
+
+def selects(selector: Obj, labels: dict[str, str]) -> bool:
+    """A label selector's matchLabels and Exists/DoesNotExist/In/NotIn expressions."""
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expression in selector.get("matchExpressions") or []:
+        key, operator = expression["key"], expression["operator"]
+        value = labels.get(key)
+        held = {
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+            "In": value in expression.get("values", []),
+            "NotIn": value not in expression.get("values", []),
+        }[operator]
+        if not held:
+            return False
+    return True
+
+
+def test_kueue_queues_argo_workflow_pods_through_the_pod_integration_exactly_when_named() -> None:
+    """Kueue 0.19.2 has no Argo Workflows integration: it queues a Workflow's pods as plain
+    pods (site/content/en/docs/tasks/run/external_workloads/argo_workflow.md), so `workflow`
+    turns Kueue's `pod` integration on, once (`job` names it too), and nothing else does. The
+    pod webhook then gates a pod only in a namespace that managedJobsNamespaceSelector selects
+    (pkg/controller/jobs/pod/pod_webhook.go PodWebhook.Default), and the chart's webhooks take
+    their namespaceSelector from the same key of the manager configuration
+    (charts/kueue/templates/webhook/manifests.yaml): the team namespaces, not the NVIDIA one,
+    kube-system or Kueue's own, whose pods must never wait for a queue."""
+    assert kueue_config("ml", JOBSET_ONLY)["integrations"]["frameworks"] == [
+        "jobset.x-k8s.io/jobset"
+    ]
+    config = kueue_config("ml", JOBSET_WORKFLOW)
+    assert config["integrations"]["frameworks"] == ["jobset.x-k8s.io/jobset", "pod"]
+    every = kueue_config("ml", WORKFLOWS)["integrations"]["frameworks"]
+    assert every.count("pod") == 1
+    assert set(every) <= set(chart_frameworks())
+    selector = config["managedJobsNamespaceSelector"]
+    estate, _ = rendered(JOBSET_WORKFLOW)
+    teams = {t.namespace for t in estate.identity.teams}
+    namespaces = {
+        o["metadata"]["name"]: o["metadata"]["labels"]
+        for o in objects(JOBSET_WORKFLOW, "ml")
+        if o["kind"] == "Namespace"
+    }
+    namespaces.update({n: {} for n in ("kube-system", "kueue-system", "default")})
+    assert {n for n, labels in namespaces.items() if selects(selector, labels)} == teams
+
+
+def test_argo_workflows_is_installed_from_its_own_chart_pinned_and_listed_in_the_readme() -> None:
+    """Argo Workflows' chart `argo-workflows` 1.0.18 (argoproj/argo-helm, tag
+    argo-workflows-1.0.18, charts/argo-workflows/Chart.yaml: appVersion v4.0.6), from the
+    repository https://argoproj.github.io/argo-helm; the objects of its CRD group (argoproj.io)
+    wait for the release. Only where a cluster names `workflow`."""
+    _, files = rendered(WORKFLOWS)
+    _, without = rendered(ESTATE)
+    for cluster in ("hpc", "ml"):
+        release = releases(WORKFLOWS, cluster)["argo-workflows"]
+        pinned = (release["chart"], release["version"], release["repository"])
+        assert pinned == ("argo-workflows", "1.0.18", "https://argoproj.github.io/argo-helm")
+        assert (release["namespace"], release["provides"]) == ("argo", ["argoproj.io"])
+        readme = files[f"kubernetes/{cluster}/README.md"].content.decode()
+        assert (
+            "helm upgrade --install argo-workflows argo-workflows --repo "
+            "https://argoproj.github.io/argo-helm --version 1.0.18 --namespace argo "
+            "--create-namespace -f helm/argo-workflows.values.yaml"
+        ) in readme
+        assert f"kubernetes/{cluster}/helm/argo-workflows.values.yaml" in files
+        assert "argo-workflows" not in releases(ESTATE, cluster)
+        assert "argo" not in without[f"kubernetes/{cluster}/README.md"].content.decode()
+
+
+def test_argo_workflows_runs_its_controller_alone_with_values_the_chart_knows() -> None:
+    """charts/argo-workflows/values.yaml at 1.0.18 (vendored): `server.enabled` (true by
+    default) deploys the Argo Server, UI and API: off, nothing is exposed. `createAggregateRoles`
+    (true) adds Argo's kinds to every edit, admin and view role of the cluster
+    (templates/controller/workflow-aggregate-roles.yaml): off, teams get them from
+    estategen-team-jobs, in their own namespaces. `workflow.rbac.create` (true) makes the
+    executor's Role in the release namespace and `controller.workflowNamespaces`
+    (templates/controller/workflow-role.yaml): off, estategen renders it in each team
+    namespace. `executor.securityContext` is what the controller gives the `init` and `wait`
+    containers of every workflow pod (argo-workflows v4.0.6 workflow/controller/workflowpod.go
+    newExecContainer, standardInitContainer, newWaitContainer): Pod Security's restricted
+    level asks each container for no privilege escalation and no capabilities."""
+    chart = yaml.safe_load((ARGO / "values.yaml").read_text())
+
+    def known(ours: Obj, theirs: Obj, path: str) -> None:
+        for key, value in ours.items():
+            assert key in theirs, f"{path}{key} is not a value of the chart"
+            if isinstance(value, dict) and theirs[key]:
+                known(value, theirs[key], f"{path}{key}.")
+
+    for cluster in ("hpc", "ml"):
+        ours = values(WORKFLOWS, cluster, "argo-workflows")
+        known(ours, chart, "")
+        assert (chart["server"]["enabled"], ours["server"]["enabled"]) == (True, False)
+        assert (chart["createAggregateRoles"], ours["createAggregateRoles"]) == (True, False)
+        assert chart["workflow"]["rbac"]["create"] is True
+        assert ours["workflow"]["rbac"]["create"] is False
+        assert chart["executor"]["securityContext"] == {}
+        executor = ours["executor"]["securityContext"]
+        assert executor["allowPrivilegeEscalation"] is False
+        assert "ALL" in executor["capabilities"]["drop"]
+
+
+def test_each_teams_example_workflow_reaches_its_queue_and_is_valid_against_the_crd() -> None:
+    """Argo copies a Workflow's `spec.podMetadata` onto every pod it creates, and its
+    `spec.schedulerName` and `spec.tolerations` into each pod's spec (argo-workflows v4.0.6
+    workflow/controller/workflowpod.go addMetadata, addSchedulingConstraints). Kueue: the pod
+    webhook gates a pod carrying the queue label until its Workload is admitted to the named
+    LocalQueue (kueue v0.19.2 pkg/controller/jobs/pod/pod_webhook.go PodWebhook.Default; the
+    Argo Workflow page's "single LocalQueue" example). Volcano: its PodGroup controller gives a
+    pod that names the volcano scheduler and has no PodGroup one of its own, in the queue the
+    pod's `scheduling.volcano.sh/queue-name` annotation names (volcano v1.15.1
+    pkg/controllers/podgroup/pg_controller.go processNextReq, pg_controller_handler.go
+    buildPodGroupFromPod). The GPU step asks for the GPU the team's JobSet example asks for,
+    with the same tolerations, and the Workflow is valid against the chart's full Workflow
+    CRD, closed, with its CEL rules, on create and as an update of itself."""
+    crds = crd_set(ARGO)
+    for cluster in ("hpc", "ml"):
+        queues = {
+            (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+            for o in objects(WORKFLOWS, cluster)
+            if o["kind"] in ("LocalQueue", "Queue")
+        }
+        for team, jobs in examples(WORKFLOWS, cluster).items():
+            name = Path(team).stem
+            (workflow,) = [j for j in jobs if j["kind"] == "Workflow"]
+            (jobset,) = [j for j in jobs if j["kind"] == "JobSet"]
+            spec = workflow["spec"]
+            assert workflow["metadata"]["namespace"] == name
+            if cluster == "ml":
+                queue = spec["podMetadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+                assert ("LocalQueue", name, queue) in queues
+                assert "schedulerName" not in spec
+            else:
+                assert spec["schedulerName"] == "volcano"
+                queue = spec["podMetadata"]["annotations"]["scheduling.volcano.sh/queue-name"]
+                assert ("Queue", None, queue) in queues
+            assert queue == name
+            (step,) = spec["templates"]
+            assert step["name"] == spec["entrypoint"]
+            pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+            limits = step["container"]["resources"]["limits"]
+            assert limits == pod["containers"][0]["resources"]["limits"]
+            assert spec.get("tolerations") == pod.get("tolerations")
+            assert crds.validate(workflow) == [], crds.validate(workflow)
+            assert crds.validate(workflow, workflow) == []
+        assert not [
+            j
+            for js in examples(ESTATE, cluster).values()
+            for j in js
+            if "argoproj" in j["apiVersion"]
+        ]
+
+
 # --- the Pulumi program applies the same ---------------------------------------------------------
 
 

@@ -577,7 +577,7 @@ class KubernetesCluster:
     queues: Queues | None
     priority_classes: tuple[PriorityClass, ...]
     prometheus_operator: bool
-    # --- training frameworks: job, jobset, trainjob, mpijob, rayjob ---
+    # --- training frameworks: job, jobset, trainjob, mpijob, rayjob, workflow (Argo) ---
     frameworks: tuple[str, ...] = ("job",)
     # --- tenancy: the Pod Security Standards level every team namespace enforces ---
     pod_security: str = "restricted"

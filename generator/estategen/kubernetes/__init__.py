@@ -133,6 +133,7 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
             *core.team_quotas(view),
             *core.team_jobs_role(view),
             *core.team_role_bindings(view),
+            *frameworks.workflow_accounts(view),
             *core.team_network_policies(view),
             *core.team_identity_policy(view),
             *core.priority_classes(view),

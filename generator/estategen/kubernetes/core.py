@@ -87,16 +87,19 @@ RBAC_API = "rbac.authorization.k8s.io"
 
 # the ClusterRole of the job kinds a cluster's frameworks and queue engine add, which ``edit``
 # does not cover: none of the pinned charts (JobSet 0.12.0, Trainer 2.3.0, KubeRay 1.7.0,
-# Volcano 1.15.1) aggregates its kinds into edit
+# Volcano 1.15.1) aggregates its kinds into edit, and Argo Workflows' (1.0.18) is told not to
+# (frameworks.argo_values)
 JOBS_ROLE = "estategen-team-jobs"
 _WRITE = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 _READ = ["get", "list", "watch"]
-# framework -> (API group, the kinds a team writes)
-_FRAMEWORK_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "jobset": ("jobset.x-k8s.io", ("jobsets",)),
-    "trainjob": ("trainer.kubeflow.org", ("trainjobs",)),
-    "mpijob": ("kubeflow.org", ("mpijobs",)),
-    "rayjob": ("ray.io", ("rayjobs", "rayclusters")),
+# framework -> (API group, the kinds a team writes, whether they serve a status subresource:
+# Argo's Workflow CRD keeps its status in the object, with no subresource)
+_FRAMEWORK_KINDS: dict[str, tuple[str, tuple[str, ...], bool]] = {
+    "jobset": ("jobset.x-k8s.io", ("jobsets",), True),
+    "trainjob": ("trainer.kubeflow.org", ("trainjobs",), True),
+    "mpijob": ("kubeflow.org", ("mpijobs",), True),
+    "rayjob": ("ray.io", ("rayjobs", "rayclusters"), True),
+    "workflow": ("argoproj.io", ("workflows", "workflowtemplates", "cronworkflows"), False),
 }
 
 
@@ -104,11 +107,12 @@ def _jobs_rules(view: ClusterView) -> list[Obj]:
     """What a team needs beyond ``edit`` to run the cluster's job kinds in its namespace: write
     the frameworks' kinds (and Volcano's Job), read its queue's LocalQueue and Workloads."""
     rules: list[Obj] = []
-    for framework, (group, kinds) in _FRAMEWORK_KINDS.items():
+    for framework, (group, kinds, has_status) in _FRAMEWORK_KINDS.items():
         if framework in view.cluster.frameworks:
             rules.append({"apiGroups": [group], "resources": list(kinds), "verbs": _WRITE})
-            status = [f"{kind}/status" for kind in kinds]
-            rules.append({"apiGroups": [group], "resources": status, "verbs": _READ})
+            if has_status:
+                status = [f"{kind}/status" for kind in kinds]
+                rules.append({"apiGroups": [group], "resources": status, "verbs": _READ})
     queues = view.cluster.queues
     if queues is not None and queues.volcano:
         rules.append({"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": _WRITE})

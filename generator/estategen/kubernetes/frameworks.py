@@ -4,13 +4,14 @@
 ``integrations.frameworks`` entries (or, under Volcano, the job plugins that run it), the pinned
 operator release that serves its CRD, and per team an example job in
 ``kubernetes/<cluster>/examples/`` that shows how to reach the team's queue; the examples are
-not in the kustomization, so nothing applies them (section 12, R13.1-R13.8).
+not in the kustomization, so nothing applies them (section 13, R13.1-R13.11).
 """
 
 from __future__ import annotations
 
 from estategen.kubernetes import kueue, volcano
 from estategen.kubernetes.objects import (
+    TEAM_LABEL,
     ClusterView,
     HelmRelease,
     Obj,
@@ -55,6 +56,17 @@ KUBERAY_NAMESPACE = "kuberay-system"
 # it, from the operator's pod (ray-operator/controllers/ray/rayjob_controller.go GetJobInfo,
 # utils/constant.go DefaultDashboardPort, v1.7.0)
 RAY_DASHBOARD_PORT = 8265
+# Argo Workflows from its own chart (argoproj/argo-helm, tag argo-workflows-1.0.18, app v4.0.6)
+ARGO_REPOSITORY = "https://argoproj.github.io/argo-helm"
+ARGO_CHART = "argo-workflows"
+ARGO_VERSION = "1.0.18"
+ARGO_NAMESPACE = "argo"
+ARGO_API = "argoproj.io/v1alpha1"
+# the service account a team's Workflows run their pods as (the chart's own default name,
+# workflow.serviceAccount.name), and the Role the Argo executor needs with it: create and patch
+# the WorkflowTaskResults it reports each step's outputs in (docs/workflow-rbac.md at v4.0.6)
+WORKFLOW_ACCOUNT = "argo-workflow"
+EXECUTOR_ROLE = "argo-workflow-executor"
 MPI_OPERATOR_VERSION = "v0.8.0"
 MPI_OPERATOR_MANIFEST = (
     "https://raw.githubusercontent.com/kubeflow/mpi-operator/"
@@ -107,6 +119,93 @@ def releases(view: ClusterView) -> list[HelmRelease]:
                 provides=("ray.io",),
             )
         )
+    if "workflow" in named:
+        out.append(
+            HelmRelease(
+                "argo-workflows",
+                ARGO_CHART,
+                ARGO_VERSION,
+                ARGO_NAMESPACE,
+                argo_values(),
+                repository=ARGO_REPOSITORY,
+                create_namespace=True,
+                provides=("argoproj.io",),
+            )
+        )
+    return out
+
+
+def argo_values() -> Obj:
+    """The Argo Workflows chart's values (charts/argo-workflows/values.yaml at 1.0.18).
+
+    The controller only: no Argo Server (``server.enabled``), so no UI or API is exposed; teams
+    submit Workflows with kubectl, or the argo CLI against the Kubernetes API. The controller
+    watches every namespace (the chart's one alternative, ``singleNamespace``, confines it to
+    its own), and teams create Workflows only in their namespaces, through
+    ``estategen-team-jobs``: the chart's aggregated roles, which would add Argo's kinds to
+    every ``edit`` and ``admin`` binding of the cluster, are off (``createAggregateRoles``). The
+    executor's service account and Role in each team namespace are ours
+    (:func:`workflow_accounts`), so the chart makes none (``workflow.rbac.create``). The
+    executor's own containers (``init``, ``wait``) get the securityContext Pod Security's
+    restricted level asks of each container (the controller gives them
+    ``executor.securityContext``: workflow/controller/workflowpod.go newExecContainer at
+    v4.0.6); the pod-level fields come from the Workflow's ``spec.securityContext``.
+    """
+    return {
+        "createAggregateRoles": False,
+        "server": {"enabled": False},
+        "workflow": {"rbac": {"create": False}},
+        "executor": {
+            "image": {"pullPolicy": "IfNotPresent"},
+            "securityContext": container_security_context(),
+        },
+    }
+
+
+def workflow_accounts(view: ClusterView) -> list[Obj]:
+    """Per team namespace on a cluster that runs ``workflow``: the service account its
+    Workflows run as, and the Role that lets Argo's executor report each step's results."""
+    if "workflow" not in view.cluster.frameworks:
+        return []
+    out: list[Obj] = []
+    for team in view.estate.identity.teams:
+        labels = {TEAM_LABEL: team.name}
+        out += [
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": meta(WORKFLOW_ACCOUNT, team.namespace, **labels),
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": meta(EXECUTOR_ROLE, team.namespace, **labels),
+                "rules": [
+                    {
+                        "apiGroups": ["argoproj.io"],
+                        "resources": ["workflowtaskresults"],
+                        "verbs": ["create", "patch"],
+                    }
+                ],
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": meta(EXECUTOR_ROLE, team.namespace, **labels),
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "Role",
+                    "name": EXECUTOR_ROLE,
+                },
+                "subjects": [
+                    {
+                        "kind": "ServiceAccount",
+                        "name": WORKFLOW_ACCOUNT,
+                        "namespace": team.namespace,
+                    }
+                ],
+            },
+        ]
     return out
 
 
@@ -143,6 +242,8 @@ def examples(view: ClusterView) -> dict[str, list[Obj]]:
             found.append(_jobset(view, team, pod))
         if "trainjob" in view.cluster.frameworks and not queues.volcano:
             found.append(_trainjob(view, team, resource))
+        if "workflow" in view.cluster.frameworks:
+            found.append(_workflow(view, team, resource, tolerations))
         if queues.volcano:
             for kind, plugins in VOLCANO_PLUGINS.items():
                 if kind in view.cluster.frameworks:
@@ -253,6 +354,32 @@ def _trainjob(view: ClusterView, team: Team, resource: str | None) -> Obj:
             "trainer": trainer,
             "runtimePatches": [patch],
         },
+    }
+
+
+def _workflow(view: ClusterView, team: Team, resource: str | None, tolerations: list[Obj]) -> Obj:
+    """An Argo Workflow of one GPU step. Kueue queues each step's pod as a plain pod by the queue
+    label ``spec.podMetadata`` puts on it; under Volcano the pods name the scheduler and carry
+    the queue annotation, which the PodGroup Volcano makes for a pod of its own reads. Argo
+    copies both onto every pod it creates (workflow/controller/workflowpod.go addMetadata,
+    addSchedulingConstraints at v4.0.6)."""
+    container = _container(resource)
+    del container["name"]  # Argo names a container template's container "main"
+    spec: Obj = {"entrypoint": "train", "serviceAccountName": WORKFLOW_ACCOUNT}
+    if volcano.uses_volcano(view):
+        spec["schedulerName"] = volcano.SCHEDULER_NAME
+        spec["podMetadata"] = {"annotations": {volcano.QUEUE_ANNOTATION: team.name}}
+    else:
+        spec["podMetadata"] = {"labels": {QUEUE_LABEL: team.name}}
+    spec["securityContext"] = pod_security_context(view.estate, team)
+    if tolerations:
+        spec["tolerations"] = tolerations
+    spec["templates"] = [{"name": "train", "container": container}]
+    return {
+        "apiVersion": ARGO_API,
+        "kind": "Workflow",
+        "metadata": meta(f"{team.name}-workflow-example", team.namespace),
+        "spec": spec,
     }
 
 

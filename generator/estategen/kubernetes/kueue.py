@@ -34,20 +34,25 @@ from estategen.model import KubernetesCluster, NodePool, QueueTeam, Team
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 
 # Kueue 0.19.2's integration names (charts/kueue/values.yaml); `job` keeps what every cluster
-# had: batch Jobs plus plain pods, Deployments and StatefulSets in team namespaces
+# had: batch Jobs plus plain pods, Deployments and StatefulSets in team namespaces. Kueue has
+# no Argo Workflows integration: it queues a Workflow's step pods as plain pods
+# (site/content/en/docs/tasks/run/external_workloads/argo_workflow.md at v0.19.2)
 KUEUE_FRAMEWORKS: dict[str, tuple[str, ...]] = {
     "job": ("batch/job", "pod", "deployment", "statefulset"),
     "jobset": ("jobset.x-k8s.io/jobset",),
     "trainjob": ("trainer.kubeflow.org/trainjob",),
     "mpijob": ("kubeflow.org/mpijob",),
     "rayjob": ("ray.io/rayjob",),
+    "workflow": ("pod",),
 }
 
 
 def kueue_frameworks(cluster: KubernetesCluster) -> list[str]:
-    """Kueue's ``integrations.frameworks`` for the kinds the cluster runs, in schema order."""
-    return [name for kind in KUEUE_FRAMEWORKS if kind in cluster.frameworks for name in
-            KUEUE_FRAMEWORKS[kind]]  # fmt: skip
+    """Kueue's ``integrations.frameworks`` for the kinds the cluster runs, in schema order,
+    each once (``job`` and ``workflow`` both need ``pod``)."""
+    names = [name for kind in KUEUE_FRAMEWORKS if kind in cluster.frameworks for name in
+             KUEUE_FRAMEWORKS[kind]]  # fmt: skip
+    return list(dict.fromkeys(names))
 
 
 CHART = "oci://registry.k8s.io/kueue/charts/kueue"

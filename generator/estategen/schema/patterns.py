@@ -187,7 +187,7 @@ KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
 PROVIDERS = ("on-prem", "gke", "eks", "aks")
 # queue engines and training frameworks a Kubernetes cluster may run
 QUEUE_ENGINES = ("kueue", "volcano")
-FRAMEWORKS = ("job", "jobset", "trainjob", "mpijob", "rayjob")
+FRAMEWORKS = ("job", "jobset", "trainjob", "mpijob", "rayjob", "workflow")
 DEFAULT_FRAMEWORKS = ("job",)
 # --- the words of health checks, partitions, reservations, MPI and site overrides ---
 HEALTH_CHECKS = ("gpus", "mig", "mounts", "memory")
