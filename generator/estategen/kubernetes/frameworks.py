@@ -149,7 +149,11 @@ def argo_values() -> Obj:
     executor's own containers (``init``, ``wait``) get the securityContext Pod Security's
     restricted level asks of each container (the controller gives them
     ``executor.securityContext``: workflow/controller/workflowpod.go newExecContainer at
-    v4.0.6); the pod-level fields come from the Workflow's ``spec.securityContext``.
+    v4.0.6); the pod-level fields come from the Workflow's ``spec.securityContext``. Setting it
+    makes the chart write the executor's pull policy too, ``images.pullPolicy`` (Always) unless
+    ``executor.image.pullPolicy`` says otherwise
+    (templates/controller/workflow-controller-config-map.yaml): the pinned executor image is
+    pulled only when missing, not for every step.
     """
     return {
         "createAggregateRoles": False,
