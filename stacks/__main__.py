@@ -107,7 +107,6 @@ _TYPED: dict[tuple[str, str], Any] = {
     ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
     ("v1", "PersistentVolume"): k8s.core.v1.PersistentVolume,
     ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
-    ("v1", "Node"): k8s.core.v1.NodePatch,
     ("apps/v1", "DaemonSet"): k8s.apps.v1.DaemonSet,
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
@@ -153,12 +152,6 @@ def register(obj: Obj, opts: pulumi.ResourceOptions | None = None) -> pulumi.Cus
     if typed is None:
         return KubernetesObject(logical_name(obj), obj, opts)
     args = {_snake(k): v for k, v in obj.items() if k not in ("apiVersion", "kind")}
-    if obj["kind"] == "Node":
-        # take over the labels we set from whoever set them by hand before; the patch holds
-        # labels only, so nothing else of the node is touched
-        metadata_ = dict(args["metadata"])
-        metadata_["annotations"] = {"pulumi.com/patchForce": "true"}
-        args["metadata"] = metadata_
     resource: pulumi.CustomResource = typed(logical_name(obj), opts=opts, **args)
     return resource
 
@@ -244,7 +237,6 @@ def build(data: Data, objects: Sequence[Obj], folder: Path) -> None:
     if any(p["provider"] == "aks" for p in pools):
         _aks_agent_pools([p for p in pools if p["provider"] == "aks"])
     pulumi.export("namespaces", sorted(namespaces))
-    pulumi.export("nodes_patched", sum(1 for o in objects if o["kind"] == "Node"))
     pulumi.export("resources", count)
 
 

@@ -265,6 +265,18 @@ class Manifests:
         assert len(found) == 1, (kind, name, namespace, [o["metadata"] for o in self.all(kind)])
         return found[0]
 
+    def nodes(self) -> list[Obj]:
+        """The labels each on-prem node registers with: ``nodes.yaml``, which the
+        kustomization does not list (nothing applies it)."""
+        path = self.folder / "nodes.yaml"
+        if not path.is_file():
+            return []
+        return [obj for obj in yaml.safe_load_all(path.read_text()) if obj]
+
+    def node(self, name: str) -> Obj:
+        (found,) = [n for n in self.nodes() if n["metadata"]["name"] == name]
+        return found
+
     def values(self, release: str) -> Obj:
         """The Helm values rendered for ``release`` (``helm/<release>.values.yaml``)."""
         values: Obj = yaml.safe_load((self.folder / "helm" / f"{release}.values.yaml").read_text())

@@ -144,14 +144,18 @@ def kubelet_registration(env_file: str) -> tuple[dict[str, str], list[dict[str, 
     [(str(BLUEPRINTS / "campus.yaml"), "serving"), (MESA, "onprem")],
     ids=["campus-serving", "mesa-onprem"],
 )
-def test_kubelet_registers_every_node_with_exactly_the_labels_and_taints_pulumi_patches(
+def test_kubelet_registers_every_node_with_exactly_the_labels_nodes_yaml_records(
     out: Path, source: str, cluster: str
 ) -> None:
+    """nodes.yaml (the labels the plan's label-nodes steps compare) holds what kubelet
+    registers each node with."""
     folder = rendered(source, out / cluster)
     patches = {
-        r.inputs["metadata"]["name"]: r.inputs
-        for r in run_project(folder / "pulumi" / cluster).resources
-        if r.type == "kubernetes:core/v1:NodePatch"
+        node["metadata"]["name"]: node
+        for node in yaml.safe_load_all(
+            (folder / "kubernetes" / cluster / "nodes.yaml").read_text(encoding="utf-8")
+        )
+        if node
     }
     kubelet = templated(
         folder / "ansible",

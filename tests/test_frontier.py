@@ -21,7 +21,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from test_pulumi import registered_as, run_project
+from test_pulumi import run_project
 from test_slurm_rest_api import HAS_AUTH_JWT, PLUGIN_DIRS
 
 from estategen import load, pipeline
@@ -197,7 +197,7 @@ def test_pulumi_program_registers_every_rendered_object_of_the_cluster(
         and not (r.kind == "Secret" and r.inputs["metadata"]["name"] in release_secrets)
     )
     expected = Counter(
-        (registered_as(o), o["metadata"].get("namespace"), o["metadata"]["name"])
+        (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
         for o in cluster_objects(cluster)
     )
     assert registered == expected

@@ -6,8 +6,8 @@ written next to them. Core objects are checked against the API schema of the blu
 Kubernetes version (kubernetes-validate, strict); Kueue objects against the CRDs of the pinned
 Kueue release in tests/upstream/kueue-v0.19.2, closed so that a misspelt field fails,
 with their CEL rules evaluated (tests/crd.py), on create and on update from the previous render.
-Node label patches are ``kind: Node`` objects here; the Pulumi program registers them as
-NodePatch (tests/test_pulumi.py checks that it registers exactly these objects).
+The kustomization lists no Node: the labels each on-prem node registers with are in
+``nodes.yaml``, which nothing applies (``Manifests.nodes``).
 """
 
 from __future__ import annotations
@@ -58,7 +58,6 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # and the ClusterRole of the job kinds the cluster runs
 TENANCY = {"Namespace", "ResourceQuota", "RoleBinding", "NetworkPolicy", "ClusterRole"}
 CORE_ONPREM = TENANCY | {
-    "Node",
     "RuntimeClass",
     "ConfigMap",
     "ServiceAccount",
@@ -77,7 +76,7 @@ def test_lab_cluster_creates_the_on_prem_gpu_stack(out: Path) -> None:
     assert result.kinds() == CORE_ONPREM
     names = {r["metadata"]["name"] for r in result.all("DaemonSet")}
     assert names == {"nvidia-device-plugin", "gpu-feature-discovery", "dcgm-exporter"}
-    assert {r["metadata"]["name"] for r in result.all("Node")} == {"lab-k8s-01", "lab-k8s-02"}
+    assert {r["metadata"]["name"] for r in result.nodes()} == {"lab-k8s-01", "lab-k8s-02"}
 
 
 def test_campus_serving_creates_tenancy_sharing_metrics_and_queues(out: Path) -> None:
@@ -91,7 +90,7 @@ def test_campus_serving_creates_tenancy_sharing_metrics_and_queues(out: Path) ->
         "PersistentVolume",
         "PersistentVolumeClaim",
     }
-    assert len(result.all("Node")) == 16
+    assert len(result.nodes()) == 16
 
 
 def test_campus_burst_creates_a_gke_node_pool_and_no_device_plugin(out: Path) -> None:
@@ -146,10 +145,10 @@ def test_mesa_clusters_create_what_their_provider_and_install_need(out: Path) ->
     operator = manifests(out, MESA, "operator")
     assert [r["metadata"]["name"] for r in operator.all("DaemonSet")] == ["dcgm-exporter"]
     assert helm_values_files(operator) == {"gpu-operator", "kueue"}
-    # managed node groups and pools get their labels from the cloud, not from a Node patch
-    assert "Node" not in manifests(out, MESA, "aws").kinds()
+    # managed node groups and pools get their labels from the cloud: no nodes.yaml
+    assert not manifests(out, MESA, "aws").nodes()
     gcp = manifests(out, MESA, "gcp")
-    assert "Node" not in gcp.kinds() and "RuntimeClass" not in gcp.kinds()
+    assert not gcp.nodes() and "RuntimeClass" not in gcp.kinds()
 
 
 # --- tenancy ------------------------------------------------------------------------------
@@ -206,9 +205,9 @@ def test_priority_classes_and_workload_priority_classes_match(out: Path) -> None
 
 def test_every_on_prem_node_gets_its_pool_labels_and_never_its_taints(out: Path) -> None:
     result = manifests(out, "campus.yaml", "serving")
-    patches = result.all("Node")
+    patches = result.nodes()
     assert len(patches) == 16
-    node = result.one("Node", "k8s-l40s-07")
+    node = result.node("k8s-l40s-07")
     labels = node["metadata"]["labels"]
     assert labels["tier"] == "inference"
     assert labels["nvidia.com/device-plugin.config"] == "l40s-serve"
@@ -225,16 +224,16 @@ def test_every_on_prem_node_gets_its_pool_labels_and_never_its_taints(out: Path)
 
 def test_mig_nodes_select_their_layout_and_switch_labels_follow_the_hostlist(out: Path) -> None:
     result = manifests(out, MESA, "onprem")
-    mig = result.one("Node", "k8s-a100-03")["metadata"]["labels"]
+    mig = result.node("k8s-a100-03")["metadata"]["labels"]
     assert mig["nvidia.com/mig.config"] == "a100-mig"
     assert mig["estategen.io/mig"] == "true"
     switches = {
         r["metadata"]["name"]: r["metadata"]["labels"].get("estategen.io/switch")
-        for r in result.all("Node")
+        for r in result.nodes()
         if r["metadata"]["name"].startswith("k8s-l40s")
     }
     assert switches == {f"k8s-l40s-0{i}": "leaf-01" if i <= 3 else "leaf-02" for i in range(1, 7)}
-    cpu = result.one("Node", "k8s-cpu-01")
+    cpu = result.node("k8s-cpu-01")
     assert cpu["metadata"]["labels"] == {
         "estategen.io/estate": "mesa",
         "estategen.io/pool": "cpu-k8s",
@@ -333,7 +332,7 @@ def test_gpu_operator_release_carries_the_same_choices(out: Path) -> None:
     }
     assert values["migManager"]["config"]["name"] == "nvidia-mig-parted-config"
     assert values["dcgmExporter"] == {"enabled": False}
-    label = result.one("Node", "k8s-h100-01")["metadata"]["labels"]
+    label = result.node("k8s-h100-01")["metadata"]["labels"]
     parted = result.one("ConfigMap", "nvidia-mig-parted-config", "nvidia-gpu")["data"]
     layouts = yaml.safe_load(parted["config.yaml"])["mig-configs"]
     assert layouts[label["nvidia.com/mig.config"]][0]["mig-devices"] == {"3g.40gb": 2}
@@ -382,7 +381,7 @@ def test_resource_flavor_selects_exactly_its_pools_nodes(out: Path) -> None:
     flavor = result.one("ResourceFlavor", "l40s-48gb")
     selected = {
         r["metadata"]["name"]
-        for r in result.all("Node")
+        for r in result.nodes()
         if flavor["spec"]["nodeLabels"].items() <= r["metadata"]["labels"].items()
     }
     assert selected == {f"k8s-l40s-{i:02d}" for i in range(1, 17)}

@@ -54,6 +54,14 @@ def objects(source: str, cluster: str) -> list[Obj]:
     ]
 
 
+def nodes(source: str, cluster: str) -> list[Obj]:
+    """The labels each on-prem node registers with (``nodes.yaml``, which no kustomization
+    lists)."""
+    _, files = rendered(source)
+    found = files.get(f"kubernetes/{cluster}/nodes.yaml")
+    return [obj for obj in yaml.safe_load_all(found.content) if obj] if found else []
+
+
 def one(objs: list[Obj], kind: str, name: str) -> Obj:
     (found,) = [o for o in objs if o["kind"] == kind and o["metadata"]["name"] == name]
     return found
@@ -187,11 +195,12 @@ def test_mig_manager_finds_the_gpu_pods_it_waits_for(source: str, cluster: str) 
     assert managers or cluster != "onprem"
 
 
-def test_node_patches_hold_no_taints_and_no_deploy_labels() -> None:
-    """R2.8: mig-manager flips the deploy labels at run time, so nothing may re-apply them;
-    spec.taints is an atomic list, so a patch of it would drop taints others set."""
+def test_node_label_records_hold_no_taints_and_no_deploy_labels() -> None:
+    """R2.8: mig-manager flips the deploy labels at run time, so the label-nodes steps may
+    never set them; taints reach nodes at registration and through the taint-nodes steps."""
     for source, cluster in WITH_PLUGIN:
-        for node in (o for o in objects(source, cluster) if o["kind"] == "Node"):
+        assert nodes(source, cluster)
+        for node in nodes(source, cluster):
             assert set(node) == {"apiVersion", "kind", "metadata"}
             assert not [k for k in node["metadata"]["labels"] if "gpu.deploy" in k]
 

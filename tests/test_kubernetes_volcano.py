@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import test_kubernetes_semantics as semantics
 import yaml
-from test_kubernetes_semantics import objects, one, rendered, values
+from test_kubernetes_semantics import nodes, objects, one, rendered, values
 
 from estategen.kubernetes import frameworks as k8s_frameworks
 from estategen.kubernetes import kueue as k8s_kueue
@@ -669,8 +669,7 @@ def test_pulumi_program_registers_the_queues_releases_and_the_mpi_operator(
             if "metadata" in r.inputs  # not the MPI Operator's ConfigFile
         }
         expected = {
-            ("NodePatch" if o["kind"] == "Node" else o["kind"], o["metadata"].get("namespace"),
-             o["metadata"]["name"])
+            (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
             for o in objects(ESTATE, cluster)
         }  # fmt: skip
         assert registered == expected
@@ -785,12 +784,12 @@ def test_a_team_with_quota_on_one_model_gets_pods_only_on_that_models_nodes() ->
     first = next(g for g in groups if "vision" in g["object"]["value"])
     assert first["object"] == {"key": "namespace", "value": ["vision"]}
     assert first["schedulerName"] == k8s_volcano.SCHEDULER_NAME
-    nodes = {
+    selected = {
         o["metadata"]["name"]
-        for o in objects(source, "hpc")
-        if o["kind"] == "Node" and first["labels"].items() <= o["metadata"]["labels"].items()
+        for o in nodes(source, "hpc")
+        if first["labels"].items() <= o["metadata"]["labels"].items()
     }
-    assert nodes == {"hpc-l4-01", "hpc-l4-02"}
+    assert selected == {"hpc-l4-01", "hpc-l4-02"}
     assert first["tolerations"] == [
         {"key": "gpu-model", "operator": "Equal", "value": "l4", "effect": "NoSchedule"}
     ]

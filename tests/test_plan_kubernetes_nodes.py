@@ -92,8 +92,8 @@ def test_a_changed_pool_label_is_set_with_kubectl_label_before_the_apply(tmp_pat
         "# kubectl on cluster serving:",
         "kubectl label nodes -l estategen.io/pool=l40s tier=batch --overwrite",
     )
-    ids = order(result)
-    assert ids.index("label-nodes") < ids.index("pulumi-up")
+    # no apply: nodes.yaml, which records the labels, is not in the kustomization
+    assert "pulumi-up" not in order(result)
 
 
 @pytest.mark.parametrize(
@@ -123,3 +123,16 @@ def test_host_labels_are_set_per_host_and_dropped_labels_removed(
     kubelet owns it."""
     commands = steps(planned(before, after, tmp_path))["label-nodes"].commands
     assert commands == ("# kubectl on cluster serving:", *expected)
+
+
+def test_a_host_leaving_a_kubernetes_pool_keeps_its_node_until_deleted_by_hand(
+    tmp_path: Path,
+) -> None:
+    """No kustomization lists a Node (a GitOps prune would delete the Node of the removed
+    host while its pods still run): the plan asks to drain the host and delete its Node by
+    hand, and nothing is applied for nodes.yaml."""
+    result = planned("k8s-nodes-added.yaml", "base.yaml", tmp_path)
+    (nodes,) = [f for f in result.files if f.path == "kubernetes/serving/nodes.yaml"]
+    (change,) = nodes.changes
+    assert "delete it by hand" in change.meaning
+    assert [(a.id, a.target) for a in change.actions] == [("review", "kubectl delete node k8s-05")]

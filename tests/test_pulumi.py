@@ -224,7 +224,6 @@ def cluster_data(out: Path, blueprint: str, cluster: str) -> Obj:
 # and the ClusterRole of the job kinds the cluster runs
 TENANCY = {"Namespace", "ResourceQuota", "RoleBinding", "NetworkPolicy", "ClusterRole"}
 CORE_ONPREM = TENANCY | {
-    "NodePatch",
     "RuntimeClass",
     "ConfigMap",
     "ServiceAccount",
@@ -259,9 +258,8 @@ REGISTERED_KINDS = {
     "onprem": CORE_ONPREM
     | {"PriorityClass", "ServiceMonitor", "PrometheusRule", "WorkloadPriorityClass", "Topology"},
     # the GPU Operator brings the device plugin, its RuntimeClass and service accounts
-    "operator": QUEUES | {"NodePatch", "ConfigMap", "DaemonSet", "Service"},
-    # managed node groups are labelled by the cloud: no Node patches
-    "aws": (CORE_ONPREM - {"NodePatch"}) | EKS_NODES | EKS_AUTOSCALER,
+    "operator": QUEUES | {"ConfigMap", "DaemonSet", "Service"},
+    "aws": CORE_ONPREM | EKS_NODES | EKS_AUTOSCALER,
     "gcp": QUEUES | {"DaemonSet", "Service", "ConfigMap", "NodePool"},
 }
 
@@ -274,8 +272,6 @@ def test_each_example_cluster_registers_the_kinds_its_provider_and_install_need(
 
 
 # --- exactly the rendered objects, under stable names --------------------------------------
-
-PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 
 # (type, logical name) of every resource besides the Kubernetes objects, per example cluster
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -311,11 +307,6 @@ OTHER_RESOURCES = {
 }
 
 
-def registered_as(obj: Obj) -> str:
-    """The kind the program registers a manifest object as: a Node's labels as a NodePatch."""
-    return "NodePatch" if obj["kind"] == "Node" else str(obj["kind"])
-
-
 def object_id(kind: str, obj: Obj) -> tuple[str, str | None, str]:
     return (kind, obj["metadata"].get("namespace"), obj["metadata"]["name"])
 
@@ -325,15 +316,10 @@ def test_program_registers_exactly_the_rendered_objects_releases_and_cloud_resou
     out: Path, blueprint: str, cluster: str
 ) -> None:
     result = run(out, blueprint, cluster)
-    rendered_objects = {
-        object_id(registered_as(o), o): o for o in manifests(out, blueprint, cluster)
-    }
+    rendered_objects = {object_id(o["kind"], o): o for o in manifests(out, blueprint, cluster)}
     registered: dict[tuple[str, str | None, str], Obj] = {}
     for resource in result.kubernetes_objects():
         inputs = copy.deepcopy(resource.inputs)
-        if resource.kind == "NodePatch":
-            # the one field the program adds: take the labels over from whoever set them
-            assert inputs["metadata"].pop("annotations") == PATCH_FORCE
         key = object_id(resource.kind, inputs)
         assert key not in registered, key
         registered[key] = inputs
@@ -378,7 +364,6 @@ def test_logical_names_of_the_mesa_on_prem_cluster_do_not_change(out: Path) -> N
     assert {
         ("Namespace", "namespace-nlp-prod"),
         ("ResourceQuota", "resourcequota-vision-gpu"),
-        ("NodePatch", "node-k8s-a100-01"),
         ("DaemonSet", "daemonset-nvidia-gpu-nvidia-device-plugin"),
         ("ConfigMap", "configmap-nvidia-gpu-nvidia-mig-parted-config"),
         ("ClusterRole", "clusterrole-nvidia-device-plugin"),

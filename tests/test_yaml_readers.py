@@ -227,11 +227,10 @@ def test_a_blueprints_labels_stay_strings_through_kubectl_kustomize(tmp_path: Pa
             target = tmp_path / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(output.content)
-    nodes = [
-        obj
-        for obj in yaml.safe_load_all(_kustomize(tmp_path / "kubernetes" / "lab-k8s"))
-        if obj and obj["kind"] == "Node"
-    ]
+    # nodes.yaml is in no kustomization the render writes; one listing it reads it as kubectl
+    folder = tmp_path / "kubernetes" / "lab-k8s"
+    (folder / "kustomization.yaml").write_text("resources: [nodes.yaml]\n")
+    nodes = [obj for obj in yaml.safe_load_all(_kustomize(folder)) if obj and obj["kind"] == "Node"]
     assert nodes
     for node in nodes:
         node_labels = node["metadata"]["labels"]

@@ -49,6 +49,11 @@ class ClusterObjects:
     examples: dict[str, list[Obj]] = field(default_factory=dict)
     # operators published as a manifest, not a chart, applied after the releases
     upstream: list[UpstreamManifest] = field(default_factory=list)
+    # nodes.yaml: the labels each on-prem node registers with (kubelet's flags), one Node per
+    # host; written for the plan's label-nodes steps and for reading, never applied: applying
+    # a Node creates one without status for a host not yet joined, and a GitOps prune deletes
+    # the Node of a host the blueprint no longer lists
+    nodes: list[Obj] = field(default_factory=list)
 
 
 def releases(view: ClusterView) -> list[HelmRelease]:
@@ -138,7 +143,6 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
             *core.team_identity_policy(view),
             *core.priority_classes(view),
         ],
-        "nodes.yaml": core.node_labels_patches(view),
         "nvidia.yaml": [
             *nvidia.runtime_class(view),
             *nvidia.configmaps(view),
@@ -156,4 +160,5 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
         cloud.node_pools(view),
         frameworks.examples(view),
         frameworks.upstream_manifests(view),
+        core.registered_labels(view),
     )

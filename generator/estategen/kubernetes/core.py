@@ -329,14 +329,13 @@ def priority_classes(view: ClusterView) -> list[Obj]:
     ]
 
 
-def node_labels_patches(view: ClusterView) -> list[Obj]:
-    """The labels estategen owns on each on-prem node, for a server-side apply.
+def registered_labels(view: ClusterView) -> list[Obj]:
+    """The labels estategen gives each on-prem node, one Node per host holding labels only.
 
-    kubelet registers a node with these labels and the pool's taints (Ansible), but sets
-    labels only at registration; this carries later label changes to existing nodes. It holds
-    labels only: ``spec.taints`` is an atomic list, and applying it would remove every taint
-    someone else set (maintenance, admins), and the GPU deploy labels mig-manager flips stay
-    with kubelet (R2.8).
+    kubelet registers a node with these labels and the pool's taints (Ansible); labels of
+    running nodes change through the plan's ``label-nodes`` steps, which compare these. They
+    are never applied (no kustomization lists them). They hold labels only: the GPU deploy
+    labels mig-manager flips stay with kubelet (R2.8).
     """
     out = []
     for pool in view.pools:

@@ -87,7 +87,7 @@ def kubernetes_changes(
     Pulumi project's data (:func:`cluster_data`), built from each model by the renderers' own
     functions and compared object by object."""
     from estategen.kubernetes import cluster_objects
-    from estategen.renderers.kubernetes import manifest_folder, values_file
+    from estategen.renderers.kubernetes import NODES_FILE, manifest_folder, values_file
     from estategen.renderers.pulumi import cluster_data
 
     out: dict[str, list[Change]] = {}
@@ -106,10 +106,14 @@ def kubernetes_changes(
         )
         built, before = cluster_objects(new, cluster), cluster_objects(old, earlier)
         mig = earlier.mig_strategy != cluster.mig_strategy
-        for file in [*before.files, *(f for f in built.files if f not in before.files)]:
+        # the applied manifests, and nodes.yaml (not applied): the labels the label-nodes
+        # steps set on running nodes
+        was_files = {**before.files, NODES_FILE: before.nodes}
+        now_files = {**built.files, NODES_FILE: built.nodes}
+        for file in [*was_files, *(f for f in now_files if f not in was_files)]:
             path = f"{base}/{file}"
             out[path] = _object_changes(
-                new, path, name, before.files.get(file, []), built.files.get(file, []), mig
+                new, path, name, was_files.get(file, []), now_files.get(file, []), mig
             )
         values: dict[str, Any] = {values_file(r): r.values for r in before.releases}
         for release in built.releases:
@@ -279,8 +283,7 @@ _OBJECT_CHANGES: dict[str, tuple[str, str]] = {
     "Node": (
         "kubernetes-node-labels",
         "the kubectl label step sets the changed labels on the running nodes (kubelet, which "
-        "registered them, owns them: a server-side apply that changes one conflicts, and one "
-        "that drops one leaves it); pods already running stay",
+        "registered them, owns them; nodes.yaml is not applied); pods already running stay",
     ),
     "ClusterQueue": (
         "kueue-quota",
@@ -512,7 +515,7 @@ def _object_changes(
                 meaning,
                 "" if a is None else short(before_part),
                 "" if b is None else short(after_part),
-                (*labelling.get(subject, ()), up) if kind == "Node" else (up,),
+                tuple(labelling.get(subject, ())) if kind == "Node" else (up,),
             )
         )
     for way, hosts in nodes.items():
@@ -520,13 +523,19 @@ def _object_changes(
             changes.append(
                 Change(
                     path,
-                    "kubernetes-nodes",
+                    "carries-changes" if way == "added" else "kubernetes-nodes",
                     f"{len(hosts)} node(s) {way}",
-                    "node label patches follow the host list; new hosts must join the cluster "
-                    "first (build them with Ansible)",
+                    "nodes.yaml (not applied) follows the host list: new hosts join the "
+                    "cluster when Ansible builds them, kubelet registering them with their "
+                    "labels"
+                    if way == "added"
+                    else "nodes.yaml (not applied) follows the host list: nothing deletes the "
+                    "Node of a removed host; drain it, then delete it by hand",
                     "" if way == "added" else short(hosts),
                     short(hosts) if way == "added" else "",
-                    (up,),
+                    ()
+                    if way == "added"
+                    else (Action("review", f"kubectl delete node {' '.join(sorted(hosts))}"),),
                 )
             )
     return changes

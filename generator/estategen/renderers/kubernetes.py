@@ -21,6 +21,13 @@ EXAMPLES_NOTE = (
     "# Examples, not applied (the kustomization does not list them): copy one, change the\n"
     "# image and command, and submit it to reach your team's queue.\n"
 )
+NODES_FILE = "nodes.yaml"
+NODES_NOTE = (
+    "# Not applied (the kustomization does not list it): the labels each node registers with\n"
+    "# (kubelet's --node-labels, from Ansible). Labels of running nodes change through the\n"
+    "# label-nodes steps of estategen plan; applying a Node would create one for a host not yet\n"
+    "# joined, and a GitOps prune would delete the Node of a host taken out of the blueprint.\n"
+)
 
 
 def dump_all(values: list[Any]) -> str:
@@ -54,6 +61,8 @@ def kubernetes_manifests(estate: Estate) -> Files:
             files[f"{base}/{values_file(release)}"] = text(header + manifest(release.values))
         for name, objs in built.examples.items():
             files[f"{base}/{name}"] = text(header + EXAMPLES_NOTE + dump_all(objs))
+        if built.nodes:
+            files[f"{base}/{NODES_FILE}"] = text(header + NODES_NOTE + dump_all(built.nodes))
         files[f"{base}/README.md"] = text(_readme(estate, cluster, built))
     return files
 
@@ -164,21 +173,21 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         step += 1
     lines += [
         f"{step}. Apply the objects with server-side apply, so estategen owns only the fields",
-        "   it sets (node labels included; it never sets node taints, which kubelet registers):",
+        "   it sets (never a Node's: kubelet registers their labels and taints):",
         "",
         "   ```sh",
         f"   kubectl apply --server-side --field-manager={FIELD_MANAGER} -k .",
         "   ```",
         "",
     ]
-    if "nodes.yaml" in built.files:
+    if built.nodes:
         lines += [
-            "kubelet registers each node with its labels and taints and owns them from then on:",
-            "when the blueprint changes a label of running nodes, this apply conflicts with",
-            "kubelet, and a dropped label or a changed taint never reaches them. Run the",
-            "`kubectl label nodes` and `kubectl taint nodes` steps `estategen plan` lists first",
+            f"`{NODES_FILE}` is not applied (the kustomization does not list it): kubelet",
+            "registers each node with its labels and taints and owns them from then on. When",
+            "the blueprint changes a label or taint of running nodes, run the `kubectl label",
+            "nodes` and `kubectl taint nodes` steps `estategen plan` lists",
             "(`kubectl label nodes -l estategen.io/pool=POOL KEY=VALUE --overwrite`, `KEY-` to",
-            "drop one), then apply.",
+            "drop one).",
             "",
         ]
     if any(o["kind"] == "ResourceFlavor" for o in built.files.get("kueue.yaml", ())):
