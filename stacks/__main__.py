@@ -147,7 +147,14 @@ def logical_name(obj: Obj) -> str:
     return "-".join(p for p in parts if p)
 
 
+# the annotation the generator puts on what a GitOps prune must leave (namespaces, volumes,
+# claims): an object taken out of the manifests is then left in the cluster by pulumi up too
+KEPT = ("kustomize.toolkit.fluxcd.io/prune", "disabled")
+
+
 def register(obj: Obj, opts: pulumi.ResourceOptions | None = None) -> pulumi.CustomResource:
+    if (obj["metadata"].get("annotations") or {}).get(KEPT[0]) == KEPT[1]:
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True))
     typed = _TYPED.get((obj["apiVersion"], obj["kind"]))
     if typed is None:
         return KubernetesObject(logical_name(obj), obj, opts)

@@ -67,3 +67,30 @@ def test_no_kustomization_resolves_to_a_node(blueprint: str, cluster: str, tmp_p
     objects = built(blueprint, cluster, tmp_path)
     assert objects
     assert [o["metadata"]["name"] for o in objects if o["kind"] == "Node"] == []
+
+
+KEPT = {"Namespace", "PersistentVolume", "PersistentVolumeClaim"}
+
+
+@pytest.mark.parametrize(("blueprint", "cluster"), CLUSTERS)
+def test_namespaces_volumes_and_claims_are_never_pruned(
+    blueprint: str, cluster: str, tmp_path: Path
+) -> None:
+    """Pruning a namespace deletes the team's workloads in it, and a volume or claim the data
+    behind it. Flux's kustomize-controller leaves an object annotated
+    ``kustomize.toolkit.fluxcd.io/prune: disabled`` (v1.9.4 docs/spec/v1/kustomizations.md,
+    "Prune"); Argo CD one whose ``argocd.argoproj.io/sync-options`` holds ``Prune=false``
+    (v3.5.1 docs/user-guide/sync-options.md, "No Prune Resources"). Nothing else carries
+    them: the rest of the folder is pruned as usual."""
+    objects = built(blueprint, cluster, tmp_path)
+    kept = [o for o in objects if o["kind"] in KEPT]
+    assert any(o["kind"] == "Namespace" for o in kept)
+    for obj in objects:
+        annotations = obj["metadata"].get("annotations") or {}
+        flux = annotations.get("kustomize.toolkit.fluxcd.io/prune")
+        argo = annotations.get("argocd.argoproj.io/sync-options", "")
+        if obj["kind"] in KEPT:
+            assert flux == "disabled", obj["metadata"]
+            assert "Prune=false" in [o.strip() for o in argo.split(",")], obj["metadata"]
+        else:
+            assert flux is None and "Prune=false" not in argo, obj["metadata"]

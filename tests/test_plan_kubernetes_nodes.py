@@ -136,3 +136,24 @@ def test_a_host_leaving_a_kubernetes_pool_keeps_its_node_until_deleted_by_hand(
     (change,) = nodes.changes
     assert "delete it by hand" in change.meaning
     assert [(a.id, a.target) for a in change.actions] == [("review", "kubectl delete node k8s-05")]
+
+
+def test_a_removed_teams_namespace_is_kept_and_deleted_by_hand(tmp_path: Path) -> None:
+    """The namespace carries the prune-disabled annotations (Flux kustomize-controller v1.9.4
+    docs/spec/v1/kustomizations.md "Prune"; Argo CD v3.5.1 docs/user-guide/sync-options.md
+    "No Prune Resources") and the Pulumi program retains it: taking the team out deletes
+    neither it nor the workloads in it, so the plan says so and names the command."""
+    base = (PAIRS / "base.yaml").read_text()
+    team = "    - {name: nlp, gid: 20002, members: [bob], fairshare: 40}\n"
+    with_ops = base.replace(team, team + "    - {name: ops, gid: 20003, fairshare: 10}\n")
+    assert with_ops != base
+    earlier = estate_of("base.yaml", with_ops)
+    target = tmp_path / earlier.name
+    write_tree(with_manifest(render(earlier), with_ops.encode(), earlier.name), target)
+    later = estate_of("base.yaml")
+    result = plan(later, render(later), target)
+    (namespace,) = [c for f in result.files for c in f.changes if c.subject == "Namespace ops"]
+    assert "is kept" in namespace.meaning and "deleted by hand" in namespace.meaning
+    assert [(a.id, a.target) for a in namespace.actions] == [
+        ("review", "kubectl delete namespace ops")
+    ]

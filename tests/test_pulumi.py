@@ -102,6 +102,7 @@ class DependencyMonitor(MockMonitor):
         super().__init__(mocks)
         self.dependencies: dict[Key, frozenset[Key]] = {}
         self.deleted_first: set[Key] = set()  # registered with delete_before_replace
+        self.retained: set[Key] = set()  # registered with retain_on_delete
 
     def RegisterResource(self, request: Any) -> Any:
         self.dependencies[(request.type, request.name)] = frozenset(
@@ -109,6 +110,8 @@ class DependencyMonitor(MockMonitor):
         )
         if request.deleteBeforeReplace:
             self.deleted_first.add((request.type, request.name))
+        if request.retainOnDelete:
+            self.retained.add((request.type, request.name))
         return super().RegisterResource(request)  # type: ignore[no-untyped-call]
 
 
@@ -139,6 +142,7 @@ class Run:
     dependencies: dict[Key, frozenset[Key]]
     project: Path
     deleted_first: frozenset[Key] = frozenset()  # replaced by deleting, then creating
+    retained: frozenset[Key] = frozenset()  # left in the cluster when taken out of the program
     by_kind: dict[str, list[Resource]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -197,6 +201,7 @@ def run_project(project: Path, config: dict[str, str] | None = None) -> Run:
         monitor.dependencies,
         project,
         frozenset(monitor.deleted_first),
+        frozenset(monitor.retained),
     )
 
 
@@ -356,6 +361,23 @@ def test_every_object_is_registered_under_its_kind_namespace_and_name(
     assert {logical_name(o) for o in manifests(out, blueprint, cluster)} == {
         r.name for r in result.kubernetes_objects()
     }
+
+
+@pytest.mark.parametrize(("blueprint", "cluster"), ALL_PROJECTS, ids=IDS)
+def test_namespaces_volumes_and_claims_stay_when_taken_out_of_the_program(
+    out: Path, blueprint: str, cluster: str
+) -> None:
+    """As a GitOps prune leaves them (kustomize.toolkit.fluxcd.io/prune: disabled), pulumi up
+    leaves a removed team's namespace, or a removed volume or claim, in the cluster: the
+    program registers them with retain_on_delete, and nothing else."""
+    result = run(out, blueprint, cluster)
+    kept = {r.key for r in result.kubernetes_objects() if r.key in result.retained}
+    expected = {
+        r.key
+        for r in result.kubernetes_objects()
+        if r.kind in {"Namespace", "PersistentVolume", "PersistentVolumeClaim"}
+    }
+    assert expected and kept == expected == set(result.retained)
 
 
 def test_logical_names_of_the_mesa_on_prem_cluster_do_not_change(out: Path) -> None:

@@ -28,6 +28,7 @@ from estategen.kubernetes.objects import (
     HelmRelease,
     Obj,
     UpstreamManifest,
+    kept_on_prune,
 )
 from estategen.model import Estate, KubernetesCluster
 
@@ -155,7 +156,7 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
         "slurm.yaml": slinky.objects(view),
     }
     return ClusterObjects(
-        {name: objs for name, objs in files.items() if objs},
+        {name: [kept_on_prune(o) for o in objs] for name, objs in files.items() if objs},
         releases(view),
         cloud.node_pools(view),
         frameworks.examples(view),

@@ -27,6 +27,29 @@ TEAM_LABEL = "estategen.io/team"
 POD_SECURITY = "pod-security.kubernetes.io"
 
 
+# Kinds whose deletion takes data or running work with it: a namespace deletes everything in
+# it, a volume or claim the data behind it (a Delete reclaim policy). A GitOps engine that
+# prunes what the folder no longer lists must leave them, so a removed team or file system
+# is deleted by hand. Flux's kustomize-controller skips objects annotated (or labelled)
+# kustomize.toolkit.fluxcd.io/prune: disabled (docs/spec/v1/kustomizations.md, "Prune", at
+# v1.9.4); Argo CD skips those with the sync option Prune=false (docs/user-guide/
+# sync-options.md, "No Prune Resources", at v3.5.1); the Pulumi program retains them.
+KEPT_ON_PRUNE = frozenset({"Namespace", "PersistentVolume", "PersistentVolumeClaim"})
+FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
+ARGOCD_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+PRUNE_DISABLED = {FLUX_PRUNE: "disabled", ARGOCD_SYNC_OPTIONS: "Prune=false"}
+
+
+def kept_on_prune(obj: Obj) -> Obj:
+    """``obj`` with the annotations that keep it from a GitOps prune, when its kind is one of
+    :data:`KEPT_ON_PRUNE`; otherwise ``obj`` unchanged."""
+    if obj["kind"] not in KEPT_ON_PRUNE:
+        return obj
+    metadata = obj["metadata"]
+    annotations = {**metadata.get("annotations", {}), **PRUNE_DISABLED}
+    return {**obj, "metadata": {**metadata, "annotations": annotations}}
+
+
 def meta(name: str, namespace: str | None = None, **labels: str) -> Obj:
     """``metadata`` with the managed-by label every object of ours carries."""
     out: Obj = {"name": name, "labels": {**MANAGED_BY, **labels}}

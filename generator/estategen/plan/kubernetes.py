@@ -13,7 +13,7 @@ from typing import Any
 
 from estategen.facts import POOL_LABEL
 from estategen.kubernetes.core import JOBS_ROLE
-from estategen.kubernetes.objects import FIELD_MANAGER, Obj
+from estategen.kubernetes.objects import FIELD_MANAGER, KEPT_ON_PRUNE, Obj
 from estategen.model import Estate, KubernetesCluster
 from estategen.plan.steps import Action, Change, pool_nodes
 from estategen.plan.values import differing, plain, short
@@ -507,6 +507,9 @@ def _object_changes(
             )
             continue
         before_part, after_part = differing(a, b)
+        actions: tuple[Action, ...] = tuple(labelling.get(subject, ())) if kind == "Node" else (up,)
+        if b is None and kind in KEPT_ON_PRUNE:
+            meaning, actions = _kept(kind, subject), (_delete_by_hand(kind, subject),)
         changes.append(
             Change(
                 path,
@@ -515,7 +518,7 @@ def _object_changes(
                 meaning,
                 "" if a is None else short(before_part),
                 "" if b is None else short(after_part),
-                tuple(labelling.get(subject, ())) if kind == "Node" else (up,),
+                actions,
             )
         )
     for way, hosts in nodes.items():
@@ -539,6 +542,26 @@ def _object_changes(
                 )
             )
     return changes
+
+
+def _kept(kind: str, subject: str) -> str:
+    """What taking a namespace, volume or claim out of the manifests does: nothing, by design
+    (:data:`estategen.kubernetes.objects.KEPT_ON_PRUNE`)."""
+    what = (
+        f"the namespace {subject} and everything in it (the team's workloads, claims, Secrets)"
+        if kind == "Namespace"
+        else f"the {kind} {subject} and the data behind it"
+    )
+    return (
+        f"{what} is kept: neither pulumi up nor an Argo CD or Flux prune deletes it (prune "
+        "disabled); it must be deleted by hand once nothing needs it"
+    )
+
+
+def _delete_by_hand(kind: str, subject: str) -> Action:
+    namespace, _, name = subject.rpartition("/")
+    where = f" --namespace {namespace}" if namespace else ""
+    return Action("review", f"kubectl delete {kind.lower()}{where} {name}")
 
 
 def take_out(queue: Mapping[str, Any], flavors: Collection[str]) -> Obj | None:
