@@ -33,9 +33,7 @@ LICENCES = {
 # how a test names a vendored release, or a file in one: "kueue-v0.19.2/values.yaml", a
 # release tagged by its date, "amazon-eks-ami-v20260724", or a chart tagged in a repository
 # of many charts, "argo-workflows-1.0.18"
-RELEASE = re.compile(
-    r"[a-z0-9][a-z0-9-]*-(?:v\d+(?:\.\d+)+|v\d{8}|\d+\.\d+\.\d+)(?:/[\w.-]+)*"
-)
+RELEASE = re.compile(r"[a-z0-9][a-z0-9-]*-(?:v\d+(?:\.\d+)+|v\d{8}|\d+\.\d+\.\d+)(?:/[\w.-]+)*")
 
 
 def source_of(folder: Path) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
