@@ -229,47 +229,34 @@ def settle_gpu_lines(
     given = [file for record in kept if (file := record.get("File")) is not None]
     if not given:
         return (), []
-    if mig:
+
+    def settle(kind: str, target: str) -> None:
         for setting in given:
-            _decide(
-                run,
-                decided,
-                setting,
-                "refused",
-                "MIG instances are found by NVML: the render writes no File",
-            )
+            _decide(run, decided, setting, kind, target)
+
+    if mig:
+        settle("refused", "MIG instances are found by NVML: the render writes no File")
         return (), []
     files: list[str] = []
     for setting in given:
         named = device_files(setting.value)
         if named is None:
-            for each in given:
-                _decide(
-                    run,
-                    decided,
-                    each,
-                    "refused",
-                    f"File={setting.value} is not a list of device files under /dev "
-                    "(node_pools[].gpus.files)",
-                )
+            settle(
+                "refused",
+                f"File={setting.value} is not a list of device files under /dev "
+                "(node_pools[].gpus.files)",
+            )
             return (), []
         files += named
     if len(files) != count or len(set(files)) != len(files):
-        for setting in given:
-            _decide(
-                run,
-                decided,
-                setting,
-                "refused",
-                f"the node's gpu lines name {len(files)} device files for its {count} GPUs",
-            )
+        settle(
+            "refused", f"the node's gpu lines name {len(files)} device files for its {count} GPUs"
+        )
         return (), []
     if files == default_files(count):
-        for setting in given:
-            _decide(run, decided, setting, "mapped", f"{_KEPT}: the same files")
+        settle("mapped", f"{_KEPT}: the same files")
         return (), []
-    for setting in given:
-        _decide(run, decided, setting, "mapped", "node_pools[].gpus.files")
+    settle("mapped", "node_pools[].gpus.files")
     return tuple(files), given
 
 
