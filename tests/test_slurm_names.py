@@ -223,6 +223,24 @@ def test_a_team_with_an_underscore_is_the_slurm_account_and_unix_group_of_that_n
     assert {"name": "chem_lab", "gid": 20001} in identity["estate_teams"]
 
 
+def test_a_teams_example_workflow_reaches_the_queue_of_its_dns_form() -> None:
+    """Argo copies spec.podMetadata onto each step's pod, and Kueue admits it through the
+    LocalQueue its label names: chem_lab's queue is chem-lab, and so are the names of its
+    objects (metadata.name is a DNS subdomain, without '_')."""
+    text = CAMPUS.read_text().replace("vision", "chem_lab")
+    text = text.replace(
+        "    - name: serving\n", "    - name: serving\n      frameworks: [job, workflow]\n"
+    )
+    estate = validate_document(parse_blueprint(text.encode(), "campus.yaml")).estate
+    example = render(estate)["kubernetes/serving/examples/chem_lab.yaml"].content.decode()
+    (workflow,) = [o for o in yaml.safe_load_all(example) if o["kind"] == "Workflow"]
+    assert workflow["spec"]["podMetadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "chem-lab"}
+    assert workflow["metadata"]["name"] == "chem-lab-workflow-example"
+    tenancy = render(estate)["kubernetes/serving/tenancy.yaml"].content.decode()
+    accounts = [o for o in yaml.safe_load_all(tenancy) if o["kind"] == "ServiceAccount"]
+    assert {o["metadata"]["labels"]["estategen.io/team"] for o in accounts} >= {"chem-lab"}
+
+
 def test_a_teams_kubernetes_objects_take_its_dns_form_and_its_group_its_name() -> None:
     """Namespaces, queues and label values are DNS names (Kueue's LocalQueue and ClusterQueue
     are metadata.name): chem_lab's are chem-lab; the RoleBinding's group is the Unix group."""

@@ -173,7 +173,7 @@ def workflow_accounts(view: ClusterView) -> list[Obj]:
         return []
     out: list[Obj] = []
     for team in view.estate.identity.teams:
-        labels = {TEAM_LABEL: team.name}
+        labels = {TEAM_LABEL: team.kubernetes_name}
         out += [
             {
                 "apiVersion": "v1",
@@ -372,9 +372,9 @@ def _workflow(view: ClusterView, team: Team, resource: str | None, tolerations: 
     spec: Obj = {"entrypoint": "train", "serviceAccountName": WORKFLOW_ACCOUNT}
     if volcano.uses_volcano(view):
         spec["schedulerName"] = volcano.SCHEDULER_NAME
-        spec["podMetadata"] = {"annotations": {volcano.QUEUE_ANNOTATION: team.name}}
+        spec["podMetadata"] = {"annotations": {volcano.QUEUE_ANNOTATION: team.kubernetes_name}}
     else:
-        spec["podMetadata"] = {"labels": {QUEUE_LABEL: team.name}}
+        spec["podMetadata"] = {"labels": {QUEUE_LABEL: team.kubernetes_name}}
     spec["securityContext"] = pod_security_context(view.estate, team)
     if tolerations:
         spec["tolerations"] = tolerations
@@ -382,7 +382,7 @@ def _workflow(view: ClusterView, team: Team, resource: str | None, tolerations: 
     return {
         "apiVersion": ARGO_API,
         "kind": "Workflow",
-        "metadata": meta(f"{team.name}-workflow-example", team.namespace),
+        "metadata": meta(f"{team.kubernetes_name}-workflow-example", team.namespace),
         "spec": spec,
     }
 
