@@ -390,16 +390,16 @@ def _storage(estate: Estate) -> Iterable[CapacityWarning]:
             pools=tuple(pool.name for pool in bare),
             path="node_pools",
         )
-        bare = []
-    for pool in bare:
-        yield CapacityWarning(
-            "pool-without-storage",
-            f"pool {pool.name}",
-            f"no shared file system is mounted on pool {pool.name}: batch jobs start in "
-            "the user's home directory and expect the same files on every node",
-            pools=(pool.name,),
-            path=pool.path,
-        )
+    else:
+        for pool in bare:
+            yield CapacityWarning(
+                "pool-without-storage",
+                f"pool {pool.name}",
+                f"no shared file system is mounted on pool {pool.name}: batch jobs start in "
+                "the user's home directory and expect the same files on every node",
+                pools=(pool.name,),
+                path=pool.path,
+            )
     for cluster in estate.kubernetes_clusters:
         for storage, mounting in storage_classes(estate, cluster.name):
             if not mounting:
