@@ -388,7 +388,9 @@ def main() -> None:
     data = load()
     check_stack(data, pulumi.Config())
     folder = manifests(data)
-    build(data, rendered_objects(folder), folder)
+    # a cluster synced by Flux or Argo CD gets its objects and releases from the engine
+    objects = [] if data.get("gitops") else rendered_objects(folder)
+    build(data, objects, folder)
 
 
 if __name__ == "__main__":

@@ -664,3 +664,26 @@ def test_hosted_slurm_objects_wait_for_the_operator_and_the_secrets_they_name(
             waits = result.waits_for(resource)
             assert operator in waits, resource.key
             assert {r.key for r in secrets.values()} <= waits, resource.key
+
+
+# a cluster Argo CD syncs: lab.yaml's, with the engine named
+SYNCED_LAB = (
+    (BLUEPRINTS / "lab.yaml")
+    .read_text()
+    .replace(
+        "    - name: lab-k8s\n",
+        "    - name: lab-k8s\n"
+        "      gitops: {engine: argocd, repository: 'https://git.example.org/platform/estate'}\n",
+        1,
+    )
+)
+
+
+def test_the_program_of_a_cluster_a_gitops_engine_syncs_makes_no_object_and_no_release(
+    out: Path,
+) -> None:
+    """Two appliers of the same objects undo each other's changes: where Flux or Argo CD
+    syncs the cluster (its releases included), the program keeps to what they cannot make."""
+    assert "gitops:" in SYNCED_LAB
+    assert run(out, SYNCED_LAB, "lab-k8s").resources == []
+    assert run(out, "lab.yaml", "lab-k8s").kinds() == REGISTERED_KINDS["lab-k8s"]

@@ -565,6 +565,21 @@ class PriorityClass:
 
 
 @dataclass(frozen=True, slots=True)
+class GitOps:
+    """The engine that syncs a cluster's folder from Git, and where it finds the folder."""
+
+    path: str
+    engine: str  # flux | argocd
+    repository: str
+    branch: str
+    # the render output's folder in the repository (kubernetes/<cluster>/ lies below it)
+    folder: str
+    # Flux: the Secret in flux-system with the repository's credentials (GitRepository
+    # spec.secretRef); Argo CD finds its repository credentials by URL instead
+    secret: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class KubernetesCluster:
     path: str
     name: str
@@ -586,6 +601,8 @@ class KubernetesCluster:
     # pods in a team namespace must run as a team member in the team's group (an admission
     # policy), as a batch job does on the Slurm side
     unix_identity: bool = False
+    # --- GitOps: Flux or Argo CD objects that sync the folder, releases first ---
+    gitops: GitOps | None = None
 
     def team_group(self, team: str) -> str:
         """The group the cluster's authenticator gives a team's users (the Unix group of the
@@ -784,7 +801,7 @@ def build(doc: Mapping[str, Any]) -> Estate:
         node_pools=tuple(_pool(i, p) for i, p in enumerate(doc["node_pools"])),
         slurm=slurm_model,
         kubernetes_clusters=tuple(
-            _cluster(i, c) for i, c in enumerate(doc["kubernetes"]["clusters"])
+            _cluster(i, c, doc["estate"]) for i, c in enumerate(doc["kubernetes"]["clusters"])
         ),
         storage=tuple(
             Storage(
@@ -1111,7 +1128,21 @@ def _rest_api(r: Mapping[str, Any] | None) -> RestApi | None:
     return RestApi(r["host"], r["port"], r["user"], SecretRef(r["jwt_key"]["secret"]))
 
 
-def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
+def _gitops(g: Mapping[str, Any] | None, estate: str, path: str) -> GitOps | None:
+    if not g:
+        return None
+    return GitOps(
+        path=f"{path}.gitops",
+        engine=g["engine"],
+        repository=g["repository"],
+        branch=g["branch"],
+        # where `estategen render` writes the output unless told otherwise
+        folder=g.get("path") or f"build/{estate}",
+        secret=g.get("secret"),
+    )
+
+
+def _cluster(index: int, c: Mapping[str, Any], estate: str) -> KubernetesCluster:
     queues = c.get("queues")
     path = f"kubernetes.clusters[{index}]"
     return KubernetesCluster(
@@ -1153,6 +1184,7 @@ def _cluster(index: int, c: Mapping[str, Any]) -> KubernetesCluster:
         pod_security=c["tenancy"]["pod_security"],
         group=c["tenancy"]["group"],
         unix_identity=c["tenancy"]["unix_identity"],
+        gitops=_gitops(c.get("gitops"), estate, path),
     )
 
 

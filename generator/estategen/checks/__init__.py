@@ -50,6 +50,7 @@ from estategen.checks.kubernetes import (
     aks_pools_buildable,
     eks_autoscaler_tags_fit,
     frameworks_resolve,
+    gitops_repository_access,
     queue_engine_keys,
     unix_identity_needs_admission_policies,
 )
@@ -160,6 +161,7 @@ __all__ = [
     "directory_complete",
     "eks_autoscaler_tags_fit",
     "frameworks_resolve",
+    "gitops_repository_access",
     "gpu_models_offered_by_cloud",
     "gpu_models_resolve",
     "health_check_node_state_valid",

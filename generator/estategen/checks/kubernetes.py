@@ -223,3 +223,33 @@ def unix_identity_needs_admission_policies(estate: Estate) -> Iterator[Finding]:
                 "estategen enforces it with a ValidatingAdmissionPolicy, which Kubernetes "
                 f"serves as v1 from 1.30; versions.kubernetes is {version.text}",
             )
+
+
+@check
+def gitops_repository_access(estate: Estate) -> Iterator[Finding]:
+    """Flux reads a repository with the Secret its GitRepository names (spec.secretRef), and an
+    ssh:// one only with a key from it; Argo CD names no Secret on an Application, it matches
+    its repository credentials by URL (source-controller v1.9.1 docs/spec/v1/gitrepositories.md,
+    Secret reference; Argo CD v3.5.1 docs/operator-manual/declarative-setup.md, Repositories)."""
+    for cluster in estate.kubernetes_clusters:
+        gitops = cluster.gitops
+        if gitops is None:
+            continue
+        if gitops.engine == "argocd" and gitops.secret is not None:
+            yield issue(
+                f"{gitops.path}.secret",
+                "Argo CD finds a repository's credentials by its URL, in a Secret labelled "
+                "argocd.argoproj.io/secret-type: repository, not by a name an Application "
+                "gives: remove `secret` and create that Secret in namespace argocd",
+            )
+        if (
+            gitops.engine == "flux"
+            and gitops.secret is None
+            and gitops.repository.startswith("ssh://")
+        ):
+            yield issue(
+                f"{gitops.path}.secret",
+                "Flux reads an ssh:// repository only with the key of a Secret its "
+                "GitRepository names: set `secret` to the name of a Secret in flux-system "
+                "(`flux create secret git NAME --url=...`), or use the https URL",
+            )

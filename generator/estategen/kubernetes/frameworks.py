@@ -68,10 +68,8 @@ ARGO_API = "argoproj.io/v1alpha1"
 WORKFLOW_ACCOUNT = "argo-workflow"
 EXECUTOR_ROLE = "argo-workflow-executor"
 MPI_OPERATOR_VERSION = "v0.8.0"
-MPI_OPERATOR_MANIFEST = (
-    "https://raw.githubusercontent.com/kubeflow/mpi-operator/"
-    f"{MPI_OPERATOR_VERSION}/deploy/v2beta1/mpi-operator.yaml"
-)
+MPI_OPERATOR_REPOSITORY = "https://github.com/kubeflow/mpi-operator"
+MPI_OPERATOR_MANIFEST = "deploy/v2beta1/mpi-operator.yaml"
 
 
 def releases(view: ClusterView) -> list[HelmRelease]:
@@ -220,7 +218,11 @@ def upstream_manifests(view: ClusterView) -> list[UpstreamManifest]:
         return []
     return [
         UpstreamManifest(
-            "mpi-operator", MPI_OPERATOR_MANIFEST, MPI_OPERATOR_VERSION, ("kubeflow.org",)
+            "mpi-operator",
+            MPI_OPERATOR_REPOSITORY,
+            MPI_OPERATOR_VERSION,
+            MPI_OPERATOR_MANIFEST,
+            ("kubeflow.org",),
         )
     ]
 

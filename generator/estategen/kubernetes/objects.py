@@ -6,6 +6,7 @@ become; the writer and the Pulumi program take them as they are.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -172,9 +173,21 @@ class UpstreamManifest:
     applied from its URL at the pinned tag, server-side, as the project's README says."""
 
     name: str
-    url: str
-    version: str
+    repository: str  # its GitHub repository, https
+    version: str  # the tag
+    path: str  # the manifest's path in the repository
     provides: tuple[str, ...] = ()
+
+    @property
+    def url(self) -> str:
+        """The manifest's file at the tag, as GitHub serves it raw."""
+        owner_name = self.repository.removeprefix("https://github.com/")
+        return f"https://raw.githubusercontent.com/{owner_name}/{self.version}/{self.path}"
+
+    @property
+    def folder(self) -> str:
+        """The manifest's folder, which a GitOps engine applies (it holds only the manifest)."""
+        return posixpath.dirname(self.path)
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,28 @@ def _kubernetes_other(path: str, status: str, cluster: str, name: str) -> list[C
     ]
 
 
+def _gitops(path: str, status: str, cluster: str, name: str) -> list[Change]:
+    """The GitOps engine's objects: the engine applies what it syncs once the output is
+    committed; what is applied once by hand (Flux's sync.yaml, Argo CD's root Application and
+    its argocd-cm patch) is applied again when it changes."""
+    by_hand = name in ("sync.yaml", "root.yaml", "application-health.yaml")
+    meaning = (
+        f"applied by hand, not synced: apply gitops/{cluster}/{name} again once committed"
+        if by_hand
+        else "the GitOps engine syncs it once the output is committed; "
+        "its releases and objects are explained under kubernetes/" + cluster
+    )
+    return [
+        Change(
+            path,
+            "kubernetes-gitops",
+            f"{cluster}/{name}",
+            f"{status}; {meaning}",
+            actions=(Action("review", path),),
+        )
+    ]
+
+
 def _pulumi_program(path: str, status: str, cluster: str, name: str) -> list[Change]:
     if name == "requirements.txt":
         meaning = (
@@ -250,6 +272,7 @@ _EXPLAINERS: list[tuple[str, Explainer]] = [
     (r"ansible/.+", _ansible_other),
     (r"kubernetes/([^/]+)/examples/([^/]+)\.yaml", _examples),
     (r"kubernetes/([^/]+)/(.+)", _kubernetes_other),
+    (r"gitops/([^/]+)/(.+)", _gitops),
     (r"pulumi/([^/]+)/Pulumi\.([^/]+)\.yaml", _stack_settings),
     (r"pulumi/([^/]+)/([^/]+)", _pulumi_program),
     (r"observability/prometheus/(.+)", _prometheus),

@@ -33,9 +33,13 @@ def _cluster_data_changes(
     for name in sorted(set(was) | set(now)):
         if was.get(name) != now.get(name):
             changes.append(_pool_change(path, cluster, name, was.get(name), now.get(name)))
+    if old.get("gitops") != new.get("gitops"):
+        changes.append(_gitops_change(path, cluster, old.get("gitops"), new.get("gitops")))
     for key in sorted(set(old) | set(new)):
-        if key == "node_pools" or old.get(key) == new.get(key):
+        if key in ("node_pools", "gitops") or old.get(key) == new.get(key):
             continue
+        if new.get("gitops") and key in ("releases", "secrets", "upstream_manifests"):
+            continue  # the engine's now, said by the change of gitops
         meaning = (
             "pinned charts change: the Helm releases upgrade with pulumi up"
             + _release_secrets_note(old.get(key), new.get(key))
@@ -56,6 +60,56 @@ def _cluster_data_changes(
             Change(path, kind, key, meaning, short(old.get(key)), short(new.get(key)), (up,))
         )
     return changes
+
+
+def _gitops_change(path: str, cluster: str, was: str | None, now: str | None) -> Change:
+    """A GitOps engine taking the cluster's objects and releases over from the Pulumi program,
+    or giving them back. Pulumi deletes what its program stops making, so it forgets them
+    first (``pulumi-hand-over``: the stack's state without its ``kubernetes:`` resources)."""
+    up = Action("pulumi-up", cluster)
+    if was is None:
+        meaning = (
+            f"{now} installs the releases and syncs the objects from now on, and the Pulumi "
+            "program makes only cloud resources: take the cluster's Kubernetes resources out of "
+            "the stack's state first, so pulumi up does not delete them, then commit the output "
+            f"and apply gitops/{cluster}/ as kubernetes/{cluster}/README.md says"
+        )
+        return Change(
+            path,
+            "kubernetes-cluster-settings",
+            "gitops",
+            meaning,
+            "",
+            now or "",
+            (
+                Action("pulumi-hand-over", cluster),
+                up,
+            ),
+        )
+    if now is None:
+        meaning = (
+            f"the Pulumi program makes the objects and releases again: stop {was} first "
+            "without deleting what it applied (delete its objects of gitops/"
+            f"{cluster}/ with kubectl delete --cascade=orphan, after flux suspend for Flux's "
+            "Kustomizations and HelmReleases), and uninstall nothing: pulumi up applies the "
+            "objects over the running ones (server-side apply), and a Helm release it finds "
+            "installed must be imported (pulumi import) or it refuses to install it again"
+        )
+    else:
+        meaning = (
+            f"{now} takes the cluster over from {was}: stop {was} without deleting what it "
+            f"applied (kubectl delete --cascade=orphan of its objects), then apply gitops/"
+            f"{cluster}/ as kubernetes/{cluster}/README.md says"
+        )
+    return Change(
+        path,
+        "kubernetes-cluster-settings",
+        "gitops",
+        meaning,
+        was,
+        now or "",
+        (Action("review", f"{path} gitops"),),
+    )
 
 
 def _pods_ready_meaning(

@@ -145,6 +145,12 @@ STEPS: dict[str, tuple[int, str]] = {
     "kueue-take-out": (76, "take the Kueue flavors to replace out of the ClusterQueues"),
     "drain-kubernetes-pool": (77, "drain the nodes of the managed pools pulumi up replaces"),
     "pulumi-replace": (78, "replace Kubernetes objects the API server will not update in place"),
+    # Pulumi deletes what its program stops making: a cluster a GitOps engine takes over
+    "pulumi-hand-over": (
+        79,
+        "take the Kubernetes resources a GitOps engine takes over out of "
+        "the Pulumi state, deleting nothing",
+    ),
     "pulumi-up": (80, "apply the Kubernetes changes"),
     "prometheus-reload": (85, "reload Prometheus"),
     "review": (95, "review only: no operational effect"),
@@ -262,6 +268,17 @@ def _commands(
         return [
             f"(cd pulumi/{c} && pulumi up --stack {estate}{' --refresh' * (c in refresh)})"
             for c in sorted(targets)
+        ]
+    if action_id == "pulumi-hand-over":
+        return [
+            command
+            for c in sorted(targets)
+            for command in (
+                f"(cd pulumi/{c} && pulumi stack export --stack {estate} --file state.json)",
+                f'jq \'.deployment.resources |= map(select(.type | startswith("kubernetes:") '
+                f"| not))' pulumi/{c}/state.json > pulumi/{c}/handed-over.json",
+                f"(cd pulumi/{c} && pulumi stack import --stack {estate} --file handed-over.json)",
+            )
         ]
     if action_id == "kueue-take-out":
         return _take_out_commands(targets)

@@ -34,6 +34,10 @@ def estate_data(estate: Estate) -> dict[str, Any]:
         for key in ("health_checks", "cloud"):
             if pool[key] is None:
                 pool.pop(key)
+    for cluster in data["kubernetes_clusters"]:
+        # the GitOps engine: shown where the blueprint names one
+        if cluster["gitops"] is None:
+            cluster.pop("gitops")
     if data["slurm"]["health_check"] is None:
         data["slurm"].pop("health_check")
     if not any(p.cloud_nodes for p in estate.node_pools):

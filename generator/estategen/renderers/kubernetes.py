@@ -10,8 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from estategen.kubernetes import ClusterObjects, autoscaler, cluster_objects, slinky, storage
-from estategen.kubernetes.objects import FIELD_MANAGER, ClusterView, HelmRelease
+from estategen.kubernetes import (
+    ClusterObjects,
+    autoscaler,
+    cluster_objects,
+    gitops,
+    slinky,
+    storage,
+)
+from estategen.kubernetes.objects import FIELD_MANAGER, ClusterView, HelmRelease, Obj
 from estategen.model import Estate, KubernetesCluster
 from estategen.output import Files, renderer, text
 from estategen.yamltext import manifest
@@ -51,11 +58,7 @@ def kubernetes_manifests(estate: Estate) -> Files:
         base = manifest_folder(cluster)
         for name, objs in built.files.items():
             files[f"{base}/{name}"] = text(header + dump_all(objs))
-        kustomization = {
-            "apiVersion": "kustomize.config.k8s.io/v1beta1",
-            "kind": "Kustomization",
-            "resources": list(built.files),
-        }
+        kustomization = _kustomization(list(built.files))
         files[f"{base}/kustomization.yaml"] = text(header + manifest(kustomization))
         for release in built.releases:
             files[f"{base}/{values_file(release)}"] = text(header + manifest(release.values))
@@ -63,8 +66,116 @@ def kubernetes_manifests(estate: Estate) -> Files:
             files[f"{base}/{name}"] = text(header + EXAMPLES_NOTE + dump_all(objs))
         if built.nodes:
             files[f"{base}/{NODES_FILE}"] = text(header + NODES_NOTE + dump_all(built.nodes))
+        files.update(gitops_files(estate, cluster, built))
         files[f"{base}/README.md"] = text(_readme(estate, cluster, built))
     return files
+
+
+def _kustomization(resources: list[str]) -> Obj:
+    return {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": resources,
+    }
+
+
+def gitops_files(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -> Files:
+    """``gitops/<cluster>/``: the engine's objects, which the cluster's kustomization does not
+    list: what is applied once, the folder the engine syncs the releases from, and the
+    cluster's folder as the engine syncs it."""
+    config = cluster.gitops
+    if config is None:
+        return {}
+    header = HEADER.format(estate=estate.name)
+    base = gitops.engine_folder(cluster)
+    namespaces = gitops.release_namespaces(built.releases, built.files.get("namespaces.yaml", []))
+    objs: dict[str, list[Obj]] = {
+        "objects/kustomization.yaml": [gitops.objects_kustomization(cluster, namespaces)]
+    }
+    if config.engine == "flux":
+        objs["sync.yaml"] = gitops.flux_sync(estate, cluster, config)
+        objs["releases/releases.yaml"] = gitops.flux_releases(
+            built.releases, built.upstream, namespaces
+        )
+        objs["releases/kustomization.yaml"] = [_kustomization(["releases.yaml"])]
+    else:
+        objs["root.yaml"] = [gitops.argocd_root(estate, cluster, config)]
+        objs["application-health.yaml"] = [gitops.application_health()]
+        objs["applications.yaml"] = gitops.argocd_applications(
+            estate, cluster, config, built.releases, built.upstream
+        )
+        resources = ["applications.yaml"]
+        if namespaces:
+            objs["namespaces.yaml"] = gitops.argocd_namespaces(namespaces)
+            resources.insert(0, "namespaces.yaml")
+        objs["kustomization.yaml"] = [_kustomization(resources)]
+    return {f"{base}/{name}": text(header + dump_all(values)) for name, values in objs.items()}
+
+
+def _gitops_readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -> list[str]:
+    """How the blueprint's GitOps engine takes the steps above over, once the render output
+    is committed where ``gitops.path`` says."""
+    config = cluster.gitops
+    if config is None:
+        return []
+    where = f"`{config.repository}` (branch `{config.branch}`, folder `{config.folder}`)"
+    view = ClusterView.of(estate, cluster)
+    folder = f"../../{gitops.engine_folder(cluster)}"
+    engine, home = (
+        ("Flux", gitops.FLUX_NAMESPACE)
+        if config.engine == "flux"
+        else ("Argo CD", gitops.ARGOCD_NAMESPACE)
+    )
+    lines = [
+        f"## Synced by {engine} from {where}",
+        "",
+        f"With {engine} installed in namespace `{home}`, commit the render output there.",
+        "",
+    ]
+    if any(r.secrets for r in built.releases) or slinky.secrets(view):
+        lines += [
+            "Create the Secrets of the steps above first: they are never in the repository.",
+            "",
+        ]
+    if config.engine == "flux":
+        return [
+            *lines,
+            f"`{folder}/releases/` installs each release above from its chart, with the same",
+            "values, release name and namespace (helm-controller takes over a release installed",
+            "by hand, it does not install it twice), each after the one before, and the",
+            "Namespaces a release installs into without creating it.",
+            f"`{folder}/sync.yaml` holds the repository and two Kustomizations: one applies the",
+            "releases and waits until they are ready; the other syncs this folder (less those",
+            f"Namespaces: `{folder}/objects/`) and depends on it, so the objects meet their",
+            "CRDs. Apply it once:",
+            "",
+            "```sh",
+            f"kubectl apply --server-side -f {folder}/sync.yaml",
+            "```",
+            "",
+        ]
+    return [
+        *lines,
+        f"`{folder}/applications.yaml` has an Application per release above (its chart,",
+        "version, values and release name), one for each operator published as a manifest,",
+        "and one for this folder (less the Namespaces a release installs into without",
+        f"creating it: `{folder}/objects/`), in sync waves in that order. The parent",
+        f"Application `{folder}/root.yaml` syncs those Namespaces first, then them; Argo CD",
+        "waits on a wave's Applications only with the health check for Applications that",
+        f"`{folder}/application-health.yaml` adds to `argocd-cm`. Once:",
+        "",
+        "```sh",
+        f"kubectl --namespace {gitops.ARGOCD_NAMESPACE} patch configmap argocd-cm --type merge "
+        f"--patch-file {folder}/application-health.yaml",
+        f"kubectl apply --server-side -f {folder}/root.yaml",
+        "```",
+        "",
+        "Argo CD applies a chart's objects itself (`helm template`): a release installed",
+        "before with `helm` keeps its Helm record; delete that record's Secrets",
+        "(`sh.helm.release.v1.NAME.*`), never `helm uninstall`, which would delete the",
+        "objects Argo CD now keeps.",
+        "",
+    ]
 
 
 # what makes each provider's network plugin enforce NetworkPolicies
@@ -180,6 +291,7 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
         "   ```",
         "",
     ]
+    lines += _gitops_readme(estate, cluster, built)
     if built.nodes:
         lines += [
             f"`{NODES_FILE}` is not applied (the kustomization does not list it): kubelet",

@@ -167,6 +167,12 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
         if autoscaler.needed(view)
         else None,
     }
+    if cluster.gitops is not None:
+        # the GitOps engine installs the releases and syncs the objects: the program makes
+        # only what the engine cannot, the cloud's node pools and roles
+        data["gitops"] = cluster.gitops.engine
+        data["releases"] = []
+        return data
     hosted = slinky.secrets(view)
     if hosted:
         # Secrets the Slinky objects reference, from the stack's secret config

@@ -183,10 +183,21 @@ APT_SOURCE = (
     r" [A-Za-z0-9._/-]{1,64}( [A-Za-z0-9._-]{1,64}){0,8}"
 )
 HTTPS_URL = r"https://[A-Za-z0-9._~:/%+@-]{1,400}"
+# --- the Git repository a GitOps engine syncs the rendered output from ---
+# https or ssh (Flux's GitRepository reads no scp-like `git@host:path`): host, port, path
+GIT_URL = r"(https|ssh)://([A-Za-z0-9._-]{1,64}@)?[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?(/[A-Za-z0-9._~-]{1,100}){1,16}/?"
+# a branch as git-check-ref-format(1) allows it, minus what needs quoting: parts that do not
+# start with '.', no '..', not ending in '.lock'
+_REF_PART = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"
+GIT_BRANCH = rf"(?!.*\.\.)(?!.*\.lock$){_REF_PART}(/{_REF_PART}){{0,8}}"
+# a folder inside the repository, relative, no part starting with '.' ('.' alone is the root)
+REPO_PATH = rf"\.|{_PATH_PART}(/{_PATH_PART}){{0,15}}"
 KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
 PROVIDERS = ("on-prem", "gke", "eks", "aks")
 # queue engines and training frameworks a Kubernetes cluster may run
 QUEUE_ENGINES = ("kueue", "volcano")
+# the GitOps engines whose objects a cluster's folder carries (kubernetes.clusters[].gitops)
+GITOPS_ENGINES = ("flux", "argocd")
 FRAMEWORKS = ("job", "jobset", "trainjob", "mpijob", "rayjob", "workflow")
 DEFAULT_FRAMEWORKS = ("job",)
 # --- the words of health checks, partitions, reservations, MPI and site overrides ---
@@ -312,6 +323,10 @@ PATTERN_HINTS = {
     APT_SOURCE: "apt source line like 'deb [signed-by=/etc/apt/keyrings/slurm.asc] "
     "https://repo.example.org/slurm bookworm main'",
     HTTPS_URL: "https URL like 'https://repo.example.org/slurm/key.asc'",
+    GIT_URL: "https or ssh URL of a Git repository like "
+    "'https://git.example.org/platform/estate.git' or 'ssh://git@git.example.org/platform/estate'",
+    GIT_BRANCH: "branch name like 'main' or 'release/2026-12'",
+    REPO_PATH: "folder in the repository like 'build/frontier', or '.' for its root",
 }
 
 

@@ -38,6 +38,9 @@ from estategen.schema.patterns import (
     FREE_TEXT,
     GCE_PROJECT,
     GCE_ZONE,
+    GIT_BRANCH,
+    GIT_URL,
+    GITOPS_ENGINES,
     GKE_LUSTRE_INSTANCE,
     GRES_TYPE,
     GROUP,
@@ -73,6 +76,7 @@ from estategen.schema.patterns import (
     QUEUE_ENGINES,
     QUOTA_KEY,
     REGION,
+    REPO_PATH,
     RESERVATION_FLAGS,
     RESOURCE_GROUP,
     SCHEDULER_PARAMETER,
@@ -585,6 +589,18 @@ _K8S_CLUSTER = _dict(
             default=[],
         ),
         "prometheus_operator": {"type": "boolean", "default": False},
+        # --- GitOps: the engine that syncs the cluster's folder, and the repository it reads ---
+        "gitops": _dict(
+            {
+                "engine": {"type": "string", "allowed": list(GITOPS_ENGINES), "required": True},
+                "repository": _s(GIT_URL, required=True),
+                "branch": _s(GIT_BRANCH, default="main"),
+                # the render output's folder in the repository; the model fills build/<estate>
+                "path": _s(REPO_PATH),
+                # Flux: the Secret in flux-system holding the repository's credentials
+                "secret": _name(),
+            }
+        ),
         # --- tenancy: what a team may do in its namespace ---
         "tenancy": _dict(
             {
