@@ -74,6 +74,16 @@ kubernetes:
 """
 
 
+# ESTATE with a level of its own for two teams: ops looser than kq's restricted, vision
+# stricter than vc's baseline; nlp keeps each cluster's
+TEAM_LEVELS = ESTATE.replace(
+    "    - {name: vision, gid: 21001, members: [ana]}\n",
+    "    - {name: vision, gid: 21001, members: [ana], pod_security: restricted}\n",
+).replace(
+    "    - {name: ops, gid: 21003}\n", "    - {name: ops, gid: 21003, pod_security: baseline}\n"
+)
+
+
 @cache
 def rendered(source: str) -> tuple[Estate, Files]:
     text = (BLUEPRINTS / source).read_text() if source.endswith(".yaml") else source
@@ -126,13 +136,12 @@ def clusters(source: str) -> list[str]:
 EVERY_CLUSTER = sorted(
     {(source_of(b) if b.endswith(".yaml") else b, c) for b, c in ALL_PROJECTS}
     | {("frontier.yaml", c) for c in clusters("frontier.yaml")}
-    | {(ESTATE, c) for c in clusters(ESTATE)},
-    key=lambda pair: (pair[0] == MESA, pair[0] == ESTATE, pair),
+    | {(ESTATE, c) for c in clusters(ESTATE)}
+    | {(TEAM_LEVELS, c) for c in clusters(TEAM_LEVELS)},
+    key=lambda pair: (pair[0] == MESA, pair[0] == ESTATE, pair[0] == TEAM_LEVELS, pair),
 )
-IDS = [
-    f"{'mesa' if s == MESA else 'tenancy' if s == ESTATE else Path(s).stem}-{c}"
-    for s, c in EVERY_CLUSTER
-]
+_SOURCE_IDS = {MESA: "mesa", ESTATE: "tenancy", TEAM_LEVELS: "team-levels"}
+IDS = [f"{_SOURCE_IDS.get(s) or Path(s).stem}-{c}" for s, c in EVERY_CLUSTER]
 
 
 # --- the Pod Security Standards, from their table ------------------------------------------
@@ -399,6 +408,80 @@ def test_a_privileged_or_unknown_level_is_refused_with_the_levels_allowed() -> N
         ), messages
 
 
+def test_a_teams_level_labels_its_namespace_on_every_cluster_others_keep_the_clusters() -> None:
+    """kubernetes.io/docs/concepts/security/pod-security-admission (kubernetes/website,
+    content/en/docs/concepts/security/pod-security-admission.md, "Pod Security Admission labels
+    for namespaces"): the level is a label of each namespace, so one team's can differ from
+    the rest of its cluster. ``identity.teams[].pod_security`` gives the team's namespace its
+    level on every cluster, looser (ops: baseline where kq enforces restricted) or stricter
+    (vision: restricted where vc enforces baseline), each mode's version still pinned; a team
+    without one (nlp) keeps each cluster's level."""
+    expected = {
+        "kq": {"vision": "restricted", "nlp-prod": "restricted", "ops": "baseline"},
+        "vc": {"vision": "restricted", "nlp-prod": "baseline", "ops": "baseline"},
+    }
+    for cluster, levels in expected.items():
+        namespaces = team_namespaces(TEAM_LEVELS, cluster)
+        for name, level in levels.items():
+            labels = namespaces[name]["metadata"]["labels"]
+            for mode in ("enforce", "warn"):
+                assert labels[f"{PSA}/{mode}"] == level, (cluster, name, mode)
+                assert labels[f"{PSA}/{mode}-version"] == "v1.33"
+
+
+def test_a_teams_level_is_recorded_and_read_back_by_the_plan() -> None:
+    """estate.json records a team's own level (the plan compares it), and only where the
+    blueprint sets one: the examples' estate.json keep their bytes."""
+    from estategen.recorded import estate_from_data
+    from estategen.renderers.estate_json import estate_data
+
+    estate, _ = rendered(TEAM_LEVELS)
+    teams = {t["name"]: t for t in estate_data(estate)["identity"]["teams"]}
+    assert teams["ops"]["pod_security"] == "baseline"
+    assert "pod_security" not in teams["nlp"]
+    again = estate_from_data(estate_data(estate))
+    assert [t.pod_security for t in again.identity.teams] == ["restricted", None, "baseline"]
+
+
+PRIVILEGED = ESTATE.replace(
+    "    - {name: ops, gid: 21003}\n", "    - {name: ops, gid: 21003, pod_security: privileged}\n"
+).replace("    - name: kq\n", "    - name: kq\n      tenancy: {unix_identity: true}\n")
+
+
+def test_a_privileged_team_is_labelled_so_warned_of_and_the_warning_may_be_silenced() -> None:
+    """kubernetes.io/docs/concepts/security/pod-security-standards: privileged is the
+    unrestricted level. A team may have it by name, never a whole cluster: its namespace is
+    labelled privileged on every cluster, and validate warns at the team's key (what the
+    warning says: tests/checks/test_kubernetes.py); a site that gave the team nodes of its own
+    may silence the rule."""
+    document = load.parse_blueprint(PRIVILEGED.encode(), "blueprint.yaml")
+    findings = pipeline.validate_document(document).findings
+    (warning,) = [f for f in findings if f.rule == "check/team-pod-security-privileged"]
+    assert (warning.path, warning.level) == ("identity.teams[2].pod_security", "warning")
+    silenced = pipeline.validate_document(document, ["check/team-pod-security-privileged"])
+    assert [f.rule for f in silenced.suppressed] == ["check/team-pod-security-privileged"]
+    for cluster in ("kq", "vc"):
+        labels = team_namespaces(PRIVILEGED, cluster)["ops"]["metadata"]["labels"]
+        assert labels[f"{PSA}/enforce"] == labels[f"{PSA}/warn"] == "privileged"
+    document = load.parse_blueprint(TEAM_LEVELS.encode(), "blueprint.yaml")
+    rules = {f.rule for f in pipeline.validate_document(document).findings}
+    assert "check/team-pod-security-privileged" not in rules
+
+
+def test_a_teams_unknown_level_is_refused_at_its_key_with_the_levels_allowed() -> None:
+    for level in ("Baseline", "root", "''"):
+        text = TEAM_LEVELS.replace("pod_security: baseline}", f"pod_security: {level}}}")
+        document = load.parse_blueprint(text.encode(), "blueprint.yaml")
+        with pytest.raises(BlueprintInvalid) as failed:
+            pipeline.validate_document(document)
+        messages = [f"{f.path}: {f.message}" for f in failed.value.findings]
+        assert any(
+            m.startswith("identity.teams[2].pod_security:")
+            and "restricted, baseline, privileged" in m
+            for m in messages
+        ), messages
+
+
 @pytest.mark.parametrize(("source", "cluster"), EVERY_CLUSTER, ids=IDS)
 def test_every_pod_template_in_a_team_namespace_passes_its_namespaces_level(
     source: str, cluster: str
@@ -408,7 +491,8 @@ def test_every_pod_template_in_a_team_namespace_passes_its_namespaces_level(
     Volcano Job that is every pod its controller makes, long after the object was accepted.
     So every pod template estategen renders into a team namespace (applied objects and the
     example jobs, a TrainJob's as Trainer merges its runtimePatches into its runtime) passes
-    the namespace's level, as the standard's table states each control. What the controllers
+    the namespace's own level (the team's, where ``identity.teams[].pod_security`` sets one:
+    ``team-levels-*``), as the standard's table states each control. What the controllers
     add to those pods keeps it: Volcano's job plugins (pkg/controllers/job/plugins, v1.15.1:
     svc, ssh, pytorch, mpi, ray) add environment, ports, hostnames and ConfigMap or Secret
     volumes, no host namespace, path or port, capability or securityContext; Argo Workflows

@@ -210,6 +210,10 @@ class Team:
     # the team's name where Kubernetes needs a DNS label: its queues, labels and the
     # namespace's default (slurm_names.kubernetes_name: chem_lab is chem-lab)
     kubernetes_name: str
+    # --- per-team Pod Security level ---
+    # the level the team's namespaces enforce on every cluster, instead of the cluster's
+    # tenancy.pod_security (None: the cluster's); KubernetesCluster.team_pod_security
+    pod_security: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -604,6 +608,12 @@ class KubernetesCluster:
     # --- GitOps: Flux or Argo CD objects that sync the folder, releases first ---
     gitops: GitOps | None = None
 
+    def team_pod_security(self, team: Team) -> str:
+        """The Pod Security Standards level a team's namespace enforces on this cluster: the
+        team's own (``identity.teams[].pod_security``), looser or stricter, else the
+        cluster's."""
+        return team.pod_security or self.pod_security
+
     def team_group(self, team: str) -> str:
         """The group the cluster's authenticator gives a team's users (the Unix group of the
         team on the Slurm side, ``team``, as ``tenancy.group`` spells it)."""
@@ -794,6 +804,7 @@ def build(doc: Mapping[str, Any]) -> Estate:
                     fairshare=t["fairshare"],
                     namespace=t.get("namespace") or kubernetes_name(t["name"]),
                     kubernetes_name=kubernetes_name(t["name"]),
+                    pod_security=t.get("pod_security"),
                 )
                 for i, t in enumerate(identity["teams"])
             ),

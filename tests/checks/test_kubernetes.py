@@ -313,3 +313,73 @@ def test_unix_identity_before_kubernetes_1_30_is_refused() -> None:
         "kubernetes.clusters[0].tenancy.unix_identity",
         "ValidatingAdmissionPolicy, which Kubernetes serves as v1 from 1.30",
     )
+
+
+# --- team_pod_security_applies, team_pod_security_privileged -------------------------------------
+
+
+def team_level(level: str, clusters: str = "") -> str:
+    return (
+        f"""
+identity:
+  teams:
+    - {{name: vision, gid: 20001, members: [alice]}}
+    - {{name: nlp, gid: 20002, members: [bob], pod_security: {level}}}
+"""
+        + clusters
+    )
+
+
+TWO_CLUSTERS = """
+kubernetes:
+  clusters:
+    - {name: lab-k8s, tenancy: {unix_identity: true}}
+    - {name: burst, provider: gke, region: us-central1}
+"""
+
+
+def test_a_teams_level_on_an_estate_with_clusters_applies() -> None:
+    assert run(checks.team_pod_security_applies, team_level("baseline")) == []
+
+
+def test_a_teams_level_without_kubernetes_clusters_is_refused() -> None:
+    """The level is a label of the team's namespaces; with no cluster there is none."""
+    only(
+        run(checks.team_pod_security_applies, team_level("baseline", "kubernetes: ~\n")),
+        "identity.teams[1].pod_security",
+        "the estate has none (kubernetes.clusters): remove it",
+    )
+
+
+def test_a_team_at_baseline_or_restricted_is_no_warning() -> None:
+    for level in ("baseline", "restricted"):
+        assert run(checks.team_pod_security_privileged, team_level(level, TWO_CLUSTERS)) == []
+
+
+def test_a_privileged_team_is_warned_of_what_its_pods_may_do_and_where() -> None:
+    """kubernetes.io/docs/concepts/security/pod-security-standards (kubernetes/website,
+    content/en/docs/concepts/security/pod-security-standards.md, Privileged): the level is
+    unrestricted. The warning names the team's namespace, the clusters it is on, the controls
+    of baseline its pods escape (privileged containers, capabilities, host namespaces, ports
+    and paths, seccomp, AppArmor, SELinux, root), and tenancy.unix_identity where it is on:
+    a privileged container is root on its node whatever user the policy made it name."""
+    found = only(
+        run(checks.team_pod_security_privileged, team_level("privileged", TWO_CLUSTERS)),
+        "identity.teams[1].pod_security",
+        "team nlp's namespace nlp enforces no Pod Security check on clusters lab-k8s, burst",
+        level="warning",
+    )
+    for permitted in (
+        "privileged containers",
+        "add any capability",
+        "the node's network, PID and IPC namespaces",
+        "host ports",
+        "hostPath volumes",
+        "seccomp, AppArmor and SELinux",
+        "as root",
+        "tenancy.unix_identity on lab-k8s no longer holds",
+    ):
+        assert permitted in found.message
+    single = run(checks.team_pod_security_privileged, team_level("privileged"))
+    assert "on cluster lab-k8s:" in single[0].message
+    assert "unix_identity" not in single[0].message

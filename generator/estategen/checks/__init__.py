@@ -52,6 +52,8 @@ from estategen.checks.kubernetes import (
     frameworks_resolve,
     gitops_repository_access,
     queue_engine_keys,
+    team_pod_security_applies,
+    team_pod_security_privileged,
     unix_identity_needs_admission_policies,
 )
 from estategen.checks.names import (
@@ -213,6 +215,8 @@ __all__ = [
     "suppressed_rules_exist",
     "switches_cover_hosts",
     "team_members_known",
+    "team_pod_security_applies",
+    "team_pod_security_privileged",
     "topology_version_gates",
     "unique_ids",
     "unique_names",

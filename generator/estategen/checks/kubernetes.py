@@ -253,3 +253,54 @@ def gitops_repository_access(estate: Estate) -> Iterator[Finding]:
                 "GitRepository names: set `secret` to the name of a Secret in flux-system "
                 "(`flux create secret git NAME --url=...`), or use the https URL",
             )
+
+
+# --- per-team Pod Security level -------------------------------------------------------------
+
+
+@check
+def team_pod_security_applies(estate: Estate) -> Iterator[Finding]:
+    """identity.teams[].pod_security is the level of the team's namespaces on the Kubernetes
+    clusters: without a cluster no namespace enforces it, so it is refused."""
+    if estate.kubernetes_clusters:
+        return
+    for team in estate.identity.teams:
+        if team.pod_security is not None:
+            yield issue(
+                f"{team.path}.pod_security",
+                "it sets the Pod Security level of the team's namespaces on the Kubernetes "
+                "clusters, and the estate has none (kubernetes.clusters): remove it",
+            )
+
+
+@check
+def team_pod_security_privileged(estate: Estate) -> Iterator[Finding]:
+    """Pod Security Standards (kubernetes.io/docs/concepts/security/pod-security-standards,
+    Privileged): the privileged level is unrestricted, so a namespace labelled with it admits
+    any pod. A team may have it, named for that team alone, with this warning saying what its
+    pods may then do; tenancy.unix_identity's admission policy still checks the user a pod
+    names, but a privileged container is root on its node whatever user it names."""
+    for team in estate.identity.teams:
+        if team.pod_security != "privileged" or not estate.kubernetes_clusters:
+            continue
+        clusters = [c.name for c in estate.kubernetes_clusters]
+        identity = [c.name for c in estate.kubernetes_clusters if c.unix_identity]
+        yield issue(
+            f"{team.path}.pod_security",
+            f"team {team.name}'s namespace {team.namespace} enforces no Pod Security check "
+            f"on {'cluster' if len(clusters) == 1 else 'clusters'} {', '.join(clusters)}: "
+            "its pods may run privileged containers, add any "
+            "capability, use the node's network, PID and IPC namespaces, host ports and "
+            "hostPath volumes, run unconfined by seccomp, AppArmor and SELinux, and as root; "
+            "any of these reaches the node, and through it every other team's pods and files "
+            "there"
+            + (
+                f" (tenancy.unix_identity on {', '.join(identity)} no longer holds for it: a "
+                "privileged container is root on its node whatever user it runs as)"
+                if identity
+                else ""
+            )
+            + ". Give the team nodes of its own (taints) or use baseline, which admits root "
+            "and the default capabilities but nothing of the host",
+            level="warning",
+        )

@@ -13,6 +13,7 @@ from estategen.kubernetes.objects import (
     meta,
     team_users,
 )
+from estategen.model import Team
 
 GID_ANNOTATION = "estategen.io/gid"
 # one annotation per uid a team's pods may run as, estategen.io/uid-<uid>: <user name>; the
@@ -20,16 +21,20 @@ GID_ANNOTATION = "estategen.io/gid"
 UID_ANNOTATION = "estategen.io/uid-"
 
 
-def pod_security_labels(view: ClusterView) -> dict[str, str]:
-    """The Pod Security admission labels of a team namespace: the cluster's level, enforced and
-    warned about, each pinned to the Kubernetes minor the blueprint targets.
+def pod_security_labels(view: ClusterView, team: Team) -> dict[str, str]:
+    """The Pod Security admission labels of a team's namespace: the team's level on the
+    cluster (its own, else the cluster's), enforced and warned about, each pinned to the
+    Kubernetes minor the blueprint targets.
 
-    Pinning the version keeps the checks a namespace gets from moving when the cluster is
-    upgraded, as kubernetes.io "Enforce Pod Security Standards with Namespace Labels"
-    recommends; ``warn`` makes the API server warn when a Deployment or Job is applied whose
-    pods the level would refuse (``enforce`` refuses only the pods, later).
+    kubernetes.io "Pod Security Admission" (kubernetes/website, content/en/docs/concepts/
+    security/pod-security-admission.md): ``pod-security.kubernetes.io/<mode>`` names the
+    level of a mode, ``<mode>-version`` the minor whose checks apply. Pinning the version
+    keeps the checks a namespace gets from moving when the cluster is upgraded, as "Enforce
+    Pod Security Standards with Namespace Labels" recommends; ``warn`` makes the API server
+    warn when a Deployment or Job is applied whose pods the level would refuse (``enforce``
+    refuses only the pods, later).
     """
-    level = view.cluster.pod_security
+    level = view.cluster.team_pod_security(team)
     version = f"v{view.estate.versions.kubernetes.text}"
     out = {}
     for mode in ("enforce", "warn"):
@@ -44,7 +49,11 @@ def namespaces(view: ClusterView) -> list[Obj]:
     for team in view.estate.identity.teams:
         metadata = meta(
             team.namespace,
-            **{ESTATE_LABEL: estate, TEAM_LABEL: team.kubernetes_name, **pod_security_labels(view)},
+            **{
+                ESTATE_LABEL: estate,
+                TEAM_LABEL: team.kubernetes_name,
+                **pod_security_labels(view, team),
+            },
         )
         # the same GID as the team's Unix group on the Slurm side, for fsGroup on shared mounts
         metadata["annotations"] = {

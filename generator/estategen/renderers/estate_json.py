@@ -28,6 +28,10 @@ def estate_data(estate: Estate) -> dict[str, Any]:
         for name, model in data["gpu_models"].items()
         if any(p.gpus and p.gpus.model == name for p in estate.node_pools)
     }
+    for team in data["identity"]["teams"]:
+        # a team's own Pod Security level: shown where the blueprint sets one
+        if team["pod_security"] is None:
+            team.pop("pod_security")
     for pool, model in zip(data["node_pools"], estate.node_pools, strict=True):
         pool["hosts"] = hostlist.compress(list(model.hosts)) if model.hosts else ""
         # health checks and cloud settings: shown where the blueprint uses them

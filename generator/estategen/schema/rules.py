@@ -537,9 +537,13 @@ _QUEUE_TEAM = _dict(
         "lending_limit": _int(0, 1_000_000),
     }
 )
-# the Pod Security Standards levels a team namespace may enforce; privileged is refused: it
-# lets a team's pod reach the node (host paths, host network), and so every other team
+# the Pod Security Standards levels a cluster's team namespaces may enforce; privileged is
+# refused: it lets a team's pod reach the node (host paths, host network), and so every other
+# team
 POD_SECURITY_LEVELS = ("restricted", "baseline")
+# the levels one team's namespaces may enforce instead of their cluster's: privileged too, named
+# for that team alone and warned about (check/team-pod-security-privileged)
+TEAM_POD_SECURITY_LEVELS = (*POD_SECURITY_LEVELS, "privileged")
 _K8S_CLUSTER = _dict(
     {
         "name": _name(required=True),
@@ -705,6 +709,12 @@ BLUEPRINT: dict[str, Any] = {
                         "members": _list(_s(USER), default=[]),
                         "fairshare": _int(1, 1_000_000, default=1),
                         "namespace": _s(DNS_LABEL),
+                        # --- per-team Pod Security level: the team's namespaces on every
+                        # cluster, instead of the cluster's tenancy.pod_security ---
+                        "pod_security": {
+                            "type": "string",
+                            "allowed": list(TEAM_POD_SECURITY_LEVELS),
+                        },
                     }
                 ),
                 default=[],
