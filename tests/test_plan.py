@@ -933,3 +933,55 @@ def test_tenancy_changes_read_as_tenancy_and_apply_live(rendered: dict[str, Path
     kinds = {c.subject: c.kind for f in result.files for c in f.changes}
     assert kinds["Namespace vision"] == "kubernetes-tenancy"
     assert kinds["ClusterRole estategen-team-jobs"] == "kubernetes-tenancy"
+
+
+def _planned_from(before: str, after: str, target: Path):  # type: ignore[no-untyped-def]
+    """The plan of blueprint text ``after`` over a folder ``before`` was rendered into."""
+    old = validate_document(load.parse_blueprint(before.encode(), "before.yaml")).estate
+    write_tree(with_manifest(render(old), before.encode(), old.name), target)
+    new = validate_document(load.parse_blueprint(after.encode(), "after.yaml")).estate
+    return plan(new, render(new), target)
+
+
+# lab.yaml has no slurm.accounting: a team's key reaches the identity plan on its own
+LAB = (BLUEPRINTS / "lab.yaml").read_text()
+LAB_NLP = "    - {name: nlp, gid: 20002, members: [bob], fairshare: 50}\n"
+
+
+def test_a_teams_pod_security_level_is_a_change_of_its_namespaces_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """identity.teams[].pod_security changes the team's namespace on each cluster (its
+    ``pod-security.kubernetes.io/enforce`` and ``warn`` labels), a tenancy change pulumi up
+    applies live, as tenancy.pod_security is: no Ansible run of the team's Unix identity, and
+    no other team's namespace."""
+    baseline = LAB.replace(LAB_NLP, LAB_NLP.replace("50}", "50, pod_security: baseline}"))
+    result = _planned_from(LAB, baseline, tmp_path / "lab")
+    changes = [c for f in result.files for c in f.changes]
+    assert sorted(c.kind for c in changes) == ["kubernetes-tenancy", "review"], text(result)
+    (namespace,) = [c for c in changes if c.kind == "kubernetes-tenancy"]
+    assert (namespace.file, namespace.subject) == (
+        "kubernetes/lab-k8s/namespaces.yaml",
+        "Namespace nlp",
+    )
+    assert "loosens from restricted to baseline" in namespace.meaning
+    assert "running pods stay" in namespace.meaning
+    assert '"pod-security.kubernetes.io/enforce": "baseline"' in namespace.after
+    assert [s.id for s in result.steps()] == ["pulumi-up", "review"]
+
+
+def test_a_stricter_team_level_says_how_to_list_the_running_pods_it_would_refuse(
+    tmp_path: Path,
+) -> None:
+    """kubernetes.io "Enforce Pod Security Standards with Namespace Labels" (kubernetes/website,
+    content/en/docs/tasks/configure-pod-container/enforce-standards-namespace-labels.md): a
+    changed ``enforce`` label leaves running pods alone and warns of those the new level
+    refuses; ``kubectl label --dry-run=server`` shows them without the change."""
+    privileged = LAB.replace(LAB_NLP, LAB_NLP.replace("50}", "50, pod_security: privileged}"))
+    result = _planned_from(privileged, LAB, tmp_path / "lab")
+    (namespace,) = [c for f in result.files for c in f.changes if c.kind == "kubernetes-tenancy"]
+    assert "tightens from privileged to restricted" in namespace.meaning
+    assert (
+        "kubectl label --dry-run=server --overwrite ns nlp "
+        "pod-security.kubernetes.io/enforce=restricted"
+    ) in namespace.meaning

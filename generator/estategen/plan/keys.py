@@ -86,6 +86,10 @@ def _key_change(models: Models, delta: Delta) -> list[Change]:
     key, policies = delta.key, delta.policies
     if key.startswith("gpu_models"):
         return _definition_change(models, delta)
+    if key == "identity.teams[].pod_security":
+        # only the team's namespaces change: explained per cluster, object by object
+        # (estategen.plan.kubernetes), as tenancy.pod_security is
+        return []
     if key.startswith(("identity.teams[]", "identity.users[]", "identity.directory")):
         return _identity_changes(models, delta)
     if key == "slurm.cluster_name":

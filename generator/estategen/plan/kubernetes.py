@@ -13,7 +13,7 @@ from typing import Any
 
 from estategen.facts import POOL_LABEL
 from estategen.kubernetes.core import JOBS_ROLE
-from estategen.kubernetes.objects import FIELD_MANAGER, KEPT_ON_PRUNE, Obj
+from estategen.kubernetes.objects import FIELD_MANAGER, KEPT_ON_PRUNE, POD_SECURITY, Obj
 from estategen.model import Estate, KubernetesCluster
 from estategen.plan.steps import Action, Change, pool_nodes
 from estategen.plan.values import differing, plain, short
@@ -443,9 +443,50 @@ def _without_checksum(obj: Mapping[str, Any]) -> Any:
     return copy
 
 
+# the Pod Security Standards levels, strictest first
+_LEVELS = ("restricted", "baseline", "privileged")
+
+
+def _pod_security_meaning(name: str, a: Any, b: Any) -> str:
+    """What a namespace's new enforced Pod Security level does; "" when it keeps its level.
+
+    kubernetes.io "Enforce Pod Security Standards with Namespace Labels" (kubernetes/website,
+    content/en/docs/tasks/configure-pod-container/enforce-standards-namespace-labels.md): when
+    the ``enforce`` label changes, the admission plugin tests the namespace's pods against the
+    new level and returns the violations as warnings; running pods are not evicted, and
+    ``kubectl label --dry-run=server`` runs the same test without the change.
+    """
+    label = f"{POD_SECURITY}/enforce"
+    was = ((a or {}).get("metadata") or {}).get("labels", {}).get(label)
+    now = ((b or {}).get("metadata") or {}).get("labels", {}).get(label)
+    if was is None or now is None or was == now or {was, now} - set(_LEVELS):
+        return ""
+    if _LEVELS.index(now) < _LEVELS.index(was):
+        return (
+            f"the namespace's Pod Security level tightens from {was} to {now}: new pods must "
+            f"pass {now}, running pods stay, and the apply warns of each running pod {now} "
+            f"would refuse (kubectl label --dry-run=server --overwrite ns {name} "
+            f"{label}={now} lists them first); a job whose pods do not pass has its next "
+            "pods refused"
+        )
+    admitted = (
+        "new pods are no longer checked at all, and may reach their node"
+        if now == "privileged"
+        else f"new pods need pass only {now}"
+    )
+    return (
+        f"the namespace's Pod Security level loosens from {was} to {now}: {admitted}; "
+        "running pods stay"
+    )
+
+
 def _object_change(
     kind: str, name: str, a: Any, b: Any, mig_strategy_changed: bool
 ) -> tuple[str, str]:
+    if kind == "Namespace":
+        meaning = _pod_security_meaning(name, a, b)
+        if meaning:
+            return "kubernetes-tenancy", meaning
     if kind == "ClusterRole" and name == JOBS_ROLE:
         return (
             "kubernetes-tenancy",
