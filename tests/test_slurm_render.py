@@ -225,6 +225,31 @@ def test_shards_add_a_shard_gres() -> None:
     assert "NodeName=gpu-[01-04] Name=shard Count=32" in conf_lines(files, "slurm/gres.conf")
 
 
+def test_mps_shares_become_an_mps_gres_on_the_gpus_files() -> None:
+    """gpus.sharing.mps is shares a GPU: the node's gres/mps count is shares x GPUs, and the
+    gres.conf mps line names the gpu lines' files, over which slurmd spreads its Count
+    (SchedMD/slurm slurm-22-05-8-1 doc/html/gres.shtml "MPS Management",
+    src/plugins/gres/common/gres_c_s.c)."""
+    files = rendered(ACCOUNTING, H100.replace("count: 8}", "count: 8, sharing: {mps: 100}}"))
+    assert "GresTypes=gpu,mps" in conf_lines(files)
+    assert fields(line_for(files, "NodeName="))["Gres"] == "gpu:h100-sxm-80gb:8,mps:800"
+    gres = conf_lines(files, "slurm/gres.conf")
+    assert "NodeName=gpu-[01-04] Name=mps Count=800 File=/dev/nvidia[0-7]" in gres
+    tres = fields(line_for(files, "AccountingStorageTRES="))["AccountingStorageTRES"]
+    assert "gres/mps" in tres.split(",")
+
+
+def test_mps_names_a_pools_own_device_files_or_none_under_nvml() -> None:
+    own = H100.replace(
+        "count: 8}", "count: 2, files: [/dev/nvidia4, /dev/nvidia6], sharing: {mps: 50}}"
+    )
+    gres = conf_lines(rendered("", own), "slurm/gres.conf")
+    assert "NodeName=gpu-[01-04] Name=mps Count=100 File=/dev/nvidia4,/dev/nvidia6" in gres
+    nvml = H100.replace("count: 8}", "count: 8, autodetect: nvml, sharing: {mps: 100}}")
+    gres = conf_lines(rendered("", nvml), "slurm/gres.conf")
+    assert "NodeName=gpu-[01-04] Name=mps Count=800" in gres  # NVML finds the files
+
+
 PARTITIONS = """\
   partitions:
     - {name: gpu, pools: [h100], default: true, max_time: "2-00:00:00", teams: [vision]}

@@ -77,6 +77,8 @@ def slots(pool: NodePool) -> tuple[int, str]:
     per_gpu = mig_instances_per_gpu(pool)
     if gpus.sharing.time_slicing:
         return pool.gpu_count * per_gpu * gpus.sharing.time_slicing, "time-sliced replicas"
+    if gpus.sharing.mps and pool.scheduler == "slurm":
+        return pool.gpu_count * gpus.sharing.mps, "MPS shares (besides whole GPUs)"
     if gpus.sharing.mps:
         return pool.gpu_count * per_gpu * gpus.sharing.mps, "MPS clients"
     if gpus.mig:

@@ -67,6 +67,22 @@ def shards(pool: NodePool) -> int:
     return 0
 
 
+def mps_shares(pool: NodePool) -> int:
+    """A node's gres/mps count (Gres=mps:N), 0 when the pool does not share GPUs with MPS.
+
+    ``gpus.sharing.mps`` is the number of equal MPS shares each GPU is split into, on either
+    side: the Kubernetes device plugin advertises that many replicas of a GPU, and Slurm
+    counts that many gres/mps per GPU, so a job asking ``--gres=mps:K`` gets K of them
+    (slurmd sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE to K x 100 / the GPU's count,
+    src/plugins/gres/mps/gres_mps.c at slurm-22-05-8-1 and slurm-24-11-0-1). slurm.conf
+    gives the node's total, which slurmd spreads evenly over its GPUs (doc/html/gres.shtml,
+    "MPS Management"); 100 a GPU makes the request a percentage.
+    """
+    if pool.gpus and pool.gpus.sharing.mps:
+        return pool.gpus.count * pool.gpus.sharing.mps
+    return 0
+
+
 def gpu_billing_weight(estate: Estate, model: str) -> int:
     """A GPU bills a quarter of its memory in GB: 20 for an 80 GB H100, 6 for an L4."""
     return max(1, estate.gpu_models[model].memory_gb // 4)
@@ -137,6 +153,8 @@ def node_line(estate: Estate, pool: NodePool) -> NodeLine:
     gres = [f"gpu:{kind}:{count}" if kind else f"gpu:{count}" for kind, count in gpu_gres(pool)]
     if shards(pool):
         gres.append(f"shard:{shards(pool)}")
+    if mps_shares(pool):
+        gres.append(f"mps:{mps_shares(pool)}")
     features = list(pool.features)
     if pool.gpus and pool.gpus.feature is not False:
         features.append(pool.gpus.model)
@@ -235,7 +253,7 @@ def memory_per_cpu(pool: NodePool) -> int:
 
 
 def accounting_tres(estate: Estate) -> list[str]:
-    """TRES slurmdbd records: GPUs in total, per type, and shards when used.
+    """TRES slurmdbd records: GPUs in total, per type, and shards and MPS shares when used.
 
     None without accounting: slurmctld refuses GRES TRES unless slurmdbd stores them.
     """
@@ -256,6 +274,8 @@ def required_tres(estate: Estate) -> list[str]:
     tres += [f"gres/gpu:{kind}" for kind in kinds]
     if any(shards(p) for p in estate.slurm_pools):
         tres.append("gres/shard")
+    if any(mps_shares(p) for p in estate.slurm_pools):
+        tres.append("gres/mps")
     return tres
 
 

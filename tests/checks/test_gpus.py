@@ -259,7 +259,12 @@ def sharing_pool(scheduler: str, sharing: str) -> str:
 
 @pytest.mark.parametrize(
     ("scheduler", "sharing"),
-    [("slurm", "{shard: 4}"), ("kubernetes", "{time_slicing: 4}")],
+    [
+        ("slurm", "{shard: 4}"),
+        ("slurm", "{mps: 100}"),
+        ("kubernetes", "{time_slicing: 4}"),
+        ("kubernetes", "{mps: 48}"),
+    ],
 )
 def test_sharing_fits_scheduler_passes_each_schedulers_own_mode(
     scheduler: str, sharing: str
@@ -267,10 +272,31 @@ def test_sharing_fits_scheduler_passes_each_schedulers_own_mode(
     assert run(checks.sharing_fits_scheduler, sharing_pool(scheduler, sharing)) == []
 
 
-@pytest.mark.parametrize("mode", ["time_slicing", "mps"])
-def test_sharing_device_plugin_mode_on_a_slurm_pool_is_refused(mode: str) -> None:
-    found = run(checks.sharing_fits_scheduler, sharing_pool("slurm", f"{{{mode}: 4}}"))
-    only(found, f"node_pools[0].gpus.sharing.{mode}", "Slurm pools share GPUs with `shard`")
+def test_sharing_time_slicing_on_a_slurm_pool_is_refused() -> None:
+    found = run(checks.sharing_fits_scheduler, sharing_pool("slurm", "{time_slicing: 4}"))
+    only(found, "node_pools[0].gpus.sharing.time_slicing", "Slurm pools share GPUs with `shard`")
+
+
+def test_sharing_shard_and_mps_on_one_slurm_pool_are_refused() -> None:
+    """slurmctld ties one shared GRES to a node's GPUs (gres_init_node_config, SchedMD/slurm
+    slurm-22-05-8-1 src/common/gres.c): a real 22.05 node with both miscounted them."""
+    found = run(checks.sharing_fits_scheduler, sharing_pool("slurm", "{shard: 4, mps: 100}"))
+    only(found, "node_pools[0].gpus.sharing", "choose one of shard and mps")
+
+
+def test_sharing_mps_on_a_mig_slurm_pool_is_refused() -> None:
+    found = run(
+        checks.sharing_fits_scheduler,
+        "node_pools: [{name: a, scheduler: slurm, hosts: n1, gpus: "
+        "{model: a100-sxm-80gb, count: 8, mig: [3g.40gb], sharing: {mps: 100}}}]",
+    )
+    only(found, "node_pools[0].gpus.sharing.mps", "MIG devices cannot be shared with MPS")
+
+
+def test_sharing_mps_beyond_the_clients_an_mps_server_serves_is_refused_on_kubernetes() -> None:
+    """On Kubernetes each MPS replica is one client; Slurm counts shares (100 a GPU)."""
+    found = run(checks.sharing_fits_scheduler, sharing_pool("kubernetes", "{mps: 100}"))
+    only(found, "node_pools[0].gpus.sharing.mps", "at most 48 clients a GPU")
 
 
 def test_sharing_shard_on_a_kubernetes_pool_is_refused() -> None:
@@ -326,3 +352,21 @@ def test_mig_strategy_does_not_concern_slurm_pools() -> None:
         "{model: a100-sxm-80gb, count: 8, mig: [3g.40gb, 1g.10gb]}}]",
     )
     assert found == []
+
+
+# --- slurm_mps_daemon_started --------------------------------------------------------------------
+
+
+def test_slurm_mps_without_a_prolog_warns_that_nothing_starts_the_mps_daemon() -> None:
+    """Slurm sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; the site's Prolog starts the MPS daemon
+    (SchedMD/slurm slurm-22-05-8-1 doc/html/gres.shtml "MPS Management")."""
+    found = run(checks.slurm_mps_daemon_started, sharing_pool("slurm", "{mps: 100}"))
+    only(found, "node_pools[0].gpus.sharing.mps", "nvidia-cuda-mps-control", level="warning")
+
+
+def test_slurm_mps_with_a_site_prolog_or_on_kubernetes_does_not_warn() -> None:
+    prolog = sharing_pool("slurm", "{mps: 100}").rstrip() + (
+        "\n        slurm: {options: {Prolog: /etc/slurm/prolog}}\n"
+    )
+    assert run(checks.slurm_mps_daemon_started, prolog) == []
+    assert run(checks.slurm_mps_daemon_started, sharing_pool("kubernetes", "{mps: 4}")) == []

@@ -191,16 +191,20 @@ def test_gpu_pools_with_cons_res_are_a_warning() -> None:
 
 
 @pytest.mark.parametrize("kind", ["cons_res", "linear"])
-def test_shards_without_cons_tres_are_an_error(kind: str) -> None:
+@pytest.mark.parametrize("sharing", ["shard: 2", "mps: 100"])
+def test_shared_gres_without_cons_tres_are_an_error(kind: str, sharing: str) -> None:
+    """gres/shard and gres/mps are shared GRES: slurmctld exits without select/cons_tres
+    (src/common/gres.c of slurm-22-05-8-1; gres.conf(5): gres/[mps|shard])."""
     fragment = (
         "node_pools: [{name: a100, scheduler: slurm, hosts: 'lab-gpu-[01-02]', "
         "cpu: {sockets: 2, cores_per_socket: 32}, memory_gb: 512, "
-        "gpus: {model: a100-sxm-80gb, count: 4, sharing: {shard: 2}}}]\n"
+        f"gpus: {{model: a100-sxm-80gb, count: 4, sharing: {{{sharing}}}}}}}]\n"
         f"slurm: {{select: {{type: {kind}, parameters: []}}}}"
     )
     found = [f for f in run(checks.slurm_site_settings_valid, fragment) if f.level == "error"]
     found = [f for f in found if f.path != "slurm.select.parameters"]
-    only(found, "node_pools[0].gpus.sharing.shard", "Use of shared gres requires")
+    key = sharing.split(":")[0]
+    only(found, f"node_pools[0].gpus.sharing.{key}", "Use of shared gres requires")
 
 
 @pytest.mark.parametrize("value", ["OverMemoryKill", "NoShared,overmemorykill"])

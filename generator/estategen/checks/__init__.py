@@ -37,6 +37,7 @@ from estategen.checks.gpus import (
     mig_layout_fits,
     mig_strategy_matches_pools,
     sharing_fits_scheduler,
+    slurm_mps_daemon_started,
 )
 from estategen.checks.health import health_check_node_state_valid, health_checks_have_facts
 from estategen.checks.hosted import (
@@ -200,6 +201,7 @@ __all__ = [
     "site_cloud_pools",
     "slurm_build_has_plugins",
     "slurm_exporter_port_free",
+    "slurm_mps_daemon_started",
     "slurm_options_documented",
     "slurm_options_not_owned",
     "slurm_options_not_removed",

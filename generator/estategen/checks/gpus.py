@@ -12,6 +12,7 @@ from estategen.catalog import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, CloudOffer,
 from estategen.checks.core import article, check
 from estategen.errors import Finding, did_you_mean, issue
 from estategen.model import Estate, NodePool
+from estategen.schema.patterns import MPS_CLIENTS_MAX
 
 _DIGITS = re.compile(r"([0-9]+)")
 
@@ -148,21 +149,43 @@ def mig_layout_fits(estate: Estate) -> Iterator[Finding]:
 
 @check
 def sharing_fits_scheduler(estate: Estate) -> Iterator[Finding]:
-    """time_slicing and MPS are device-plugin features; shards are Slurm GRES."""
+    """time_slicing is a device-plugin feature, shards are Slurm GRES, and MPS is both: the
+    device plugin's MPS replicas on Kubernetes, gres/mps on Slurm."""
     clusters = {c.name: c for c in estate.kubernetes_clusters}
     for pool in estate.node_pools:
         if not pool.gpus:
             continue
         sharing = pool.gpus.sharing
         path = f"{pool.path}.gpus.sharing"
+        if sharing.mps is not None and pool.gpus.mig:
+            # Kubernetes: the device plugin shares whole GPUs with MPS. Slurm: an MPS share is
+            # a part of one GPU, and until 23.02.7 slurmd split a MIG instance's device files
+            # into separate GPUs for shared GRES (src/plugins/gres/common/gres_c_s.c
+            # _build_sharing_list, changed by commit 4438cab1d8)
+            yield issue(
+                f"{path}.mps",
+                "MIG devices cannot be shared with MPS; use time_slicing on a MIG pool",
+            )
         if pool.scheduler == "slurm":
-            for key in ("time_slicing", "mps"):
-                if getattr(sharing, key) is not None:
-                    yield issue(
-                        f"{path}.{key}",
-                        f"{key} is a Kubernetes device-plugin mode; Slurm pools share GPUs "
-                        "with `shard`",
-                    )
+            if sharing.time_slicing is not None:
+                yield issue(
+                    f"{path}.time_slicing",
+                    "time_slicing is a Kubernetes device-plugin mode; Slurm pools share GPUs "
+                    "with `shard` or `mps`",
+                )
+            if sharing.mps is not None and sharing.shard is not None:
+                # slurmctld ties one shared GRES to a node's GPUs (gres_init_node_config keeps
+                # the last it loads: src/common/gres.c at slurm-22-05-8-1, src/interfaces/
+                # gres.c at slurm-24-11-0-1; NEWS of 22.05: shard is "for sharing gpus but not
+                # with mps"). On a real 22.05 node with gpu:2,shard:4,mps:200 a
+                # --gres=shard:2 job got no GPU and a --gres=mps:100 step got
+                # CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=5000.
+                yield issue(
+                    path,
+                    "choose one of shard and mps: slurmctld ties one shared GRES to a node's "
+                    "GPUs, and with both it miscounts them (a shard job gets no GPU, an MPS "
+                    "job a wrong percentage)",
+                )
         else:
             if sharing.shard is not None:
                 yield issue(
@@ -171,10 +194,12 @@ def sharing_fits_scheduler(estate: Estate) -> Iterator[Finding]:
                 )
             if sharing.time_slicing is not None and sharing.mps is not None:
                 yield issue(path, "choose one of time_slicing and mps")
-            if sharing.mps is not None and pool.gpus.mig:
+            if sharing.mps is not None and sharing.mps > MPS_CLIENTS_MAX:
                 yield issue(
                     f"{path}.mps",
-                    "MIG devices cannot be shared with MPS; use time_slicing on a MIG pool",
+                    f"{sharing.mps} MPS replicas of a GPU on Kubernetes: each replica is one "
+                    f"MPS client, and an MPS server serves at most {MPS_CLIENTS_MAX} clients a "
+                    f"GPU; use 2 to {MPS_CLIENTS_MAX}",
                 )
             cluster = clusters.get(pool.cluster or "")
             if (
@@ -193,6 +218,26 @@ def sharing_fits_scheduler(estate: Estate) -> Iterator[Finding]:
                     "device_plugin.mig_strategy to single or none, install: device-plugin "
                     "(which gives each pool its own strategy), or share with time_slicing",
                 )
+
+
+@check
+def slurm_mps_daemon_started(estate: Estate) -> Iterator[Finding]:
+    """Slurm schedules gres/mps and sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, but starts no MPS
+    daemon: the site's Prolog does (doc/html/gres.shtml "MPS Management", etc/prolog.example,
+    slurm-22-05-8-1 and slurm-24-11-0-1). Without one, the jobs share the GPU unfenced."""
+    if any(key.lower() == "prolog" for key in estate.slurm.options):
+        return
+    for pool in estate.slurm_pools:
+        if pool.gpus and pool.gpus.sharing.mps:
+            yield issue(
+                f"{pool.path}.gpus.sharing.mps",
+                "Slurm starts no MPS daemon and slurm.options sets no Prolog: jobs asking "
+                "--gres=mps get CUDA_MPS_ACTIVE_THREAD_PERCENTAGE but no MPS server, and "
+                "share the GPU unfenced; set a Prolog (slurm.options) that starts "
+                "nvidia-cuda-mps-control for the job's GPU and user, as Slurm's "
+                "etc/prolog.example does",
+                level="warning",
+            )
 
 
 @check

@@ -127,13 +127,16 @@ def _select_problems(estate: Estate) -> Iterator[Finding]:
         # shards it exits ("Use of shared gres requires the use of select/cons_tres"); with
         # select/linear it starts, but a step asking for a GPU fails ("Invalid generic
         # resource (gres) specification"); with select/cons_res `srun --gres=gpu:1` runs.
+        # MPS is shared GRES as shards are (gres.conf(5): gres/[mps|shard] need cons_tres)
         for pool in estate.slurm_pools:
-            if pool.gpus and pool.gpus.sharing.shard:
+            sharing = pool.gpus.sharing if pool.gpus else None
+            kind = sharing and ("shard" if sharing.shard else "mps" if sharing.mps else None)
+            if kind:
                 yield issue(
-                    f"{pool.path}.gpus.sharing.shard",
-                    f"shards need select type cons_tres: slurmctld exits with select/"
-                    f"{site.select_type} ('Use of shared gres requires the use of "
-                    "select/cons_tres')",
+                    f"{pool.path}.gpus.sharing.{kind}",
+                    f"{'shards' if kind == 'shard' else 'MPS shares'} need select type "
+                    f"cons_tres: slurmctld exits with select/{site.select_type} ('Use of "
+                    "shared gres requires the use of select/cons_tres')",
                 )
             elif pool.gpus and site.select_type == "linear":
                 yield issue(

@@ -55,6 +55,7 @@ from estategen.slurm_facts import (
     gpu_billing_weight,
     gpu_device_files,
     memory_per_gpu,
+    mps_shares,
     node_lines,
     parent_account,
     pool_real_memory,
@@ -188,6 +189,8 @@ def _gres_types(estate: Estate) -> list[str]:
         kinds.append("gpu")
     if any(shards(p) for p in estate.slurm_pools):
         kinds.append("shard")
+    if any(mps_shares(p) for p in estate.slurm_pools):
+        kinds.append("mps")
     return kinds
 
 
@@ -383,7 +386,16 @@ def gres_conf(estate: Estate) -> str:
             continue
         hosts = slurm_hostlist(names)
         if not pool.gpus:
-            lines.append({"pool": pool.name, "hosts": hosts, "gpus": [], "shards": 0})
+            lines.append(
+                {
+                    "pool": pool.name,
+                    "hosts": hosts,
+                    "gpus": [],
+                    "shards": 0,
+                    "mps": 0,
+                    "mps_files": None,
+                }
+            )
             continue
         lines.append(
             {
@@ -394,6 +406,10 @@ def gres_conf(estate: Estate) -> str:
                 "gpus": gpu_gres(pool),
                 "files": gpu_device_files(pool),
                 "shards": shards(pool),
+                "mps": mps_shares(pool),
+                # the mps line names the gpu lines' files (slurmd drops an mps File no gpu
+                # line names, src/plugins/gres/common/gres_c_s.c); NVML finds them itself
+                "mps_files": None if autodetects_nvml(pool) else gpu_device_files(pool),
             }
         )
     return _render(

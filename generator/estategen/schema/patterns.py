@@ -334,3 +334,11 @@ PATTERN_HINTS = {
 def compiled(pattern: str) -> re.Pattern[str]:
     """``pattern`` compiled once; values are matched whole against it (``fullmatch``)."""
     return re.compile(pattern)
+
+
+# gpus.sharing.mps, the MPS shares one GPU is split into. On Kubernetes each share is one
+# device-plugin replica, one MPS client, and an MPS server serves at most 48 clients a GPU
+# (NVIDIA's MPS documentation, Volta and later), the bound the key had. Slurm counts shares,
+# not clients (gres/mps, commonly 100 a GPU; gres.shtml "MPS Management" shows 1300).
+MPS_CLIENTS_MAX = 48
+MPS_SHARES_MAX = 10_000

@@ -61,6 +61,7 @@ from estategen.schema.patterns import (
     MIG_PROFILE,
     MOUNT,
     MPI_TYPES,
+    MPS_SHARES_MAX,
     NAME,
     NODESET,
     OVERSUBSCRIBE,
@@ -136,7 +137,8 @@ _HOSTS = {"type": ["string", "list"], "check_with": "hostlists"}
 _SHARING = _dict(
     {
         "time_slicing": _int(2, 64, meta={"description": "replicas per GPU (Kubernetes)"}),
-        "mps": _int(2, 48, meta={"description": "MPS clients per GPU (Kubernetes)"}),
+        # Kubernetes pools take at most MPS_CLIENTS_MAX (checks.gpus); Slurm counts shares
+        "mps": _int(2, MPS_SHARES_MAX, meta={"description": "MPS shares per GPU"}),
         "shard": _int(1, 1024, meta={"description": "Slurm shards per GPU"}),
     }
 )
