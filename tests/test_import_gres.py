@@ -151,26 +151,97 @@ def test_nodes_of_one_line_with_other_device_files_become_pools_per_file_set(
 # --- MPS ------------------------------------------------------------------------------------
 
 
-def test_mps_gres_is_refused_with_the_reason_and_the_gpus_kept(tmp_path: Path) -> None:
-    """Slurm's MPS GRES (slurm.conf(5) Gres=gpu:4,mps:400; gres.conf(5) Name=mps Count=400,
-    SchedMD/slurm slurm-24-11-0-1 doc/html/gres.shtml "MPS Management", whose counts may
-    differ per GPU) has no blueprint key: gpus.sharing.mps is
-    the Kubernetes device plugin's, and validate refuses it on Slurm pools. The GPUs stay;
-    every mps setting is refused, none dropped or mapped."""
+MPS_NODE = "GresTypes=gpu,mps\nNodeName=n1 CPUs=8 Gres=gpu:a100:4,{mps}\nPartitionName=p Nodes=n1\n"
+MPS_GPUS = "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia[0-3]\n"
+
+
+def rendered_mps(result: Imported) -> list[str]:
+    estate = validate_document(load.parse_blueprint(result.text.encode(), "i.yaml")).estate
+    return [line for line in gres_conf(estate).splitlines() if "Name=mps" in line]
+
+
+def test_mps_gres_becomes_shares_a_gpu_and_renders_the_sites_count(tmp_path: Path) -> None:
+    """The common site form (SchedMD/slurm slurm-22-05-8-1 doc/html/gres.shtml "MPS
+    Management", gres.conf Example 1): Gres=gpu:4,mps:400 and one gres.conf line
+    Name=mps Count=400, which slurmd spreads over the four GPUs: 100 shares each, which
+    gpus.sharing.mps holds. The render gives slurmctld and slurmd the same counts."""
     result = imported(
-        tmp_path,
-        "GresTypes=gpu,mps\nNodeName=n1 CPUs=8 Gres=gpu:a100:4,mps:400\nPartitionName=p Nodes=n1\n",
-        "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia[0-3]\nNodeName=n1 Name=mps Count=400\n",
+        tmp_path, MPS_NODE.format(mps="mps:400"), MPS_GPUS + "NodeName=n1 Name=mps Count=400\n"
+    )
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["sharing"] == {"mps": 100}
+    assert outcome(result, "slurm.conf", 5, "Gres=mps").kind == "mapped"
+    for key in ("NodeName", "Name", "Count"):
+        assert outcome(result, "gres.conf", 2, key).kind == "mapped"
+    assert outcome(result, "slurm.conf", 4, "GresTypes").kind == "mapped"
+    assert "Gres=gpu:a100:4,mps:400" in rendered_nodes(result)[0].split()
+    assert rendered_mps(result) == ["NodeName=n1 Name=mps Count=400 File=/dev/nvidia[0-3]"]
+    one_outcome_each(result)
+    assert result.faithful
+
+
+def test_mps_lines_per_gpu_file_with_one_count_become_shares_a_gpu(tmp_path: Path) -> None:
+    gres = MPS_GPUS + "".join(
+        f"NodeName=n1 Name=mps Count=50 File=/dev/nvidia{n}\n" for n in range(4)
+    )
+    result = imported(tmp_path, MPS_NODE.format(mps="mps:200"), gres)
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["sharing"] == {"mps": 50}
+    assert all(outcome(result, "gres.conf", n, "File").kind == "mapped" for n in range(2, 6))
+    assert result.faithful
+
+
+def test_mps_counts_that_differ_per_gpu_are_refused_at_their_lines(tmp_path: Path) -> None:
+    """gres.shtml's Example 2 gives each GPU its own count (1300 down to 1000): the blueprint
+    holds one count a GPU, so the lines are refused with the reason, the Gres count kept."""
+    gres = MPS_GPUS + "".join(
+        f"NodeName=n1 Name=mps Count={count} File=/dev/nvidia{n}\n"
+        for n, count in enumerate((1300, 1200, 1100, 1000))
+    )
+    result = imported(tmp_path, MPS_NODE.format(mps="mps:4600"), gres)
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["sharing"] == {"mps": 1150}
+    count = outcome(result, "gres.conf", 2, "Count")
+    assert count.kind == "refused" and "one count on every GPU" in count.target
+    one_outcome_each(result)
+    assert not result.faithful
+
+
+@pytest.mark.parametrize(
+    ("mps", "reason"),
+    [
+        ("mps:401", "is not one count on each GPU"),
+        ("mps:4", "gpus.sharing.mps holds 2 to"),
+        ("mps:a100:400", "an MPS GRES is mps:N"),
+    ],
+)
+def test_mps_gres_the_blueprint_cannot_hold_is_refused_with_the_gpus_kept(
+    tmp_path: Path, mps: str, reason: str
+) -> None:
+    result = imported(
+        tmp_path, MPS_NODE.format(mps=mps), MPS_GPUS + "NodeName=n1 Name=mps Count=400\n"
     )
     (pool,) = pools(result).values()
     assert pool["gpus"]["count"] == 4 and "sharing" not in pool["gpus"]
-    mps = outcome(result, "slurm.conf", 5, "Gres=mps")
-    assert mps.kind == "refused" and "MPS" in mps.target
-    for key in ("NodeName", "Name", "Count"):
-        found = outcome(result, "gres.conf", 2, key)
-        assert found.kind == "refused" and "MPS" in found.target, found
-    assert outcome(result, "slurm.conf", 4, "GresTypes").kind == "refused"
+    found = outcome(result, "slurm.conf", 5, "Gres=mps")
+    assert found.kind == "refused" and reason in found.target, found
+    line = outcome(result, "gres.conf", 2, "Count")
+    assert line.kind == "refused" and "mps GRES in slurm.conf is not imported" in line.target
     assert outcome(result, "slurm.conf", 5, "Gres=gpu").kind == "mapped"
+    one_outcome_each(result)
+    assert not result.faithful
+
+
+def test_an_mps_line_for_a_node_whose_gres_has_no_mps_is_refused(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8 Gres=gpu:a100:4\nPartitionName=p Nodes=n1\n",
+        MPS_GPUS + "NodeName=n1 Name=mps Count=400\n",
+    )
+    (pool,) = pools(result).values()
+    assert "sharing" not in pool["gpus"]
+    found = outcome(result, "gres.conf", 2, "Count")
+    assert found.kind == "refused" and "gives it no mps" in found.target
     one_outcome_each(result)
 
 

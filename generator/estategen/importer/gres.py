@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from estategen import slurmconf
 from estategen.importer.outcomes import _Run
-from estategen.schema.patterns import DEVICE_FILE
+from estategen.schema.patterns import DEVICE_FILE, MPS_SHARES_MAX
 from estategen.slurmconf import ConfFile, ConfRecord, Setting, Where
 
 # the gres.conf AutoDetect values a pool's gpus.autodetect holds
@@ -17,21 +17,20 @@ DETECT = ("nvml", "off")
 _FILE_ITEM = re.compile(r"(?P<stem>/[^\[\],]+)(?:\[(?P<ranges>[0-9,-]+)\])?")
 _DEVICE_FILE = re.compile(DEVICE_FILE)
 _KEPT = "node_pools[].gpus (estategen writes gres.conf from pools)"
-MPS = (
-    "Slurm's MPS GRES (mps) is not a blueprint key: estategen renders no mps GRES "
-    "(gpus.sharing.mps is the Kubernetes device plugin's MPS, and Slurm pools share GPUs "
-    "with gpus.sharing.shard), so jobs asking --gres=mps would find none"
-)
+# the gres.conf lines a node's GPUs are read from: its GPUs, and the MPS shares on them
+_READ = ("gpu", "mps")
+_MPS = "node_pools[].gpus.sharing.mps"
 
 
 def gres_lines(
     gres_conf: ConfFile | None, hosts: Iterable[str], run: _Run
 ) -> tuple[dict[str, tuple[ConfRecord, ...]], Setting | None, dict[str, Setting]]:
-    """host -> gres.conf's gpu lines for it (a line without NodeName is every node's), in
-    file order; gres.conf's AutoDetect line for every node (nvml or off), if it has one; and
-    host -> the AutoDetect of its own gpu line (gres.conf(5): on a NodeName line it applies
-    to those nodes only; estategen writes it there). The settings of the gpu lines are left
-    to :func:`settle_gpu_lines`, which knows the node's pool; AutoDetect is decided here."""
+    """host -> gres.conf's gpu and mps lines for it (a line without NodeName is every
+    node's), in file order; gres.conf's AutoDetect line for every node (nvml or off), if it
+    has one; and host -> the AutoDetect of its own gpu line (gres.conf(5): on a NodeName line
+    it applies to those nodes only; estategen writes it there). The settings of the lines are
+    left to :func:`settle_gpu_lines` and :func:`settle_mps`, which know the node's pool;
+    AutoDetect is decided here."""
     lines: dict[str, list[ConfRecord]] = {}
     autodetect = None
     per_host: dict[str, Setting] = {}
@@ -55,17 +54,17 @@ def gres_lines(
                 for host in slurmconf.expand_hosts(scope.value, scope.where, run.budget):
                     per_host.setdefault(host, detect)
             continue
-        if name is None or name.value.lower() != "gpu":
-            if name is not None and name.value.lower() == "mps":
-                why = MPS
-            else:
-                why = "only gpu GRES are imported" if name else "estategen writes gres.conf"
+        if name is None or name.value.lower() not in _READ:
+            why = "only gpu and mps GRES are imported" if name else "estategen writes gres.conf"
             for setting in record.settings:
                 if setting.name != "nodename":
                     run.refused(setting, why, "gres.conf")
             if scope is not None:
                 run.refused(scope, why, "gres.conf")
             continue
+        if detect is not None and name.value.lower() == "mps":
+            run.refused(detect, "AutoDetect is the gpu lines' (gpus.autodetect)", "gres.conf")
+            detect = None
         if detect is not None:
             if scope is not None and detect.value.lower() in DETECT:
                 run.mapped(detect, "node_pools[].gpus.autodetect")
@@ -83,6 +82,11 @@ def gres_lines(
     for setting in gres_conf.parameters:
         run.refused(setting, "estategen writes gres.conf from the pools", "gres.conf")
     return {host: tuple(records) for host, records in lines.items()}, autodetect, per_host
+
+
+def named(lines: Iterable[ConfRecord], gres: str) -> tuple[ConfRecord, ...]:
+    """The lines of one GRES name (gpu, mps) among a node's gres.conf lines."""
+    return tuple(r for r in lines if (n := r.get("Name")) is not None and n.value.lower() == gres)
 
 
 def first_type(lines: Iterable[ConfRecord]) -> str | None:
@@ -260,14 +264,133 @@ def settle_gpu_lines(
     return tuple(files), given
 
 
+def settle_mps(
+    item: Setting | None,
+    lines: tuple[ConfRecord, ...],
+    count: int,
+    mig: bool,
+    files: list[str],
+    run: _Run,
+    decided: Decided,
+) -> tuple[int | None, str]:
+    """The MPS shares a GPU of a node whose Gres holds ``item`` (``mps:N``) and whose gres.conf
+    mps lines are ``lines``: ``count`` GPUs (0 when the node's gpu GRES is not imported), of
+    MIG instances or not, at device ``files``. Returns (gpus.sharing.mps, or None; why not,
+    for ``item``, when it is not kept). The lines' settings are decided here.
+
+    Slurm (src/plugins/gres/common/gres_c_s.c at slurm-22-05-8-1 and slurm-24-11-0-1): one
+    line without File spreads its Count over the node's GPUs, each a Count / GPUs share
+    (rounded, the rest on the last ones); a line with File gives each file Count / files;
+    an mps File no gpu line names is dropped, a GPU no mps line names gets none; lines with
+    and without File on one node are fatal. slurm.conf's Gres count is what slurmctld
+    schedules. The blueprint holds one count on every GPU: gpus.sharing.mps, Gres / GPUs.
+    """
+    why = ""
+    shares = None
+    if item is not None:
+        parts = item.value.split(":")
+        total = parts[-1].split("(")[0]
+        if len(parts) != 2 or not total.isdigit():
+            why = "an MPS GRES is mps:N (Slurm gives mps no type of its own)"
+        elif not count:
+            why = "MPS shares a node's GPUs, and the node's gpu GRES is not imported"
+        elif mig:
+            why = "MPS on MIG instances: the blueprint refuses gpus.sharing.mps with gpus.mig"
+        elif int(total) % count:
+            why = (
+                f"mps:{total} over {count} GPUs is not one count on each GPU, which "
+                "gpus.sharing.mps is"
+            )
+        elif not 2 <= int(total) // count <= MPS_SHARES_MAX:
+            why = (
+                f"{int(total) // count} MPS shares a GPU; gpus.sharing.mps holds 2 to "
+                f"{MPS_SHARES_MAX}"
+            )
+        else:
+            shares = int(total) // count
+    if not lines:
+        return shares, why
+    line_why = (
+        "the node's Gres in slurm.conf gives it no mps, so slurmctld schedules none"
+        if item is None
+        else "the node's mps GRES in slurm.conf is not imported"
+        if shares is None
+        else _mps_lines_differ(lines, shares, count, files)
+    )
+    for record in lines:
+        for setting in record.settings:
+            if line_why:
+                _decide(run, decided, setting, "refused", line_why)
+            elif setting.name in ("type", "cores"):
+                _decide(
+                    run,
+                    decided,
+                    setting,
+                    "mapped",
+                    f"{_MPS}: slurmd takes mps Type and Cores from the gpu lines",
+                )
+            elif setting.name in ("name", "nodename", "count", "file"):
+                _decide(run, decided, setting, "mapped", _MPS)
+            else:
+                _decide(
+                    run, decided, setting, "refused", "estategen writes gres.conf from the pools"
+                )
+    return shares, why
+
+
+def _mps_lines_differ(
+    lines: tuple[ConfRecord, ...], shares: int, count: int, files: list[str]
+) -> str:
+    """Why a node's gres.conf mps lines do not give each of its ``count`` GPUs (``files``)
+    ``shares`` MPS shares, as the render's line does; "" when they do."""
+    filed = [r for r in lines if r.get("File") is not None]
+    if filed and len(filed) != len(lines):
+        return "mps lines with and without File on one node: slurmd stops (gres_c_s.c)"
+    if not filed:
+        if len(lines) > 1:
+            return "several mps lines without File on one node: slurmd stops (gres_c_s.c)"
+        given = lines[0].get("Count")
+        if given is None or given.value != str(shares * count):
+            return (
+                f"Count={given.value if given else 'none'} where the node's Gres counts "
+                f"{shares * count} gres/mps: the render writes the Gres count"
+            )
+        return ""
+    per_file: dict[str, int] = {}
+    for record in filed:
+        file, given = record.get("File"), record.get("Count")
+        named_files = device_files(file.value) if file is not None else None
+        if named_files is None:
+            return f"File={file.value if file else ''} is not a list of device files"
+        if given is None or not given.value.isdigit():
+            return "an mps line with File needs a Count"
+        for name in named_files:
+            if name in per_file:
+                return f"{name} is named by two mps lines"
+            per_file[name] = int(given.value) // len(named_files)
+    if set(per_file) != set(files):
+        return (
+            f"the mps lines name {', '.join(sorted(per_file))}, the GPUs are "
+            f"{', '.join(files)}: the blueprint shares every GPU of the node"
+        )
+    uneven = sorted({n for n in per_file.values() if n != shares})
+    if uneven:
+        return (
+            f"GPUs with {', '.join(map(str, uneven))} MPS shares where the Gres gives each "
+            f"{shares}: gpus.sharing.mps is one count on every GPU"
+        )
+    return ""
+
+
 def unsettled(gres_conf: ConfFile | None, run: _Run) -> None:
-    """Refuse the settings of gpu lines no node of slurm.conf took (names no such node)."""
+    """Refuse the settings of gpu and mps lines no node of slurm.conf took (names no such
+    node)."""
     if gres_conf is None:
         return
     decided = {(o.where, o.key) for o in run.outcomes}
     for record in gres_conf.records:
         name = record.get("Name")
-        if name is None or name.value.lower() != "gpu":
+        if name is None or name.value.lower() not in _READ:
             continue
         for setting in record.settings:
             if (setting.where, setting.key) not in decided:

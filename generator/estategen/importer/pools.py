@@ -11,11 +11,13 @@ from typing import Any
 from estategen import hostlist, slurmconf
 from estategen.importer.converters import _LOWER_CASE, _WHOLE, Unsayable, _host, _lowered, _name
 from estategen.importer.gres import (
-    MPS,
     Decided,
+    default_files,
     first_type,
     gres_lines,
+    named,
     settle_gpu_lines,
+    settle_mps,
     unsettled,
 )
 from estategen.importer.outcomes import _Run
@@ -86,6 +88,7 @@ class _Shape:
     cloud: bool = False  # State=CLOUD
     addressed: bool = False  # NodeAddr given (each host's is in _node_addresses)
     gpu_files: tuple[str, ...] = ()  # the GPUs' device files, when not the render's default
+    gpu_mps: int | None = None  # MPS shares a GPU (gpus.sharing.mps)
 
 
 def _memory(real_mib: int) -> dict[str, int]:
@@ -163,7 +166,7 @@ def _pool_autodetect(
 
 def _node_shape(
     record: ConfRecord,
-    gpu_lines: tuple[ConfRecord, ...],
+    gres_records: tuple[ConfRecord, ...],
     switch: str | None,
     models: dict[str, dict[str, Any]],
     run: _Run,
@@ -173,10 +176,12 @@ def _node_shape(
     sources: dict[str, list[Setting]] | None = None,
     decided: Decided | None = None,
 ) -> _Shape:
-    """The shape of a NodeName line's nodes, whose gres.conf gpu lines are ``gpu_lines``;
+    """The shape of a NodeName line's nodes, whose gres.conf gpu and mps lines are
+    ``gres_records``;
     ``sources`` gets, by pool key (gpus, features), the settings that gave it."""
     first = record.where not in seen
     seen.add(record.where)
+    gpu_lines = named(gres_records, "gpu")
     by_name = {s.name: s for s in record.settings}  # the last one wins, as ConfRecord.get
 
     def get(key: str) -> Setting | None:
@@ -276,6 +281,21 @@ def _node_shape(
     )
     if sources is not None and file_settings:
         sources.setdefault("gpus.files", []).extend(file_settings)
+    mps_item = _gres_item(gres, "mps")
+    mps, mps_why = settle_mps(
+        mps_item,
+        named(gres_records, "mps"),
+        count if model else 0,
+        bool(mig),
+        list(files) or default_files(count),
+        run,
+        {} if decided is None else decided,
+    )
+    if mps_item is not None:
+        if mps_why:
+            note_refused(mps_item, mps_why)
+        else:
+            note_mapped(mps_item, "node_pools[].gpus.sharing.mps")
     weight = number("Weight", 1)
     if not 1 <= weight <= 4_294_967_293:
         note_refused(get("Weight") or record.settings[0], "Weight above 4294967293")
@@ -314,7 +334,18 @@ def _node_shape(
         cloud,
         addressed,
         files,
+        mps,
     )
+
+
+def _gres_item(gres: Setting | None, name: str) -> Setting | None:
+    """The first item of GRES ``name`` in a Gres= list (``mps:400`` of
+    ``gpu:a100:4,mps:400``), as a setting of its own; None when there is none."""
+    for item in gres.value.split(",") if gres is not None else ():
+        if item.split(":")[0].lower() == name:
+            assert gres is not None
+            return Setting(gres.key, item, gres.where)
+    return None
 
 
 def _node_gres(
@@ -334,8 +365,7 @@ def _node_gres(
         parts = item.split(":")
         part = Setting(gres.key, item, gres.where)
         if parts[0].lower() == "mps":
-            note_refused(part, MPS)
-            continue
+            continue  # the MPS shares of the GPUs, settled once the GPUs are known
         if parts[0].lower() != "gpu":
             note_refused(part, "only gpu GRES are imported")
             continue
@@ -683,6 +713,8 @@ def _nodes_and_partitions(
                 gpus["autodetect"] = detect.value.lower()
             if shape.gpu_files:
                 gpus["files"] = list(shape.gpu_files)
+            if shape.gpu_mps:
+                gpus["sharing"] = {"mps": shape.gpu_mps}
             pool["gpus"] = gpus
         if shape.addressed:
             pool["addresses"] = address_list(addresses[h] for h in hostlist.expand(pool["hosts"]))
