@@ -1,0 +1,108 @@
+"""CUDA MPS on a Slurm pool, on a real slurmctld and slurmd: a site's MPS GRES imported, the
+blueprint rendered, and the daemons reading the render.
+
+Slurm's gres/mps (doc/html/gres.shtml "MPS Management", src/plugins/gres/mps/gres_mps.c at
+slurm-22-05-8-1 and slurm-24-11-0-1): slurm.conf gives each node's count (``Gres=...,mps:N``,
+GresTypes mps), gres.conf a ``Name=mps`` line whose Count slurmd spreads over the GPUs it
+names, and a step asking ``--gres=mps:K`` gets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = K x 100 /
+the count of its GPU. The site here runs two GPUs with 100 shares each, the common form.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from estategen.importer.blueprint import write
+from estategen.importer.site import import_site
+
+from slurmlab import (
+    GPU_NODE,
+    SlurmLab,
+    have_slurm,
+    installed_slurm_source,
+    installed_slurm_version,
+    machine_shape,
+    render_blueprint,
+)
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm, munge and unshare"),
+]
+
+
+def site_files(folder: Path) -> tuple[Path, Path]:
+    """A site running MPS as gres.shtml shows it: 100 gres/mps a GPU, Count with no File."""
+    shape = machine_shape()
+    slurm = folder / "slurm.conf"
+    slurm.write_text(
+        "ClusterName=site\nSlurmctldHost=lab-ctl\nSelectType=select/cons_tres\n"
+        "GresTypes=gpu,mps\n"
+        f"NodeName={GPU_NODE} Sockets={shape['sockets']} "
+        f"CoresPerSocket={shape['cores_per_socket']} ThreadsPerCore={shape['threads_per_core']} "
+        "RealMemory=2048 Gres=gpu:l4:2,mps:200\n"
+        f"PartitionName=gpu Nodes={GPU_NODE} Default=YES\n"
+    )
+    gres = folder / "gres.conf"
+    gres.write_text(
+        f"NodeName={GPU_NODE} Name=gpu Type=l4 File=/dev/nvidia[0-1]\n"
+        f"NodeName={GPU_NODE} Name=mps Count=200\n"
+    )
+    return slurm, gres
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
+    work = tmp_path_factory.mktemp("mps")
+    imported = import_site(*site_files(work), slurm_version=installed_slurm_version())
+    assert imported.faithful, imported.outcomes
+    blueprint = work / "imported.yaml"
+    write(imported, blueprint)
+    data = yaml.safe_load(blueprint.read_text())
+    assert data["node_pools"][0]["gpus"]["sharing"] == {"mps": 100}
+    data["slurm"]["packages"] = {"source": installed_slurm_source()}
+    rendered = render_blueprint(work, yaml.safe_dump(data, sort_keys=False), "imported")
+    with SlurmLab.running(
+        rendered,
+        work / "run",
+        [GPU_NODE, "lab-ctl"],
+        controller="lab-ctl",
+        nodes=[GPU_NODE],
+        gpu_files=2,
+    ) as cluster:
+        yield cluster
+
+
+def test_the_render_names_mps_on_the_gpus_files(lab: SlurmLab) -> None:
+    (line,) = [x for x in (lab.etc / "gres.conf").read_text().splitlines() if "Name=mps" in x]
+    assert "Count=200" in line
+    files = re.search(r"File=(\S+)", line)
+    assert files is not None and files[1].endswith("/dev/nvidia[0-1]")
+
+
+def test_slurmd_registers_the_mps_shares(lab: SlurmLab) -> None:
+    node = lab.run("scontrol", "show", "node", GPU_NODE)
+    # slurmd gives the mps GRES its GPUs' type (gres.shtml: "Type ... copied from the gres/gpu")
+    assert re.search(r"Gres=\S*\bmps:(l4:)?200\b", node), node
+    assert "State=IDLE" in node
+
+
+@pytest.mark.parametrize("shares", [50, 25])
+def test_a_job_asking_mps_gets_its_percentage_of_one_gpu(lab: SlurmLab, shares: int) -> None:
+    out = lab.run(
+        "srun",
+        "-w",
+        GPU_NODE,
+        f"--gres=mps:{shares}",
+        "-t",
+        "1",
+        "sh",
+        "-c",
+        "echo $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+    )
+    assert out.strip() == str(shares)  # 100 shares a GPU: K shares are K percent
