@@ -6,6 +6,8 @@ slurm-22-05-8-1 and slurm-24-11-0-1): slurm.conf gives each node's count (``Gres
 GresTypes mps), gres.conf a ``Name=mps`` line whose Count slurmd spreads over the GPUs it
 names, and a step asking ``--gres=mps:K`` gets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = K x 100 /
 the count of its GPU. The site here runs two GPUs with 100 shares each, the common form.
+Passes on Debian's 22.05 and, with ``scripts/slurm-release.sh 24.11 -- python -m pytest
+tests/test_slurm_mps.py``, on 24.11.
 """
 
 from __future__ import annotations
