@@ -34,6 +34,7 @@ from conftest import run_cli
 from crd import UPSTREAM, crd_set
 from slurmlab import (
     SlurmLab,
+    fake_nvidia_driver,
     have_slurm,
     installed_slurm_at_least,
     machine_cpu,
@@ -659,41 +660,6 @@ def test_a_real_slurmctld_puts_a_nodeset_slurmd_in_the_mixed_partition(
         assert cluster.run(*job, "sh", "-c", "echo ok").strip() == "ok"
         nodes = cluster.run("scontrol", "show", "partition", "gpu")
         assert "gpu-[01-02]" in nodes and node in nodes, nodes
-
-
-# /proc/driver/nvidia/gpus/<bus id>/information as the NVIDIA driver writes it, read by
-# SchedMD/slurm src/plugins/gpu/nvidia/gpu_nvidia.c _set_basic_info (Model, GPU UUID, Device
-# Minor; its Type is the Model in lower case with '_' for spaces: nvidia_h100_80gb_hbm3)
-DRIVER_INFORMATION = (
-    "Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-{index:08d}\nDevice Minor: \t {index}\n"
-)
-
-
-def fake_nvidia_driver(root: Path, gpus: int, cpus: str) -> str:
-    """Shell that mounts, in the calling mount namespace only, what gpu_nvidia.c reads of
-    an NVIDIA driver with ``gpus`` GPUs: /proc/driver/nvidia/gpus/<bus>/information,
-    /sys/bus/pci/drivers/nvidia/<bus>/local_cpulist (files made under ``root``), and the
-    device files /dev/nvidia<minor> it names (character devices, major 195, that nothing
-    opens; an overlay on /dev, so the machine's /dev is left alone)."""
-    proc = root / "proc-driver"
-    pci = root / "pci-drivers"
-    for index in range(gpus):
-        bus = f"0000:{index + 1:02x}:00.0"
-        (proc / "nvidia" / "gpus" / bus).mkdir(parents=True)
-        (proc / "nvidia" / "gpus" / bus / "information").write_text(
-            DRIVER_INFORMATION.format(index=index)
-        )
-        (pci / "nvidia" / bus).mkdir(parents=True)
-        (pci / "nvidia" / bus / "local_cpulist").write_text(f"{cpus}\n")
-    dev = root / "dev"
-    dev.mkdir()
-    devices = " && ".join(f"mknod -m 666 {dev}/up/nvidia{i} c 195 {i}" for i in range(gpus))
-    return (
-        f'mount --bind "{proc}" /proc/driver && mount --bind "{pci}" /sys/bus/pci/drivers'
-        f' && mount -t tmpfs tmpfs "{dev}" && mkdir "{dev}/up" "{dev}/work" && {devices}'
-        f' && mount -t overlay overlay -o "lowerdir=/dev,upperdir={dev}/up,workdir={dev}/work"'
-        " /dev"
-    )
 
 
 def stop_slurmd(cluster: SlurmLab, node: str) -> None:
