@@ -496,6 +496,24 @@ def test_gres_conf_lets_slurmd_find_the_gpus_of_nodes_a_provider_creates() -> No
     assert [line for line in gres if "File=" in line and "gpu-[01-02]" not in line] == []
 
 
+def test_an_on_prem_nvidia_pool_keeps_its_own_line_beside_the_hosted_one() -> None:
+    """An on-prem pool with gpus.autodetect nvidia gets its own NodeName line, as every named
+    node does (gres.conf(5) AutoDetect: a node's own line overrides the global one), and its
+    counts without File; the global line stays the hosted pool's."""
+    source = PROVIDER.replace(
+        "    gpus: {model: h100-sxm-80gb, count: 8}\n",
+        "    gpus: {model: h100-sxm-80gb, count: 8, gres_type: h100, autodetect: nvidia}\n",
+        1,
+    )
+    _, files = rendered(source)
+    gres = files["slurm/gres.conf"].content.decode().splitlines()
+    assert gres.count("AutoDetect=nvidia") == 1
+    assert node_autodetect(gres, "gpu-01") == ["nvidia"]
+    assert "NodeName=gpu-[01-02] Name=gpu Type=h100 Count=8" in gres
+    assert node_autodetect(gres, "cpu-01") == ["off"]
+    assert [line for line in gres if "File=" in line] == []
+
+
 def test_gres_conf_names_no_autodetect_where_every_node_is_named() -> None:
     """Where the hosted pool's Kubernetes nodes are known (on-prem), gres.conf lists their
     device files and nothing detects: no AutoDetect line without NodeName, no line for CPU

@@ -10,6 +10,7 @@ from `scontrol show config|partition|node`.
 from __future__ import annotations
 
 import re
+import shlex
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,10 +30,14 @@ from mariadb import have_mariadb
 from slurmlab import (
     Dbd,
     SlurmLab,
+    fake_nvidia_driver,
     free_port,
     have_slurm,
+    installed_slurm_at_least,
     installed_slurm_source,
     installed_slurm_version,
+    machine_cpu,
+    machine_cpus,
     machine_shape,
     render_blueprint,
     set_keys,
@@ -341,6 +346,127 @@ def test_mig_pools_cannot_turn_nvml_off() -> None:
     (found,) = errors(yaml.safe_dump({"node_pools": [pool]}))
     assert found.path == "node_pools[0].gpus.autodetect"
     assert "found by NVML only" in found.message
+
+
+def nvidia_pool(**gpus: object) -> dict[str, object]:
+    """BASE's pool with gpus.autodetect nvidia and a GRES type the driver's name holds."""
+    pool = yaml.safe_load(BASE)["node_pools"][0]
+    pool["gpus"].update(autodetect="nvidia", gres_type="h100", **gpus)
+    return pool
+
+
+def test_nvidia_autodetect_gives_the_pool_its_own_line_and_no_device_files() -> None:
+    """gres.conf(5) of 24.11: AutoDetect=nvidia finds the GPUs and their device files from
+    the driver with no library; the pool's own AutoDetect line, then its counts, no File."""
+    fragment = {"versions": {"slurm": "24.11"}, "node_pools": [nvidia_pool()]}
+    gres = files(yaml.safe_dump(fragment))["slurm/gres.conf"]
+    lines = [line for line in gres.splitlines() if line.startswith("NodeName=")]
+    assert lines == [
+        "NodeName=gpu-[01-02] AutoDetect=nvidia",
+        "NodeName=gpu-[01-02] Name=gpu Type=h100 Count=8",
+    ]
+    # no global line: that one is for hosted pools' nodes no line can name
+    assert "\nAutoDetect=" not in gres
+
+
+@pytest.mark.parametrize("release", ["22.05", "23.11", "24.05"])
+def test_nvidia_autodetect_before_slurm_24_11_is_an_error(release: str) -> None:
+    """Slurm 24.11 added the gpu/nvidia plugin (gres.conf(5) AutoDetect); 24.05's gres.c
+    logs "unknown autodetect flag" for nvidia and finds nothing."""
+    fragment = {"versions": {"slurm": release}, "node_pools": [nvidia_pool()]}
+    (found,) = errors(yaml.safe_dump(fragment))
+    assert found.path == "node_pools[0].gpus.autodetect"
+    assert "Slurm 24.11" in found.message and f"slurmd {release}" in found.message
+
+
+@pytest.mark.parametrize("release", ["24.11", "25.11"])
+def test_nvidia_autodetect_from_slurm_24_11_on_is_valid(release: str) -> None:
+    fragment = {"versions": {"slurm": release}, "node_pools": [nvidia_pool()]}
+    assert errors(yaml.safe_dump(fragment)) == []
+
+
+def test_nvidia_autodetect_cannot_find_mig_instances() -> None:
+    """gres.conf(5) of 24.11: nvidia "doesn't detect MIGs"; gpu_nvidia.c counts one GPU per
+    /proc/driver/nvidia/gpus entry."""
+    pool = nvidia_pool(mig=["3g.40gb", "3g.40gb"])
+    del pool["gpus"]["gres_type"]  # type: ignore[attr-defined]
+    fragment = {"versions": {"slurm": "24.11"}, "node_pools": [pool]}
+    (found,) = errors(yaml.safe_dump(fragment))
+    assert found.path == "node_pools[0].gpus.autodetect"
+    assert "never MIG instances" in found.message and "nvml" in found.message
+
+
+def test_nvidia_autodetect_with_a_catalog_type_warns_that_slurmd_drops_the_gpus() -> None:
+    """gres_gpu.c _normalize_sys_gres_types keeps a detected GPU's configured Type only where
+    it is part of the driver's model name (nvidia_h100_80gb_hbm3): h100-sxm-80gb is not."""
+    pool = nvidia_pool()
+    del pool["gpus"]["gres_type"]  # type: ignore[attr-defined]
+    found = validated(
+        yaml.safe_dump({"versions": {"slurm": "24.11"}, "node_pools": [pool]})
+    ).findings
+    (warning,) = [f for f in found if f.path == "node_pools[0].gpus"]
+    assert warning.level == "warning" and "'h100-sxm-80gb'" in warning.message
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not have_slurm(), reason="needs slurm-wlm, munge and unshare")
+@pytest.mark.parametrize("gres_type", ["h100", None], ids=["part-of-the-name", "catalog-name"])
+def test_a_real_slurmd_with_autodetect_nvidia_registers_the_gpus_of_the_driver(
+    tmp_path_factory: pytest.TempPathFactory, gres_type: str | None
+) -> None:
+    """A pool with gpus.autodetect nvidia on Debian 13's slurm-wlm 24.11 (no NVML): slurmd
+    reads the GPUs from a faked NVIDIA driver (/proc/driver/nvidia/gpus and /dev/nvidia*,
+    what src/plugins/gpu/nvidia/gpu_nvidia.c reads), registers the two gres.conf counts with
+    no File, the node goes idle (not drained for too few GPUs), and a job gets them.
+
+    With the catalog name as the Type (h100-sxm-80gb, not part of the driver's
+    nvidia_h100_80gb_hbm3), slurmd keeps none of the GPUs it found and slurmctld drains the
+    node (state INVAL), as validate's warning says (gres_gpu.c _normalize_sys_gres_types).
+
+    AutoDetect=nvidia came with 24.11: run it with scripts/slurm-release.sh 24.11."""
+    if not installed_slurm_at_least("24.11"):
+        pytest.skip("AutoDetect=nvidia needs Slurm 24.11: scripts/slurm-release.sh 24.11")
+    tmp_path = tmp_path_factory.mktemp("nvidia")  # short: slurmstepd's sockets live there
+    node = "gpu-01"
+    typed = f", gres_type: {gres_type}" if gres_type else ""
+    source = f"""\
+estate: detect
+versions: {{slurm: "{installed_slurm_version()}"}}
+node_pools:
+  - name: gpu
+    scheduler: slurm
+    hosts: {node}
+    cpu: {machine_cpu()}
+    memory_gb: 2
+    gpus: {{model: h100-sxm-80gb, count: 2, autodetect: nvidia{typed}}}
+slurm:
+  packages: {{source: {installed_slurm_source()}}}
+  controllers: [ctl-01]
+  partitions: [{{name: gpu, pools: [gpu], default: true}}]
+"""
+    out = render_blueprint(tmp_path, source, "detect")
+    gres = (out / "slurm" / "gres.conf").read_text()
+    assert f"NodeName={node} AutoDetect=nvidia" in gres.splitlines() and "File=" not in gres
+    kind = gres_type or "h100-sxm-80gb"
+    with SlurmLab.running(out, tmp_path / "run", [node, "ctl-01"], controller="ctl-01") as lab:
+        (lab.work / "spool" / node).mkdir(exist_ok=True)
+        driver = fake_nvidia_driver(tmp_path / "driver", 2, f"0-{machine_cpus() - 1}")
+        slurmd = shlex.join(["/usr/sbin/slurmd", "-D", "-f", str(lab.etc / "slurm.conf")])
+        lab.start(f"slurmd-{node}", node, "sh", "-c", f"{driver} && exec {slurmd}")
+        if gres_type is None:
+            reason = "gres/gpu count reported lower than configured (0 < 2)"
+            lab.wait_for(
+                lambda: reason in lab.run("scontrol", "show", "node", node), "the node refused"
+            )
+            assert "DRAIN" in lab.run("scontrol", "show", "node", node)
+            return
+        lab.wait_idle(node)
+        shown = lab.run("scontrol", "show", "node", node)
+        assert f"Gres=gpu:{kind}:2" in shown, shown
+        log = (lab.work / "log" / f"slurmd-{node}.log").read_text()
+        assert "file-less GPU" not in log and "unknown autodetect" not in log, log
+        job = ("srun", "-p", "gpu", "-w", node, f"--gres=gpu:{kind}:2", "-t", "1")
+        assert lab.run(*job, "sh", "-c", "echo $CUDA_VISIBLE_DEVICES").strip() == "0,1"
 
 
 @pytest.mark.parametrize("value", ["a:b", "a,b", "a=b", "_lead"])

@@ -294,10 +294,33 @@ def gres_type(pool: NodePool) -> str | None:
     return pool.gpus.gres_type or pool.gpus.model
 
 
+# gres.conf AutoDetect=nvidia: Slurm's gpu/nvidia plugin, which came with 24.11 (SchedMD/slurm
+# slurm-24-11-5-1 doc/man/man5/gres.conf.5, AutoDetect: "Added in Slurm 24.11"; 24.05's
+# src/interfaces/gres.c _handle_autodetect_flags logs "unknown autodetect flag" for it).
+# src/plugins/gpu/nvidia/gpu_nvidia.c reads /proc/driver/nvidia/gpus/<bus>/information (the
+# model, and the minor number of /dev/nvidia<minor>) with no library, one whole GPU per entry:
+# it finds no MIG instance (gres.conf(5): "doesn't detect MIGs or NVlinks"), and
+# src/plugins/gpu/Makefile.am builds it always, without NVML.
+NVIDIA_AUTODETECT_RELEASE = "24.11"
+
+
+def gpu_autodetect(pool: NodePool) -> str | None:
+    """The gres.conf AutoDetect plugin slurmd finds the pool's GPUs with, or None where
+    gres.conf lists their device files (AutoDetect=off): nvml for MIG instances and
+    gpus.autodetect nvml, nvidia for gpus.autodetect nvidia."""
+    if pool.gpus is None:
+        return None
+    if pool.gpus.mig:
+        return "nvml"
+    if pool.gpus.autodetect in ("nvml", "nvidia"):
+        return pool.gpus.autodetect
+    return None
+
+
 def autodetects_nvml(pool: NodePool) -> bool:
     """gres.conf finds the pool's GPUs with NVML (AutoDetect=nvml), which needs a Slurm built
     with the gpu_nvml plugin: MIG instances always, whole GPUs with gpus.autodetect nvml."""
-    return pool.gpus is not None and (bool(pool.gpus.mig) or pool.gpus.autodetect == "nvml")
+    return gpu_autodetect(pool) == "nvml"
 
 
 def mig_instances(pool: NodePool) -> list[tuple[str, int]]:

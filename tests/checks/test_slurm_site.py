@@ -589,9 +589,14 @@ def test_one_device_file_per_gpu_passes() -> None:
             "{model: a100-sxm-80gb, count: 1, autodetect: nvml, files: [/dev/nvidia1]}",
             "NVML finds this pool's GPUs",
         ),
+        (
+            "{model: a100-sxm-80gb, count: 1, gres_type: a100, autodetect: nvidia,"
+            " files: [/dev/nvidia1]}",
+            "from the NVIDIA driver",
+        ),
     ],
 )
-def test_device_files_other_than_one_per_gpu_or_beside_nvml_are_refused(
+def test_device_files_other_than_one_per_gpu_or_beside_autodetection_are_refused(
     gpus: str, text: str
 ) -> None:
     only(

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from estategen.checks.core import check
 from estategen.errors import Finding, issue
-from estategen.facts import SLURM_APT_KEYRING, autodetects_nvml
+from estategen.facts import NVIDIA_AUTODETECT_RELEASE, SLURM_APT_KEYRING, autodetects_nvml
 from estategen.model import DEBIAN_SLURM_BUILDS, Estate, SlurmPackages, slurm_build, slurm_minutes
 from estategen.schema.patterns import SLURM_VERSIONS
 from estategen.slurm_facts import renders_power_saving
@@ -290,6 +290,26 @@ def slurm_plugins_not_removed(estate: Estate) -> Iterator[Finding]:
             f"(versions.slurm) cannot load it; use {gone.successor.removeprefix('select/')}, "
             "which reads the jobs' state and the same parameters",
         )
+
+
+@check
+def gpu_autodetect_release(estate: Estate) -> Iterator[Finding]:
+    """gres.conf AutoDetect=nvidia needs Slurm's gpu/nvidia plugin, which came with 24.11
+    (facts.NVIDIA_AUTODETECT_RELEASE): an older slurmd does not know the value and finds no
+    GPUs, and the pool's gres.conf lines name no device files."""
+    version = estate.versions.slurm
+    if version.at_least(NVIDIA_AUTODETECT_RELEASE):
+        return
+    for pool in estate.slurm_pools:
+        if pool.gpus is not None and pool.gpus.autodetect == "nvidia":
+            yield issue(
+                f"{pool.path}.gpus.autodetect",
+                f"gres.conf AutoDetect=nvidia uses Slurm's gpu/nvidia plugin, which came with "
+                f"Slurm {NVIDIA_AUTODETECT_RELEASE}; slurmd {version.text} (versions.slurm) "
+                "logs 'unknown autodetect flag' and finds no GPUs, and gres.conf names no "
+                f"device files for them. Set versions.slurm to {NVIDIA_AUTODETECT_RELEASE} or "
+                "later, or use autodetect off (gres.conf lists /dev/nvidia*) or nvml",
+            )
 
 
 @check

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from estategen import hostlist
 from estategen.checks.core import check, slurmctld_port_list
 from estategen.errors import Finding, issue
-from estategen.facts import autodetects_nvml, gres_type, slurmctld_port_text, slurmd_port
+from estategen.facts import gpu_autodetect, gres_type, slurmctld_port_text, slurmd_port
 from estategen.model import DAEMON_FOLDERS, Estate, NodePool, shares_state_and_spool
 from estategen.schema.values import PROGRAM_TREES
 from estategen.slurm_facts import accounting_tres, def_mem_per_cpu, named_tres
@@ -395,6 +395,31 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                 "MIG instances are found by NVML only (gres.conf AutoDetect=nvml); remove "
                 "autodetect or set it to nvml",
             )
+        if pool.gpus and pool.gpus.mig and pool.gpus.autodetect == "nvidia":
+            # gres.conf(5) of 24.11, AutoDetect nvidia: "doesn't detect MIGs"; gpu_nvidia.c
+            # registers one whole GPU per /proc/driver/nvidia/gpus entry
+            yield issue(
+                f"{pool.path}.gpus.autodetect",
+                "AutoDetect=nvidia finds whole GPUs only (one per /proc/driver/nvidia/gpus "
+                "entry), never MIG instances, which NVML finds (gres.conf AutoDetect=nvml); "
+                "remove autodetect or set it to nvml",
+            )
+        if pool.gpus and gpu_autodetect(pool) == "nvidia" and pool.gpus.gres_type is None:
+            kind = gres_type(pool)
+            if kind is not None:
+                # gres_gpu.c _normalize_sys_gres_types: a detected GPU keeps a configured
+                # Type only where it is part of the driver's model name; a real slurmd 24.11
+                # then registers none and slurmctld drains the node (tests/test_slurm_site.py)
+                yield issue(
+                    f"{pool.path}.gpus",
+                    "slurmd finds the GPUs (gres.conf AutoDetect=nvidia), typed by the "
+                    "driver's model name in lower case with '_' for spaces (NVIDIA H100 80GB "
+                    "HBM3 is nvidia_h100_80gb_hbm3); it drops GPUs whose name does not contain "
+                    f"the GRES Type {kind!r}, and slurmctld drains the node (gres/gpu count "
+                    "reported lower than configured): set gpus.gres_type to a part of that "
+                    "name (h100) or gpus.typed: false",
+                    level="warning",
+                )
         if pool.gpus and not pool.gpus.typed:
             for key, value in (("gres_type", pool.gpus.gres_type), ("mig", pool.gpus.mig)):
                 if value:
@@ -594,7 +619,7 @@ def accounting_site_settings_valid(estate: Estate) -> Iterator[Finding]:
 def _device_files(pool: NodePool) -> Iterator[Finding]:
     """gpus.files lists the device file of each GPU, which gres.conf names on the pool's
     ``File=`` line: as many as gpus.count, each once, and only where gres.conf lists files
-    (not for GPUs NVML finds: MIG pools and gpus.autodetect nvml)."""
+    (not for GPUs slurmd finds: MIG pools and gpus.autodetect nvml or nvidia)."""
     assert pool.gpus is not None
     files = pool.gpus.files
     path = f"{pool.path}.gpus.files"
@@ -607,9 +632,16 @@ def _device_files(pool: NodePool) -> Iterator[Finding]:
     twice = sorted({f for f in files if files.count(f) > 1})
     if twice:
         yield issue(path, f"{', '.join(twice)} listed twice: each GPU has its own device file")
-    if autodetects_nvml(pool):
+    detect = gpu_autodetect(pool)
+    if detect == "nvml":
         yield issue(
             path,
             "NVML finds this pool's GPUs (MIG, or gpus.autodetect nvml) and gres.conf then "
             "lists no device files: remove files",
+        )
+    elif detect == "nvidia":
+        yield issue(
+            path,
+            "slurmd finds this pool's GPUs and their device files from the NVIDIA driver "
+            "(gpus.autodetect nvidia) and gres.conf then lists no device files: remove files",
         )

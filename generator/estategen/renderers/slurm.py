@@ -17,7 +17,7 @@ from estategen.facts import (
     HOSTED_AUTODETECT,
     JWT_KEY_PATH,
     autodetected_hosted_pools,
-    autodetects_nvml,
+    gpu_autodetect,
     gpu_gres,
     gpu_memory_mib_range,
     gres_type,
@@ -375,6 +375,10 @@ def gres_conf(estate: Estate) -> str:
 
     A provider's nodes without GPUs find none (gpu_nvidia.c logs that it found no driver) and
     register what ``--conf`` says.
+
+    An on-prem pool whose GPUs slurmd finds (MIG, gpus.autodetect nvml or nvidia) gets its
+    own ``NodeName=... AutoDetect=`` line before its counts, as every named node sets its
+    own AutoDetect: the global line reaches only the nodes no line names.
     """
     autodetect = autodetected_hosted_pools(estate)
     lines = []
@@ -402,7 +406,7 @@ def gres_conf(estate: Estate) -> str:
                 "pool": pool.name,
                 "hosts": hosts,
                 "mig": bool(pool.gpus.mig),
-                "nvml": autodetects_nvml(pool),
+                "detect": gpu_autodetect(pool),
                 "gpus": gpu_gres(pool),
                 "files": gpu_device_files(pool),
                 "shards": shards(pool),

@@ -153,7 +153,7 @@ _GPUS = _dict(
         # false: the GRES names no type (Gres=gpu:N), as on sites that count GPUs only
         "typed": {"type": "boolean", "default": True},
         "feature": {"type": "boolean"},  # unset: true on Slurm pools
-        "autodetect": {"type": "string", "allowed": ["off", "nvml"]},
+        "autodetect": {"type": "string", "allowed": ["off", "nvml", "nvidia"]},
         # the device files gres.conf lists for the GPUs (File=), when not /dev/nvidia0..N-1
         "files": _list(_s(DEVICE_FILE), minlength=1, maxlength=16),
     }
