@@ -224,3 +224,96 @@ def test_nodes_under_switches_in_uneven_runs_stay_one_pool_per_switch(tmp_path: 
     even = import_site(tmp_path / "slurm.conf", topology=tmp_path / "topology.conf")
     pools = yaml.safe_load(even.text)["node_pools"]
     assert [(p["hosts"], p["network"]["switch"]) for p in pools] == [("n[1-4]", "leaf-[01-02]")]
+
+
+def test_a_pools_nvidia_autodetect_comes_back_on_slurm_24_11(tmp_path: Path) -> None:
+    """gpus.autodetect nvidia (Slurm 24.11's gpu/nvidia plugin, in Debian 13's slurm-wlm: no
+    NVML needed) renders the pool's own AutoDetect line, which import reads back into the
+    pool; the render is the same again."""
+    blueprint = yaml.safe_load((BLUEPRINTS / "lab.yaml").read_text())
+    for pool in blueprint["node_pools"]:
+        if "gpus" in pool and pool["scheduler"] == "slurm":
+            pool["gpus"].update(autodetect="nvidia", gres_type="a100")
+    blueprint["versions"]["slurm"] = "24.11"
+    blueprint["slurm"]["packages"] = {"source": "debian-13"}
+    before, after = round_trip(tmp_path, yaml.safe_dump(blueprint, sort_keys=False))
+    assert re.search(r"^NodeName=\S+ AutoDetect=nvidia$", before[1], re.MULTILINE)
+    assert after == before
+
+
+def test_the_frontier_render_imports_back_with_the_hosted_pools_autodetect_line(
+    tmp_path: Path,
+) -> None:
+    """frontier.yaml renders a global AutoDetect=nvidia for its hosted pool's nodes, which
+    no line can name, and every on-prem node sets its own AutoDetect (off, nvml). Import maps
+    the global line to what estategen writes it for, says so in a review, and gives it to no
+    on-prem pool: each keeps its own, and their gres.conf lines render again line for line.
+    The hosted pool itself (a Kubernetes pool's slurmd pods) is not in slurm.conf's nodes."""
+    original = yaml.safe_load((BLUEPRINTS / "frontier.yaml").read_text())
+    estate = validate_document(
+        load.parse_blueprint((BLUEPRINTS / "frontier.yaml").read_bytes(), "frontier.yaml")
+    ).estate
+    gres = gres_conf(estate)
+    assert "AutoDetect=nvidia" in gres.splitlines()
+    (tmp_path / "slurm.conf").write_text(slurm_conf(estate))
+    (tmp_path / "gres.conf").write_text(gres)
+    (tmp_path / "topology.conf").write_text(topology_conf(estate) or "")
+    imported = import_site(
+        tmp_path / "slurm.conf",
+        tmp_path / "gres.conf",
+        tmp_path / "topology.conf",
+        slurm_version=estate.versions.slurm.text,
+    )
+    unfaithful = [o.format() for o in imported.outcomes if o.kind in ("refused", "changed")]
+    assert unfaithful == []
+    (line,) = [o for o in imported.outcomes if o.key == "AutoDetect" and o.value == "nvidia"]
+    assert line.kind == "mapped" and "hosted Slurm pools" in line.target
+    assert any("AutoDetect=nvidia reaches none of the" in note for note in imported.reviews)
+    data = yaml.safe_load(imported.text)
+    detect = {p["hosts"]: p["gpus"].get("autodetect") for p in data["node_pools"] if "gpus" in p}
+    assert detect == {
+        "gpu-h200-[001-064]": "off",
+        "gpu-a100-[01-16]": "nvml",
+        "burst-l4-[001-032]": "off",
+    }
+    assert [f.split(":")[0] for f in imported.findings] == ["slurm.packages.source"]
+    data["slurm"]["packages"] = original["slurm"]["packages"]
+    again = validate_document(
+        load.parse_blueprint(yaml.safe_dump(data, sort_keys=False).encode(), "imported.yaml")
+    ).estate
+
+    def gpu_lines(text: str) -> list[str]:
+        return [line for line in text.splitlines() if "Name=gpu" in line]
+
+    assert gpu_lines(gres_conf(again)) == gpu_lines(gres)
+
+
+def test_a_global_nvidia_line_reaches_the_pools_without_their_own(tmp_path: Path) -> None:
+    """gres.conf(5) AutoDetect: a line without NodeName applies to every node, and a node's
+    own line overrides it. The pool whose nodes set off keeps off; the pool without a line of
+    its own takes nvidia on 24.11, and on 22.05 the line is refused with validate's reason."""
+    (tmp_path / "slurm.conf").write_text(
+        "ClusterName=lab\nSlurmctldHost=ctl\nSelectType=select/cons_tres\nGresTypes=gpu\n"
+        "NodeName=a[1-2] CPUs=8 RealMemory=8000 Gres=gpu:h100:2\n"
+        "NodeName=b[1-2] CPUs=16 RealMemory=8000 Gres=gpu:h100:4\n"
+        "PartitionName=p Nodes=a[1-2],b[1-2]\n"
+    )
+    (tmp_path / "gres.conf").write_text(
+        "AutoDetect=nvidia\n"
+        "NodeName=a[1-2] AutoDetect=off Name=gpu Type=h100 File=/dev/nvidia[0-1]\n"
+        "NodeName=b[1-2] Name=gpu Type=h100 Count=4\n"
+    )
+    on = import_site(tmp_path / "slurm.conf", tmp_path / "gres.conf", slurm_version="24.11")
+    detect = {
+        p["hosts"]: p["gpus"].get("autodetect") for p in yaml.safe_load(on.text)["node_pools"]
+    }
+    assert detect == {"a[1-2]": "off", "b[1-2]": "nvidia"}
+    (line,) = [o for o in on.outcomes if o.key == "AutoDetect" and o.where.line == 1]
+    assert line.kind == "mapped" and line.target == "node_pools[].gpus.autodetect"
+    old = import_site(tmp_path / "slurm.conf", tmp_path / "gres.conf", slurm_version="22.05")
+    detect = {
+        p["hosts"]: p["gpus"].get("autodetect") for p in yaml.safe_load(old.text)["node_pools"]
+    }
+    assert detect == {"a[1-2]": "off", "b[1-2]": None}
+    (line,) = [o for o in old.outcomes if o.key == "AutoDetect" and o.where.line == 1]
+    assert line.kind == "refused" and "Slurm 24.11" in line.target

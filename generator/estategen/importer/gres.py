@@ -7,12 +7,19 @@ import re
 from collections.abc import Iterable
 
 from estategen import slurmconf
+from estategen.facts import NVIDIA_AUTODETECT_RELEASE
 from estategen.importer.outcomes import _Run
 from estategen.schema.patterns import DEVICE_FILE, MPS_SHARES_MAX
+from estategen.slurm_removed import at_least
 from estategen.slurmconf import ConfFile, ConfRecord, Setting, Where
 
 # the gres.conf AutoDetect values a pool's gpus.autodetect holds
-DETECT = ("nvml", "off")
+DETECT = ("nvml", "off", "nvidia")
+# what estategen writes a global AutoDetect=nvidia line for (renderers.slurm.gres_conf)
+_HOSTED = (
+    "gres.conf's AutoDetect for nodes no line names: estategen writes it for hosted Slurm "
+    "pools (node_pools[].cluster) whose nodes a provider names"
+)
 # gres.conf(5) File: a path with an optional numeric range suffix, several joined by ","
 _FILE_ITEM = re.compile(r"(?P<stem>/[^\[\],]+)(?:\[(?P<ranges>[0-9,-]+)\])?")
 _DEVICE_FILE = re.compile(DEVICE_FILE)
@@ -26,10 +33,10 @@ def gres_lines(
     gres_conf: ConfFile | None, hosts: Iterable[str], run: _Run
 ) -> tuple[dict[str, tuple[ConfRecord, ...]], Setting | None, dict[str, Setting]]:
     """host -> gres.conf's gpu and mps lines for it (a line without NodeName is every
-    node's), in file order; gres.conf's AutoDetect line for every node (nvml or off), if it
-    has one; and host -> the AutoDetect of its own gpu line (gres.conf(5): on a NodeName line
-    it applies to those nodes only; estategen writes it there). The settings of the lines are
-    left to :func:`settle_gpu_lines` and :func:`settle_mps`, which know the node's pool;
+    node's), in file order; gres.conf's AutoDetect line for every node (off, nvml or nvidia),
+    if it has one; and host -> the AutoDetect of its own gpu line (gres.conf(5): on a NodeName
+    line it applies to those nodes only; estategen writes it there). The settings of the lines
+    are left to :func:`settle_gpu_lines` and :func:`settle_mps`, which know the node's pool;
     AutoDetect is decided here."""
     lines: dict[str, list[ConfRecord]] = {}
     autodetect = None
@@ -45,7 +52,7 @@ def gres_lines(
             # a line of its own: AutoDetect for every node, or for the nodes it names
             # (gres.conf(5); estategen writes `NodeName=... AutoDetect=nvml` so)
             if detect.value.lower() not in DETECT:
-                run.refused(detect, "gpus.autodetect is nvml or off", "gres.conf")
+                run.refused(detect, "gpus.autodetect is off, nvml or nvidia", "gres.conf")
             elif scope is None:
                 autodetect = detect
                 run.mapped(detect, "node_pools[].gpus.autodetect")
@@ -87,6 +94,33 @@ def gres_lines(
 def named(lines: Iterable[ConfRecord], gres: str) -> tuple[ConfRecord, ...]:
     """The lines of one GRES name (gpu, mps) among a node's gres.conf lines."""
     return tuple(r for r in lines if (n := r.get("Name")) is not None and n.value.lower() == gres)
+
+
+def settle_global_autodetect(
+    every: Setting | None, taken: bool, release: str, hosts: int, run: _Run
+) -> None:
+    """The AutoDetect line for every node when no pool took it (each GPU node of slurm.conf
+    sets its own): an ``nvidia`` line then reaches only nodes slurm.conf does not list, the
+    dynamic nodes estategen writes it for (hosted pools, renderers.slurm.gres_conf), and no
+    on-prem pool takes it. Before Slurm 24.11 no slurmd knows the value (gres.conf(5)
+    AutoDetect: nvidia "Added in Slurm 24.11")."""
+    if every is None or taken or every.value.lower() != "nvidia":
+        return
+    run.withdraw(every)
+    if not at_least(release, NVIDIA_AUTODETECT_RELEASE):
+        run.refused(
+            every,
+            f"AutoDetect=nvidia came with Slurm {NVIDIA_AUTODETECT_RELEASE} (gres.conf(5)); "
+            f"slurmd {release} does not know it",
+            "gres.conf",
+        )
+        return
+    run.mapped(every, _HOSTED)
+    run.reviews.append(
+        f"{every.where}: AutoDetect=nvidia reaches none of the {hosts} nodes of slurm.conf "
+        "(each sets its own): estategen writes it for hosted Slurm pools whose nodes a "
+        "provider names; declare those pools (scheduler slurm, cluster) to keep it"
+    )
 
 
 def first_type(lines: Iterable[ConfRecord]) -> str | None:

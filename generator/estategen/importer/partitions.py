@@ -20,6 +20,7 @@ class _Site:
     accounting: bool  # slurmdbd: QoS and accounts exist
     basic: bool  # priority/basic: no PriorityJobFactor
     memory_default: bool  # a global DefMemPerCPU or DefMemPerNode
+    release: str  # the Slurm release the blueprint targets (versions.slurm)
 
 
 def _qos_list(names: set[str]) -> list[dict[str, str]]:

@@ -16,6 +16,7 @@ from estategen.importer.gres import (
     first_type,
     gres_lines,
     named,
+    settle_global_autodetect,
     settle_gpu_lines,
     settle_mps,
     unsettled,
@@ -674,6 +675,7 @@ def _nodes_and_partitions(
     pools: list[dict[str, Any]] = []
     pool_of: dict[str, str] = {}
     used: set[str] = set()
+    every_taken = False  # a pool's gpus.autodetect is gres.conf's line for every node
     # the renderer names a pool's addresses in one NodeAddr expression, which names at most
     # hostlist.MAX_EXPANSION: nodes with addresses go to pools of at most that many
     chunk = hostlist.MAX_EXPANSION
@@ -738,6 +740,8 @@ def _nodes_and_partitions(
                 run.source(f"node_pools[{name}].{pool_key}", setting)
         if detect is not None:
             run.source(f"node_pools[{name}].gpus.autodetect", detect)
+            every_taken = every_taken or detect is every_detect
+    settle_global_autodetect(every_detect, every_taken, site.release, len(all_nodes), run)
     gpu_pools = {pool["name"] for pool in pools if "gpus" in pool}
     partitions: list[dict[str, Any]] = []
     teams: set[str] = set()

@@ -44,6 +44,7 @@ def import_site(
         accounting="accounting" in slurm,
         basic=slurm.get("scheduling", {}).get("priority_type") == "basic",
         memory_default=any(conf.parameter(k) for k in ("DefMemPerCPU", "DefMemPerNode")),
+        release=slurm_version or _DEFAULT_RELEASE,
     )
     pools, partitions, teams, qos = _nodes_and_partitions(
         conf, gres_conf, leaves, models, run, site
