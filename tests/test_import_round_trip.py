@@ -268,7 +268,7 @@ def test_the_frontier_render_imports_back_with_the_hosted_pools_autodetect_line(
     assert unfaithful == []
     (line,) = [o for o in imported.outcomes if o.key == "AutoDetect" and o.value == "nvidia"]
     assert line.kind == "mapped" and "hosted Slurm pools" in line.target
-    assert any("AutoDetect=nvidia reaches none of the" in note for note in imported.reviews)
+    assert any("AutoDetect=nvidia is no pool's" in note for note in imported.reviews)
     data = yaml.safe_load(imported.text)
     detect = {p["hosts"]: p["gpus"].get("autodetect") for p in data["node_pools"] if "gpus" in p}
     assert detect == {

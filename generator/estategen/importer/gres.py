@@ -96,14 +96,12 @@ def named(lines: Iterable[ConfRecord], gres: str) -> tuple[ConfRecord, ...]:
     return tuple(r for r in lines if (n := r.get("Name")) is not None and n.value.lower() == gres)
 
 
-def settle_global_autodetect(
-    every: Setting | None, taken: bool, release: str, hosts: int, run: _Run
-) -> None:
+def settle_global_autodetect(every: Setting | None, taken: bool, release: str, run: _Run) -> None:
     """The AutoDetect line for every node when no pool took it (each GPU node of slurm.conf
-    sets its own): an ``nvidia`` line then reaches only nodes slurm.conf does not list, the
-    dynamic nodes estategen writes it for (hosted pools, renderers.slurm.gres_conf), and no
-    on-prem pool takes it. Before Slurm 24.11 no slurmd knows the value (gres.conf(5)
-    AutoDetect: nvidia "Added in Slurm 24.11")."""
+    sets its own): an ``nvidia`` line then finds GPUs only on nodes slurm.conf does not
+    list, the dynamic nodes estategen writes it for (hosted pools,
+    renderers.slurm.gres_conf), and no on-prem pool takes it. Before Slurm 24.11 no slurmd
+    knows the value (gres.conf(5) AutoDetect: nvidia "Added in Slurm 24.11")."""
     if every is None or taken or every.value.lower() != "nvidia":
         return
     run.withdraw(every)
@@ -111,14 +109,14 @@ def settle_global_autodetect(
         run.refused(
             every,
             f"AutoDetect=nvidia came with Slurm {NVIDIA_AUTODETECT_RELEASE} (gres.conf(5)); "
-            f"slurmd {release} does not know it",
+            f"slurmd {release}, the release import targets (--slurm-version), does not know it",
             "gres.conf",
         )
         return
     run.mapped(every, _HOSTED)
     run.reviews.append(
-        f"{every.where}: AutoDetect=nvidia reaches none of the {hosts} nodes of slurm.conf "
-        "(each sets its own): estategen writes it for hosted Slurm pools whose nodes a "
+        f"{every.where}: AutoDetect=nvidia is no pool's: every GPU node of slurm.conf sets "
+        "its own AutoDetect. estategen writes this line for hosted Slurm pools whose nodes a "
         "provider names; declare those pools (scheduler slurm, cluster) to keep it"
     )
 

@@ -741,7 +741,7 @@ def _nodes_and_partitions(
         if detect is not None:
             run.source(f"node_pools[{name}].gpus.autodetect", detect)
             every_taken = every_taken or detect is every_detect
-    settle_global_autodetect(every_detect, every_taken, site.release, len(all_nodes), run)
+    settle_global_autodetect(every_detect, every_taken, site.release, run)
     gpu_pools = {pool["name"] for pool in pools if "gpus" in pool}
     partitions: list[dict[str, Any]] = []
     teams: set[str] = set()
