@@ -250,6 +250,30 @@ def test_select_cons_tres_and_linear_stay_on_every_release() -> None:
         assert run(checks.slurm_plugins_not_removed, fragment) == []
 
 
+# --- gpu_autodetect_release ----------------------------------------------------------------------
+
+
+def nvidia_pool(slurm: str) -> str:
+    return f"""
+        versions: {{slurm: "{slurm}"}}
+        node_pools:
+          - {{name: a, scheduler: slurm, hosts: "a[1-2]",
+             gpus: {{model: h100-sxm-80gb, count: 8, gres_type: h100, autodetect: nvidia}}}}
+    """
+
+
+@pytest.mark.parametrize("slurm", ["24.11", "25.05", "26.05"])
+def test_gpu_autodetect_release_passes_nvidia_from_slurm_24_11(slurm: str) -> None:
+    assert run(checks.gpu_autodetect_release, nvidia_pool(slurm)) == []
+
+
+def test_gpu_autodetect_nvidia_before_slurm_24_11_is_refused() -> None:
+    """gres.conf(5) of slurm-24-11-5-1, AutoDetect nvidia: "Added in Slurm 24.11"."""
+    found = run(checks.gpu_autodetect_release, nvidia_pool("24.05"))
+    finding = only(found, "node_pools[0].gpus.autodetect", "came with Slurm 24.11")
+    assert "slurmd 24.05 (versions.slurm)" in finding.message
+
+
 # --- topology_version_gates ----------------------------------------------------------------------
 
 

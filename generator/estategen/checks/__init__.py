@@ -90,6 +90,7 @@ from estategen.checks.slurm import (
 )
 from estategen.checks.slurm_conf import (
     OPTIONS_WITHOUT_POWER_SAVING,
+    gpu_autodetect_release,
     slurm_build_has_plugins,
     slurm_options_documented,
     slurm_options_not_owned,
@@ -165,6 +166,7 @@ __all__ = [
     "eks_autoscaler_tags_fit",
     "frameworks_resolve",
     "gitops_repository_access",
+    "gpu_autodetect_release",
     "gpu_models_offered_by_cloud",
     "gpu_models_resolve",
     "health_check_node_state_valid",
