@@ -154,8 +154,9 @@ def gpu_lab_blueprint(
 
 
 # /proc/driver/nvidia/gpus/<bus id>/information as the NVIDIA driver writes it, read by
-# SchedMD/slurm src/plugins/gpu/nvidia/gpu_nvidia.c _set_basic_info (Model, GPU UUID, Device
-# Minor; its Type is the Model in lower case with '_' for spaces: nvidia_h100_80gb_hbm3)
+# SchedMD/slurm src/plugins/gpu/nvidia/gpu_nvidia.c (_set_name_and_file at slurm-24-11-5-1,
+# _set_basic_info at slurm-25-11-7-1: Model, GPU UUID, Device Minor; its Type is the Model in
+# lower case with '_' for spaces: nvidia_h100_80gb_hbm3)
 DRIVER_INFORMATION = (
     "Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-{index:08d}\nDevice Minor: \t {index}\n"
 )
