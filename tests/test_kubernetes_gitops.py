@@ -406,16 +406,6 @@ def test_the_repository_folder_defaults_to_where_render_writes_the_estate() -> N
     ("gitops", "path", "words"),
     [
         (
-            "{engine: argocd, repository: 'https://git.example.org/p/e', secret: deploy}",
-            "kubernetes.clusters[0].gitops.secret",
-            "by its URL",
-        ),
-        (
-            "{engine: flux, repository: 'ssh://git@git.example.org/p/e'}",
-            "kubernetes.clusters[0].gitops.secret",
-            "ssh:// repository only with the key",
-        ),
-        (
             "{engine: flux, repository: 'git@git.example.org:p/e'}",
             "kubernetes.clusters[0].gitops.repository",
             "https or ssh URL",

@@ -383,3 +383,50 @@ def test_a_privileged_team_is_warned_of_what_its_pods_may_do_and_where() -> None
     single = run(checks.team_pod_security_privileged, team_level("privileged"))
     assert "on cluster lab-k8s:" in single[0].message
     assert "unix_identity" not in single[0].message
+
+
+# --- gitops_repository_access --------------------------------------------------------------------
+
+
+def gitops(settings: str) -> str:
+    return f"""
+kubernetes:
+  clusters:
+    - name: lab-k8s
+      gitops: {settings}
+"""
+
+
+def test_gitops_repository_access_passes_what_each_engine_reads() -> None:
+    https = "https://git.example.org/platform/estate"
+    assert (
+        run(checks.gitops_repository_access, gitops(f"{{engine: argocd, repository: {https}}}"))
+        == []
+    )
+    assert (
+        run(checks.gitops_repository_access, gitops(f"{{engine: flux, repository: {https}}}")) == []
+    )
+    ssh = "{engine: flux, repository: 'ssh://git@git.example.org/p/e', secret: deploy-key}"
+    assert run(checks.gitops_repository_access, gitops(ssh)) == []
+    assert estate(gitops(ssh)).kubernetes_clusters[0].gitops is not None
+
+
+def test_flux_reads_an_ssh_repository_only_with_a_secret() -> None:
+    only(
+        run(
+            checks.gitops_repository_access, gitops("{engine: flux, repository: 'ssh://git@h/p/e'}")
+        ),
+        "kubernetes.clusters[0].gitops.secret",
+        "ssh:// repository only with the key of a Secret",
+    )
+
+
+def test_argo_cd_is_given_no_secret_name() -> None:
+    only(
+        run(
+            checks.gitops_repository_access,
+            gitops("{engine: argocd, repository: 'https://h/p/e', secret: deploy-key}"),
+        ),
+        "kubernetes.clusters[0].gitops.secret",
+        "finds a repository's credentials by its URL",
+    )

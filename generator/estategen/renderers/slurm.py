@@ -412,8 +412,9 @@ def gres_conf(estate: Estate) -> str:
                 "shards": shards(pool),
                 "mps": mps_shares(pool),
                 # the mps line names the gpu lines' files (slurmd drops an mps File no gpu
-                # line names, src/plugins/gres/common/gres_c_s.c); NVML finds them itself
-                "mps_files": None if autodetects_nvml(pool) else gpu_device_files(pool),
+                # line names, src/plugins/gres/common/gres_c_s.c); an AutoDetect plugin
+                # (nvml, nvidia) finds them itself
+                "mps_files": None if gpu_autodetect(pool) else gpu_device_files(pool),
             }
         )
     return _render(
