@@ -11,6 +11,7 @@ carries the releases and node pool arguments.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Sequence
@@ -294,6 +295,7 @@ def _eks_node_groups(data: Data, pools: Sequence[Data]) -> None:
             node_role_arn=role.arn,
             subnet_ids=cluster.vpc_config.subnet_ids,
             **pool["args"],
+            **_eks_launch_template(pool),
             opts=_named_pool(
                 pulumi.ResourceOptions(
                     depends_on=attachments,
@@ -311,6 +313,29 @@ def _eks_node_groups(data: Data, pools: Sequence[Data]) -> None:
                 autoscaling_group_name=group_name,
                 tag={"key": key, "value": value, "propagate_at_launch": False},
             )
+
+
+def _eks_launch_template(pool: Data) -> Data:
+    """The launch template a group's nodes boot with, when the generator rendered user data
+    for it (the NodeConfig that gives kubelet the pool's max_pods): no AMI, so EKS keeps
+    choosing the image and merges its own NodeConfig into this one. Each change of the user
+    data is a new version of the template, which the group rolls its nodes to."""
+    if not pool.get("launch_template"):
+        return {}
+    import pulumi_aws as aws
+
+    user_data = pool["launch_template"]["user_data"]
+    template = aws.ec2.LaunchTemplate(
+        f"{pool['name']}-nodes",
+        description=f"EKS node group {pool['name']}: kubelet settings of its nodes",
+        user_data=base64.b64encode(user_data.encode("utf-8")).decode("ascii"),
+    )
+    return {
+        "launch_template": {
+            "id": template.id,
+            "version": template.latest_version.apply(str),
+        }
+    }
 
 
 def _eks_autoscaler_role(data: Data, autoscaler: Data) -> None:
@@ -380,7 +405,10 @@ def _aks_agent_pools(pools: Sequence[Data]) -> None:
         containerservice.AgentPool(
             pool["name"],
             **pool["args"],
-            opts=_named_pool(pulumi.ResourceOptions(ignore_changes=["count"])),
+            # AKS sets a pool's maxPods only when it creates the pool
+            opts=_named_pool(
+                pulumi.ResourceOptions(ignore_changes=["count"], replace_on_changes=["maxPods"])
+            ),
         )
 
 

@@ -429,9 +429,10 @@ def changed(args: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 def test_gke_node_pool_fields_as_terraform_provider_google_declares_them() -> None:
     """hashicorp/terraform-provider-google (pulumi-gcp 10.2.0 bridges its -beta twin, 8.x),
     google/services/container/ at main e03b7622a2 (8.0.0 merged; node_config.go as at tag
-    v7.45.0): ForceNew are name, cluster, location, project (resource_container_node_pool.go)
-    and oauth_scopes, guest_accelerator and each of its fields (node_config.go); machine_type,
-    labels and taint are sent with NodePools.Update, and GKE recreates the nodes for a new
+    v7.45.0): ForceNew are name, cluster, location, project, max_pods_per_node
+    (resource_container_node_pool.go; max_pods_per_node read at 069a33d4) and oauth_scopes,
+    guest_accelerator and each of its fields (node_config.go); machine_type, labels and taint
+    are sent with NodePools.Update, and GKE recreates the nodes for a new
     machine type (its node upgrade strategy), not for labels or taints."""
     effects = by_effect(cloud.GKE_POOL_FIELDS)
     assert effects[cloud.REPLACE] == {
@@ -439,6 +440,7 @@ def test_gke_node_pool_fields_as_terraform_provider_google_declares_them() -> No
         "cluster",
         "location",
         "project",
+        "max_pods_per_node",
         "node_config.oauth_scopes",
         "node_config.guest_accelerators",
         "node_config.guest_accelerators[].type",
@@ -469,8 +471,10 @@ def test_gke_node_pool_fields_as_terraform_provider_google_declares_them() -> No
 def test_eks_node_group_fields_as_terraform_provider_aws_declares_them() -> None:
     """hashicorp/terraform-provider-aws internal/service/eks/node_group.go (pulumi-aws 7.51.1
     bridges 6.x; read at 012e0a32 and b11fc0fd, which agree on these): ForceNew are
-    cluster_name, node_group_name, instance_types, ami_type and capacity_type; scaling_config,
-    update_config, labels, taint and tags change in place (UpdateNodegroupConfig, tags)."""
+    cluster_name, node_group_name, instance_types, ami_type and capacity_type, and a launch
+    template's id (so gaining or losing one); scaling_config, update_config, labels, taint and
+    tags change in place (UpdateNodegroupConfig, tags); a launch template's new version rolls
+    the nodes (UpdateNodegroupVersion, read at b11fc0fd)."""
     effects = by_effect(cloud.EKS_POOL_FIELDS)
     assert effects[cloud.REPLACE] == {
         "cluster_name",
@@ -478,8 +482,9 @@ def test_eks_node_group_fields_as_terraform_provider_aws_declares_them() -> None
         "instance_types",
         "ami_type",
         "capacity_type",
+        "launch_template",
     }
-    assert effects[cloud.RECREATE_NODES] == set()
+    assert effects[cloud.RECREATE_NODES] == {"launch_template.user_data"}
     assert effects[cloud.UPDATE] == {"scaling_config", "update_config", "labels", "taints", "tags"}
     args = example("eks")
     bigger = changed(args, "instance_types", ["g6e.24xlarge"])
@@ -494,7 +499,8 @@ def test_aks_agent_pool_fields_as_azure_native_decides_them() -> None:
     update (Azure/azure-rest-api-specs .../aks/stable/2025-09-01/managedClusters.json marks
     none in ManagedClusterAgentPoolProfileProperties) and on its URL's path parameters
     (provider/pkg/provider/diff.go); node taints, labels and the autoscaler's bounds change in
-    place."""
+    place. maxPods, though neither lists it, AKS sets only when it creates a pool: the program
+    replaces the pool on it (replace_on_changes)."""
     effects = by_effect(cloud.AKS_POOL_FIELDS)
     assert effects[cloud.REPLACE] == {
         "resource_group_name",
@@ -502,6 +508,7 @@ def test_aks_agent_pool_fields_as_azure_native_decides_them() -> None:
         "agent_pool_name",
         "vm_size",
         "gpu_instance_profile",
+        "max_pods",
     }
     assert effects[cloud.RECREATE_NODES] == set()
     assert "node_taints" in effects[cloud.UPDATE] and "node_labels" in effects[cloud.UPDATE]

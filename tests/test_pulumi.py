@@ -103,6 +103,7 @@ class DependencyMonitor(MockMonitor):
         self.dependencies: dict[Key, frozenset[Key]] = {}
         self.deleted_first: set[Key] = set()  # registered with delete_before_replace
         self.retained: set[Key] = set()  # registered with retain_on_delete
+        self.replaced_on: dict[Key, frozenset[str]] = {}  # registered with replace_on_changes
 
     def RegisterResource(self, request: Any) -> Any:
         self.dependencies[(request.type, request.name)] = frozenset(
@@ -112,6 +113,8 @@ class DependencyMonitor(MockMonitor):
             self.deleted_first.add((request.type, request.name))
         if request.retainOnDelete:
             self.retained.add((request.type, request.name))
+        if request.replaceOnChanges:
+            self.replaced_on[(request.type, request.name)] = frozenset(request.replaceOnChanges)
         return super().RegisterResource(request)  # type: ignore[no-untyped-call]
 
 
@@ -143,6 +146,8 @@ class Run:
     project: Path
     deleted_first: frozenset[Key] = frozenset()  # replaced by deleting, then creating
     retained: frozenset[Key] = frozenset()  # left in the cluster when taken out of the program
+    # the inputs whose change replaces a resource, though its provider would update it
+    replaced_on: dict[Key, frozenset[str]] = field(default_factory=dict)
     by_kind: dict[str, list[Resource]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -202,6 +207,7 @@ def run_project(project: Path, config: dict[str, str] | None = None) -> Run:
         project,
         frozenset(monitor.deleted_first),
         frozenset(monitor.retained),
+        dict(monitor.replaced_on),
     )
 
 

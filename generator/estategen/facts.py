@@ -414,6 +414,9 @@ GKE_MEMORY_TIERS = ((4096, 2500), (4096, 2000), (8192, 1000), (114_688, 600), (N
 # (eni_max_pods.go calculateStandardMaxPods, from the instance-info.jsonl nodeadm embeds); here
 # for the catalog's EKS instance types, which a test recomputes from that file. nodeadm counts
 # kubelet's default, 110, for a type it cannot look up; so does estategen for other types.
+# A pool's `max_pods` reaches nodeadm as kubelet.maxPodsExpression (kubernetes.cloud
+# eks_user_data): withDefaultReservedResources reserves for the expression's result, never
+# for a kubelet.config.maxPods (nodeadm/doc/examples.md, "Defining a Max Pods Expression").
 EKS_POD_MEMORY_MIB = 11
 EKS_BASE_MEMORY_MIB = 255
 EKS_DEFAULT_MAX_PODS = 110
@@ -446,12 +449,33 @@ EKS_MAX_PODS: dict[str, int] = {
 # cores: 60 for the first core, 40 for the second, 20 for each of the next two, 10 beyond), and
 # memory the lesser of 20 MiB per pod the node may run plus 50 MiB and a quarter of its memory,
 # over the same 100Mi eviction threshold. A pool's pods per node follow the cluster's network
-# plugin, which estategen does not choose: they are counted at AKS's most, 250, so what pods
-# are sized to is never more than AKS leaves them.
+# plugin, which estategen does not choose: unless the pool's `max_pods` sets them (the agent
+# pool's maxPods), they are counted at AKS's most, 250, so what pods are sized to is never
+# more than AKS leaves them.
 AKS_CPU_TIERS = ((1000, 600), (1000, 400), (2000, 200), (None, 100))
 AKS_POD_MEMORY_MIB = 20
 AKS_BASE_MEMORY_MIB = 50
 AKS_MAX_PODS = 250
+# The most pods a node may run, a pool's `max_pods`, within what each provider accepts:
+# kubelet's maxPods on the nodes estategen's Ansible builds (kubernetes v1.31
+# pkg/kubelet/apis/config/v1beta1/defaults.go SetDefaults_KubeletConfiguration sets 110 when
+# unset; kubernetes.io/docs/setup/best-practices/cluster-large: at most 110 pods per node is
+# what Kubernetes is tested with), up to MAX_PODS_CEILING, so that a typo is refused; GKE node
+# pools' max_pods_per_node, 8 to 256 (cloud.google.com/kubernetes-engine/docs/how-to/
+# flexible-pod-cidr, "Configure the maximum pods per node"; 110 when unset); AKS agent pools'
+# maxPods, 10 to 250, the bounds of every network plugin together (learn.microsoft.com/azure/
+# aks/azure-cni-overlay, "Maximum pods per node": 10 to 250; kubenet and Azure CNI with a pod
+# subnet default lower, 110 and 30, within the same bounds); EKS nodes, 1 to their instance
+# type's EKS_MAX_PODS (more pods than the VPC CNI has addresses for never start; prefix
+# delegation, which lifts that limit, is not something estategen sets up).
+KUBELET_DEFAULT_MAX_PODS = 110
+MAX_PODS_CEILING = 1024
+MAX_PODS_BOUNDS: dict[str, tuple[int, int]] = {
+    "on-prem": (1, MAX_PODS_CEILING),
+    "gke": (8, 256),
+    "aks": (10, AKS_MAX_PODS),
+    "eks": (1, MAX_PODS_CEILING),
+}
 
 
 @dataclass(frozen=True)
@@ -483,6 +507,30 @@ def _tiered(amount: int, tiers: Sequence[tuple[int | None, int]]) -> int:
     return -(-total // 10_000)
 
 
+def max_pods_bounds(pool: NodePool) -> tuple[int, int]:
+    """The fewest and most pods per node a pool's provider accepts for `max_pods`: an EKS
+    pool's most is its instance type's EKS_MAX_PODS (an instance type estategen does not know
+    is bounded by MAX_PODS_CEILING only)."""
+    low, high = MAX_PODS_BOUNDS[pool.provider]
+    if pool.provider == "eks":
+        high = EKS_MAX_PODS.get(pool.instance_type or "", high)
+    return low, high
+
+
+def pods_per_node(pool: NodePool) -> int:
+    """The most pods a node of a Kubernetes pool runs: its `max_pods`, or else its provider's
+    own count: an EKS node's instance type's (nodeadm's count), AKS's most (the default
+    follows the cluster's network plugin, which estategen does not choose), kubelet's and
+    GKE's default 110."""
+    if pool.max_pods is not None:
+        return pool.max_pods
+    if pool.provider == "eks":
+        return EKS_MAX_PODS.get(pool.instance_type or "", EKS_DEFAULT_MAX_PODS)
+    if pool.provider == "aks":
+        return AKS_MAX_PODS
+    return KUBELET_DEFAULT_MAX_PODS
+
+
 def kubelet_reserved(pool: NodePool) -> NodeResources:
     """What a node's kubelet keeps from pods (system- and kube-reserved and the hard eviction
     threshold): each managed provider's own reservations on its nodes (GKE, EKS, AKS above),
@@ -493,12 +541,12 @@ def kubelet_reserved(pool: NodePool) -> NodeResources:
         cpu = _tiered(millicores, GKE_CPU_TIERS)
         memory = _tiered(memory_mib, GKE_MEMORY_TIERS)
     elif pool.provider == "eks":
-        pods = EKS_MAX_PODS.get(pool.instance_type or "", EKS_DEFAULT_MAX_PODS)
         cpu = _tiered(millicores, GKE_CPU_TIERS)
-        memory = EKS_POD_MEMORY_MIB * pods + EKS_BASE_MEMORY_MIB
+        memory = EKS_POD_MEMORY_MIB * pods_per_node(pool) + EKS_BASE_MEMORY_MIB
     elif pool.provider == "aks":
         cpu = _tiered(millicores, AKS_CPU_TIERS)
-        memory = min(AKS_POD_MEMORY_MIB * AKS_MAX_PODS + AKS_BASE_MEMORY_MIB, memory_mib // 4)
+        pods = pods_per_node(pool)
+        memory = min(AKS_POD_MEMORY_MIB * pods + AKS_BASE_MEMORY_MIB, memory_mib // 4)
     else:
         return NodeResources(KUBELET_RESERVED_CPUS * 1000, KUBELET_RESERVED_MEMORY_MIB)
     return NodeResources(cpu, memory + KUBELET_RESERVED_MEMORY_MIB)

@@ -148,6 +148,8 @@ class NodePool:
     addresses: tuple[str, ...] = ()
     # the site's Weight of each host (in `hosts` order), instead of one weight; empty: one
     host_weights: tuple[int, ...] = ()
+    # a Kubernetes pool's most pods per node; None: the provider's (or kubelet's) default
+    max_pods: int | None = None
 
     @property
     def managed(self) -> bool:
@@ -912,6 +914,7 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         real_memory_mib=p.get("real_memory_mib"),
         site_cloud=p.get("state") == "cloud",
         addresses=_expand_all(p.get("addresses"), addresses=True),
+        max_pods=p.get("max_pods"),
     )
 
 

@@ -71,6 +71,7 @@ from estategen.checks.observability import slurm_exporter_port_free
 from estategen.checks.pools import (
     CLOUD_SLURM_OPTIONS,
     cloud_options_not_owned,
+    max_pods_fits_provider,
     node_labels_kubelet_may_set,
     pool_cluster_resolves,
     pool_fields_for_provider,
@@ -177,6 +178,7 @@ __all__ = [
     "hosted_slurm_pools",
     "hosts_within_bounds",
     "instance_type_carries_gpus",
+    "max_pods_fits_provider",
     "memory_enforcement_single",
     "mig_layout_fits",
     "mig_strategy_matches_pools",

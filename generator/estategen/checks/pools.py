@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from estategen import hostlist
 from estategen.checks.core import article, check, choices
 from estategen.errors import Finding, issue
-from estategen.facts import kubelet_may_set
+from estategen.facts import EKS_MAX_PODS, kubelet_may_set, max_pods_bounds
 from estategen.model import Estate, NodePool
 
 # slurm.conf keys estategen renders only for cloud nodes: refused in `slurm.options` when the
@@ -241,6 +241,39 @@ def site_cloud_pools(estate: Estate) -> Iterator[Finding]:
                 f"{strays[0]!r} is not a node of a Slurm cloud pool (provider gke or eks, or "
                 "`state: cloud`); only cloud nodes are suspended",
             )
+
+
+@check
+def max_pods_fits_provider(estate: Estate) -> Iterator[Finding]:
+    """`max_pods` is a Kubernetes node's setting (kubelet's maxPods, or the managed pool's),
+    within what the pool's provider accepts (facts.MAX_PODS_BOUNDS)."""
+    for pool in estate.node_pools:
+        if pool.max_pods is None:
+            continue
+        where = f"{pool.path}.max_pods"
+        if pool.scheduler != "kubernetes":
+            yield issue(
+                where,
+                "`max_pods` is the most pods a Kubernetes node runs; a Slurm pool's nodes run "
+                "no kubelet of estategen's (hosted Slurm pools: their cluster's pool decides)",
+            )
+            continue
+        low, high = max_pods_bounds(pool)
+        if low <= pool.max_pods <= high:
+            continue
+        if pool.provider == "eks" and pool.instance_type in EKS_MAX_PODS:
+            yield issue(
+                where,
+                f"{pool.max_pods} pods per node is more than an EKS {pool.instance_type} "
+                f"node has VPC CNI addresses for: at most {high} (its ENIs times their IPv4 "
+                "addresses less one, plus 2)",
+            )
+        else:
+            what = {
+                "gke": "a GKE node pool's max_pods_per_node",
+                "aks": "an AKS agent pool's maxPods",
+            }.get(pool.provider, "kubelet's maxPods on estategen's nodes")
+            yield issue(where, f"{pool.max_pods} is outside {what}: {low} to {high}")
 
 
 @check

@@ -10,7 +10,7 @@ node role: with every group at zero there is no node of that role for it to run 
 
 from __future__ import annotations
 
-from estategen.facts import registration_labels
+from estategen.facts import pods_per_node, registration_labels
 from estategen.kubernetes.nvidia import node_resources
 from estategen.kubernetes.objects import ClusterView, Obj
 from estategen.model import NodePool
@@ -54,7 +54,11 @@ def discovery_tags(view: ClusterView) -> dict[str, str]:
 
 def node_template_tags(view: ClusterView, pool: NodePool) -> dict[str, str]:
     """What a node of the group will carry, for scaling up from zero nodes: its labels, its
-    taints and the devices it advertises (replicas and MIG instances, not physical GPUs)."""
+    taints, the devices it advertises (replicas and MIG instances, not physical GPUs) and,
+    with `max_pods`, the pods it runs. The autoscaler's template node has 110 pods whatever
+    the node's kubelet runs, and each resources tag overrides its capacity (kubernetes/
+    autoscaler cluster-autoscaler-1.34.5 and every branch of IMAGE_TAGS, cloudprovider/aws/
+    aws_manager.go buildNodeFromTemplate)."""
     tags = {
         f"{TAG_PREFIX}/node-template/label/{key}": value
         for key, value in registration_labels(view.estate, pool).items()
@@ -64,6 +68,8 @@ def node_template_tags(view: ClusterView, pool: NodePool) -> dict[str, str]:
     if pool.gpus:
         for resource, count in node_resources(view, pool).items():
             tags[f"{TAG_PREFIX}/node-template/resources/{resource}"] = str(count)
+    if pool.max_pods is not None:
+        tags[f"{TAG_PREFIX}/node-template/resources/pods"] = str(pods_per_node(pool))
     return dict(sorted(tags.items()))
 
 

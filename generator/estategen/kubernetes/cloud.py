@@ -15,6 +15,7 @@ from estategen.facts import (
     kubelet_taint,
     mig_layout,
     node_taint,
+    pods_per_node,
     registration_labels,
     replicas,
 )
@@ -70,6 +71,9 @@ def gke_node_pool(view: ClusterView, pool: NodePool) -> Obj:
         },
         "management": {"auto_repair": True, "auto_upgrade": True},
     }
+    if pool.max_pods is not None:
+        # the pool's max_pods_per_node; GKE sizes each node's pod range to it
+        args["max_pods_per_node"] = pods_per_node(pool)
     if cluster.project:
         args["project"] = cluster.project
     return args
@@ -93,6 +97,45 @@ def eks_node_group(view: ClusterView, pool: NodePool) -> Obj:
         "taints": [{**node_taint(t), "effect": TAINT_EFFECTS[t.effect]} for t in pool.taints],
         "tags": autoscaler.discovery_tags(view) if autoscaler.grows(pool) else {},
     }
+
+
+# The user data of an EKS pool's launch template: one NodeConfig part that nodeadm merges
+# into the one EKS writes for the cluster (docs.aws.amazon.com/eks/latest/userguide/
+# launch-templates.html: with no AMI in the launch template, EKS merges its own NodeConfig
+# into the user data; the MIME multi-part form is awslabs/amazon-eks-ami v20260724
+# nodeadm/doc/examples.md "Merging multiple configuration objects"). maxPodsExpression, a
+# constant, is what nodeadm reserves kube-reserved memory for (withDefaultReservedResources,
+# nodeadm/internal/kubelet/config.go, through CalcMaxPods in eni_max_pods.go; nodeadm has it
+# since v20251007); kubelet.config.maxPods wins over it for kubelet itself (doc/api.md
+# KubeletOptions), should nodeadm fail to look the instance type up.
+EKS_USER_DATA_BOUNDARY = "ESTATEGEN"
+
+
+def eks_user_data(pool: NodePool) -> str | None:
+    """The launch template user data that gives an EKS node its pool's `max_pods`; None when
+    the pool leaves them to nodeadm (the instance type's count)."""
+    if pool.max_pods is None:
+        return None
+    pods = pods_per_node(pool)
+    boundary = EKS_USER_DATA_BOUNDARY
+    return (
+        "MIME-Version: 1.0\n"
+        f'Content-Type: multipart/mixed; boundary="{boundary}"\n'
+        "\n"
+        f"--{boundary}\n"
+        "Content-Type: application/node.eks.aws\n"
+        "\n"
+        "---\n"
+        "apiVersion: node.eks.aws/v1alpha1\n"
+        "kind: NodeConfig\n"
+        "spec:\n"
+        "  kubelet:\n"
+        f'    maxPodsExpression: "{pods}"\n'
+        "    config:\n"
+        f"      maxPods: {pods}\n"
+        "\n"
+        f"--{boundary}--\n"
+    )
 
 
 def eks_scaling_tags(view: ClusterView, pool: NodePool) -> dict[str, str]:
@@ -126,6 +169,8 @@ def aks_agent_pool(view: ClusterView, pool: NodePool) -> Obj:
         "node_labels": registration_labels(view.estate, pool),
         "node_taints": [kubelet_taint(t) for t in pool.taints],
     }
+    if pool.max_pods is not None:
+        args["max_pods"] = pods_per_node(pool)
     if pool.gpus:
         args["gpu_profile"] = {"driver": "Install"}
         profile = aks_gpu_instance_profile(view.estate, pool)
@@ -141,14 +186,17 @@ def node_pools(view: ClusterView) -> list[Obj]:
         if pool.provider == "gke":
             out.append({"provider": "gke", "name": pool.name, "args": gke_node_pool(view, pool)})
         elif pool.provider == "eks":
-            out.append(
-                {
-                    "provider": "eks",
-                    "name": pool.name,
-                    "args": eks_node_group(view, pool),
-                    "scaling_tags": eks_scaling_tags(view, pool),
-                }
-            )
+            entry: Obj = {
+                "provider": "eks",
+                "name": pool.name,
+                "args": eks_node_group(view, pool),
+                "scaling_tags": eks_scaling_tags(view, pool),
+            }
+            user_data = eks_user_data(pool)
+            if user_data is not None:
+                # the program creates the launch template and gives the group its version
+                entry["launch_template"] = {"user_data": user_data}
+            out.append(entry)
         elif pool.provider == "aks":
             out.append({"provider": "aks", "name": pool.name, "args": aks_agent_pool(view, pool)})
     return out
@@ -183,6 +231,9 @@ GKE_POOL_FIELDS: dict[str, str] = {
     # kubernetes-engine/docs/how-to/update-existing-nodepools
     "node_config.labels": UPDATE,
     "node_config.taints": UPDATE,  # node_config.go:673 "taint" no ForceNew; update at :4007
+    # resource_container_node_pool.go schemaNodePool "max_pods_per_node" ForceNew (stored at
+    # 069a33d4); GKE gives each node a pod range sized to it when it creates the node
+    "max_pods_per_node": REPLACE,
     "node_config.oauth_scopes": REPLACE,  # node_config.go:560 ForceNew
     "node_config.guest_accelerators": REPLACE,  # node_config.go:316 "guest_accelerator" ForceNew
     "node_config.guest_accelerators[].type": REPLACE,  # node_config.go:330 ForceNew
@@ -208,6 +259,14 @@ EKS_POOL_FIELDS: dict[str, str] = {
     "labels": UPDATE,  # node_group.go "labels" no ForceNew
     "taints": UPDATE,  # node_group.go "taint" no ForceNew
     "tags": UPDATE,  # node_group.go tags: tftags.TagsSchema(), updated in place
+    # the launch template of a pool with max_pods (cluster data "launch_template", not an
+    # argument of the group: the program creates it and gives the group its id and version).
+    # node_group.go "launch_template" "id" ForceNew: a group gaining or losing one is replaced;
+    # a new version of its user data is "version", sent with UpdateNodegroupVersion
+    # (resourceNodeGroupUpdate, stored at b11fc0fd), which replaces the nodes in a rolling
+    # update (docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html)
+    "launch_template": REPLACE,
+    "launch_template.user_data": RECREATE_NODES,
 }
 
 # pulumi-azure-native 3.29.0 (containerservice AgentPool, API 2025-09-01) replaces a resource
@@ -235,6 +294,11 @@ AKS_POOL_FIELDS: dict[str, str] = {
     "node_labels": UPDATE,  # managedClusters.json no x-ms-mutability
     "node_taints": UPDATE,  # managedClusters.json no x-ms-mutability; not in forceNewMap
     "gpu_profile": UPDATE,  # managedClusters.json no x-ms-mutability; not in forceNewMap
+    # not in forceNewMap either, but AKS sets a pool's maxPods only when it creates the pool
+    # (learn.microsoft.com/azure/aks/concepts-network, Azure CNI: the maximum pods per node
+    # is set when the cluster or a new node pool is created): the program asks Pulumi to
+    # replace the pool on a change of it (replace_on_changes)
+    "max_pods": REPLACE,
 }
 
 POOL_FIELDS: dict[str, dict[str, str]] = {
@@ -274,6 +338,15 @@ def field_of(fields: Mapping[str, str], path: str) -> str | None:
         cut = max(path.rfind("."), path.rfind("[]"))
         path = path[:cut] if cut > 0 else ""
     return None
+
+
+def pool_arguments(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """What a change of one managed pool of :func:`node_pools` is judged by: its resource's
+    arguments, and the launch template an EKS group runs with (keyed as POOL_FIELDS says)."""
+    arguments = dict(entry.get("args") or {})
+    if entry.get("launch_template") is not None:
+        arguments["launch_template"] = entry["launch_template"]
+    return arguments
 
 
 def pool_change(provider: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> PoolChange:

@@ -229,7 +229,7 @@ def _pool_change(
     """A managed pool of the Pulumi project changed: replaced or deleted (its nodes are
     drained first, as pulumi up deletes it) or updated in place, by the arguments that changed
     (:func:`estategen.kubernetes.cloud.pool_change`)."""
-    from estategen.kubernetes.cloud import pool_change
+    from estategen.kubernetes.cloud import pool_arguments, pool_change
 
     before, after = differing(was, now)
     provider = str((now or was or {}).get("provider"))
@@ -257,7 +257,7 @@ def _pool_change(
             short(after),
             (drain, up),
         )
-    change = pool_change(provider, was.get("args") or {}, now.get("args") or {})
+    change = pool_change(provider, pool_arguments(was), pool_arguments(now))
     if change.replace:
         return Change(
             path,

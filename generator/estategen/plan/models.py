@@ -51,6 +51,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "node_pools[].labels": ("k8s_gpu_node",),
     "node_pools[].network": ("k8s_gpu_node",),
     "node_pools[].cluster": ("k8s_gpu_node",),
+    "node_pools[].max_pods": ("k8s_gpu_node",),
     "node_pools[].gpus": ("nvidia_gpu",),
 }
 MEANINGS = {
@@ -68,6 +69,9 @@ MEANINGS = {
     "(role k8s_gpu_node), but applies --node-labels and --register-with-taints only when it "
     "creates its Node: the running nodes get them from the kubectl label and kubectl taint "
     "steps, before the Kueue flavours (whose tolerations follow the taints) change",
+    "kubelet-max-pods": "kubelet restarts with the new --max-pods (role k8s_gpu_node) and "
+    "admits pods up to it from then on; pods already running stay, even above a lower limit, "
+    "until they end or are evicted",
     "slurm-accounting-config": "Slurm's accounting settings: slurmdbd.conf and slurm.conf "
     "change, and the daemons that read them restart",
     "slurm-health-check": "takes effect with scontrol reconfigure: slurmd runs the health "

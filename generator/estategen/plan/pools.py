@@ -77,7 +77,9 @@ def pool_changes(models: Models, name: str, deltas: list[Delta]) -> list[Change]
             changes.append(_mig_layout(models, pool, delta))
         elif not slurm:
             roles = by_prefix(ROLES, key, ())
-            if "ansible-playbook" in policies or field.startswith(("network", "labels")):
+            if field == "max_pods":
+                kind = "kubelet-max-pods"  # a managed pool's: its cluster data (pulumi up)
+            elif "ansible-playbook" in policies or field.startswith(("network", "labels")):
                 kind = "kubernetes-node-labels"
             elif field in ("gpus", "gpus.model") and not managed(pool):
                 kind = "gpu-config"

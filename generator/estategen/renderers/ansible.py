@@ -29,6 +29,7 @@ from estategen.facts import (
     host_label_runs,
     kubelet_taint,
     mig_layout,
+    pods_per_node,
     pool_group,
     pool_mounts,
     registration_labels,
@@ -199,6 +200,9 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
         "pool_node_taints": [kubelet_taint(t) for t in pool.taints],
         "pool_storage": [s.name for s in pool_mounts(estate, pool)],
     }
+    if kubernetes and pool.max_pods is not None:
+        # kubelet's --max-pods (role k8s_gpu_node); unset, kubelet's own default holds
+        pool_vars["pool_max_pods"] = pods_per_node(pool)
     if pool.cloud_nodes:
         # a cloud pool: the play builds the pool's image; slurmd starts on the instances
         # (for `state: cloud`, the image the site's ResumeProgram boots)

@@ -34,8 +34,8 @@ def estate_data(estate: Estate) -> dict[str, Any]:
             team.pop("pod_security")
     for pool, model in zip(data["node_pools"], estate.node_pools, strict=True):
         pool["hosts"] = hostlist.compress(list(model.hosts)) if model.hosts else ""
-        # health checks and cloud settings: shown where the blueprint uses them
-        for key in ("health_checks", "cloud"):
+        # health checks, cloud settings and max pods: shown where the blueprint uses them
+        for key in ("health_checks", "cloud", "max_pods"):
             if pool[key] is None:
                 pool.pop(key)
     for cluster in data["kubernetes_clusters"]:

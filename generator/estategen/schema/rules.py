@@ -10,6 +10,7 @@ from typing import Any
 
 from estategen.catalog import SHAPE_KEYS
 from estategen.declarations import PARTITION_LIMITS
+from estategen.facts import MAX_PODS_CEILING
 from estategen.model import (
     DEFAULT_SLURM_SOURCE,
     POWER_SAVING_DEFAULTS,
@@ -253,6 +254,9 @@ _NODE_POOL = _dict(
             "default": {},
         },
         "taints": _list(_TAINT, default=[]),
+        # a Kubernetes pool's most pods per node; each provider's own bounds are a check
+        # (facts.MAX_PODS_BOUNDS), this is the widest of them
+        "max_pods": _int(1, MAX_PODS_CEILING),
         "weight": _int(1, 4_294_967_293),
         # a Slurm pool's nodes' Weight one by one, in the order hosts names them
         "host_weights": _list(_int(1, 4_294_967_293), minlength=1),
