@@ -254,8 +254,9 @@ def max_pods_fits_provider(estate: Estate) -> Iterator[Finding]:
         if pool.scheduler != "kubernetes":
             yield issue(
                 where,
-                "`max_pods` is the most pods a Kubernetes node runs; a Slurm pool's nodes run "
-                "no kubelet of estategen's (hosted Slurm pools: their cluster's pool decides)",
+                "`max_pods` sets the most pods a Kubernetes node runs; a Slurm pool has no "
+                "kubelet to set it on (a hosted Slurm pool's pods run on the nodes of its "
+                "cluster's Kubernetes pools, which set their own)",
             )
             continue
         low, high = max_pods_bounds(pool)

@@ -78,7 +78,8 @@ def pool_changes(models: Models, name: str, deltas: list[Delta]) -> list[Change]
         elif not slurm:
             roles = by_prefix(ROLES, key, ())
             if field == "max_pods":
-                kind = "kubelet-max-pods"  # a managed pool's: its cluster data (pulumi up)
+                # on-prem nodes' kubelet; a managed pool's change is its Pulumi data's
+                kind = "kubelet-max-pods"
             elif "ansible-playbook" in policies or field.startswith(("network", "labels")):
                 kind = "kubernetes-node-labels"
             elif field in ("gpus", "gpus.model") and not managed(pool):
