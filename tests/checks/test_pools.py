@@ -390,3 +390,45 @@ def test_excluded_nodes_outside_the_cloud_pools_are_refused() -> None:
     only(
         found, "slurm.power_saving.exclude_nodes[1]", "'lab-gpu-01' is not a node of a Slurm cloud"
     )
+
+
+# --- max_pods_fits_provider ----------------------------------------------------------------------
+
+SLURM_POOL = """
+  - name: a100
+    scheduler: slurm
+    hosts: lab-gpu-[01-02]
+    cpu: {sockets: 2, cores_per_socket: 32}
+    memory_gb: 512
+    gpus: {model: a100-sxm-80gb, count: 4}
+"""
+ON_PREM_POOL = "{name: l4-serve, scheduler: kubernetes, cluster: lab-k8s, hosts: 'lab-k8s-[01-02]'"
+GKE_POOL = (
+    "{name: cloud, scheduler: kubernetes, cluster: lab-k8s, provider: gke, "
+    "instance_type: a3-highgpu-8g, nodes: {min: 1, max: 4}"
+)
+
+
+def max_pods(pool: str, slurm: str = "") -> str:
+    return f"node_pools:{SLURM_POOL}{slurm}  - {pool}\n"
+
+
+def test_max_pods_within_each_providers_bounds_passes() -> None:
+    assert run(checks.max_pods_fits_provider, max_pods(ON_PREM_POOL + ", max_pods: 64}")) == []
+    assert run(checks.max_pods_fits_provider, max_pods(GKE_POOL + ", max_pods: 32}")) == []
+
+
+def test_max_pods_outside_a_gke_node_pools_bounds_is_refused() -> None:
+    only(
+        run(checks.max_pods_fits_provider, max_pods(GKE_POOL + ", max_pods: 300}")),
+        "node_pools[1].max_pods",
+        "300 is outside a GKE node pool's max_pods_per_node: 8 to 256",
+    )
+
+
+def test_max_pods_on_a_slurm_pool_is_refused() -> None:
+    only(
+        run(checks.max_pods_fits_provider, max_pods(ON_PREM_POOL + "}", "    max_pods: 50\n")),
+        "node_pools[0].max_pods",
+        "a Slurm pool has no kubelet to set it on",
+    )
