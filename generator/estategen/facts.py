@@ -23,6 +23,7 @@ from estategen.model import (
     slurm_seconds,
     spread,
 )
+from estategen.schema.patterns import MAX_PODS_CEILING
 
 # where the slurm_packages role saves slurm.packages.apt_key_url (a source line names it with
 # signed-by=)
@@ -469,7 +470,6 @@ AKS_MAX_PODS = 250
 # type's EKS_MAX_PODS (more pods than the VPC CNI has addresses for never start; prefix
 # delegation, which lifts that limit, is not something estategen sets up).
 KUBELET_DEFAULT_MAX_PODS = 110
-MAX_PODS_CEILING = 1024
 MAX_PODS_BOUNDS: dict[str, tuple[int, int]] = {
     "on-prem": (1, MAX_PODS_CEILING),
     "gke": (8, 256),

@@ -10,7 +10,6 @@ from typing import Any
 
 from estategen.catalog import SHAPE_KEYS
 from estategen.declarations import PARTITION_LIMITS
-from estategen.facts import MAX_PODS_CEILING
 from estategen.model import (
     DEFAULT_SLURM_SOURCE,
     POWER_SAVING_DEFAULTS,
@@ -59,6 +58,7 @@ from estategen.schema.patterns import (
     LABEL_VALUE,
     LDAP_URI,
     LOCAL_DATETIME,
+    MAX_PODS_CEILING,
     MIG_PROFILE,
     MOUNT,
     MPI_TYPES,
