@@ -40,17 +40,11 @@ def _cluster_data_changes(
             continue
         if new.get("gitops") and key in ("releases", "secrets", "upstream_manifests"):
             continue  # the engine's now, said by the change of gitops
-        meaning = (
-            "pinned charts change: the Helm releases upgrade with pulumi up"
-            + _release_secrets_note(old.get(key), new.get(key))
-            if key == "releases"
-            else _AUTOSCALER_MEANING
-            if key == "autoscaler"
-            else "operators applied from their pinned manifest change: pulumi up applies the "
-            "new one (kubectl apply --server-side -f its URL without Pulumi)"
-            if key == "upstream_manifests"
-            else "cluster settings change with pulumi up"
-        )
+        if key == "releases":
+            meaning = "pinned charts change: the Helm releases upgrade with pulumi up"
+            meaning += _release_secrets_note(old.get(key), new.get(key))
+        else:
+            meaning = _DATA_MEANINGS.get(key, "cluster settings change with pulumi up")
         kind = (
             "kubernetes-components"
             if key in ("releases", "upstream_manifests")
@@ -292,10 +286,13 @@ def _pool_change(
     )
 
 
-_AUTOSCALER_MEANING = (
-    "an EKS node group may now grow, or no longer: pulumi up installs (or removes) the Cluster "
-    "Autoscaler with its IAM role and Pod Identity association"
-)
+# what a change of a key of the Pulumi project's data means, beside its releases and pools
+_DATA_MEANINGS = {
+    "autoscaler": "an EKS node group may now grow, or no longer: pulumi up installs (or "
+    "removes) the Cluster Autoscaler with its IAM role and Pod Identity association",
+    "upstream_manifests": "operators applied from their pinned manifest change: pulumi up "
+    "applies the new one (kubectl apply --server-side -f its URL without Pulumi)",
+}
 
 
 # object kind -> (change kind, what applying it means); ConfigMaps are told apart by name
