@@ -397,10 +397,11 @@ return health
 
 
 def application_health() -> Obj:
-    """A merge patch for ``argocd-cm`` adding the health check above."""
+    """A merge patch for ``argocd-cm`` adding the health check above, and nothing else of
+    ours (Argo CD's installation owns the ConfigMap and its labels)."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": meta("argocd-cm", ARGOCD_NAMESPACE),
+        "metadata": {"name": "argocd-cm", "namespace": ARGOCD_NAMESPACE},
         "data": {APPLICATION_HEALTH_KEY: APPLICATION_HEALTH_LUA},
     }
