@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import posixpath
 from collections.abc import Sequence
+from typing import Any
 
 from estategen.kubernetes.objects import HelmRelease, Obj, UpstreamManifest, meta
 from estategen.model import Estate, GitOps, KubernetesCluster
@@ -52,11 +53,13 @@ def sync_name(estate: Estate, cluster: KubernetesCluster) -> str:
 
 def repository_path(gitops: GitOps, *parts: str) -> str:
     """A folder of the render output as the engine names it: relative to the repository's
-    root, ``./`` first for Flux (its Kustomization paths are written so)."""
+    root."""
     return posixpath.normpath(posixpath.join(gitops.folder, *parts))
 
 
 def cluster_folder(cluster: KubernetesCluster) -> str:
+    """``kubernetes/<cluster>``: the cluster's manifests, which the engine syncs (and the
+    renderers write)."""
     return f"kubernetes/{cluster.name}"
 
 
@@ -184,33 +187,44 @@ def flux_release(release: HelmRelease, after: HelmRelease | None) -> Obj:
     }
 
 
+def _flux_git_repository(name: str, url: str, ref: Obj, secret: str | None = None) -> Obj:
+    spec: Obj = {"interval": SOURCE_INTERVAL, "url": url, "ref": ref}
+    if secret:
+        spec["secretRef"] = {"name": secret}
+    return {
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "GitRepository",
+        "metadata": meta(name, FLUX_NAMESPACE),
+        "spec": spec,
+    }
+
+
+def _flux_kustomization(name: str, source: str, path: str, interval: str, **settings: Any) -> Obj:
+    """A Kustomization applying ``path`` of a GitRepository, pruning what leaves it; ``./``
+    first, as Flux writes its paths."""
+    return {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": meta(name, FLUX_NAMESPACE),
+        "spec": {
+            "interval": interval,
+            "sourceRef": {"kind": "GitRepository", "name": source},
+            "path": f"./{path}",
+            "prune": True,
+            **settings,
+        },
+    }
+
+
 def flux_upstream(upstream: UpstreamManifest) -> list[Obj]:
     """An operator published as a manifest: its repository at the pinned tag, and a
     Kustomization applying the manifest's folder."""
+    name = upstream.name
     return [
-        {
-            "apiVersion": "source.toolkit.fluxcd.io/v1",
-            "kind": "GitRepository",
-            "metadata": meta(upstream.name, FLUX_NAMESPACE),
-            "spec": {
-                "interval": SOURCE_INTERVAL,
-                "url": upstream.repository,
-                "ref": {"tag": upstream.version},
-            },
-        },
-        {
-            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-            "kind": "Kustomization",
-            "metadata": meta(upstream.name, FLUX_NAMESPACE),
-            "spec": {
-                "interval": RELEASE_INTERVAL,
-                "sourceRef": {"kind": "GitRepository", "name": upstream.name},
-                "path": f"./{upstream.folder}",
-                "prune": True,
-                "wait": True,
-                "timeout": RELEASE_TIMEOUT,
-            },
-        },
+        _flux_git_repository(name, upstream.repository, {"tag": upstream.version}),
+        _flux_kustomization(
+            name, name, upstream.folder, RELEASE_INTERVAL, wait=True, timeout=RELEASE_TIMEOUT
+        ),
     ]
 
 
@@ -233,75 +247,56 @@ def flux_sync(estate: Estate, cluster: KubernetesCluster, gitops: GitOps) -> lis
     """The objects applied once: the repository, a Kustomization that installs the releases and
     waits until they are ready, and the folder's Kustomization, which depends on it."""
     name = sync_name(estate, cluster)
-    source: Obj = {
-        "interval": SOURCE_INTERVAL,
-        "url": gitops.repository,
-        "ref": {"branch": gitops.branch},
-    }
-    if gitops.secret:
-        source["secretRef"] = {"name": gitops.secret}
     base = engine_folder(cluster)
     releases = f"{name}-releases"
     return [
-        {
-            "apiVersion": "source.toolkit.fluxcd.io/v1",
-            "kind": "GitRepository",
-            "metadata": meta(name, FLUX_NAMESPACE),
-            "spec": source,
-        },
-        {
-            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-            "kind": "Kustomization",
-            "metadata": meta(releases, FLUX_NAMESPACE),
-            "spec": {
-                "interval": SOURCE_INTERVAL,
-                "sourceRef": {"kind": "GitRepository", "name": name},
-                "path": "./" + repository_path(gitops, base, "releases"),
-                "prune": True,
-                "wait": True,
-                "timeout": RELEASE_INTERVAL,
-            },
-        },
-        {
-            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-            "kind": "Kustomization",
-            "metadata": meta(name, FLUX_NAMESPACE),
-            "spec": {
-                "interval": SOURCE_INTERVAL,
-                "sourceRef": {"kind": "GitRepository", "name": name},
-                "path": "./" + repository_path(gitops, base, "objects"),
-                "prune": True,
-                "dependsOn": [{"name": releases}],
-            },
-        },
+        _flux_git_repository(name, gitops.repository, {"branch": gitops.branch}, gitops.secret),
+        _flux_kustomization(
+            releases,
+            name,
+            repository_path(gitops, base, "releases"),
+            SOURCE_INTERVAL,
+            wait=True,
+            timeout=RELEASE_INTERVAL,
+        ),
+        _flux_kustomization(
+            name,
+            name,
+            repository_path(gitops, base, "objects"),
+            SOURCE_INTERVAL,
+            dependsOn=[{"name": releases}],
+        ),
     ]
 
 
 # --- Argo CD ---------------------------------------------------------------------------------
 
 
-def _application(name: str, wave: int, source: Obj, namespace: str, options: list[str]) -> Obj:
+def _application(
+    name: str, wave: int | None, source: Obj, namespace: str, options: list[str] | None
+) -> Obj:
+    """An Application synced automatically, in its wave of the parent's sync (None: the
+    parent itself), with its sync options (None: Argo CD's own)."""
+    metadata: Obj = {"name": name, "namespace": ARGOCD_NAMESPACE}
+    if wave is not None:
+        metadata["annotations"] = {SYNC_WAVE: str(wave)}
+    policy: Obj = {"automated": {"prune": True, "selfHeal": True}}
+    if options is not None:
+        policy["syncOptions"] = options
+    # a release whose Secret the site has not created yet is tried again
+    policy["retry"] = {
+        "limit": 10,
+        "backoff": {"duration": "30s", "factor": 2, "maxDuration": "10m"},
+    }
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
-        "metadata": {
-            "name": name,
-            "namespace": ARGOCD_NAMESPACE,
-            "annotations": {SYNC_WAVE: str(wave)},
-        },
+        "metadata": metadata,
         "spec": {
             "project": "default",
             "source": source,
             "destination": {"server": IN_CLUSTER, "namespace": namespace},
-            "syncPolicy": {
-                "automated": {"prune": True, "selfHeal": True},
-                "syncOptions": options,
-                # a release whose Secret the site has not created yet is tried again
-                "retry": {
-                    "limit": 10,
-                    "backoff": {"duration": "30s", "factor": 2, "maxDuration": "10m"},
-                },
-            },
+            "syncPolicy": policy,
         },
     }
 
@@ -378,10 +373,7 @@ def argocd_root(estate: Estate, cluster: KubernetesCluster, gitops: GitOps) -> O
         "path": repository_path(gitops, engine_folder(cluster)),
         "targetRevision": gitops.branch,
     }
-    root = _application(sync_name(estate, cluster), 0, source, ARGOCD_NAMESPACE, [])
-    del root["metadata"]["annotations"]
-    del root["spec"]["syncPolicy"]["syncOptions"]
-    return root
+    return _application(sync_name(estate, cluster), None, source, ARGOCD_NAMESPACE, None)
 
 
 # Argo CD's health of an Application as its status says, so a parent's sync waits for a wave's

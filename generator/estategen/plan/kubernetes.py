@@ -135,7 +135,8 @@ def kubernetes_changes(
     Pulumi project's data (:func:`cluster_data`), built from each model by the renderers' own
     functions and compared object by object."""
     from estategen.kubernetes import cluster_objects
-    from estategen.renderers.kubernetes import NODES_FILE, manifest_folder, values_file
+    from estategen.kubernetes.gitops import cluster_folder
+    from estategen.renderers.kubernetes import NODES_FILE, values_file
     from estategen.renderers.pulumi import cluster_data
 
     out: dict[str, list[Change]] = {}
@@ -147,7 +148,7 @@ def kubernetes_changes(
         if earlier is None:
             continue  # a new project: pulumi-new
         name = cluster.name
-        base = manifest_folder(cluster)
+        base = cluster_folder(cluster)
         path = f"pulumi/{name}/cluster.json"
         out[path] = _cluster_data_changes(
             path, name, plain(cluster_data(old, earlier)), plain(cluster_data(new, cluster))

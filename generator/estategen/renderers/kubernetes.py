@@ -18,6 +18,7 @@ from estategen.kubernetes import (
     slinky,
     storage,
 )
+from estategen.kubernetes.gitops import cluster_folder
 from estategen.kubernetes.objects import FIELD_MANAGER, ClusterView, HelmRelease, Obj
 from estategen.model import Estate, KubernetesCluster
 from estategen.output import Files, renderer, text
@@ -41,10 +42,6 @@ def dump_all(values: list[Any]) -> str:
     return "".join(f"---\n{manifest(value)}" for value in values)
 
 
-def manifest_folder(cluster: KubernetesCluster) -> str:
-    return f"kubernetes/{cluster.name}"
-
-
 def values_file(release: HelmRelease) -> str:
     return f"helm/{release.name}.values.yaml"
 
@@ -55,7 +52,7 @@ def kubernetes_manifests(estate: Estate) -> Files:
     header = HEADER.format(estate=estate.name)
     for cluster in estate.kubernetes_clusters:
         built = cluster_objects(estate, cluster)
-        base = manifest_folder(cluster)
+        base = cluster_folder(cluster)
         for name, objs in built.files.items():
             files[f"{base}/{name}"] = text(header + dump_all(objs))
         kustomization = _kustomization(list(built.files))

@@ -15,10 +15,11 @@ from importlib import resources
 from typing import Any
 
 from estategen.kubernetes import autoscaler, cloud, frameworks, releases, slinky
+from estategen.kubernetes.gitops import cluster_folder
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate, KubernetesCluster, NodePool
 from estategen.output import Files, OutputFile, json_file, renderer, text
-from estategen.renderers.kubernetes import manifest_folder, values_file
+from estategen.renderers.kubernetes import values_file
 
 DATA_SCHEMA = "estategen/pulumi-cluster-v2"
 
@@ -132,7 +133,7 @@ def cluster_data(estate: Estate, cluster: KubernetesCluster) -> dict[str, Any]:
             "project": cluster.project,
             "resource_group": cluster.resource_group,
         },
-        "manifests": f"../../{manifest_folder(cluster)}",
+        "manifests": f"../../{cluster_folder(cluster)}",
         "releases": [
             {
                 "name": release.name,
