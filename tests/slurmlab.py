@@ -24,7 +24,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import yaml
 
 if TYPE_CHECKING:
     from mariadb import MariaDB  # imports this module's free_port: imported where used
@@ -199,6 +201,55 @@ def render_blueprint(folder: Path, text: str, name: str = "blueprint") -> Path:
     result = run_cli("render", source, "-o", folder / "out")
     assert result.returncode == 0, result.stderr + result.stdout
     return folder / "out"
+
+
+def gpu_node_site(folder: Path, gres_types: str, gres: str, gres_conf: str) -> tuple[Path, Path]:
+    """A site's slurm.conf and gres.conf: controller lab-ctl and one GPU node (GPU_NODE, the
+    machine's shape, 2 GiB) with ``gres``, in a default partition."""
+    shape = machine_shape()
+    slurm = folder / "slurm.conf"
+    slurm.write_text(
+        "ClusterName=site\nSlurmctldHost=lab-ctl\nSelectType=select/cons_tres\n"
+        f"GresTypes={gres_types}\n"
+        f"NodeName={GPU_NODE} Sockets={shape['sockets']} "
+        f"CoresPerSocket={shape['cores_per_socket']} ThreadsPerCore={shape['threads_per_core']} "
+        f"RealMemory=2048 Gres={gres}\n"
+        f"PartitionName=gpu Nodes={GPU_NODE} Default=YES\n"
+    )
+    gres_file = folder / "gres.conf"
+    gres_file.write_text(gres_conf)
+    return slurm, gres_file
+
+
+def imported_blueprint(folder: Path, slurm: Path, gres: Path) -> dict[str, Any]:
+    """The blueprint ``estategen import`` writes for the site (which it must render
+    faithfully), set to install this machine's Slurm packages."""
+    from estategen.importer.blueprint import write
+    from estategen.importer.site import import_site
+
+    imported = import_site(slurm, gres, slurm_version=installed_slurm_version())
+    assert imported.faithful, imported.outcomes
+    blueprint = folder / "imported.yaml"
+    write(imported, blueprint)
+    data: dict[str, Any] = yaml.safe_load(blueprint.read_text())
+    data["slurm"]["packages"] = {"source": installed_slurm_source()}
+    return data
+
+
+@contextlib.contextmanager
+def running_one_gpu_node(folder: Path, data: dict[str, Any], gpu_files: int) -> Iterator[SlurmLab]:
+    """``data`` rendered and run: slurmctld on lab-ctl, slurmd on GPU_NODE with
+    ``gpu_files`` fake /dev/nvidia files."""
+    rendered = render_blueprint(folder, yaml.safe_dump(data, sort_keys=False), "imported")
+    with SlurmLab.running(
+        rendered,
+        folder / "run",
+        [GPU_NODE, "lab-ctl"],
+        controller="lab-ctl",
+        nodes=[GPU_NODE],
+        gpu_files=gpu_files,
+    ) as cluster:
+        yield cluster
 
 
 def parse_records(text: str) -> list[dict[str, str]]:

@@ -17,19 +17,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
-
-from estategen.importer.blueprint import write
-from estategen.importer.site import import_site
 
 from slurmlab import (
     GPU_NODE,
     SlurmLab,
+    gpu_node_site,
     have_slurm,
-    installed_slurm_source,
-    installed_slurm_version,
-    machine_shape,
-    render_blueprint,
+    imported_blueprint,
+    running_one_gpu_node,
 )
 
 pytestmark = [
@@ -40,43 +35,21 @@ pytestmark = [
 
 def site_files(folder: Path) -> tuple[Path, Path]:
     """A site running MPS as gres.shtml shows it: 100 gres/mps a GPU, Count with no File."""
-    shape = machine_shape()
-    slurm = folder / "slurm.conf"
-    slurm.write_text(
-        "ClusterName=site\nSlurmctldHost=lab-ctl\nSelectType=select/cons_tres\n"
-        "GresTypes=gpu,mps\n"
-        f"NodeName={GPU_NODE} Sockets={shape['sockets']} "
-        f"CoresPerSocket={shape['cores_per_socket']} ThreadsPerCore={shape['threads_per_core']} "
-        "RealMemory=2048 Gres=gpu:l4:2,mps:200\n"
-        f"PartitionName=gpu Nodes={GPU_NODE} Default=YES\n"
-    )
-    gres = folder / "gres.conf"
-    gres.write_text(
+    return gpu_node_site(
+        folder,
+        "gpu,mps",
+        "gpu:l4:2,mps:200",
         f"NodeName={GPU_NODE} Name=gpu Type=l4 File=/dev/nvidia[0-1]\n"
-        f"NodeName={GPU_NODE} Name=mps Count=200\n"
+        f"NodeName={GPU_NODE} Name=mps Count=200\n",
     )
-    return slurm, gres
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
     work = tmp_path_factory.mktemp("mps")
-    imported = import_site(*site_files(work), slurm_version=installed_slurm_version())
-    assert imported.faithful, imported.outcomes
-    blueprint = work / "imported.yaml"
-    write(imported, blueprint)
-    data = yaml.safe_load(blueprint.read_text())
+    data = imported_blueprint(work, *site_files(work))
     assert data["node_pools"][0]["gpus"]["sharing"] == {"mps": 100}
-    data["slurm"]["packages"] = {"source": installed_slurm_source()}
-    rendered = render_blueprint(work, yaml.safe_dump(data, sort_keys=False), "imported")
-    with SlurmLab.running(
-        rendered,
-        work / "run",
-        [GPU_NODE, "lab-ctl"],
-        controller="lab-ctl",
-        nodes=[GPU_NODE],
-        gpu_files=2,
-    ) as cluster:
+    with running_one_gpu_node(work, data, gpu_files=2) as cluster:
         yield cluster
 
 
