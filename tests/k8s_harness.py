@@ -22,6 +22,8 @@ from estategen import load, pipeline
 from estategen.model import Estate
 from estategen.render import render
 
+import helm
+
 ROOT = Path(__file__).resolve().parent.parent
 BLUEPRINTS = ROOT / "blueprints"
 
@@ -287,6 +289,23 @@ class Manifests:
         project = self.folder.parent.parent / "pulumi" / self.folder.name
         releases: list[Obj] = json.loads((project / "cluster.json").read_text())["releases"]
         return releases
+
+    def with_charts(self) -> Manifests:
+        """These objects and what each release whose chart is vendored installs, rendered by
+        ``helm template`` from the chart at the pinned version with the rendered values."""
+        installed = [
+            obj
+            for release in self.releases()
+            if (release["chart"], release["version"]) in helm.CHARTS
+            for obj in helm.template_cached(
+                release["chart"],
+                release["version"],
+                release["name"],
+                release["namespace"],
+                self.values(release["name"]),
+            )
+        ]
+        return Manifests(self.folder, (*self.objects, *installed), self.version)
 
 
 @cache

@@ -23,12 +23,13 @@ from typing import Any
 import pytest
 import yaml
 
-from estategen import load, pipeline
+from estategen import kubernetes, load, pipeline
 from estategen.errors import BlueprintInvalid
 from estategen.kubernetes import nvidia
 from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate
 
+import helm
 from conftest import BLUEPRINTS
 from crd import UPSTREAM
 
@@ -136,7 +137,7 @@ def test_the_device_plugin_hands_gpus_to_the_runtime_as_an_environment_variable(
     for view in (v for v in views if v.runs_device_plugin):
         (plugin,) = [
             o
-            for o in nvidia.device_plugin(view)
+            for o in plugin_chart(view)
             if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "nvidia-device-plugin"
         ]
         env = [
@@ -259,6 +260,12 @@ def aks_gpu_runtimes() -> dict[str, str]:
     return out
 
 
+def plugin_chart(view: ClusterView) -> list[dict[str, Any]]:
+    """What the device plugin chart installs with the values estategen renders for the cluster."""
+    (release,) = [r for r in kubernetes.releases(view) if r.name == "nvidia-device-plugin"]
+    return helm.installed_release(release)
+
+
 def pod_specs(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [o["spec"]["template"]["spec"] for o in objs if o["kind"] == "DaemonSet"]
 
@@ -276,16 +283,19 @@ def test_aks_gpu_pods_name_no_runtime_class_the_nodes_lack() -> None:
     (cluster,) = built.kubernetes_clusters
     view = ClusterView.of(built, cluster)
     assert view.runs_device_plugin
-    objs = [*nvidia.runtime_class(view), *nvidia.device_plugin(view), *nvidia.dcgm_exporter(view)]
+    objs = [*nvidia.runtime_class(view), *plugin_chart(view), *nvidia.dcgm_exporter(view)]
     specs = pod_specs(objs)
-    assert {s["containers"][-1]["name"] for s in specs} >= {"nvidia-device-plugin"}
+    assert {s["containers"][-1]["name"] for s in specs} >= {"nvidia-device-plugin-ctr"}
     assert [s["runtimeClassName"] for s in specs if "runtimeClassName" in s] == []
     assert [o for o in objs if o["kind"] == "RuntimeClass"] == []
     # an on-prem cluster's nodes define `nvidia` (the k8s_gpu_node role): named there
     campus = estate_of((BLUEPRINTS / "campus.yaml").read_text())
     onprem = [ClusterView.of(campus, c) for c in campus.kubernetes_clusters]
     view = next(v for v in onprem if v.runs_device_plugin and v.cluster.provider == "on-prem")
-    assert {s.get("runtimeClassName") for s in pod_specs(nvidia.device_plugin(view))} == {"nvidia"}
+    gpu_pods = [
+        s for s in pod_specs(plugin_chart(view)) if "node-feature" not in s["serviceAccountName"]
+    ]
+    assert {s.get("runtimeClassName") for s in gpu_pods} == {"nvidia"}
 
 
 def test_aks_gpu_operator_names_the_runtime_handler_aks_nodes_define() -> None:

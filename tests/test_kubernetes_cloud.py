@@ -167,7 +167,7 @@ def test_a_cpu_aks_pool_has_no_gpu_settings() -> None:
 
 def test_aks_cluster_runs_our_device_plugin_and_no_cluster_autoscaler() -> None:
     names = {r.name for r in releases(view("az"))}
-    assert "node-feature-discovery" in names
+    assert "nvidia-device-plugin" in names
     assert autoscaler.RELEASE not in names
 
 

@@ -57,12 +57,10 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # every cluster's team namespaces: a quota, the team's RoleBindings and NetworkPolicy each,
 # and the ClusterRole of the job kinds the cluster runs
 TENANCY = {"Namespace", "ResourceQuota", "RoleBinding", "NetworkPolicy", "ClusterRole"}
+# the device plugin, GFD and the MPS daemon come from NVIDIA's chart (the cluster's releases)
 CORE_ONPREM = TENANCY | {
     "RuntimeClass",
     "ConfigMap",
-    "ServiceAccount",
-    "ClusterRole",
-    "ClusterRoleBinding",
     "DaemonSet",
     "Service",
     "ResourceFlavor",
@@ -75,7 +73,15 @@ def test_lab_cluster_creates_the_on_prem_gpu_stack(out: Path) -> None:
     result = manifests(out, "lab.yaml", "lab-k8s")
     assert result.kinds() == CORE_ONPREM
     names = {r["metadata"]["name"] for r in result.all("DaemonSet")}
-    assert names == {"nvidia-device-plugin", "gpu-feature-discovery", "dcgm-exporter"}
+    assert names == {"dcgm-exporter"}
+    installed = {r["metadata"]["name"] for r in result.with_charts().all("DaemonSet")}
+    # the chart's MPS daemon too: it schedules only where GFD labels a node MPS-capable
+    assert installed - names == {
+        "nvidia-device-plugin",
+        "nvidia-device-plugin-gpu-feature-discovery",
+        "nvidia-device-plugin-mps-control-daemon",
+        "nvidia-device-plugin-node-feature-discovery-worker",
+    }
     assert {r["metadata"]["name"] for r in result.nodes()} == {"lab-k8s-01", "lab-k8s-02"}
 
 
@@ -134,11 +140,15 @@ def test_mesa_clusters_create_what_their_provider_and_install_need(out: Path) ->
         "PrometheusRule",
         "WorkloadPriorityClass",
         "Topology",
+        # mig-manager's account and its binding
+        "ServiceAccount",
+        "ClusterRoleBinding",
     }
-    assert {r["metadata"]["name"] for r in onprem.all("DaemonSet")} == {
+    assert {r["metadata"]["name"] for r in onprem.with_charts().all("DaemonSet")} == {
         "nvidia-device-plugin",
-        "gpu-feature-discovery",
-        "nvidia-mps-control-daemon",
+        "nvidia-device-plugin-gpu-feature-discovery",
+        "nvidia-device-plugin-mps-control-daemon",
+        "nvidia-device-plugin-node-feature-discovery-worker",
         "nvidia-mig-manager",
         "dcgm-exporter",
     }
@@ -245,7 +255,8 @@ def test_mig_nodes_select_their_layout_and_switch_labels_follow_the_hostlist(out
 
 
 def plugin_configs(result: Manifests) -> dict[str, Any]:
-    configmap = result.one("ConfigMap", "nvidia-device-plugin-configs", "nvidia-gpu")
+    """The device plugin's configs: the chart's ConfigMap, or ours for the GPU Operator."""
+    configmap = result.with_charts().one("ConfigMap", "nvidia-device-plugin-configs", "nvidia-gpu")
     return {name: yaml.safe_load(text) for name, text in configmap["data"].items()}
 
 
@@ -295,10 +306,15 @@ def test_device_plugin_config_per_pool_mps_mig_and_none(out: Path) -> None:
 
 
 def test_nvidia_daemonsets_reach_every_gpu_node_and_read_existing_configs(out: Path) -> None:
-    result = manifests(out, MESA, "onprem")
+    result = manifests(out, MESA, "onprem").with_charts()
     configmaps = {r["metadata"]["name"] for r in result.all("ConfigMap")}
     accounts = {r["metadata"]["name"] for r in result.all("ServiceAccount")}
-    for ds in result.all("DaemonSet"):
+    gpu_daemonsets = [
+        ds
+        for ds in result.all("DaemonSet")
+        if "node-feature-discovery" not in ds["metadata"]["name"]
+    ]
+    for ds in gpu_daemonsets:
         spec = ds["spec"]["template"]["spec"]
         assert ds["spec"]["selector"]["matchLabels"].items() <= (
             ds["spec"]["template"]["metadata"]["labels"].items()
@@ -316,7 +332,7 @@ def test_nvidia_daemonsets_reach_every_gpu_node_and_read_existing_configs(out: P
     init = plugin["spec"]["template"]["spec"]["initContainers"][0]
     env = {e["name"]: e.get("value") for e in init["env"]}
     assert env["NODE_LABEL"] == "nvidia.com/device-plugin.config"
-    assert env["DEFAULT_CONFIG"] in plugin_configs(result)
+    assert env["DEFAULT_CONFIG"] in plugin_configs(manifests(out, MESA, "onprem"))
 
 
 def test_gpu_operator_release_carries_the_same_choices(out: Path) -> None:
@@ -477,7 +493,7 @@ def test_core_objects_are_valid_for_the_target_kubernetes(
 
 def test_strict_validation_rejects_a_misspelt_field(out: Path) -> None:
     result = manifests(out, "lab.yaml", "lab-k8s")
-    ds = copy.deepcopy(result.one("DaemonSet", "nvidia-device-plugin", "nvidia-gpu"))
+    ds = copy.deepcopy(result.one("DaemonSet", "dcgm-exporter", "nvidia-gpu"))
     ds["spec"]["template"]["spec"]["tolerationz"] = []
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(ds, result.version, strict=True)
@@ -657,7 +673,7 @@ def test_no_pod_shares_its_process_namespace_and_the_hosts(
     """kubernetes/kubernetes pkg/apis/core/validation/validation.go,
     validatePodSpecSecurityContext: "ShareProcessNamespace and HostPID cannot both be enabled"
     (R8.1); kubernetes-validate checks the OpenAPI schema only and cannot see it."""
-    specs = list(pod_specs(manifests(out, blueprint, cluster)))
+    specs = list(pod_specs(manifests(out, blueprint, cluster).with_charts()))
     assert specs
     for name, spec in specs:
         assert not (spec.get("hostPID") and spec.get("shareProcessNamespace")), name
@@ -669,12 +685,14 @@ def test_mps_daemon_runs_in_the_hosts_pid_namespace_and_the_plugin_sees_its_shm(
     """NVIDIA/k8s-device-plugin v0.20.0 deployments/helm/nvidia-device-plugin:
     daemonset-mps-control-daemon.yml (hostPID, `mps.enableHostPID`, R1.18) and
     daemonset-device-plugin.yml (host <mps root>/shm mounted at /dev/shm, R1.2)."""
-    result = manifests(out, MESA, "onprem")
-    mps = result.one("DaemonSet", "nvidia-mps-control-daemon", "nvidia-gpu")
+    result = manifests(out, MESA, "onprem").with_charts()
+    mps = result.one("DaemonSet", "nvidia-device-plugin-mps-control-daemon", "nvidia-gpu")
     assert mps["spec"]["template"]["spec"]["hostPID"] is True
     plugin = result.one("DaemonSet", "nvidia-device-plugin", "nvidia-gpu")["spec"]["template"]
     volumes = {v["name"]: v for v in plugin["spec"]["volumes"]}
-    container = next(c for c in plugin["spec"]["containers"] if c["name"] == "nvidia-device-plugin")
+    container = next(
+        c for c in plugin["spec"]["containers"] if c["name"] == "nvidia-device-plugin-ctr"
+    )
     shm = next(m for m in container["volumeMounts"] if m["mountPath"] == "/dev/shm")
     assert volumes[shm["name"]]["hostPath"]["path"] == "/run/nvidia/mps/shm"
 
@@ -683,9 +701,12 @@ def test_feature_discovery_writes_node_features_in_its_own_namespace(out: Path) 
     """NVIDIA/k8s-device-plugin v0.20.0 daemonset-gfd.yml: env NAMESPACE and POD_NAME from the
     pod's fields (the namespace flag defaults to `default`, internal/flags/node.go; R1.22),
     and templates/role.yml grants `get` on pods for the owner reference (R1.23)."""
-    result = manifests(out, MESA, "onprem")
-    gfd = result.one("DaemonSet", "gpu-feature-discovery", "nvidia-gpu")["spec"]["template"]
-    container = next(c for c in gfd["spec"]["containers"] if c["name"] == "gpu-feature-discovery")
+    result = manifests(out, MESA, "onprem").with_charts()
+    gfd_set = result.one("DaemonSet", "nvidia-device-plugin-gpu-feature-discovery", "nvidia-gpu")
+    gfd = gfd_set["spec"]["template"]
+    container = next(
+        c for c in gfd["spec"]["containers"] if c["name"] == "gpu-feature-discovery-ctr"
+    )
     fields = {
         e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"]
         for e in container["env"]
@@ -694,7 +715,12 @@ def test_feature_discovery_writes_node_features_in_its_own_namespace(out: Path) 
     assert fields["NAMESPACE"] == "metadata.namespace"
     assert fields["POD_NAME"] == "metadata.name"
     account = gfd["spec"]["serviceAccountName"]
-    role = result.one("ClusterRole", account)
+    (binding,) = [
+        b
+        for b in result.all("ClusterRoleBinding")
+        if any(subject["name"] == account for subject in b["subjects"])
+    ]
+    role = result.one("ClusterRole", binding["roleRef"]["name"])
     assert any("pods" in rule["resources"] and "get" in rule["verbs"] for rule in role["rules"])
 
 

@@ -25,6 +25,7 @@ from estategen.model import Estate
 from estategen.output import Files
 from estategen.render import render
 
+import helm
 from conftest import BLUEPRINTS
 from crd import UPSTREAM
 from k8s_harness import MESA
@@ -52,6 +53,19 @@ def objects(source: str, cluster: str) -> list[Obj]:
         for obj in yaml.safe_load_all(files[f"{base}/{name}"].content)
         if obj
     ]
+
+
+def installed(source: str, cluster: str) -> list[Obj]:
+    """The cluster's objects and what NVIDIA's device plugin chart installs with the rendered
+    values, where the cluster runs it."""
+    _, files = rendered(source)
+    charts = [
+        obj
+        for release in helm.releases_of(files, cluster)
+        if release == "nvidia-device-plugin"
+        for obj in helm.installed(files, cluster, release)
+    ]
+    return objects(source, cluster) + charts
 
 
 def nodes(source: str, cluster: str) -> list[Obj]:
@@ -146,16 +160,21 @@ def test_gpu_daemonsets_run_only_where_mig_manager_has_not_paused_them(
 ) -> None:
     """R2.6: mig-manager sets nvidia.com/gpu.deploy.<component> to paused-for-mig-change and
     waits for the pods to go (pkg/mig/reconfigure/reconfigure.go); each DaemonSet selects
-    `true`, and kubelet registers every GPU node of the plain install with them set."""
-    objs = objects(source, cluster)
+    `true`, and kubelet registers every GPU node of the plain install with them set. The
+    device plugin chart has one nodeSelector for its three DaemonSets, so GFD and the MPS
+    daemon go with the device plugin."""
+    objs = installed(source, cluster)
+    plugin = "nvidia.com/gpu.deploy.device-plugin"
     expected = {
-        "nvidia-device-plugin": "nvidia.com/gpu.deploy.device-plugin",
-        "gpu-feature-discovery": "nvidia.com/gpu.deploy.gpu-feature-discovery",
+        "nvidia-device-plugin": plugin,
+        "nvidia-device-plugin-gpu-feature-discovery": plugin,
+        "nvidia-device-plugin-mps-control-daemon": plugin,
         "dcgm-exporter": "nvidia.com/gpu.deploy.dcgm-exporter",
     }
+    daemonsets = {o["metadata"]["name"]: o for o in objs if o["kind"] == "DaemonSet"}
     for name, label in expected.items():
-        spec = one(objs, "DaemonSet", name)["spec"]["template"]["spec"]
-        assert spec["nodeSelector"] == {label: "true"}, name
+        spec = daemonsets[name]["spec"]["template"]["spec"]
+        assert spec["nodeSelector"][label] == "true", name
     estate, _ = rendered(source)
     for pool in estate.pools_in_cluster(cluster):
         if pool.gpus and pool.provider == "on-prem":
@@ -167,11 +186,14 @@ def test_gpu_daemonsets_run_only_where_mig_manager_has_not_paused_them(
 def test_mig_manager_finds_the_gpu_pods_it_waits_for(source: str, cluster: str) -> None:
     """R2.7: it waits for pods labelled app=nvidia-device-plugin-daemonset,
     app=gpu-feature-discovery and app=nvidia-dcgm-exporter in DEFAULT_GPU_CLIENTS_NAMESPACE
-    (reconfigure.go 389-428)."""
-    objs = objects(source, cluster)
+    (reconfigure.go 389-428). The device plugin chart's three DaemonSets share one selector
+    (deployments/helm/nvidia-device-plugin/templates/_helpers.tpl `selectorLabels`), so all
+    three carry the device plugin's app label, and mig-manager waits for each of them."""
+    objs = installed(source, cluster)
+    plugin = "nvidia-device-plugin-daemonset"
     apps = {
-        "nvidia-device-plugin": "nvidia-device-plugin-daemonset",
-        "gpu-feature-discovery": "gpu-feature-discovery",
+        "nvidia-device-plugin": plugin,
+        "nvidia-device-plugin-gpu-feature-discovery": plugin,
         "dcgm-exporter": "nvidia-dcgm-exporter",
     }
     for name, app in apps.items():
@@ -210,7 +232,7 @@ def test_every_config_a_node_label_names_exists(source: str, cluster: str) -> No
     """R1.16, R2.4: the config-manager and mig-manager fail on a label naming a missing config
     (cmd/config-manager/main.go 335-393, cmd/nvidia-mig-manager/main.go 556-588)."""
     estate, _ = rendered(source)
-    objs = objects(source, cluster)
+    objs = installed(source, cluster)
     plugin = one(objs, "ConfigMap", "nvidia-device-plugin-configs")["data"]
     migs = [o for o in objs if o["kind"] == "ConfigMap" and "mig-parted" in o["metadata"]["name"]]
     layouts = yaml.safe_load(migs[0]["data"]["config.yaml"])["mig-configs"] if migs else {}
@@ -224,21 +246,28 @@ def test_every_config_a_node_label_names_exists(source: str, cluster: str) -> No
 
 def test_a_changed_config_rolls_the_pods_that_read_it() -> None:
     """R1.17: the config-manager signals only when a node's label changes, not when the
-    ConfigMap's content does; the pod template carries a checksum of the configs."""
+    ConfigMap's content does; the device plugin chart's pod templates carry a checksum of its
+    configs (templates/_helpers.tpl `podAnnotations`), ours of the configs they read."""
 
     def checksums(source: str) -> dict[str, str]:
-        return {
-            o["metadata"]["name"]: o["spec"]["template"]["metadata"]["annotations"][
-                "estategen.io/config-checksum"
-            ]
-            for o in objects(source, "onprem")
+        annotations = {
+            o["metadata"]["name"]: o["spec"]["template"]["metadata"]["annotations"]
+            for o in installed(source, "onprem")
             if o["kind"] == "DaemonSet"
+        }
+        return {
+            name: found.get("checksum/config") or found["estategen.io/config-checksum"]
+            for name, found in annotations.items()
         }
 
     before = checksums(MESA)
     after = checksums(MESA.replace("sharing: {mps: 4}", "sharing: {mps: 3}"))
     assert before == checksums(MESA)  # deterministic
-    for name in ("nvidia-device-plugin", "gpu-feature-discovery", "nvidia-mps-control-daemon"):
+    for name in (
+        "nvidia-device-plugin",
+        "nvidia-device-plugin-gpu-feature-discovery",
+        "nvidia-device-plugin-mps-control-daemon",
+    ):
         assert before[name] != after[name], name
     assert before["dcgm-exporter"] == after["dcgm-exporter"]
     assert before["nvidia-mig-manager"] == after["nvidia-mig-manager"]
@@ -247,9 +276,12 @@ def test_a_changed_config_rolls_the_pods_that_read_it() -> None:
 def test_mig_strategy_comes_from_each_pools_config_never_from_env() -> None:
     """R1.10: env beats the config file (api/config/v1/config.go 45-56), so the plugin has no
     MIG_STRATEGY env; R1.15: an MPS pool must not get `mixed` (cmd/nvidia-device-plugin)."""
-    objs = objects(MESA, "onprem")
-    for name in ("nvidia-device-plugin", "gpu-feature-discovery"):
-        assert "MIG_STRATEGY" not in env_of(container(one(objs, "DaemonSet", name), name))
+    objs = installed(MESA, "onprem")
+    for name, inner in (
+        ("nvidia-device-plugin", "nvidia-device-plugin-ctr"),
+        ("nvidia-device-plugin-gpu-feature-discovery", "gpu-feature-discovery-ctr"),
+    ):
+        assert "MIG_STRATEGY" not in env_of(container(one(objs, "DaemonSet", name), inner))
     configs = one(objs, "ConfigMap", "nvidia-device-plugin-configs")["data"]
     strategies = {k: yaml.safe_load(v)["flags"]["migStrategy"] for k, v in configs.items()}
     assert strategies["a100-mig"] == "mixed"
@@ -259,11 +291,10 @@ def test_mig_strategy_comes_from_each_pools_config_never_from_env() -> None:
 def test_device_containers_ask_the_runtime_for_every_gpu() -> None:
     """R1.5: NVIDIA_VISIBLE_DEVICES=all and NVIDIA_DRIVER_CAPABILITIES=compute,utility
     (deployments/helm/nvidia-device-plugin/templates/daemonset-device-plugin.yml 202-205)."""
-    objs = objects(MESA, "onprem")
+    objs = installed(MESA, "onprem")
     for name, inner in (
-        ("nvidia-device-plugin", "nvidia-device-plugin"),
-        ("gpu-feature-discovery", "gpu-feature-discovery"),
-        ("nvidia-mps-control-daemon", "mps-control-daemon"),
+        ("nvidia-device-plugin", "nvidia-device-plugin-ctr"),
+        ("nvidia-device-plugin-mps-control-daemon", "mps-control-daemon-ctr"),
     ):
         env = env_of(container(one(objs, "DaemonSet", name), inner))
         assert env["NVIDIA_VISIBLE_DEVICES"] == "all", name
@@ -272,25 +303,102 @@ def test_device_containers_ask_the_runtime_for_every_gpu() -> None:
 
 def test_feature_discovery_publishes_through_node_feature_discovery() -> None:
     """R1.20, R1.23: GFD writes NodeFeature objects (useNodeFeatureAPI defaults to true), whose
-    CRD and labelling come from NFD, the chart dependency of device plugin v0.20.0; the MPS
+    CRD and labelling come from NFD, the chart dependency of device plugin v0.20.0
+    (deployments/helm/nvidia-device-plugin/Chart.yaml, enabled with gfd.enabled); the MPS
     daemon schedules on nvidia.com/mps.capable, which only GFD sets."""
-    chart = yaml.safe_load((UPSTREAM / "k8s-device-plugin-v0.20.0/Chart.yaml").read_text())
-    (nfd,) = chart["dependencies"]
-    _, files = rendered(MESA)
-    import json
+    chart = UPSTREAM / "k8s-device-plugin-v0.20.0/nvidia-device-plugin/Chart.yaml"
+    (nfd,) = yaml.safe_load(chart.read_text())["dependencies"]
+    objs = installed(MESA, "onprem")
+    assert one(objs, "CustomResourceDefinition", "nodefeatures.nfd.k8s-sigs.io")
+    master = one(objs, "Deployment", "nvidia-device-plugin-node-feature-discovery-master")
+    (image,) = {c["image"] for c in master["spec"]["template"]["spec"]["containers"]}
+    assert image.endswith(f":v{nfd['version']}")
+    # NFD labels only the namespaces it is told of: the chart adds nvidia.com
+    conf = one(objs, "ConfigMap", "nvidia-device-plugin-node-feature-discovery-master-conf")
+    assert "nvidia.com" in yaml.safe_load(conf["data"]["nfd-master.conf"])["extraLabelNs"]
+    # GFD may write NodeFeature objects and read its own pod to own them
+    rules = one(objs, "ClusterRole", "nvidia-device-plugin-role")["rules"]
+    assert any("nodefeatures" in r["resources"] and "create" in r["verbs"] for r in rules)
+    assert any("pods" in r["resources"] and "get" in r["verbs"] for r in rules)
+    gfd = one(objs, "DaemonSet", "nvidia-device-plugin-gpu-feature-discovery")
+    env = env_of(container(gfd, "gpu-feature-discovery-ctr"))
+    assert env["NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    mps = one(objs, "DaemonSet", "nvidia-device-plugin-mps-control-daemon")
+    assert mps["spec"]["template"]["spec"]["nodeSelector"]["nvidia.com/mps.capable"] == "true"
 
-    data = json.loads(files["pulumi/onprem/cluster.json"].content)
-    release = next(r for r in data["releases"] if r["name"] == "node-feature-discovery")
-    assert release["version"] == nfd["version"]
-    assert release["chart"] == f"{nfd['repository']}/{nfd['name']}"
-    assert "nfd.k8s-sigs.io" in release["provides"]
-    mps = one(objects(MESA, "onprem"), "DaemonSet", "nvidia-mps-control-daemon")
-    (term,) = mps["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ]["nodeSelectorTerms"]
-    assert term["matchExpressions"] == [
-        {"key": "nvidia.com/mps.capable", "operator": "In", "values": ["true"]}
-    ]
+
+def _term_matches(term: Obj, labels: dict[str, str]) -> bool:
+    """One nodeSelectorTerm (k8s.io/component-helpers scheduling/corev1/nodeaffinity)."""
+    for expression in term.get("matchExpressions", []):
+        key, operator, wanted = expression["key"], expression["operator"], expression.get("values")
+        found = {
+            "In": key in labels and labels[key] in (wanted or []),
+            "NotIn": key not in labels or labels[key] not in (wanted or []),
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[operator]
+        if not found:
+            return False
+    return True
+
+
+def _tolerates(tolerations: list[Obj], key: str, value: str, effect: str) -> bool:
+    """ToleratesTaint of k8s.io/api core/v1 toleration.go: key (or none, with Exists), value
+    (or Exists) and effect (or none) match."""
+    return any(
+        (not t.get("key") or t["key"] == key)
+        and (t.get("operator", "Equal") == "Exists" or t.get("value", "") == value)
+        and (not t.get("effect") or t["effect"] == effect)
+        for t in tolerations
+    )
+
+
+def schedules_on(spec: Obj, labels: dict[str, str], taints: list[tuple[str, str, str]]) -> bool:
+    """Whether kube-scheduler's NodeAffinity and TaintToleration filters let a DaemonSet's pod
+    onto a node with these labels and taints (the DaemonSet controller applies the same)."""
+    if any(labels.get(k) != v for k, v in spec.get("nodeSelector", {}).items()):
+        return False
+    required = (
+        spec.get("affinity", {})
+        .get("nodeAffinity", {})
+        .get("requiredDuringSchedulingIgnoredDuringExecution")
+    )
+    if required and not any(_term_matches(t, labels) for t in required["nodeSelectorTerms"]):
+        return False
+    return all(
+        _tolerates(spec.get("tolerations", []), key, value, effect)
+        for key, value, effect in taints
+        if effect in ("NoSchedule", "NoExecute")
+    )
+
+
+@pytest.mark.parametrize(("source", "cluster"), WITH_PLUGIN, ids=["onprem", "serving", "lab"])
+def test_the_device_plugin_charts_pods_run_on_every_gpu_node_and_on_no_other(
+    source: str, cluster: str
+) -> None:
+    """The chart's device plugin and GFD pods (and its MPS daemon once GFD labels a node
+    MPS-capable) are scheduled on each node of the cluster's GPU pools, as kubelet registers
+    it, despite the pool's taints, and on no CPU node."""
+    estate, _ = rendered(source)
+    daemonsets = {o["metadata"]["name"]: o for o in installed(source, cluster)}
+    plugin, gfd, mps = (
+        daemonsets[name]["spec"]["template"]["spec"]
+        for name in (
+            "nvidia-device-plugin",
+            "nvidia-device-plugin-gpu-feature-discovery",
+            "nvidia-device-plugin-mps-control-daemon",
+        )
+    )
+    pools = list(estate.pools_in_cluster(cluster))
+    assert any(p.gpus for p in pools) and any(not p.gpus for p in pools) or source != MESA
+    for pool in pools:
+        labels = dict(facts.registration_labels(estate, pool))
+        taints = [(t.key, t.value, t.effect) for t in pool.taints]
+        for spec in (plugin, gfd):
+            assert schedules_on(spec, labels, taints) == bool(pool.gpus), pool.name
+        shares = bool(pool.gpus and pool.gpus.sharing.mps)
+        capable = {**labels, "nvidia.com/mps.capable": "true"} if shares else labels
+        assert schedules_on(mps, capable, taints) == shares, pool.name
 
 
 # --- NVIDIA: the GPU Operator (v26.7.0) ---------------------------------------------------------

@@ -263,13 +263,15 @@ def test_a_gpu_pool_joining_a_cluster_is_no_mig_strategy_change(
     )
     estate = validate_document(load.parse_blueprint(text.encode(), "pool.yaml")).estate
     result = plan(estate, render(estate), rendered["base.yaml"])
-    configmap = [
+    configs = [
         c
         for f in result.files
         for c in f.changes
-        if c.subject == "ConfigMap nvidia-gpu/nvidia-device-plugin-configs"
+        if c.subject.startswith("Helm release nvidia-device-plugin: config ")
     ]
-    assert [c.kind for c in configmap] == ["gpu-sharing"]
+    assert [(c.subject, c.kind) for c in configs] == [
+        ("Helm release nvidia-device-plugin: config l4", "gpu-sharing")
+    ]
     assert "kubernetes-cluster-settings" not in result.kinds
 
 

@@ -234,12 +234,10 @@ def cluster_data(out: Path, blueprint: str, cluster: str) -> Obj:
 # every cluster's team namespaces: a quota, the team's RoleBindings and NetworkPolicy each,
 # and the ClusterRole of the job kinds the cluster runs
 TENANCY = {"Namespace", "ResourceQuota", "RoleBinding", "NetworkPolicy", "ClusterRole"}
+# the device plugin, GFD and the MPS daemon are NVIDIA's chart, a Release
 CORE_ONPREM = TENANCY | {
     "RuntimeClass",
     "ConfigMap",
-    "ServiceAccount",
-    "ClusterRole",
-    "ClusterRoleBinding",
     "DaemonSet",
     "Service",
     "Release",
@@ -266,8 +264,10 @@ REGISTERED_KINDS = {
     },
     # GKE runs its own device plugin: only the DCGM exporter and its counters
     "burst": QUEUES | {"DaemonSet", "Service", "ConfigMap", "NodePool"},
+    # mig-manager's account and its binding
     "onprem": CORE_ONPREM
-    | {"PriorityClass", "ServiceMonitor", "PrometheusRule", "WorkloadPriorityClass", "Topology"},
+    | {"PriorityClass", "ServiceMonitor", "PrometheusRule", "WorkloadPriorityClass", "Topology"}
+    | {"ServiceAccount", "ClusterRoleBinding"},
     # the GPU Operator brings the device plugin, its RuntimeClass and service accounts
     "operator": QUEUES | {"ConfigMap", "DaemonSet", "Service"},
     "aws": CORE_ONPREM | EKS_NODES | EKS_AUTOSCALER,
@@ -286,7 +286,7 @@ def test_each_example_cluster_registers_the_kinds_its_provider_and_install_need(
 
 # (type, logical name) of every resource besides the Kubernetes objects, per example cluster
 RELEASE = "kubernetes:helm.sh/v3:Release"
-NFD, KUEUE = (RELEASE, "node-feature-discovery"), (RELEASE, "kueue")
+DEVICE_PLUGIN, KUEUE = (RELEASE, "nvidia-device-plugin"), (RELEASE, "kueue")
 EKS_ROLE = [
     ("aws:iam/role:Role", "aws-nodes"),
     *(
@@ -299,13 +299,13 @@ EKS_ROLE = [
     ),
 ]
 OTHER_RESOURCES = {
-    "lab-k8s": {NFD, KUEUE},
-    "serving": {NFD, KUEUE},
+    "lab-k8s": {DEVICE_PLUGIN, KUEUE},
+    "serving": {DEVICE_PLUGIN, KUEUE},
     "burst": {KUEUE, ("gcp:container/nodePool:NodePool", "gke-h100")},
-    "onprem": {NFD, KUEUE},
+    "onprem": {DEVICE_PLUGIN, KUEUE},
     "operator": {(RELEASE, "gpu-operator"), KUEUE},
     "aws": {
-        NFD,
+        DEVICE_PLUGIN,
         KUEUE,
         (RELEASE, "cluster-autoscaler"),
         ("aws:eks/nodeGroup:NodeGroup", "eks-l40s"),
@@ -392,16 +392,16 @@ def test_logical_names_of_the_mesa_on_prem_cluster_do_not_change(out: Path) -> N
     assert {
         ("Namespace", "namespace-nlp-prod"),
         ("ResourceQuota", "resourcequota-vision-gpu"),
-        ("DaemonSet", "daemonset-nvidia-gpu-nvidia-device-plugin"),
+        ("DaemonSet", "daemonset-nvidia-gpu-nvidia-mig-manager"),
         ("ConfigMap", "configmap-nvidia-gpu-nvidia-mig-parted-config"),
-        ("ClusterRole", "clusterrole-nvidia-device-plugin"),
+        ("ClusterRole", "clusterrole-nvidia-mig-manager"),
         ("PriorityClass", "priorityclass-training"),
         ("ResourceFlavor", "resourceflavor-a100-sxm-80gb-1g.10gb"),
         ("ClusterQueue", "clusterqueue-vision"),
         ("LocalQueue", "localqueue-nlp-prod-nlp"),
         ("Topology", "topology-network"),
         ("Release", "kueue"),
-        ("Release", "node-feature-discovery"),
+        ("Release", "nvidia-device-plugin"),
     } <= names
 
 
@@ -449,7 +449,7 @@ CAMPUS_NFS = (
 )
 RELEASES = [
     *((b, c, sorted(n for t, n in OTHER_RESOURCES[c] if t == RELEASE)) for b, c in ALL_PROJECTS),
-    (CAMPUS_NFS, "serving", ["csi-driver-nfs", "kueue", "node-feature-discovery"]),
+    (CAMPUS_NFS, "serving", ["csi-driver-nfs", "kueue", "nvidia-device-plugin"]),
 ]
 
 

@@ -58,9 +58,7 @@ def test_aks_cluster_applies_the_device_plugin_and_no_aws_resource(projects: Pat
     result = run(projects, "az")
     assert "DaemonSet" in result.kinds()
     assert not [r for r in result.resources if r.type.startswith("aws:")]
-    assert "nvidia-device-plugin" in {
-        d["metadata"]["name"] for d in result.all("DaemonSet") if "metadata" in d
-    }
+    assert "nvidia-device-plugin" in {r["name"] for r in result.all("Release")}
 
 
 def test_aks_project_refuses_a_stack_location_other_than_the_blueprints(projects: Path) -> None:

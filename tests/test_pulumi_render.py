@@ -96,7 +96,7 @@ def test_cluster_data_points_at_the_manifests_and_carries_releases_and_pools() -
     assert data["manifests"] == "../../kubernetes/serving"
     assert data["kubernetes_version"] == "1.31"
     releases = {r["name"]: r for r in data["releases"]}
-    assert list(releases) == ["node-feature-discovery", "kueue"]
+    assert list(releases) == ["nvidia-device-plugin", "kueue"]
     for release in releases.values():
         assert f"kubernetes/serving/{release['values_file']}" in files
     assert releases["kueue"]["provides"] == ["kueue.x-k8s.io"]

@@ -32,9 +32,6 @@ from estategen.kubernetes.objects import (
 )
 from estategen.model import Estate, KubernetesCluster
 
-NFD_CHART = "oci://registry.k8s.io/nfd/charts/node-feature-discovery"
-NFD_VERSION = "0.19.0"  # what device plugin v0.20.0 and GPU Operator v26.7.0 depend on
-NFD_NAMESPACE = "node-feature-discovery"
 GPU_OPERATOR_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 GPU_OPERATOR_VERSION = "v26.7.0"
 
@@ -60,16 +57,16 @@ class ClusterObjects:
 def releases(view: ClusterView) -> list[HelmRelease]:
     out: list[HelmRelease] = []
     if view.runs_device_plugin:
-        # GPU Feature Discovery publishes node labels (nvidia.com/mps.capable, ...) through
-        # Node Feature Discovery's NodeFeature objects (R1.20, R1.23)
+        # with GPU Feature Discovery, the MPS control daemon and Node Feature Discovery, whose
+        # CRDs the chart installs
         out.append(
             HelmRelease(
-                "node-feature-discovery",
-                NFD_CHART,
-                NFD_VERSION,
-                NFD_NAMESPACE,
-                {},
-                create_namespace=True,
+                "nvidia-device-plugin",
+                nvidia.DEVICE_PLUGIN_CHART,
+                nvidia.DEVICE_PLUGIN_VERSION,
+                NVIDIA_NAMESPACE,
+                nvidia.device_plugin_values(view),
+                repository=nvidia.DEVICE_PLUGIN_REPOSITORY,
                 provides=("nfd.k8s-sigs.io",),
             )
         )
@@ -147,7 +144,7 @@ def cluster_objects(estate: Estate, cluster: KubernetesCluster) -> ClusterObject
         "nvidia.yaml": [
             *nvidia.runtime_class(view),
             *nvidia.configmaps(view),
-            *nvidia.device_plugin(view),
+            *nvidia.mig_manager(view),
             *nvidia.dcgm_exporter(view),
         ],
         "storage.yaml": storage.objects(view),

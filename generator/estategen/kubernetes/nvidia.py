@@ -1,9 +1,11 @@
-"""NVIDIA objects: device plugin, GPU Feature Discovery, MPS daemon, MIG manager, DCGM exporter.
+"""NVIDIA on Kubernetes: the device plugin chart's values (the plugin, GPU Feature Discovery,
+the MPS control daemon), the GPU Operator chart's values, and the two components no chart
+installs apart from the GPU Operator: the MIG manager and the DCGM exporter.
 
-Each follows NVIDIA's own manifests and charts at the pinned tags (device plugin v0.20.0,
-mig-manager v0.15.0, dcgm-exporter 4.6.0-4.8.3, GPU Operator v26.7.0); the requirement each
-field meets is numbered in ``docs/kubernetes-upstream-requirements.md`` and tested in
-``tests/test_kubernetes_nvidia.py``.
+The charts are NVIDIA's at the pinned tags (device plugin v0.20.0, GPU Operator v26.7.0); the
+hand-written objects follow mig-manager v0.15.0 and dcgm-exporter 4.6.0-4.8.3. The requirement
+each field meets is numbered in ``docs/kubernetes-upstream-requirements.md``; the tests render
+the vendored charts with these values (``tests/helm.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ from estategen.model import NodePool
 from estategen.prometheus_rules import observability_rules
 from estategen.yamltext import manifest
 
-DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
+DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
+DEVICE_PLUGIN_VERSION = "0.20.0"
 MIG_MANAGER_IMAGE = "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.15.0"
 # the ubuntu flavour: the GKE exporter runs with the host's driver libraries on its path
 DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-ubuntu22.04"
@@ -51,8 +55,6 @@ RUNTIME_CLASS = "nvidia"
 # the containerd runtime AKS GPU nodes run every container with (their default); they define
 # no `nvidia` handler, so a pod naming RuntimeClass `nvidia` never gets a sandbox there
 AKS_NVIDIA_RUNTIME = "nvidia-container-runtime"
-MPS_ROOT = "/run/nvidia/mps"
-MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 # the pod template annotation that rolls a DaemonSet when the configs it reads change: the
 # config-manager signals only when a node's label changes, not when a config's content does
@@ -153,17 +155,20 @@ def has_mig(view: ClusterView) -> bool:
 
 
 def configmaps(view: ClusterView) -> list[Obj]:
-    """The configs the device plugin, GFD and MIG manager select per node by label."""
+    """The configs the GPU Operator's device plugin and GFD, and the MIG manager, select per
+    node by label; the device plugin chart writes its own from its values."""
     if not view.plugin_pools:
         return []
-    out = [
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": meta(DEVICE_PLUGIN_CONFIGS, NVIDIA_NAMESPACE),
-            "data": device_plugin_configs(view),
-        }
-    ]
+    out: list[Obj] = []
+    if view.runs_gpu_operator:
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": meta(DEVICE_PLUGIN_CONFIGS, NVIDIA_NAMESPACE),
+                "data": device_plugin_configs(view),
+            }
+        )
     if has_mig(view):
         out.append(
             {
@@ -213,41 +218,6 @@ def gpu_tolerations(view: ClusterView) -> list[Obj]:
                 seen.add((taint.key, taint.effect))
                 out.append({"key": taint.key, "operator": "Exists", "effect": taint.effect})
     return out
-
-
-def _config_manager(oneshot: bool, process: str) -> Obj:
-    """NVIDIA's config-manager: copies the config the node label names into place (R1.6)."""
-    return {
-        "name": "config-manager-init" if oneshot else "config-manager",
-        "image": DEVICE_PLUGIN_IMAGE,
-        "command": ["config-manager"],
-        "env": [
-            NODE_NAME_ENV,
-            *env(
-                ONESHOT="true" if oneshot else "false",
-                KUBECONFIG="",
-                NODE_LABEL=PLUGIN_CONFIG_LABEL,
-                CONFIG_FILE_SRCDIR="/available-configs",
-                CONFIG_FILE_DST="/config/config.yaml",
-                DEFAULT_CONFIG=DEFAULT_CONFIG,
-                FALLBACK_STRATEGIES="named,single",
-                SEND_SIGNAL="false" if oneshot else "true",
-                SIGNAL="1",
-                PROCESS_TO_SIGNAL=process,
-            ),
-        ],
-        "volumeMounts": [
-            {"name": "available-configs", "mountPath": "/available-configs"},
-            {"name": "config", "mountPath": "/config"},
-        ],
-    }
-
-
-_CONFIG_VOLUMES = [
-    {"name": "available-configs", "configMap": {"name": DEVICE_PLUGIN_CONFIGS}},
-    {"name": "config", "emptyDir": {}},
-]
-_DRIVER_ENV = env(NVIDIA_VISIBLE_DEVICES="all", NVIDIA_DRIVER_CAPABILITIES="compute,utility")
 
 
 def daemonset(
@@ -318,178 +288,38 @@ def deploy_selector(component: str) -> dict[str, str]:
     return {GPU_DEPLOY_LABELS[component]: "true"}
 
 
-def device_plugin(view: ClusterView) -> list[Obj]:
-    """Device plugin, GPU Feature Discovery, MPS daemon and MIG manager, as plain DaemonSets."""
-    if not view.runs_device_plugin:
-        return []
-    account = "nvidia-device-plugin"
-    out = rbac(
-        account,
-        [
-            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
-            # GFD reads its own pod to own the NodeFeature it writes (R1.23)
-            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
-            {
-                "apiGroups": ["nfd.k8s-sigs.io"],
-                "resources": ["nodefeatures"],
-                "verbs": ["get", "list", "watch", "create", "update"],
-            },
-        ],
-    )
-    configs = device_plugin_configs(view)
-    config_env = env(CONFIG_FILE="/config/config.yaml")
-    config_mount = {"name": "config", "mountPath": "/config"}
-    out.append(
-        daemonset(
-            "nvidia-device-plugin",
-            {
-                "serviceAccountName": account,
-                # the sidecar signals the plugin when the node's config label changes
-                "shareProcessNamespace": True,
-                "initContainers": [_config_manager(True, "")],
-                "containers": [
-                    _config_manager(False, "nvidia-device-plugin"),
-                    {
-                        "name": "nvidia-device-plugin",
-                        "image": DEVICE_PLUGIN_IMAGE,
-                        "command": ["nvidia-device-plugin"],
-                        "env": [
-                            NODE_NAME_ENV,
-                            *config_env,
-                            *env(NVIDIA_MIG_MONITOR_DEVICES="all", MPS_ROOT=MPS_ROOT),
-                            *_DRIVER_ENV,
-                        ],
-                        "securityContext": {"privileged": True},
-                        "volumeMounts": [
-                            {
-                                "name": "device-plugin",
-                                "mountPath": "/var/lib/kubelet/device-plugins",
-                            },
-                            config_mount,
-                            {"name": "mps-root", "mountPath": "/mps"},
-                            # the plugin checks the MPS daemon's health through its shm (R1.2)
-                            {"name": "mps-shm", "mountPath": "/dev/shm"},
-                            {"name": "cdi-root", "mountPath": "/var/run/cdi"},
-                        ],
-                    },
-                ],
-                "volumes": [
-                    host_path("device-plugin", "/var/lib/kubelet/device-plugins", "Directory"),
-                    *_CONFIG_VOLUMES,
-                    host_path("mps-root", MPS_ROOT, "DirectoryOrCreate"),
-                    host_path("mps-shm", f"{MPS_ROOT}/shm"),
-                    host_path("cdi-root", "/var/run/cdi", "DirectoryOrCreate"),
-                ],
-            },
-            view=view,
-            affinity=require_node(PLUGIN_CONFIG_LABEL),
-            labels={"app": GPU_CLIENT_APPS["nvidia-device-plugin"]},
-            node_selector=deploy_selector("device-plugin"),
-            configs=configs,
-        )
-    )
-    out.append(
-        daemonset(
-            "gpu-feature-discovery",
-            {
-                "serviceAccountName": account,
-                "shareProcessNamespace": True,
-                "initContainers": [_config_manager(True, "")],
-                "containers": [
-                    _config_manager(False, "gpu-feature-discovery"),
-                    {
-                        "name": "gpu-feature-discovery",
-                        "image": DEVICE_PLUGIN_IMAGE,
-                        "command": ["gpu-feature-discovery"],
-                        "env": [
-                            NODE_NAME_ENV,
-                            # NodeFeature objects go to this namespace (else `default`),
-                            # owned by this pod (R1.22)
-                            field_env("NAMESPACE", "metadata.namespace"),
-                            field_env("POD_NAME", "metadata.name"),
-                            *config_env,
-                            *env(GFD_USE_NODE_FEATURE_API="true"),
-                            *_DRIVER_ENV,
-                        ],
-                        "securityContext": {"privileged": True},
-                        "volumeMounts": [
-                            {"name": "host-sys", "mountPath": "/sys", "readOnly": True},
-                            config_mount,
-                        ],
-                    },
-                ],
-                "volumes": [host_path("host-sys", "/sys", "Directory"), *_CONFIG_VOLUMES],
-            },
-            view=view,
-            affinity=require_node(PLUGIN_CONFIG_LABEL),
-            labels={"app": GPU_CLIENT_APPS["gpu-feature-discovery"]},
-            node_selector=deploy_selector("gpu-feature-discovery"),
-            configs=configs,
-        )
-    )
-    if any(p.gpus and p.gpus.sharing.mps for p in view.plugin_pools):
-        out.append(_mps_daemonset(view, account, configs))
-    if has_mig(view):
-        out.extend(mig_manager(view))
-    return out
-
-
-def _mps_daemonset(view: ClusterView, account: str, configs: Mapping[str, str]) -> Obj:
-    """The MPS control daemon the device plugin hands MPS-shared GPUs to (R1.18-R1.21)."""
-    return daemonset(
-        "nvidia-mps-control-daemon",
-        {
-            "serviceAccountName": account,
-            # the MPS server finds its own PID in the host's namespace; the API server refuses
-            # hostPID with shareProcessNamespace, and hostPID lets the sidecar see the daemon
-            "hostPID": True,
-            "initContainers": [
-                {
-                    "name": "mps-control-daemon-mounts",
-                    "image": DEVICE_PLUGIN_IMAGE,
-                    "command": ["mps-control-daemon", "mount-shm"],
-                    "securityContext": {"privileged": True},
-                    "volumeMounts": [
-                        {
-                            "name": "mps-root",
-                            "mountPath": "/mps",
-                            "mountPropagation": "Bidirectional",
-                        }
-                    ],
-                },
-                _config_manager(True, ""),
-            ],
-            "containers": [
-                _config_manager(False, "/usr/bin/mps-control-daemon"),
-                {
-                    "name": "mps-control-daemon",
-                    "image": DEVICE_PLUGIN_IMAGE,
-                    "command": ["mps-control-daemon"],
-                    "env": [NODE_NAME_ENV, *env(CONFIG_FILE="/config/config.yaml"), *_DRIVER_ENV],
-                    "securityContext": {"privileged": True},
-                    "volumeMounts": [
-                        {"name": "mps-root", "mountPath": "/mps"},
-                        {"name": "mps-shm", "mountPath": "/dev/shm"},
-                        {"name": "config", "mountPath": "/config"},
-                    ],
-                },
-            ],
-            "volumes": [
-                host_path("mps-root", MPS_ROOT, "DirectoryOrCreate"),
-                host_path("mps-shm", f"{MPS_ROOT}/shm"),
-                *_CONFIG_VOLUMES,
-            ],
-        },
-        view=view,
-        # GPU Feature Discovery sets the label through Node Feature Discovery (R1.20)
-        affinity=require_node(MPS_CAPABLE_LABEL, "In", ["true"]),
-        node_selector=deploy_selector("client"),
-        configs=configs,
-    )
+def device_plugin_values(view: ClusterView) -> Obj:
+    """Values of NVIDIA's device plugin chart: the plugin, GPU Feature Discovery and the MPS
+    control daemon on the nodes of the cluster's plugin pools, each node reading the config
+    its label names (R1.6, R1.16), and the chart's Node Feature Discovery, which turns GFD's
+    NodeFeature objects into node labels (R1.20, R1.23)."""
+    values: Obj = {
+        # the chart writes this ConfigMap and rolls its pods when a config changes (R1.17)
+        "config": {"map": device_plugin_configs(view), "default": DEFAULT_CONFIG},
+        # no migStrategy: as MIG_STRATEGY env it would beat every pool's config file (R1.10)
+        "gfd": {"enabled": True},
+        # one label for the chart's three DaemonSets, which all hold GPUs: mig-manager waits
+        # for the pods of that app to go before it repartitions a node (R2.7); the chart's
+        # own selector is already one for all three
+        "selectorLabelsOverride": {"app": GPU_CLIENT_APPS["nvidia-device-plugin"]},
+        # the chart has one node selector for all three: they go together when mig-manager
+        # pauses the device plugin (R2.6)
+        "nodeSelector": deploy_selector("device-plugin"),
+        "affinity": require_node(PLUGIN_CONFIG_LABEL),
+        "tolerations": gpu_tolerations(view),
+    }
+    name_of_class = runtime_class_name(view)
+    if name_of_class is not None:
+        values["runtimeClassName"] = name_of_class
+    return values
 
 
 def mig_manager(view: ClusterView) -> list[Obj]:
-    """Applies the layout a node's nvidia.com/mig.config label names (R2.4-R2.13)."""
+    """Applies the layout a node's nvidia.com/mig.config label names (R2.4-R2.13), beside the
+    device plugin chart: NVIDIA publishes mig-manager as a chart only inside the GPU Operator,
+    which manages it itself."""
+    if not view.runs_device_plugin or not has_mig(view):
+        return []
     account = "nvidia-mig-manager"
     out = rbac(
         account,

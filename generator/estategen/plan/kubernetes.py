@@ -173,7 +173,14 @@ def kubernetes_changes(
             if a == b:
                 continue
             path = f"{base}/{file}"
-            out[path] = [
+            if a is not None and b is not None and file == DEVICE_PLUGIN_VALUES:
+                configs = _device_plugin_config_changes(path, name, a, b, mig)
+                a, b = _without_configs(a), _without_configs(b)
+                out[path] = configs
+                if a == b:
+                    continue
+            out.setdefault(path, [])
+            out[path] += [
                 Change(
                     path,
                     "kubernetes-components",
@@ -185,6 +192,58 @@ def kubernetes_changes(
                     (Action("pulumi-up", name),),
                 )
             ]
+    return out
+
+
+# the device plugin chart's values: its per-pool configs are under config.map
+DEVICE_PLUGIN_VALUES = "helm/nvidia-device-plugin.values.yaml"
+
+
+def _device_plugin_config_change(mig_strategy_changed: bool) -> tuple[str, str]:
+    """What a change to the device plugin's configs means: the GPU Operator's ConfigMap, or
+    the config map of the device plugin chart's values."""
+    if mig_strategy_changed:
+        return (
+            "kubernetes-cluster-settings",
+            "the MIG strategy changes the resource names pods request: the device "
+            "plugin restarts and pods requesting the old names stay pending",
+        )
+    return (
+        "gpu-sharing",
+        "the device plugin's config for the pool changes: its pods roll and advertise "
+        "the new devices; running pods keep theirs",
+    )
+
+
+def _without_configs(values: Any) -> Any:
+    config = {k: v for k, v in values.get("config", {}).items() if k != "map"}
+    return {**values, "config": config}
+
+
+def _device_plugin_config_changes(
+    path: str, cluster: str, a: Any, b: Any, mig_strategy_changed: bool
+) -> list[Change]:
+    """One change per config of the device plugin chart's values that changes, explained as
+    the GPU Operator's ConfigMap of the same configs is."""
+    was, now = a.get("config", {}).get("map", {}), b.get("config", {}).get("map", {})
+    out = []
+    for config in sorted(was.keys() | now.keys()):
+        if was.get(config) == now.get(config):
+            continue
+        kind, meaning = _device_plugin_config_change(
+            mig_strategy_changed and config in was and config in now
+        )
+        out.append(
+            Change(
+                path,
+                kind,
+                f"Helm release nvidia-device-plugin: config {config}",
+                meaning,
+                short(was.get(config, "")),
+                short(now.get(config, "")),
+                (Action("pulumi-up", cluster),),
+            )
+        )
     return out
 
 
@@ -498,17 +557,7 @@ def _object_change(
                 "node (a drain) before changing the layout",
             )
         if name.endswith("/nvidia-device-plugin-configs"):
-            if a and b and mig_strategy_changed:
-                return (
-                    "kubernetes-cluster-settings",
-                    "the MIG strategy changes the resource names pods request: the device "
-                    "plugin restarts and pods requesting the old names stay pending",
-                )
-            return (
-                "gpu-sharing",
-                "the device plugin's config for the pool changes: its pods roll and advertise "
-                "the new devices; running pods keep theirs",
-            )
+            return _device_plugin_config_change(bool(a and b and mig_strategy_changed))
         if "dcgm" in name:
             return ("observability", "the DCGM exporter's counters change; exporter pods roll")
     if kind == "DaemonSet" and "dcgm" in name:
