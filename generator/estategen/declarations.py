@@ -1,34 +1,75 @@
-"""Blueprint keys declared once: what each is, its bounds, its documentation, its example, what a
-change to it needs, and the slurm.conf parameter it is.
+"""Blueprint keys declared once: what each is, its bounds, its documentation, its examples,
+what a change to it needs, and the slurm.conf parameter it is.
 
 Every other place a key appears is derived from its declaration here: the schema's rule (its
-bounds), the JSON Schema and the blueprint reference (description, example, change policy, and
-through them ``estategen plan``'s routing), the model's value, the slurm.conf line, and the
-mapping ``estategen import`` reads the site's parameter back with. Adding such a key is one
-declaration, its field on the model, and its tests.
+bounds or words), the JSON Schema and the blueprint reference (description, examples, change
+policy, and through them ``estategen plan``'s routing), the model's value, the slurm.conf line,
+and the mapping ``estategen import`` reads the site's parameter back with. Adding such a key is
+one declaration, its field on the model, and its tests (tests/test_declarations.py tests every
+declaration without new test code).
 
-Kinds of key declared here so far: a partition's integer limits (:data:`PARTITION_LIMITS`).
+Kinds of key declared here so far: a partition's one-value parameters
+(:data:`PARTITION_PARAMETERS`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+# A partition's OverSubscribe, as slurm.conf(5) spells it in lower case.
+OVERSUBSCRIBE = r"(no|exclusive|(yes|force)(:[1-9][0-9]{0,3})?)"
+
 
 @dataclass(frozen=True)
-class PartitionLimit:
-    """A partition key that is one whole-number slurm.conf parameter of the PartitionName line,
-    written only when the blueprint sets it (Slurm's default applies otherwise). Import reads
-    the site's number back, and its UNLIMITED as the key left out where Slurm takes that word."""
+class WholeNumber:
+    """A whole number from ``low`` to ``high``."""
+
+    low: int
+    high: int
+    # slurmctld reads the word UNLIMITED (or INFINITE) for this parameter; import reads it as
+    # the key left out
+    unlimited_word: bool = False
+
+
+@dataclass(frozen=True)
+class YesNo:
+    """true or false, which slurm.conf writes YES or NO."""
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """One of ``words`` (lower case), which slurm.conf writes in upper case."""
+
+    words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Word:
+    """A lower-case word matching ``pattern``, a regular expression whose hint
+    schema.patterns.PATTERN_HINTS holds; slurm.conf writes it in upper case."""
+
+    pattern: str
+
+
+Value = WholeNumber | YesNo | OneOf | Word
+
+
+@dataclass(frozen=True)
+class PartitionParameter:
+    """A partition key that is one slurm.conf parameter of the PartitionName line, written only
+    when the blueprint sets it (Slurm's default applies otherwise). Import reads the site's
+    value back as the key's."""
 
     key: str  # the blueprint key under slurm.partitions[]
     slurm: str  # the parameter as slurm.conf(5) spells it
-    low: int
-    high: int
+    value: Value
     description: str
-    example: int
-    # slurmctld reads the word UNLIMITED (or INFINITE) for this parameter
-    unlimited_word: bool = True
+    examples: tuple[object, ...]
+    # the model holds it among the partition's site overrides (model.PartitionOverrides); False:
+    # on model.Partition itself, and the schema lists it among the partition's own keys
+    site_override: bool = True
+    # the names slurm.conf(5) still reads for the parameter (import maps them too)
+    old_names: tuple[str, ...] = ()
     # what a change to it needs (schema.CHANGE_POLICIES): slurmctld rereads partition lines
     change: tuple[str, ...] = ("scontrol-reconfigure",)
 
@@ -36,53 +77,94 @@ class PartitionLimit:
     def path(self) -> str:
         return f"slurm.partitions[].{self.key}"
 
+    def slurm_text(self, value: object) -> str:
+        """The parameter's value as the PartitionName line writes it."""
+        if isinstance(self.value, YesNo):
+            return "YES" if value else "NO"
+        if isinstance(self.value, WholeNumber):
+            return str(value)
+        return str(value).upper()
+
 
 # In the order the PartitionName line writes them; bounds are slurm.conf(5)'s (a count up to
 # 4294967294, memory in MiB up to 64 TiB).
-PARTITION_LIMITS: tuple[PartitionLimit, ...] = (
-    PartitionLimit(
+PARTITION_PARAMETERS: tuple[PartitionParameter, ...] = (
+    PartitionParameter(
+        "priority_job_factor",
+        "PriorityJobFactor",
+        WholeNumber(0, 65_533),
+        "PriorityJobFactor: the partition's part of a job's priority (with the partition weight).",
+        (10,),
+    ),
+    PartitionParameter(
+        "preempt_mode",
+        "PreemptMode",
+        OneOf(("off", "cancel", "requeue", "suspend")),
+        "PreemptMode of the partition's jobs. Slurm reads it only with preemption.type "
+        "partition_prio; with type qos it must be the mode that applies anyway "
+        "(preemption.mode), and a QoS's preempt_mode sets another.",
+        ("requeue",),
+        site_override=False,
+    ),
+    PartitionParameter(
+        "oversubscribe",
+        "OverSubscribe",
+        Word(OVERSUBSCRIBE),
+        "Partition OverSubscribe: no, exclusive, yes or force, with :N jobs per resource for "
+        "yes or force.",
+        ("exclusive", "force:4"),
+        old_names=("Shared",),
+    ),
+    PartitionParameter(
+        "exclusive_user",
+        "ExclusiveUser",
+        YesNo(),
+        "ExclusiveUser: true gives each allocated node to one user at a time (that user's jobs "
+        "may share it); false lets users share nodes, as Slurm does by default.",
+        (True,),
+    ),
+    PartitionParameter(
         "grace_time",
         "GraceTime",
-        0,
-        4_294_967_294,
+        WholeNumber(0, 4_294_967_294),
         "GraceTime (seconds): how long a preempted job has to end after SIGTERM.",
-        120,
-        unlimited_word=False,
+        (120,),
     ),
-    PartitionLimit(
+    PartitionParameter(
         "min_nodes",
         "MinNodes",
-        0,
-        4_294_967_294,
+        WholeNumber(0, 4_294_967_294),
         "MinNodes per job: a job asking for fewer nodes is refused at submission "
         "(EnforcePartLimits=ALL); at most max_nodes and the partition's nodes.",
-        2,
-        unlimited_word=False,
+        (2,),
     ),
-    PartitionLimit("max_nodes", "MaxNodes", 1, 4_294_967_294, "MaxNodes per job.", 16),
-    PartitionLimit(
+    PartitionParameter(
+        "max_nodes",
+        "MaxNodes",
+        WholeNumber(1, 4_294_967_294, unlimited_word=True),
+        "MaxNodes per job.",
+        (16,),
+    ),
+    PartitionParameter(
         "max_cpus_per_node",
         "MaxCPUsPerNode",
-        1,
-        4_294_967_294,
+        WholeNumber(1, 4_294_967_294, unlimited_word=True),
         "MaxCPUsPerNode a partition's jobs may use together on one node.",
-        32,
+        (32,),
     ),
-    PartitionLimit(
+    PartitionParameter(
         "max_mem_per_cpu",
         "MaxMemPerCPU",
-        1,
-        67_108_864,
+        WholeNumber(1, 67_108_864, unlimited_word=True),
         "MaxMemPerCPU (MiB); not with max_mem_per_node.",
-        8000,
+        (8000,),
     ),
-    PartitionLimit(
+    PartitionParameter(
         "max_mem_per_node",
         "MaxMemPerNode",
-        1,
-        67_108_864,
+        WholeNumber(1, 67_108_864, unlimited_word=True),
         "MaxMemPerNode (MiB); not with max_mem_per_cpu.",
-        250000,
+        (250000,),
     ),
 )
 
@@ -91,10 +173,10 @@ def documentation() -> dict[str, dict[str, object]]:
     """The reference entry of each declared key, by key path, as data/schema-docs.yaml
     writes the keys not declared here."""
     return {
-        limit.path: {
-            "description": limit.description,
-            "examples": [limit.example],
-            "change": list(limit.change),
+        parameter.path: {
+            "description": parameter.description,
+            "examples": list(parameter.examples),
+            "change": list(parameter.change),
         }
-        for limit in PARTITION_LIMITS
+        for parameter in PARTITION_PARAMETERS
     }

@@ -15,7 +15,7 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.catalog import GpuModel, builtin_models, model_from_data
-from estategen.declarations import PARTITION_LIMITS
+from estategen.declarations import PARTITION_PARAMETERS
 from estategen.slurm_names import kubernetes_name
 
 
@@ -251,13 +251,13 @@ class PartitionOverrides:
     """Partition settings a site sets itself; None keeps what estategen derives."""
 
     state: str | None = None
-    oversubscribe: str | None = None
-    exclusive_user: bool | None = None
-    priority_job_factor: int | None = None
     allow_qos: tuple[str, ...] = ()
     allow_groups: tuple[str, ...] = ()
     deny_accounts: tuple[str, ...] = ()
-    # the integer limits of declarations.PARTITION_LIMITS, by their keys
+    # the site overrides of declarations.PARTITION_PARAMETERS, by their keys
+    priority_job_factor: int | None = None
+    oversubscribe: str | None = None
+    exclusive_user: bool | None = None
     grace_time: int | None = None
     min_nodes: int | None = None
     max_nodes: int | None = None
@@ -284,7 +284,7 @@ class Partition:
     teams: tuple[str, ...]
     qos: str | None
     priority_tier: int
-    preempt_mode: str | None
+    preempt_mode: str | None  # a partition key of declarations.PARTITION_PARAMETERS
     hidden: bool
     # the site's own settings; None (or empty) keeps what estategen renders
     overrides: PartitionOverrides = field(default_factory=lambda: PartitionOverrides())
@@ -997,8 +997,8 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
                 teams=tuple(p["teams"]),
                 qos=p.get("qos"),
                 priority_tier=p["priority_tier"],
-                preempt_mode=p.get("preempt_mode"),
                 hidden=p["hidden"],
+                **{d.key: p.get(d.key) for d in PARTITION_PARAMETERS if not d.site_override},
                 overrides=_partition_overrides(p),
             )
             for i, p in enumerate(s.get("partitions", ()))
@@ -1087,13 +1087,10 @@ def _job_completion_location(completion: Mapping[str, Any], paths: SlurmPaths) -
 def _partition_overrides(p: Mapping[str, Any]) -> PartitionOverrides:
     return PartitionOverrides(
         state=p.get("state"),
-        oversubscribe=p.get("oversubscribe"),
-        exclusive_user=p.get("exclusive_user"),
-        priority_job_factor=p.get("priority_job_factor"),
         allow_qos=tuple(p.get("allow_qos", ())),
         allow_groups=tuple(p.get("allow_groups", ())),
         deny_accounts=tuple(p.get("deny_accounts", ())),
-        **{limit.key: p.get(limit.key) for limit in PARTITION_LIMITS},
+        **{d.key: p.get(d.key) for d in PARTITION_PARAMETERS if d.site_override},
         def_mem_per_cpu=p.get("def_mem_per_cpu"),
         def_mem_per_node=p.get("def_mem_per_node"),
         def_cpu_per_gpu=p.get("def_cpu_per_gpu"),

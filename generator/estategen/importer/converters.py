@@ -13,7 +13,6 @@ from estategen.schema.patterns import (
     ACCOUNTING_ENFORCE,
     CLUSTER_NAME,
     DAEMON_PATH,
-    OVERSUBSCRIBE,
     PARTITION_STATES,
     PATTERN_HINTS,
     SLURM_PARTITION,
@@ -300,11 +299,16 @@ def _limit(low: int, high: int) -> Callable[[str], int | None]:
     return convert
 
 
-def _oversubscribe(value: str) -> str:
-    lowered = value.lower()
-    if not re.fullmatch(OVERSUBSCRIBE, lowered):
-        raise Unsayable(f"{value!r} is not NO, EXCLUSIVE, YES[:N] or FORCE[:N]")
-    return lowered
+def _word(pattern: str) -> Callable[[str], str]:
+    """A word slurm.conf writes in upper case, as the blueprint's lower-case word."""
+
+    def convert(value: str) -> str:
+        lowered = value.lower()
+        if not re.fullmatch(pattern, lowered):
+            raise Unsayable(f"{value!r} is not {PATTERN_HINTS[pattern]}")
+        return lowered
+
+    return convert
 
 
 def _partition_state(value: str) -> str | None:

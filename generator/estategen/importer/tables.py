@@ -8,7 +8,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from estategen.declarations import PARTITION_LIMITS
+from estategen.declarations import (
+    PARTITION_PARAMETERS,
+    OneOf,
+    PartitionParameter,
+    WholeNumber,
+    YesNo,
+)
 from estategen.importer.converters import (
     _accounts,
     _all_or,
@@ -25,7 +31,6 @@ from estategen.importer.converters import (
     _list_of,
     _memory_or_unlimited,
     _mpi_ports,
-    _oversubscribe,
     _partition_state,
     _pattern,
     _port,
@@ -34,6 +39,7 @@ from estategen.importer.converters import (
     _team,
     _time,
     _weights,
+    _word,
     _yes_no,
 )
 from estategen.model import DAEMON_FOLDERS, SLURM_PATH_DEFAULTS
@@ -235,6 +241,21 @@ _BASIC_IGNORES = (
     "ignores it; slurm.scheduling.priority_type basic refuses it"
 )
 
+
+def _declared(parameter: PartitionParameter) -> Row:
+    """How import reads a parameter :mod:`estategen.declarations` declares, by the kind of its
+    value."""
+    value = parameter.value
+    if isinstance(value, WholeNumber):
+        low, high = value.low, value.high
+        return Row(parameter.key, _limit(low, high) if value.unlimited_word else _int(low, high))
+    if isinstance(value, YesNo):
+        return Row(parameter.key, _yes_no)
+    if isinstance(value, OneOf):
+        return Row(parameter.key, _choice({word: word for word in value.words}))
+    return Row(parameter.key, _word(value.pattern))
+
+
 # Partition record key (lower case) -> key of the blueprint partition.
 PARTITION_KEYS: dict[str, Row] = {
     "default": Row("default", _yes_no),
@@ -245,25 +266,17 @@ PARTITION_KEYS: dict[str, Row] = {
     "prioritytier": Row("priority_tier", _int(0, 65_533)),
     # the old Priority sets PriorityJobFactor and PriorityTier (slurm.conf(5))
     "priority": Row("priority_tier", _int(0, 65_533)),
-    "preemptmode": Row(
-        "preempt_mode", _choice({m: m for m in ("off", "cancel", "requeue", "suspend")})
-    ),
     "hidden": Row("hidden", _yes_no),
     # --- the site override keys ---
     "state": Row("state", _partition_state),
-    "oversubscribe": Row("oversubscribe", _oversubscribe),
-    "shared": Row("oversubscribe", _oversubscribe),  # the old name of OverSubscribe
-    "exclusiveuser": Row("exclusive_user", _yes_no),
-    "priorityjobfactor": Row("priority_job_factor", _int(0, 65_533)),
     "allowqos": Row("allow_qos", _all_or(_qos_name)),
     "allowgroups": Row("allow_groups", _all_or(_pattern(GROUP, "a group name"))),
     "denyaccounts": Row("deny_accounts", _all_or(_team)),
+    # the declared parameters, by their names and old names
     **{
-        limit.slurm.lower(): Row(
-            limit.key,
-            _limit(limit.low, limit.high) if limit.unlimited_word else _int(limit.low, limit.high),
-        )
-        for limit in PARTITION_LIMITS
+        name.lower(): _declared(parameter)
+        for parameter in PARTITION_PARAMETERS
+        for name in (parameter.slurm, *parameter.old_names)
     },
     "defmempercpu": Row("def_mem_per_cpu", _int(1, 67_108_864)),
     "defmempernode": Row("def_mem_per_node", _memory_or_unlimited),
@@ -272,4 +285,4 @@ PARTITION_KEYS: dict[str, Row] = {
     "tresbillingweights": Row("billing_weights", _weights(_billing_weight)),
 }
 # the old Priority sets PriorityJobFactor as well as PriorityTier (slurm.conf(5))
-_ALSO = {"priority": Row("priority_job_factor", _int(0, 65_533))}
+_ALSO = {"priority": PARTITION_KEYS["priorityjobfactor"]}

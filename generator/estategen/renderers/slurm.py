@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from estategen import __version__, hostlist
-from estategen.declarations import PARTITION_LIMITS
+from estategen.declarations import PARTITION_PARAMETERS
 from estategen.facts import (
     HOSTED_AUTODETECT,
     JWT_KEY_PATH,
@@ -114,18 +114,10 @@ def _partition_line(estate: Estate, part: Partition) -> PartitionLine:
     if part.qos:
         fields.append(("QOS", part.qos))
     fields.append(("PriorityTier", str(part.priority_tier)))
-    if site.priority_job_factor is not None:
-        fields.append(("PriorityJobFactor", str(site.priority_job_factor)))
-    if part.preempt_mode:
-        fields.append(("PreemptMode", part.preempt_mode.upper()))
-    if site.oversubscribe:
-        fields.append(("OverSubscribe", site.oversubscribe.upper()))
-    if site.exclusive_user is not None:
-        fields.append(("ExclusiveUser", "YES" if site.exclusive_user else "NO"))
-    for limit in PARTITION_LIMITS:
-        value = getattr(site, limit.key)
+    for parameter in PARTITION_PARAMETERS:
+        value = getattr(site if parameter.site_override else part, parameter.key)
         if value is not None:
-            fields.append((limit.slurm, str(value)))
+            fields.append((parameter.slurm, parameter.slurm_text(value)))
     gpu_pools = [p for p in pools if p.gpus and p.cpu and p.memory_gb]
     # Every job gets memory by default, not the whole node: a job without GPUs by its CPUs,
     # a GPU job by its GPUs (slurmctld applies DefMemPerGPU when a job asks for GPUs, and

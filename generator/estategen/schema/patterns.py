@@ -1,14 +1,17 @@
 """What a blueprint's values are held to: the regular expressions, the words each enumerated
 key allows, what each pattern means in a message, and the change policies.
 
-No rules here and nothing of the model (this module imports only ``re``): the checks, the
-renderers and the importer read their patterns and words from it.
+No rules here and nothing of the model (this module imports only ``re`` and the patterns of
+declared keys, :mod:`estategen.declarations`): the checks, the renderers and the importer read
+their patterns and words from it.
 """
 
 from __future__ import annotations
 
 import re
 from functools import cache
+
+from estategen.declarations import OVERSUBSCRIBE
 
 NAME = r"[a-z][a-z0-9-]{0,39}"
 HOSTNAME = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
@@ -95,8 +98,6 @@ TRES = (
 )
 # One SchedulerParameters option: a word, or word=value.
 SCHEDULER_PARAMETER = r"[a-z][a-z0-9_]{0,63}(=[A-Za-z0-9_.:-]{1,64})?"
-# A partition's OverSubscribe, as slurm.conf(5) spells it in lower case.
-OVERSUBSCRIBE = r"(no|exclusive|(yes|force)(:[1-9][0-9]{0,3})?)"
 # A node feature as slurm.conf writes it (Feature=); sites use upper case and ':'.
 FEATURE = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}"
 # A TRES a partition's TRESBillingWeights names, as slurm.conf writes it.

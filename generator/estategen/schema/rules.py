@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from estategen.catalog import SHAPE_KEYS
-from estategen.declarations import PARTITION_LIMITS
+from estategen.declarations import (
+    PARTITION_PARAMETERS,
+    OneOf,
+    PartitionParameter,
+    WholeNumber,
+    YesNo,
+)
 from estategen.model import (
     DEFAULT_SLURM_SOURCE,
     POWER_SAVING_DEFAULTS,
@@ -65,7 +71,6 @@ from estategen.schema.patterns import (
     MPS_SHARES_MAX,
     NAME,
     NODESET,
-    OVERSUBSCRIBE,
     PARTITION_STATES,
     PORT_RANGE,
     PRIORITY_TYPES,
@@ -116,6 +121,18 @@ def _int(low: int | None = None, high: int | None = None, **extra: Any) -> dict[
     if high is not None:
         rule["max"] = high
     return rule
+
+
+def _declared(parameter: PartitionParameter) -> dict[str, Any]:
+    """The rule of a key :mod:`estategen.declarations` declares, by the kind of its value."""
+    value = parameter.value
+    if isinstance(value, WholeNumber):
+        return _int(value.low, value.high)
+    if isinstance(value, YesNo):
+        return {"type": "boolean"}
+    if isinstance(value, OneOf):
+        return {"type": "string", "allowed": list(value.words)}
+    return _s(value.pattern)
 
 
 def _list(item: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -295,17 +312,14 @@ _PARTITION = _dict(
         "teams": _list(_s(TEAM), default=[]),
         "qos": _s(SLURM_QOS),
         "priority_tier": _int(0, 65_533, default=1),
-        "preempt_mode": {"type": "string", "allowed": ["off", "cancel", "requeue", "suspend"]},
+        **{p.key: _declared(p) for p in PARTITION_PARAMETERS if not p.site_override},
         "hidden": {"type": "boolean", "default": False},
         # --- site overrides ---
         "state": {"type": "string", "allowed": list(PARTITION_STATES)},
-        "oversubscribe": _s(OVERSUBSCRIBE),
-        "exclusive_user": {"type": "boolean"},
-        "priority_job_factor": _int(0, 65_533),
         "allow_qos": _list(_s(SLURM_QOS), minlength=1),
         "allow_groups": _list(_s(GROUP), minlength=1),
         "deny_accounts": _list(_s(TEAM), minlength=1),
-        **{limit.key: _int(limit.low, limit.high) for limit in PARTITION_LIMITS},
+        **{p.key: _declared(p) for p in PARTITION_PARAMETERS if p.site_override},
         "def_mem_per_cpu": _int(1, 67_108_864),
         # MiB, or unlimited: a job gets its nodes' whole memory (Slurm's default)
         "def_mem_per_node": {"type": ["integer", "string"], "check_with": "memory_or_unlimited"},
