@@ -1,6 +1,6 @@
 """What `estategen import` keeps of a site's GPU GRES beyond one type of whole GPUs at
-/dev/nvidia0..N-1: the device files gres.conf names, MPS GRES, and nodes with GPUs of two
-types. Each setting has one outcome, and `mapped` only where the render gives slurmctld and
+/dev/nvidia0..N-1: the device files gres.conf names, MPS and shard GRES, and nodes with GPUs
+of two types. Each setting has one outcome, and `mapped` only where the render gives slurmctld and
 slurmd the site's value (gres.conf(5): File, Type, Cores; slurm.conf(5): Gres)."""
 
 from __future__ import annotations
@@ -245,6 +245,151 @@ def test_an_mps_line_for_a_node_whose_gres_has_no_mps_is_refused(tmp_path: Path)
     one_outcome_each(result)
 
 
+# --- shards ---------------------------------------------------------------------------------
+
+
+SHARD_NODE = (
+    "GresTypes=gpu,shard\nNodeName=n1 CPUs=8 Gres=gpu:a100:4,{shard}\nPartitionName=p Nodes=n1\n"
+)
+
+
+def rendered_shards(result: Imported) -> list[str]:
+    estate = validate_document(load.parse_blueprint(result.text.encode(), "i.yaml")).estate
+    return [line for line in gres_conf(estate).splitlines() if "Name=shard" in line]
+
+
+def test_shard_gres_becomes_shards_a_gpu_and_renders_the_sites_count(tmp_path: Path) -> None:
+    """gres.shtml "Sharding": Gres=gpu:4,shard:32 and one gres.conf line Name=shard
+    Count=32, which slurmd spreads over the four GPUs as it spreads MPS: 8 shards each,
+    which gpus.sharing.shard holds. The render gives slurmctld and slurmd the same counts."""
+    result = imported(
+        tmp_path,
+        SHARD_NODE.format(shard="shard:32"),
+        MPS_GPUS + "NodeName=n1 Name=shard Count=32\n",
+    )
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["sharing"] == {"shard": 8}
+    assert outcome(result, "slurm.conf", 5, "Gres=shard").kind == "mapped"
+    for key in ("NodeName", "Name", "Count"):
+        found = outcome(result, "gres.conf", 2, key)
+        assert (found.kind, found.target) == ("mapped", "node_pools[].gpus.sharing.shard")
+    assert outcome(result, "slurm.conf", 4, "GresTypes").kind == "mapped"
+    assert "Gres=gpu:a100:4,shard:32" in rendered_nodes(result)[0].split()
+    assert rendered_shards(result) == ["NodeName=n1 Name=shard Count=32"]
+    one_outcome_each(result)
+    assert result.faithful
+
+
+def test_shard_lines_per_gpu_file_with_one_count_become_shards_a_gpu(tmp_path: Path) -> None:
+    """gres.conf(5) File: "The exception to this is MPS/Sharding": one line per GPU's device
+    file, Count its shards. Eight on each of four GPUs is the render's one Count=32 line."""
+    gres = MPS_GPUS + "".join(
+        f"NodeName=n1 Name=shard Count=8 File=/dev/nvidia{n}\n" for n in range(4)
+    )
+    result = imported(tmp_path, SHARD_NODE.format(shard="shard:32"), gres)
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["sharing"] == {"shard": 8}
+    assert all(outcome(result, "gres.conf", n, "File").kind == "mapped" for n in range(2, 6))
+    assert rendered_shards(result) == ["NodeName=n1 Name=shard Count=32"]
+    one_outcome_each(result)
+    assert result.faithful
+
+
+def test_shard_counts_that_differ_per_gpu_are_refused_at_their_lines(tmp_path: Path) -> None:
+    gres = MPS_GPUS + "".join(
+        f"NodeName=n1 Name=shard Count={count} File=/dev/nvidia{n}\n"
+        for n, count in enumerate((2, 2, 6, 6))
+    )
+    result = imported(tmp_path, SHARD_NODE.format(shard="shard:16"), gres)
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["sharing"] == {"shard": 4}
+    count = outcome(result, "gres.conf", 2, "Count")
+    assert count.kind == "refused" and "2, 6 shards where the Gres gives each 4" in count.target
+    one_outcome_each(result)
+    assert not result.faithful
+
+
+@pytest.mark.parametrize(
+    ("shard", "reason"),
+    [
+        ("shard:30", "shard:30 over 4 GPUs is not one count on each GPU"),
+        ("shard:a100:32", "a shard GRES is shard:N"),
+        ("shard:8192", "2048 shards a GPU; gpus.sharing.shard holds 1 to 1024"),
+    ],
+)
+def test_shard_gres_the_blueprint_cannot_hold_is_refused_with_the_gpus_kept(
+    tmp_path: Path, shard: str, reason: str
+) -> None:
+    result = imported(
+        tmp_path, SHARD_NODE.format(shard=shard), MPS_GPUS + "NodeName=n1 Name=shard Count=32\n"
+    )
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["count"] == 4 and "sharing" not in pool["gpus"]
+    found = outcome(result, "slurm.conf", 5, "Gres=shard")
+    assert found.kind == "refused" and reason in found.target, found
+    line = outcome(result, "gres.conf", 2, "Count")
+    assert line.kind == "refused" and "shard GRES in slurm.conf is not imported" in line.target
+    assert outcome(result, "slurm.conf", 5, "Gres=gpu").kind == "mapped"
+    one_outcome_each(result)
+    assert not result.faithful
+
+
+def test_shards_on_a_node_whose_gpu_gres_is_not_imported_are_refused(tmp_path: Path) -> None:
+    """Shards share a node's GPUs: with the node's gpu GRES refused (17 GPUs, more than a
+    pool holds) the shards have no GPUs to share in the blueprint."""
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8 Gres=gpu:a100:17,shard:34\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=shard Count=34\n",
+    )
+    (pool,) = pools(result).values()
+    assert "gpus" not in pool
+    found = outcome(result, "slurm.conf", 4, "Gres=shard")
+    assert found.kind == "refused" and "gpu GRES is not imported" in found.target, found
+    line = outcome(result, "gres.conf", 1, "Count")
+    assert line.kind == "refused" and "shard GRES in slurm.conf is not imported" in line.target
+    one_outcome_each(result)
+
+
+def test_shards_and_mps_on_one_node_are_both_refused_with_the_gpus_kept(
+    tmp_path: Path,
+) -> None:
+    """slurmctld ties one shared GRES to a node's GPUs, and the blueprint refuses shard with
+    mps (checks.gpus.sharing_fits_scheduler): import keeps neither, at the site's lines."""
+    result = imported(
+        tmp_path,
+        "GresTypes=gpu,shard,mps\nNodeName=n1 CPUs=8 Gres=gpu:a100:4,shard:32,mps:400\n"
+        "PartitionName=p Nodes=n1\n",
+        MPS_GPUS + "NodeName=n1 Name=shard Count=32\nNodeName=n1 Name=mps Count=400\n",
+    )
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["count"] == 4 and "sharing" not in pool["gpus"]
+    for item in ("Gres=shard", "Gres=mps"):
+        found = outcome(result, "slurm.conf", 5, item)
+        assert found.kind == "refused" and "shard and mps on one node" in found.target, found
+    for line, name in ((2, "shard"), (3, "mps")):
+        found = outcome(result, "gres.conf", line, "Count")
+        assert found.kind == "refused" and f"{name} GRES in slurm.conf is not imported" in (
+            found.target
+        )
+    assert outcome(result, "slurm.conf", 5, "Gres=gpu").kind == "mapped"
+    one_outcome_each(result)
+    assert not result.faithful
+
+
+def test_a_shard_line_for_a_node_whose_gres_has_no_shard_is_refused(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8 Gres=gpu:a100:4\nPartitionName=p Nodes=n1\n",
+        MPS_GPUS + "NodeName=n1 Name=shard Count=32\n",
+    )
+    (pool,) = pools(result).values()
+    assert "sharing" not in pool["gpus"]
+    found = outcome(result, "gres.conf", 2, "Count")
+    assert found.kind == "refused" and "gives it no shard" in found.target
+    one_outcome_each(result)
+
+
 # --- two GPU types on one node --------------------------------------------------------------
 
 
@@ -324,6 +469,34 @@ def test_mig_types_with_the_gpus_name_keep_it_as_the_pools_gres_type(
     gres = gres_conf(estate).splitlines()
     assert f"NodeName=m1 Name=gpu Type={prefix}_3g.20gb Count=8" in gres
     assert f"NodeName=m1 Name=gpu Type={prefix}_1g.5gb Count=8" in gres
+
+
+@pytest.mark.parametrize(
+    ("shared", "kept"),
+    [("mps:400", None), ("shard:16", {"shard": 2})],
+)
+def test_a_mig_nodes_shared_gres_leaves_its_mig_instances_kept(
+    tmp_path: Path, shared: str, kept: dict[str, int] | None
+) -> None:
+    """A MIG node's Gres with mps or shard beside its instances is still MIG instances of
+    one model. Shards come back a whole GPU, as the render counts them; MPS on MIG is refused
+    at its item with the blueprint's reason, the instances kept."""
+    result = imported(
+        tmp_path,
+        "NodeName=m1 CPUs=64 Features=a100-sxm-80gb "
+        f"Gres=gpu:3g.40gb:8,gpu:1g.10gb:16,{shared}\nPartitionName=p Nodes=m1\n",
+        f"NodeName=m1 AutoDetect=nvml\nNodeName=m1 Name={shared.split(':')[0]} "
+        f"Count={shared.split(':')[1]}\n",
+    )
+    (pool,) = pools(result).values()
+    assert (pool["gpus"]["count"], pool["gpus"]["mig"]) == (8, ["3g.40gb", "1g.10gb", "1g.10gb"])
+    assert pool["gpus"].get("sharing") == kept
+    found = outcome(result, "slurm.conf", 4, f"Gres={shared}")
+    if kept:
+        assert found.kind == "mapped"
+    else:
+        assert found.kind == "refused" and "MPS on MIG instances" in found.target
+    one_outcome_each(result)
 
 
 def test_mig_types_whose_name_gives_no_one_catalog_model_are_refused(tmp_path: Path) -> None:

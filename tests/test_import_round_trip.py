@@ -54,6 +54,19 @@ def test_the_lab_blueprints_render_imports_to_a_blueprint_that_renders_it_again(
     assert after == before
 
 
+def test_a_pools_shards_come_back_from_its_gres(tmp_path: Path) -> None:
+    """gpus.sharing.shard renders the node's Gres count (GPUs x shards) and a gres.conf
+    shard line that spreads it over the GPUs; import reads the shards a GPU back."""
+    blueprint = yaml.safe_load((BLUEPRINTS / "lab.yaml").read_text())
+    for pool in blueprint["node_pools"]:
+        if "gpus" in pool and pool["scheduler"] == "slurm":
+            pool["gpus"]["sharing"] = {"shard": 8}
+    before, after = round_trip(tmp_path, yaml.safe_dump(blueprint, sort_keys=False))
+    assert re.search(r"^NodeName=.* Gres=gpu:\S*,shard:32 ", before[0], re.MULTILINE)
+    assert re.search(r"^NodeName=\S+ Name=shard Count=32$", before[1], re.MULTILINE)
+    assert after == before
+
+
 @pytest.mark.parametrize("autodetect", ["off", "nvml"])
 def test_a_pools_autodetect_comes_back_from_its_own_gres_line(
     tmp_path: Path, autodetect: str
@@ -143,6 +156,28 @@ def test_a_mig_pools_render_imports_to_its_gpus_and_layout(tmp_path: Path) -> No
     assert any("the fewest GPUs the MIG totals fit" in note for note in imported.reviews)
     assert data["slurm"]["packages"] == {"source": "site", "nvml": True}
     assert [f.split(":")[0] for f in imported.findings] == ["slurm.packages.source"]
+    data["slurm"]["packages"] = blueprint["slurm"]["packages"]  # type: ignore[index]
+    again_slurm, again_gres, _ = rendered(yaml.safe_dump(data, sort_keys=False))
+    assert without_pool_names(again_slurm) == without_pool_names(slurm)
+    assert without_pool_names(again_gres) == without_pool_names(gres)
+
+
+def test_a_mig_pools_shards_come_back_as_shards_a_whole_gpu(tmp_path: Path) -> None:
+    """On a MIG pool the render counts shards over the whole GPUs (Gres shard:GPUs x N) and
+    writes a shard line without File, which slurmd spreads over the instances it finds;
+    import reads the same count a GPU back."""
+    blueprint = mig_lab()
+    for pool in blueprint["node_pools"]:  # type: ignore[attr-defined]
+        if pool["scheduler"] == "slurm" and "gpus" in pool:
+            pool["gpus"]["sharing"] = {"shard": 2}
+    slurm, gres, release = rendered(yaml.safe_dump(blueprint, sort_keys=False))
+    assert re.search(r"^NodeName=\S+ Name=shard Count=8$", gres, re.MULTILINE)
+    (tmp_path / "slurm.conf").write_text(slurm)
+    (tmp_path / "gres.conf").write_text(gres)
+    imported = import_site(tmp_path / "slurm.conf", tmp_path / "gres.conf", slurm_version=release)
+    data = yaml.safe_load(imported.text)
+    (pool,) = [p for p in data["node_pools"] if "gpus" in p]
+    assert pool["gpus"]["sharing"] == {"shard": 2}
     data["slurm"]["packages"] = blueprint["slurm"]["packages"]  # type: ignore[index]
     again_slurm, again_gres, _ = rendered(yaml.safe_dump(data, sort_keys=False))
     assert without_pool_names(again_slurm) == without_pool_names(slurm)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from estategen import slurmconf
 from estategen.facts import NVIDIA_AUTODETECT_RELEASE
 from estategen.importer.outcomes import _Run
-from estategen.schema.patterns import DEVICE_FILE, MPS_SHARES_MAX
+from estategen.schema.patterns import DEVICE_FILE, MPS_SHARES_MAX, SHARDS_MAX
 from estategen.slurm_removed import at_least
 from estategen.slurmconf import ConfFile, ConfRecord, Setting, Where
 
@@ -24,19 +25,18 @@ _HOSTED = (
 _FILE_ITEM = re.compile(r"(?P<stem>/[^\[\],]+)(?:\[(?P<ranges>[0-9,-]+)\])?")
 _DEVICE_FILE = re.compile(DEVICE_FILE)
 _KEPT = "node_pools[].gpus (estategen writes gres.conf from pools)"
-# the gres.conf lines a node's GPUs are read from: its GPUs, and the MPS shares on them
-_READ = ("gpu", "mps")
-_MPS = "node_pools[].gpus.sharing.mps"
+# the gres.conf lines a node's GPUs are read from: its GPUs, and the MPS shares or shards on them
+_READ = ("gpu", "mps", "shard")
 
 
 def gres_lines(
     gres_conf: ConfFile | None, hosts: Iterable[str], run: _Run
 ) -> tuple[dict[str, tuple[ConfRecord, ...]], Setting | None, dict[str, Setting]]:
-    """host -> gres.conf's gpu and mps lines for it (a line without NodeName is every
+    """host -> gres.conf's gpu, mps and shard lines for it (a line without NodeName is every
     node's), in file order; gres.conf's AutoDetect line for every node (off, nvml or nvidia),
     if it has one; and host -> the AutoDetect of its own gpu line (gres.conf(5): on a NodeName
     line it applies to those nodes only; estategen writes it there). The settings of the lines
-    are left to :func:`settle_gpu_lines` and :func:`settle_mps`, which know the node's pool;
+    are left to :func:`settle_gpu_lines` and :func:`settle_shared`, which know the node's pool;
     AutoDetect is decided here."""
     lines: dict[str, list[ConfRecord]] = {}
     autodetect = None
@@ -62,14 +62,18 @@ def gres_lines(
                     per_host.setdefault(host, detect)
             continue
         if name is None or name.value.lower() not in _READ:
-            why = "only gpu and mps GRES are imported" if name else "estategen writes gres.conf"
+            why = (
+                "only gpu, mps and shard GRES are imported"
+                if name
+                else "estategen writes gres.conf"
+            )
             for setting in record.settings:
                 if setting.name != "nodename":
                     run.refused(setting, why, "gres.conf")
             if scope is not None:
                 run.refused(scope, why, "gres.conf")
             continue
-        if detect is not None and name.value.lower() == "mps":
+        if detect is not None and name.value.lower() in SHARED_NAMES:
             run.refused(detect, "AutoDetect is the gpu lines' (gpus.autodetect)", "gres.conf")
             detect = None
         if detect is not None:
@@ -92,7 +96,7 @@ def gres_lines(
 
 
 def named(lines: Iterable[ConfRecord], gres: str) -> tuple[ConfRecord, ...]:
-    """The lines of one GRES name (gpu, mps) among a node's gres.conf lines."""
+    """The lines of one GRES name (gpu, mps, shard) among a node's gres.conf lines."""
     return tuple(r for r in lines if (n := r.get("Name")) is not None and n.value.lower() == gres)
 
 
@@ -296,7 +300,40 @@ def settle_gpu_lines(
     return tuple(files), given
 
 
-def settle_mps(
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """A GRES that shares a node's GPUs (gres.conf(5) "MPS/Sharding"), as the blueprint holds
+    it: one count on every GPU (``low`` to ``high``), in ``key``."""
+
+    name: str  # the GRES name: mps, shard
+    one: str  # one GRES item of it, with its article: an MPS GRES
+    key: str  # the blueprint key that holds its count a GPU
+    noun: str  # what one unit of it is called, plural
+    low: int
+    high: int
+    mig: str  # why it is refused on MIG instances; "" when kept there
+
+
+MPS = Shared(
+    "mps",
+    "an MPS GRES",
+    "node_pools[].gpus.sharing.mps",
+    "MPS shares",
+    2,
+    MPS_SHARES_MAX,
+    "MPS on MIG instances: the blueprint refuses gpus.sharing.mps with gpus.mig",
+)
+# kept on MIG nodes: the render writes their Gres count (slurm_facts.shards: GPUs x shards)
+# and a shard line without File, which slurmd spreads over the instances it finds
+SHARD = Shared(
+    "shard", "a shard GRES", "node_pools[].gpus.sharing.shard", "shards", 1, SHARDS_MAX, ""
+)
+SHARED = (MPS, SHARD)
+SHARED_NAMES = tuple(shared.name for shared in SHARED)
+
+
+def settle_shared(
+    gres: Shared,
     item: Setting | None,
     lines: tuple[ConfRecord, ...],
     count: int,
@@ -304,18 +341,22 @@ def settle_mps(
     files: list[str],
     run: _Run,
     decided: Decided,
+    refused: str = "",
 ) -> tuple[int | None, str]:
-    """The MPS shares a GPU of a node whose Gres holds ``item`` (``mps:N``) and whose gres.conf
-    mps lines are ``lines``: ``count`` GPUs (0 when the node's gpu GRES is not imported), of
-    MIG instances or not, at device ``files``. Returns (gpus.sharing.mps, or None; why not,
-    for ``item``, when it is not kept). The lines' settings are decided here.
+    """The count of ``gres`` (MPS shares, shards) a GPU of a node whose Gres holds ``item``
+    (``mps:N``, ``shard:N``) and whose gres.conf lines of that name are ``lines``: ``count``
+    GPUs (0 when the node's gpu GRES is not imported), of MIG instances or not, at device
+    ``files``; ``refused``, when not "", is why ``item`` is not kept whatever its count.
+    Returns (the count a GPU, or None; why not, for ``item``, when it is not kept). The
+    lines' settings are decided here.
 
-    Slurm (src/plugins/gres/common/gres_c_s.c at slurm-22-05-8-1 and slurm-24-11-0-1): one
+    Slurm handles mps and shard alike (src/plugins/gres/common/gres_c_s.c at slurm-22-05-8-1
+    and slurm-24-11-0-1; gres.conf(5) File: "The exception to this is MPS/Sharding"): one
     line without File spreads its Count over the node's GPUs, each a Count / GPUs share
     (rounded, the rest on the last ones); a line with File gives each file Count / files;
-    an mps File no gpu line names is dropped, a GPU no mps line names gets none; lines with
-    and without File on one node are fatal. slurm.conf's Gres count is what slurmctld
-    schedules. The blueprint holds one count on every GPU: gpus.sharing.mps, Gres / GPUs.
+    a File no gpu line names is dropped, a GPU no line names gets none; lines with and
+    without File on one node are fatal. slurm.conf's Gres count is what slurmctld
+    schedules. The blueprint holds one count on every GPU: Gres / GPUs.
     """
     why = ""
     shares = None
@@ -323,31 +364,33 @@ def settle_mps(
         parts = item.value.split(":")
         total = parts[-1].split("(")[0]
         if len(parts) != 2 or not total.isdigit():
-            why = "an MPS GRES is mps:N (Slurm gives mps no type of its own)"
+            why = f"{gres.one} is {gres.name}:N (Slurm gives {gres.name} no type of its own)"
+        elif refused:
+            why = refused
         elif not count:
-            why = "MPS shares a node's GPUs, and the node's gpu GRES is not imported"
-        elif mig:
-            why = "MPS on MIG instances: the blueprint refuses gpus.sharing.mps with gpus.mig"
+            why = f"{gres.one} shares a node's GPUs, and the node's gpu GRES is not imported"
+        elif mig and gres.mig:
+            why = gres.mig
         elif int(total) % count:
             why = (
-                f"mps:{total} over {count} GPUs is not one count on each GPU, which "
-                "gpus.sharing.mps is"
+                f"{gres.name}:{total} over {count} GPUs is not one count on each GPU, which "
+                f"{gres.key.removeprefix('node_pools[].')} is"
             )
-        elif not 2 <= int(total) // count <= MPS_SHARES_MAX:
+        elif not gres.low <= int(total) // count <= gres.high:
             why = (
-                f"{int(total) // count} MPS shares a GPU; gpus.sharing.mps holds 2 to "
-                f"{MPS_SHARES_MAX}"
+                f"{int(total) // count} {gres.noun} a GPU; "
+                f"{gres.key.removeprefix('node_pools[].')} holds {gres.low} to {gres.high}"
             )
         else:
             shares = int(total) // count
     if not lines:
         return shares, why
     line_why = (
-        "the node's Gres in slurm.conf gives it no mps, so slurmctld schedules none"
+        f"the node's Gres in slurm.conf gives it no {gres.name}, so slurmctld schedules none"
         if item is None
-        else "the node's mps GRES in slurm.conf is not imported"
+        else f"the node's {gres.name} GRES in slurm.conf is not imported"
         if shares is None
-        else _mps_lines_differ(lines, shares, count, files)
+        else _shared_lines_differ(gres, lines, shares, count, files, mig)
     )
     for record in lines:
         for setting in record.settings:
@@ -359,10 +402,10 @@ def settle_mps(
                     decided,
                     setting,
                     "mapped",
-                    f"{_MPS}: slurmd takes mps Type and Cores from the gpu lines",
+                    f"{gres.key}: slurmd takes {gres.name} Type and Cores from the gpu lines",
                 )
             elif setting.name in ("name", "nodename", "count", "file"):
-                _decide(run, decided, setting, "mapped", _MPS)
+                _decide(run, decided, setting, "mapped", gres.key)
             else:
                 _decide(
                     run, decided, setting, "refused", "estategen writes gres.conf from the pools"
@@ -370,22 +413,30 @@ def settle_mps(
     return shares, why
 
 
-def _mps_lines_differ(
-    lines: tuple[ConfRecord, ...], shares: int, count: int, files: list[str]
+def _shared_lines_differ(
+    gres: Shared,
+    lines: tuple[ConfRecord, ...],
+    shares: int,
+    count: int,
+    files: list[str],
+    mig: bool,
 ) -> str:
-    """Why a node's gres.conf mps lines do not give each of its ``count`` GPUs (``files``)
-    ``shares`` MPS shares, as the render's line does; "" when they do."""
+    """Why a node's gres.conf lines of ``gres`` do not give each of its ``count`` GPUs
+    (``files``) ``shares``, as the render's line does; "" when they do."""
+    name = gres.name
     filed = [r for r in lines if r.get("File") is not None]
     if filed and len(filed) != len(lines):
-        return "mps lines with and without File on one node: slurmd stops (gres_c_s.c)"
+        return f"{name} lines with and without File on one node: slurmd stops (gres_c_s.c)"
+    if filed and mig:
+        return f"MIG instances are found by NVML: the render writes no File on {name} lines"
     if not filed:
         if len(lines) > 1:
-            return "several mps lines without File on one node: slurmd stops (gres_c_s.c)"
+            return f"several {name} lines without File on one node: slurmd stops (gres_c_s.c)"
         given = lines[0].get("Count")
         if given is None or given.value != str(shares * count):
             return (
                 f"Count={given.value if given else 'none'} where the node's Gres counts "
-                f"{shares * count} gres/mps: the render writes the Gres count"
+                f"{shares * count} gres/{name}: the render writes the Gres count"
             )
         return ""
     per_file: dict[str, int] = {}
@@ -395,27 +446,27 @@ def _mps_lines_differ(
         if named_files is None:
             return f"File={file.value if file else ''} is not a list of device files"
         if given is None or not given.value.isdigit():
-            return "an mps line with File needs a Count"
-        for name in named_files:
-            if name in per_file:
-                return f"{name} is named by two mps lines"
-            per_file[name] = int(given.value) // len(named_files)
+            return f"an {name} line with File needs a Count"
+        for device in named_files:
+            if device in per_file:
+                return f"{device} is named by two {name} lines"
+            per_file[device] = int(given.value) // len(named_files)
     if set(per_file) != set(files):
         return (
-            f"the mps lines name {', '.join(sorted(per_file))}, the GPUs are "
+            f"the {name} lines name {', '.join(sorted(per_file))}, the GPUs are "
             f"{', '.join(files)}: the blueprint shares every GPU of the node"
         )
     uneven = sorted({n for n in per_file.values() if n != shares})
     if uneven:
         return (
-            f"GPUs with {', '.join(map(str, uneven))} MPS shares where the Gres gives each "
-            f"{shares}: gpus.sharing.mps is one count on every GPU"
+            f"GPUs with {', '.join(map(str, uneven))} {gres.noun} where the Gres gives each "
+            f"{shares}: {gres.key.removeprefix('node_pools[].')} is one count on every GPU"
         )
     return ""
 
 
 def unsettled(gres_conf: ConfFile | None, run: _Run) -> None:
-    """Refuse the settings of gpu and mps lines no node of slurm.conf took (names no such
+    """Refuse the settings of gpu, mps and shard lines no node of slurm.conf took (names no such
     node)."""
     if gres_conf is None:
         return

@@ -11,6 +11,8 @@ from typing import Any
 from estategen import hostlist, slurmconf
 from estategen.importer.converters import _LOWER_CASE, _WHOLE, Unsayable, _host, _lowered, _name
 from estategen.importer.gres import (
+    SHARED,
+    SHARED_NAMES,
     Decided,
     default_files,
     first_type,
@@ -18,7 +20,7 @@ from estategen.importer.gres import (
     named,
     settle_global_autodetect,
     settle_gpu_lines,
-    settle_mps,
+    settle_shared,
     unsettled,
 )
 from estategen.importer.outcomes import _Run
@@ -89,7 +91,8 @@ class _Shape:
     cloud: bool = False  # State=CLOUD
     addressed: bool = False  # NodeAddr given (each host's is in _node_addresses)
     gpu_files: tuple[str, ...] = ()  # the GPUs' device files, when not the render's default
-    gpu_mps: int | None = None  # MPS shares a GPU (gpus.sharing.mps)
+    # gpus.sharing: MPS shares or shards a GPU, by GRES name (mps, shard)
+    gpu_sharing: tuple[tuple[str, int], ...] = ()
 
 
 def _memory(real_mib: int) -> dict[str, int]:
@@ -177,7 +180,7 @@ def _node_shape(
     sources: dict[str, list[Setting]] | None = None,
     decided: Decided | None = None,
 ) -> _Shape:
-    """The shape of a NodeName line's nodes, whose gres.conf gpu and mps lines are
+    """The shape of a NodeName line's nodes, whose gres.conf gpu, mps and shard lines are
     ``gres_records``;
     ``sources`` gets, by pool key (gpus, features), the settings that gave it."""
     first = record.where not in seen
@@ -282,21 +285,35 @@ def _node_shape(
     )
     if sources is not None and file_settings:
         sources.setdefault("gpus.files", []).extend(file_settings)
-    mps_item = _gres_item(gres, "mps")
-    mps, mps_why = settle_mps(
-        mps_item,
-        named(gres_records, "mps"),
-        count if model else 0,
-        bool(mig),
-        list(files) or default_files(count),
-        run,
-        {} if decided is None else decided,
+    items = {shared.name: _gres_item(gres, shared.name) for shared in SHARED}
+    # slurmctld ties one shared GRES to a node's GPUs (checks.gpus.sharing_fits_scheduler)
+    both = (
+        "shard and mps on one node: slurmctld ties one shared GRES to a node's GPUs and "
+        "miscounts them with both, and the blueprint refuses gpus.sharing with shard and mps"
+        if all(items.values())
+        else ""
     )
-    if mps_item is not None:
-        if mps_why:
-            note_refused(mps_item, mps_why)
-        else:
-            note_mapped(mps_item, "node_pools[].gpus.sharing.mps")
+    sharing: dict[str, int] = {}
+    for shared in SHARED:
+        given = items[shared.name]
+        per_gpu, why = settle_shared(
+            shared,
+            given,
+            named(gres_records, shared.name),
+            count if model else 0,
+            bool(mig),
+            list(files) or default_files(count),
+            run,
+            {} if decided is None else decided,
+            both,
+        )
+        if given is None:
+            continue
+        if why:
+            note_refused(given, why)
+        elif per_gpu is not None:
+            sharing[shared.name] = per_gpu
+            note_mapped(given, shared.key)
     weight = number("Weight", 1)
     if not 1 <= weight <= 4_294_967_293:
         note_refused(get("Weight") or record.settings[0], "Weight above 4294967293")
@@ -335,13 +352,13 @@ def _node_shape(
         cloud,
         addressed,
         files,
-        mps,
+        tuple(sorted(sharing.items())),
     )
 
 
 def _gres_item(gres: Setting | None, name: str) -> Setting | None:
-    """The first item of GRES ``name`` in a Gres= list (``mps:400`` of
-    ``gpu:a100:4,mps:400``), as a setting of its own; None when there is none."""
+    """The first item of GRES ``name`` in a Gres= list (``shard:32`` of
+    ``gpu:a100:4,shard:32``), as a setting of its own; None when there is none."""
     for item in gres.value.split(",") if gres is not None else ():
         if item.split(":")[0].lower() == name:
             assert gres is not None
@@ -365,8 +382,8 @@ def _node_gres(
     for item in filter(None, gres.value.split(",")):
         parts = item.split(":")
         part = Setting(gres.key, item, gres.where)
-        if parts[0].lower() == "mps":
-            continue  # the MPS shares of the GPUs, settled once the GPUs are known
+        if parts[0].lower() in SHARED_NAMES:
+            continue  # the MPS shares or shards of the GPUs, settled once the GPUs are known
         if parts[0].lower() != "gpu":
             note_refused(part, "only gpu GRES are imported")
             continue
@@ -420,13 +437,15 @@ _MIG_PROFILE = re.compile(
 
 
 def _mig_profiles(value: str) -> tuple[dict[str, int], str | None] | None:
-    """Profile -> count of a Gres= value whose every item is gpu:TYPE:N with a MIG profile,
-    its type the profile or one prefix and the profile, and that prefix; None for any other
-    value."""
+    """Profile -> count of a Gres= value whose every gpu item is gpu:TYPE:N with a MIG
+    profile, its type the profile or one prefix and the profile, and that prefix; None for
+    any other value. Items that share the GPUs (mps, shard) are settled apart."""
     out: dict[str, int] = {}
     prefixes = set()
     for item in filter(None, value.split(",")):
         parts = item.split(":")
+        if parts[0].lower() in SHARED_NAMES:
+            continue
         match = _MIG_PROFILE.fullmatch(parts[1]) if len(parts) == 3 else None
         if match is None or parts[0].lower() != "gpu":
             return None
@@ -715,8 +734,8 @@ def _nodes_and_partitions(
                 gpus["autodetect"] = detect.value.lower()
             if shape.gpu_files:
                 gpus["files"] = list(shape.gpu_files)
-            if shape.gpu_mps:
-                gpus["sharing"] = {"mps": shape.gpu_mps}
+            if shape.gpu_sharing:
+                gpus["sharing"] = dict(shape.gpu_sharing)
             pool["gpus"] = gpus
         if shape.addressed:
             pool["addresses"] = address_list(addresses[h] for h in hostlist.expand(pool["hosts"]))

@@ -343,6 +343,8 @@ def compiled(pattern: str) -> re.Pattern[str]:
 # not clients (gres/mps, commonly 100 a GPU; gres.shtml "MPS Management" shows 1300).
 MPS_CLIENTS_MAX = 48
 MPS_SHARES_MAX = 10_000
+# Slurm shards a GPU (gpus.sharing.shard)
+SHARDS_MAX = 1024
 # the most pods per node a pool's `max_pods` may name anywhere, so that a typo is refused;
 # each provider's own bounds are facts.MAX_PODS_BOUNDS
 MAX_PODS_CEILING = 1024

@@ -91,6 +91,7 @@ from estategen.schema.patterns import (
     SELECT_MODIFIERS,
     SELECT_RESOURCES,
     SELECT_TYPES,
+    SHARDS_MAX,
     SLURM_OPTION_KEY,
     SLURM_PARTITION,
     SLURM_QOS,
@@ -157,7 +158,7 @@ _SHARING = _dict(
         "time_slicing": _int(2, 64, meta={"description": "replicas per GPU (Kubernetes)"}),
         # Kubernetes pools take at most MPS_CLIENTS_MAX (checks.gpus); Slurm counts shares
         "mps": _int(2, MPS_SHARES_MAX, meta={"description": "MPS shares per GPU"}),
-        "shard": _int(1, 1024, meta={"description": "Slurm shards per GPU"}),
+        "shard": _int(1, SHARDS_MAX, meta={"description": "Slurm shards per GPU"}),
     }
 )
 _GPUS = _dict(
