@@ -377,6 +377,31 @@ def test_shards_and_mps_on_one_node_are_both_refused_with_the_gpus_kept(
     assert not result.faithful
 
 
+def test_shards_validate_refuses_are_refused_at_the_gres_item_and_lines_only(
+    tmp_path: Path,
+) -> None:
+    """Shards need select/cons_tres (checks.slurm_site): on a cons_res site validate refuses
+    gpus.sharing.shard, and import refuses the settings that gave it, the Gres item and
+    the gres.conf shard line, with that reason; the GPUs and their Gres item stay mapped,
+    and no empty sharing is left in the pool."""
+    (tmp_path / "slurm.conf").write_text(
+        BASE.replace("cons_tres", "cons_res")
+        + SHARD_NODE.format(shard="shard:32")
+        + "SelectTypeParameters=CR_Core\n"
+    )
+    (tmp_path / "gres.conf").write_text(MPS_GPUS + "NodeName=n1 Name=shard Count=32\n")
+    result = import_site(tmp_path / "slurm.conf", tmp_path / "gres.conf")
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["count"] == 4 and "sharing" not in pool["gpus"]
+    assert outcome(result, "slurm.conf", 5, "Gres=gpu").kind == "mapped"
+    for found in (
+        outcome(result, "slurm.conf", 5, "Gres=shard"),
+        *(outcome(result, "gres.conf", 2, key) for key in ("NodeName", "Name", "Count")),
+    ):
+        assert found.kind == "refused" and "shards need select type cons_tres" in found.target
+    one_outcome_each(result)
+
+
 def test_a_shard_line_for_a_node_whose_gres_has_no_shard_is_refused(tmp_path: Path) -> None:
     result = imported(
         tmp_path,

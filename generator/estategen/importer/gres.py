@@ -342,13 +342,13 @@ def settle_shared(
     run: _Run,
     decided: Decided,
     refused: str = "",
-) -> tuple[int | None, str]:
+) -> tuple[int | None, str, list[Setting]]:
     """The count of ``gres`` (MPS shares, shards) a GPU of a node whose Gres holds ``item``
     (``mps:N``, ``shard:N``) and whose gres.conf lines of that name are ``lines``: ``count``
     GPUs (0 when the node's gpu GRES is not imported), of MIG instances or not, at device
     ``files``; ``refused``, when not "", is why ``item`` is not kept whatever its count.
-    Returns (the count a GPU, or None; why not, for ``item``, when it is not kept). The
-    lines' settings are decided here.
+    Returns (the count a GPU, or None; why not, for ``item``, when it is not kept; the
+    lines' settings that gave the count). The lines' settings are decided here.
 
     Slurm handles mps and shard alike (src/plugins/gres/common/gres_c_s.c at slurm-22-05-8-1
     and slurm-24-11-0-1; gres.conf(5) File: "The exception to this is MPS/Sharding"): one
@@ -384,7 +384,7 @@ def settle_shared(
         else:
             shares = int(total) // count
     if not lines:
-        return shares, why
+        return shares, why, []
     line_why = (
         f"the node's Gres in slurm.conf gives it no {gres.name}, so slurmctld schedules none"
         if item is None
@@ -392,6 +392,7 @@ def settle_shared(
         if shares is None
         else _shared_lines_differ(gres, lines, shares, count, files, mig)
     )
+    kept: list[Setting] = []
     for record in lines:
         for setting in record.settings:
             if line_why:
@@ -404,13 +405,15 @@ def settle_shared(
                     "mapped",
                     f"{gres.key}: slurmd takes {gres.name} Type and Cores from the gpu lines",
                 )
+                kept.append(setting)
             elif setting.name in ("name", "nodename", "count", "file"):
                 _decide(run, decided, setting, "mapped", gres.key)
+                kept.append(setting)
             else:
                 _decide(
                     run, decided, setting, "refused", "estategen writes gres.conf from the pools"
                 )
-    return shares, why
+    return shares, why, kept
 
 
 def _shared_lines_differ(

@@ -65,10 +65,11 @@ class _Run:
         self.sources.setdefault(path, {})[setting] = None
 
     def withdraw(self, setting: Setting) -> None:
-        """Take back what was recorded of ``setting`` (it is refused after all)."""
-        for outcome in [
-            o for o in self.outcomes if (o.where, o.key) == (setting.where, setting.key)
-        ]:
+        """Take back what was recorded of ``setting`` (it is refused after all); an item of a
+        list (``shard:32`` of ``Gres=gpu:a100:4,shard:32``) is its own setting, and its
+        siblings keep theirs."""
+        mine = (setting.where, setting.key, setting.value)
+        for outcome in [o for o in self.outcomes if (o.where, o.key, o.value) == mine]:
             if outcome.kind != "refused":
                 self.outcomes.remove(outcome)
                 self._seen.discard(outcome)

@@ -296,7 +296,7 @@ def _node_shape(
     sharing: dict[str, int] = {}
     for shared in SHARED:
         given = items[shared.name]
-        per_gpu, why = settle_shared(
+        per_gpu, why, lines = settle_shared(
             shared,
             given,
             named(gres_records, shared.name),
@@ -314,6 +314,10 @@ def _node_shape(
         elif per_gpu is not None:
             sharing[shared.name] = per_gpu
             note_mapped(given, shared.key)
+            # refused with the Gres item if validate refuses the count
+            if sources is not None:
+                key = shared.key.removeprefix("node_pools[].")
+                sources.setdefault(key, []).extend(lines)
     weight = number("Weight", 1)
     if not 1 <= weight <= 4_294_967_293:
         note_refused(get("Weight") or record.settings[0], "Weight above 4294967293")

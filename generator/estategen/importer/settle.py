@@ -17,6 +17,8 @@ from estategen.slurmconf import ConfFile
 # Each pass of _settle refuses the settings behind one finding; a site has a handful.
 MAX_SETTLE_PASSES = 200
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[([0-9]+)\]")
+# mapping keys that say nothing when empty: the last value taken out takes the key with it
+_EMPTY_IS_UNSET = {"sharing"}
 # list keys whose items the sources name by their name, not their index
 _NAMED_LISTS = {("node_pools",), ("slurm", "partitions"), ("slurm", "qos"), ("identity", "teams")}
 
@@ -92,6 +94,8 @@ def _remove(doc: dict[str, Any], parts: list[str | int]) -> None:
     last = parts[-1]
     removed = parent[last]
     del parent[last]
+    if not parent and len(parts) > 1 and parts[-2] in _EMPTY_IS_UNSET:
+        _remove(doc, parts[:-1])
     if parts[:2] == ["identity", "teams"] and len(parts) == 3 and isinstance(removed, dict):
         for part in doc.get("slurm", {}).get("partitions", []):
             for key in ("teams", "deny_accounts"):
