@@ -524,6 +524,24 @@ def test_a_mig_nodes_shared_gres_leaves_its_mig_instances_kept(
     one_outcome_each(result)
 
 
+def test_shard_lines_with_files_on_a_mig_node_are_refused(tmp_path: Path) -> None:
+    """MIG instances are found by NVML, and the render writes a MIG node's shard line
+    without File: per-GPU-file shard lines are not what it writes, and are refused."""
+    result = imported(
+        tmp_path,
+        "NodeName=m1 CPUs=64 Features=a100-sxm-80gb "
+        "Gres=gpu:3g.40gb:2,gpu:1g.10gb:4,shard:4\nPartitionName=p Nodes=m1\n",
+        "NodeName=m1 AutoDetect=nvml\n"
+        + "".join(f"NodeName=m1 Name=shard Count=2 File=/dev/nvidia{n}\n" for n in range(2)),
+    )
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["sharing"] == {"shard": 2}
+    found = outcome(result, "gres.conf", 2, "File")
+    assert found.kind == "refused" and "the render writes no File on shard lines" in found.target
+    one_outcome_each(result)
+    assert not result.faithful
+
+
 def test_mig_types_whose_name_gives_no_one_catalog_model_are_refused(tmp_path: Path) -> None:
     result = imported(
         tmp_path,
