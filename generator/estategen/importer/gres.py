@@ -449,7 +449,7 @@ def _shared_lines_differ(
         if named_files is None:
             return f"File={file.value if file else ''} is not a list of device files"
         if given is None or not given.value.isdigit():
-            return f"an {name} line with File needs a Count"
+            return f"{name} lines with File need a Count"
         for device in named_files:
             if device in per_file:
                 return f"{device} is named by two {name} lines"
