@@ -9,7 +9,7 @@ one declaration, its field on the model, and its tests (tests/test_declarations.
 declaration without new test code).
 
 Kinds of key declared here so far: a partition's one-value parameters
-(:data:`PARTITION_PARAMETERS`).
+(:data:`PARTITION_PARAMETERS`) and a QoS's one-value settings (:data:`QOS_PARAMETERS`).
 """
 
 from __future__ import annotations
@@ -51,7 +51,23 @@ class Word:
     pattern: str
 
 
-Value = WholeNumber | YesNo | OneOf | Word
+@dataclass(frozen=True)
+class Time:
+    """A Slurm time (minutes, [D-]H:M:S, UNLIMITED...), which checks.slurm_times_valid reads
+    through and the render writes as slurmctld shows it (model.slurm_time)."""
+
+
+@dataclass(frozen=True)
+class Factor:
+    """A finite decimal number from ``low`` to ``high``."""
+
+    low: float
+    high: float
+
+
+# the kinds a partition parameter has so far (import reads each from slurm.conf)
+PartitionValue = WholeNumber | YesNo | OneOf | Word
+Value = PartitionValue | Time | Factor
 
 
 @dataclass(frozen=True)
@@ -62,7 +78,7 @@ class PartitionParameter:
 
     key: str  # the blueprint key under slurm.partitions[]
     slurm: str  # the parameter as slurm.conf(5) spells it
-    value: Value
+    value: PartitionValue
     description: str
     examples: tuple[object, ...]
     # the model holds it among the partition's site overrides (model.PartitionOverrides); False:
@@ -169,14 +185,80 @@ PARTITION_PARAMETERS: tuple[PartitionParameter, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class QosParameter:
+    """A QoS key that is one field of the QoS's ``modify qos`` line in qos.sacctmgr, with one
+    value. The line always tells sacctmgr every such field (the line also undoes what an
+    earlier render set): the blueprint's value, its ``default``, or, for a key the blueprint
+    leaves out, the ``unset`` word that gives the QoS no value of its own. Import does not read
+    them: a ``sacctmgr dump`` writes no QoS (importer.accounts)."""
+
+    key: str  # the blueprint key under slurm.qos[]
+    sacctmgr: str  # the field as sacctmgr(1) spells it
+    value: Value
+    description: str
+    examples: tuple[object, ...]
+    default: object = None  # the schema's default, which the model always holds then
+    unset: str = ""  # what the line says for a key left out (without a default)
+    # what a change to it needs (schema.CHANGE_POLICIES): QoS live in slurmdbd
+    change: tuple[str, ...] = ("sacctmgr",)
+
+    @property
+    def path(self) -> str:
+        return f"slurm.qos[].{self.key}"
+
+
+# In the order the ``modify qos`` line writes them.
+QOS_PARAMETERS: tuple[QosParameter, ...] = (
+    QosParameter(
+        "priority",
+        "Priority",
+        WholeNumber(0, 1_000_000),
+        "The QoS priority (weighted by priority_weights.qos).",
+        (100,),
+        default=0,
+    ),
+    QosParameter(
+        "usage_factor",
+        "UsageFactor",
+        Factor(0, 1000),
+        "How much usage counts toward Fairshare (0 makes it free).",
+        (0,),
+        default=1,
+    ),
+    QosParameter(
+        "preempt_mode",
+        "PreemptMode",
+        OneOf(("cancel", "requeue")),
+        "How jobs of this QoS are preempted (the QoS's PreemptMode), instead of "
+        "slurm.scheduling.preemption.mode; needs preemption.type qos, where Slurm reads it.",
+        ("cancel",),
+        # the QoS's jobs follow the cluster-wide PreemptMode
+        unset="cluster",
+    ),
+    QosParameter(
+        "max_time",
+        "MaxWall",
+        Time(),
+        "The longest wall time under this QoS (MaxWall).",
+        ("1-00:00:00",),
+        unset="-1",
+    ),
+)
+
+
 def documentation() -> dict[str, dict[str, object]]:
     """The reference entry of each declared key, by key path, as data/schema-docs.yaml
     writes the keys not declared here."""
+    parameters: tuple[PartitionParameter | QosParameter, ...] = (
+        *PARTITION_PARAMETERS,
+        *QOS_PARAMETERS,
+    )
     return {
         parameter.path: {
             "description": parameter.description,
             "examples": list(parameter.examples),
             "change": list(parameter.change),
         }
-        for parameter in PARTITION_PARAMETERS
+        for parameter in parameters
     }

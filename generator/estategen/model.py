@@ -15,7 +15,7 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.catalog import GpuModel, builtin_models, model_from_data
-from estategen.declarations import PARTITION_PARAMETERS
+from estategen.declarations import PARTITION_PARAMETERS, QOS_PARAMETERS
 from estategen.slurm_names import kubernetes_name
 
 
@@ -236,6 +236,9 @@ class Identity:
 
 @dataclass(frozen=True, slots=True)
 class Qos:
+    """A QoS; priority, max_time, preempt_mode and usage_factor are the keys of
+    declarations.QOS_PARAMETERS (in estate.json's order)."""
+
     path: str
     name: str
     priority: int
@@ -977,12 +980,9 @@ def _slurm(s: Mapping[str, Any], estate: str, declared: bool) -> Slurm:
             Qos(
                 path=f"slurm.qos[{i}]",
                 name=q["name"],
-                priority=q["priority"],
                 max_gpus_per_user=q.get("max_gpus_per_user"),
-                max_time=q.get("max_time"),
                 preempt=tuple(q["preempt"]),
-                preempt_mode=q.get("preempt_mode"),
-                usage_factor=q["usage_factor"],
+                **{d.key: q.get(d.key) for d in QOS_PARAMETERS},
             )
             for i, q in enumerate(s.get("qos", ()))
         ),

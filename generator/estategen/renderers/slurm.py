@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from estategen import __version__, hostlist
-from estategen.declarations import PARTITION_PARAMETERS
+from estategen.declarations import PARTITION_PARAMETERS, QOS_PARAMETERS, QosParameter, Time
 from estategen.facts import (
     HOSTED_AUTODETECT,
     JWT_KEY_PATH,
@@ -464,18 +464,17 @@ def qos_lines(estate: Estate) -> tuple[dict[str, str], dict[str, str], tuple[str
     adds = {q.name: f"add qos {q.name}" for q in qos}
     modifies = {}
     for q in qos:
-        line = (
-            f"modify qos where name={q.name} set Priority={q.priority} UsageFactor={q.usage_factor}"
-        )
-        if q.preempt:
-            line += f" Preempt={','.join(q.preempt)}"
-        # "cluster" unsets a mode set before: the QoS's jobs follow the cluster-wide PreemptMode
-        line += f" PreemptMode={q.preempt_mode or 'cluster'}"
-        if gpu_tres:
-            limit = q.max_gpus_per_user if q.max_gpus_per_user is not None else -1
-            line += f" MaxTRESPerUser=gres/gpu={limit}"
-        line += f" MaxWall={slurm_time(q.max_time) if q.max_time else '-1'}"
-        modifies[q.name] = line
+        settings = []
+        for parameter in QOS_PARAMETERS:
+            # the keys declarations leave out, where the line has always written them
+            if parameter.sacctmgr == "PreemptMode" and q.preempt:
+                settings.append(f"Preempt={','.join(q.preempt)}")
+            if parameter.sacctmgr == "MaxWall" and gpu_tres:
+                limit = q.max_gpus_per_user if q.max_gpus_per_user is not None else -1
+                settings.append(f"MaxTRESPerUser=gres/gpu={limit}")
+            text = qos_text(parameter, getattr(q, parameter.key))
+            settings.append(f"{parameter.sacctmgr}={text}")
+        modifies[q.name] = f"modify qos where name={q.name} set {' '.join(settings)}"
     grant = qos_grant(
         parent_account(estate),
         estate.slurm.cluster_name,
@@ -484,6 +483,16 @@ def qos_lines(estate: Estate) -> tuple[dict[str, str], dict[str, str], tuple[str
         teams=bool(estate.identity.teams),
     )
     return adds, modifies, grant
+
+
+def qos_text(parameter: QosParameter, value: object) -> str:
+    """A declared QoS key's value as the ``modify qos`` line writes it; a key the blueprint
+    leaves out is the declaration's unset word."""
+    if value is None:
+        return parameter.unset
+    if isinstance(parameter.value, Time):
+        return slurm_time(str(value))
+    return str(value)
 
 
 def qos_grant(

@@ -1,6 +1,7 @@
 """The blueprint's cerberus rules, section by section, up to :data:`BLUEPRINT`.
 
-Static defaults live here and nowhere else; defaults derived from other keys (a team's
+Static defaults live here and nowhere else (or in a key's declaration,
+:mod:`estategen.declarations`); defaults derived from other keys (a team's
 namespace, the Slurm cluster name) are filled by the model, which says so where it does.
 """
 
@@ -11,8 +12,12 @@ from typing import Any
 from estategen.catalog import SHAPE_KEYS
 from estategen.declarations import (
     PARTITION_PARAMETERS,
+    QOS_PARAMETERS,
+    Factor,
     OneOf,
-    PartitionParameter,
+    QosParameter,
+    Time,
+    Value,
     WholeNumber,
     YesNo,
 )
@@ -124,16 +129,26 @@ def _int(low: int | None = None, high: int | None = None, **extra: Any) -> dict[
     return rule
 
 
-def _declared(parameter: PartitionParameter) -> dict[str, Any]:
+def _declared(value: Value) -> dict[str, Any]:
     """The rule of a key :mod:`estategen.declarations` declares, by the kind of its value."""
-    value = parameter.value
     if isinstance(value, WholeNumber):
         return _int(value.low, value.high)
     if isinstance(value, YesNo):
         return {"type": "boolean"}
     if isinstance(value, OneOf):
         return {"type": "string", "allowed": list(value.words)}
+    if isinstance(value, Time):
+        return _s(SLURM_TIME)
+    if isinstance(value, Factor):
+        return {"type": "number", "min": value.low, "max": value.high, "check_with": "finite"}
     return _s(value.pattern)
+
+
+def _declared_qos(parameter: QosParameter) -> dict[str, Any]:
+    rule = _declared(parameter.value)
+    if parameter.default is not None:
+        rule["default"] = parameter.default
+    return rule
 
 
 def _list(item: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -289,18 +304,11 @@ _NODE_POOL = _dict(
 _QOS = _dict(
     {
         "name": _s(SLURM_QOS, required=True),
-        "priority": _int(0, 1_000_000, default=0),
+        **{p.key: _declared_qos(p) for p in QOS_PARAMETERS},
+        # not declared: a TRES limit the line writes only where slurmctld tracks GPUs
         "max_gpus_per_user": _int(0, 1_000_000),
-        "max_time": _s(SLURM_TIME),
+        # not declared: a list of other QoS, each of which must be one (checks)
         "preempt": _list(_s(SLURM_QOS), default=[]),
-        "preempt_mode": {"type": "string", "allowed": ["cancel", "requeue"]},
-        "usage_factor": {
-            "type": "number",
-            "min": 0,
-            "max": 1000,
-            "check_with": "finite",
-            "default": 1,
-        },
     }
 )
 _PARTITION = _dict(
@@ -313,14 +321,14 @@ _PARTITION = _dict(
         "teams": _list(_s(TEAM), default=[]),
         "qos": _s(SLURM_QOS),
         "priority_tier": _int(0, 65_533, default=1),
-        **{p.key: _declared(p) for p in PARTITION_PARAMETERS if not p.site_override},
+        **{p.key: _declared(p.value) for p in PARTITION_PARAMETERS if not p.site_override},
         "hidden": {"type": "boolean", "default": False},
         # --- site overrides ---
         "state": {"type": "string", "allowed": list(PARTITION_STATES)},
         "allow_qos": _list(_s(SLURM_QOS), minlength=1),
         "allow_groups": _list(_s(GROUP), minlength=1),
         "deny_accounts": _list(_s(TEAM), minlength=1),
-        **{p.key: _declared(p) for p in PARTITION_PARAMETERS if p.site_override},
+        **{p.key: _declared(p.value) for p in PARTITION_PARAMETERS if p.site_override},
         "def_mem_per_cpu": _int(1, 67_108_864),
         # MiB, or unlimited: a job gets its nodes' whole memory (Slurm's default)
         "def_mem_per_node": {"type": ["integer", "string"], "check_with": "memory_or_unlimited"},
