@@ -1,8 +1,10 @@
-"""A key declared in :mod:`estategen.declarations` needs nothing else: each declared partition
-parameter is in the schema with its bounds or words, in the reference with its documentation,
-on the PartitionName line of a blueprint that sets it, and ``estategen import`` reads that line
-back as the key. These tests run over the declarations, so a new one is tested as it is
-declared."""
+"""A key declared in :mod:`estategen.declarations` needs nothing else: each declared key is in
+the schema with its bounds or words, in the reference with its documentation; a partition
+parameter is on the PartitionName line of a blueprint that sets it, and ``estategen import``
+reads that line back as the key; a QoS parameter is on the QoS's ``modify qos`` line (its
+default or unset word when left out), and ``estategen plan`` runs that line when it changes
+(import reads no QoS settings: a sacctmgr dump writes none). These tests run over the
+declarations, so a new one is tested as it is declared."""
 
 from __future__ import annotations
 
@@ -16,17 +18,25 @@ import yaml
 from estategen import load, reference
 from estategen.declarations import (
     PARTITION_PARAMETERS,
+    QOS_PARAMETERS,
+    Factor,
     OneOf,
     PartitionParameter,
+    QosParameter,
+    Time,
     WholeNumber,
     Word,
     YesNo,
 )
 from estategen.importer.site import import_site
+from estategen.model import Estate
 from estategen.pipeline import validate_document
-from estategen.renderers.slurm import slurm_conf
+from estategen.plan.compare import plan
+from estategen.render import render
+from estategen.renderers.slurm import qos_lines, qos_text, slurm_conf
 from estategen.schema.json_schema import json_schema, key_nodes
-from estategen.schema.patterns import CHANGE_KEYWORD
+from estategen.schema.patterns import CHANGE_KEYWORD, SLURM_TIME
+from estategen.write import with_manifest, write_tree
 
 from conftest import BLUEPRINTS
 
@@ -35,7 +45,16 @@ EXAMPLES = [
     for parameter in PARTITION_PARAMETERS
     for example in parameter.examples
 ]
-PARAMETERS = [pytest.param(parameter, id=parameter.key) for parameter in PARTITION_PARAMETERS]
+DECLARED = [
+    pytest.param(parameter, id=parameter.path)
+    for parameter in (*PARTITION_PARAMETERS, *QOS_PARAMETERS)
+]
+QOS_EXAMPLES = [
+    pytest.param(parameter, example, id=f"{parameter.key}={example}")
+    for parameter in QOS_PARAMETERS
+    for example in parameter.examples
+]
+QOS_PARAMETER_IDS = [pytest.param(parameter, id=parameter.key) for parameter in QOS_PARAMETERS]
 
 
 def lab_setting(key: str, value: object) -> str:
@@ -64,30 +83,37 @@ def imported_partition(tmp_path: Path, conf: str, release: str) -> dict[str, Any
     return dict(partition)
 
 
-@pytest.mark.parametrize("parameter", PARAMETERS)
-def test_a_declared_partition_parameter_is_in_the_json_schema_with_its_bounds_and_words(
-    parameter: PartitionParameter,
+@pytest.mark.parametrize("parameter", DECLARED)
+def test_a_declared_key_is_in_the_json_schema_with_its_bounds_words_and_default(
+    parameter: PartitionParameter | QosParameter,
 ) -> None:
     node = dict(key_nodes(json_schema()))[parameter.path]
     assert node["description"].startswith(parameter.description)
     assert node["examples"] == list(parameter.examples)
     assert node[CHANGE_KEYWORD] == list(parameter.change)
+    default = parameter.default if isinstance(parameter, QosParameter) else None
+    assert node.get("default") == default
     value = parameter.value
     if isinstance(value, WholeNumber):
         bounds = (node["minimum"], node["maximum"])
         assert (node["type"], bounds) == ("integer", (value.low, value.high))
+    elif isinstance(value, Factor):
+        bounds = (node["minimum"], node["maximum"])
+        assert (node["type"], bounds) == ("number", (value.low, value.high))
     elif isinstance(value, YesNo):
         assert node["type"] == "boolean"
     elif isinstance(value, OneOf):
         assert (node["type"], node["enum"]) == ("string", list(value.words))
+    elif isinstance(value, Time):
+        assert (node["type"], node["pattern"]) == ("string", f"^(?:{SLURM_TIME})$")
     else:
         assert isinstance(value, Word)
         assert (node["type"], node["pattern"]) == ("string", f"^(?:{value.pattern})$")
 
 
-@pytest.mark.parametrize("parameter", PARAMETERS)
-def test_a_declared_partition_parameter_has_its_row_in_the_blueprint_reference(
-    parameter: PartitionParameter,
+@pytest.mark.parametrize("parameter", DECLARED)
+def test_a_declared_key_has_its_row_in_the_blueprint_reference(
+    parameter: PartitionParameter | QosParameter,
 ) -> None:
     (row,) = [line for line in reference.markdown().splitlines() if f"`{parameter.path}`" in line]
     assert parameter.description in row
@@ -129,3 +155,51 @@ def test_import_reads_the_old_name_of_a_declared_partition_parameter_as_its_key(
     assert written in conf
     old = conf.replace(written, f" {old_name}={parameter.slurm_text(example)}")
     assert imported_partition(tmp_path, old, release)[parameter.key] == example
+
+
+def campus_setting(key: str, value: object) -> Estate:
+    """campus.yaml (preemption by QoS, where Slurm reads a QoS's PreemptMode) with its first
+    QoS, normal, setting ``key``."""
+    blueprint = yaml.safe_load((BLUEPRINTS / "campus.yaml").read_text())
+    assert blueprint["slurm"]["scheduling"]["preemption"]["type"] == "qos"
+    assert blueprint["slurm"]["qos"][0] == {"name": "normal"}
+    blueprint["slurm"]["qos"][0][key] = value
+    text = yaml.safe_dump(blueprint, sort_keys=False)
+    return validate_document(load.parse_blueprint(text.encode(), "campus.yaml")).estate
+
+
+def campus() -> Estate:
+    return validate_document(load.read_blueprint(BLUEPRINTS / "campus.yaml")).estate
+
+
+@pytest.mark.parametrize(("parameter", "example"), QOS_EXAMPLES)
+def test_a_declared_qos_parameter_set_in_the_blueprint_is_on_the_qos_line(
+    parameter: QosParameter, example: object
+) -> None:
+    _, modifies, _ = qos_lines(campus_setting(parameter.key, example))
+    assert f" {parameter.sacctmgr}={qos_text(parameter, example)} " in f"{modifies['normal']} "
+
+
+@pytest.mark.parametrize("parameter", QOS_PARAMETER_IDS)
+def test_a_declared_qos_parameter_left_out_is_on_the_qos_line_as_its_default_or_unset_word(
+    parameter: QosParameter,
+) -> None:
+    """The line tells sacctmgr every declared field, so a key taken out of the blueprint
+    undoes the value an earlier render set."""
+    _, modifies, _ = qos_lines(campus())
+    left_out = parameter.unset if parameter.default is None else str(parameter.default)
+    assert f" {parameter.sacctmgr}={left_out} " in f"{modifies['normal']} "
+
+
+@pytest.mark.parametrize(("parameter", "example"), QOS_EXAMPLES)
+def test_a_change_of_a_declared_qos_parameter_is_planned_as_its_sacctmgr_line(
+    tmp_path: Path, parameter: QosParameter, example: object
+) -> None:
+    before = campus()
+    path = BLUEPRINTS / "campus.yaml"
+    write_tree(with_manifest(render(before), path.read_bytes(), before.name), tmp_path)
+    after = campus_setting(parameter.key, example)
+    steps = {s.id: s for s in plan(after, render(after), tmp_path).steps()}
+    (command,) = steps["sacctmgr-qos"].commands
+    assert command.startswith("sacctmgr -i modify qos where name=normal set ")
+    assert f" {parameter.sacctmgr}={qos_text(parameter, example)} " in f"{command} "
