@@ -466,7 +466,8 @@ def qos_lines(estate: Estate) -> tuple[dict[str, str], dict[str, str], tuple[str
     for q in qos:
         settings = []
         for parameter in QOS_PARAMETERS:
-            # the keys declarations leave out, where the line has always written them
+            # the keys not declared keep their places: Preempt before PreemptMode,
+            # MaxTRESPerUser before MaxWall
             if parameter.sacctmgr == "PreemptMode" and q.preempt:
                 settings.append(f"Preempt={','.join(q.preempt)}")
             if parameter.sacctmgr == "MaxWall" and gpu_tres:
