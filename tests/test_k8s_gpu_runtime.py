@@ -292,10 +292,7 @@ def test_aks_gpu_pods_name_no_runtime_class_the_nodes_lack() -> None:
     campus = estate_of((BLUEPRINTS / "campus.yaml").read_text())
     onprem = [ClusterView.of(campus, c) for c in campus.kubernetes_clusters]
     view = next(v for v in onprem if v.runs_device_plugin and v.cluster.provider == "on-prem")
-    gpu_pods = [
-        s for s in pod_specs(plugin_chart(view)) if "node-feature" not in s["serviceAccountName"]
-    ]
-    assert {s.get("runtimeClassName") for s in gpu_pods} == {"nvidia"}
+    assert {s.get("runtimeClassName") for s in pod_specs(plugin_chart(view))} == {"nvidia"}
 
 
 def test_aks_gpu_operator_names_the_runtime_handler_aks_nodes_define() -> None:

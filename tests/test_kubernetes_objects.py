@@ -80,7 +80,6 @@ def test_lab_cluster_creates_the_on_prem_gpu_stack(out: Path) -> None:
         "nvidia-device-plugin",
         "nvidia-device-plugin-gpu-feature-discovery",
         "nvidia-device-plugin-mps-control-daemon",
-        "nvidia-device-plugin-node-feature-discovery-worker",
     }
     assert {r["metadata"]["name"] for r in result.nodes()} == {"lab-k8s-01", "lab-k8s-02"}
 
@@ -148,7 +147,6 @@ def test_mesa_clusters_create_what_their_provider_and_install_need(out: Path) ->
         "nvidia-device-plugin",
         "nvidia-device-plugin-gpu-feature-discovery",
         "nvidia-device-plugin-mps-control-daemon",
-        "nvidia-device-plugin-node-feature-discovery-worker",
         "nvidia-mig-manager",
         "dcgm-exporter",
     }
@@ -309,12 +307,7 @@ def test_nvidia_daemonsets_reach_every_gpu_node_and_read_existing_configs(out: P
     result = manifests(out, MESA, "onprem").with_charts()
     configmaps = {r["metadata"]["name"] for r in result.all("ConfigMap")}
     accounts = {r["metadata"]["name"] for r in result.all("ServiceAccount")}
-    gpu_daemonsets = [
-        ds
-        for ds in result.all("DaemonSet")
-        if "node-feature-discovery" not in ds["metadata"]["name"]
-    ]
-    for ds in gpu_daemonsets:
+    for ds in result.all("DaemonSet"):
         spec = ds["spec"]["template"]["spec"]
         assert ds["spec"]["selector"]["matchLabels"].items() <= (
             ds["spec"]["template"]["metadata"]["labels"].items()

@@ -8,6 +8,7 @@ Pulumi here.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections import Counter
@@ -304,18 +305,27 @@ def test_device_containers_ask_the_runtime_for_every_gpu() -> None:
 def test_feature_discovery_publishes_through_node_feature_discovery() -> None:
     """R1.20, R1.23: GFD writes NodeFeature objects (useNodeFeatureAPI defaults to true), whose
     CRD and labelling come from NFD, the chart dependency of device plugin v0.20.0
-    (deployments/helm/nvidia-device-plugin/Chart.yaml, enabled with gfd.enabled); the MPS
-    daemon schedules on nvidia.com/mps.capable, which only GFD sets."""
+    (deployments/helm/nvidia-device-plugin/Chart.yaml: condition nfd.enabled,gfd.enabled, so
+    GFD on and nfd.enabled unset install it); the MPS daemon schedules on
+    nvidia.com/mps.capable, which only GFD sets."""
     chart = UPSTREAM / "k8s-device-plugin-v0.20.0/nvidia-device-plugin/Chart.yaml"
     (nfd,) = yaml.safe_load(chart.read_text())["dependencies"]
+    assert (nfd["name"], nfd["alias"]) == ("node-feature-discovery", "nfd")
+    # Helm takes the first condition path the values set (helm's ProcessDependencyConditions)
+    _, files = rendered(MESA)
+    chart_values = values(MESA, "onprem", "nvidia-device-plugin")
+    paths = nfd["condition"].split(",")
+    assert paths == ["nfd.enabled", "gfd.enabled"]
+    assert "enabled" not in chart_values.get("nfd", {})
+    assert chart_values["gfd"]["enabled"] is True
+    # the release says it brings NFD's CRDs: objects of that group wait for it
+    (release,) = [
+        r
+        for r in json.loads(files["pulumi/onprem/cluster.json"].content)["releases"]
+        if r["name"] == "nvidia-device-plugin"
+    ]
+    assert "nfd.k8s-sigs.io" in release["provides"]
     objs = installed(MESA, "onprem")
-    assert one(objs, "CustomResourceDefinition", "nodefeatures.nfd.k8s-sigs.io")
-    master = one(objs, "Deployment", "nvidia-device-plugin-node-feature-discovery-master")
-    (image,) = {c["image"] for c in master["spec"]["template"]["spec"]["containers"]}
-    assert image.endswith(f":v{nfd['version']}")
-    # NFD labels only the namespaces it is told of: the chart adds nvidia.com
-    conf = one(objs, "ConfigMap", "nvidia-device-plugin-node-feature-discovery-master-conf")
-    assert "nvidia.com" in yaml.safe_load(conf["data"]["nfd-master.conf"])["extraLabelNs"]
     # GFD may write NodeFeature objects and read its own pod to own them
     rules = one(objs, "ClusterRole", "nvidia-device-plugin-role")["rules"]
     assert any("nodefeatures" in r["resources"] and "create" in r["verbs"] for r in rules)

@@ -834,3 +834,27 @@ def test_quota_on_two_models_that_a_volcano_queue_counts_as_one_resource_is_refu
     assert len(messages) == 1, messages  # only this: the quotas fit the cluster
     assert "nvidia.com/gpu" in messages[0] and "engine: kueue" in messages[0]
     assert "team nlp" in messages[0]
+
+
+def test_volcanos_webhooks_hold_only_the_team_namespaces_pods() -> None:
+    """volcano v1.15.1 installer/helm/chart/volcano/templates/webhooks.yaml: every namespaced
+    webhook, the pods webhook we enable included, has failurePolicy Fail and a
+    namespaceSelector that leaves out only the release's namespace and kube-system, plus
+    ``custom.webhooks_namespace_selector_expressions``. Without them, while the admission
+    Deployment is down no pod of any other namespace (the NVIDIA components on a node that
+    joins) could be created; with them the webhooks see the team namespaces only, as Kueue's
+    do (managedJobsNamespaceSelector)."""
+    expressions = values(ESTATE, "hpc", "volcano")["custom"][
+        "webhooks_namespace_selector_expressions"
+    ]
+    selector = {"matchExpressions": expressions}
+    namespaces = {
+        o["metadata"]["name"]: o["metadata"].get("labels", {})
+        for o in objects(ESTATE, "hpc")
+        if o["kind"] == "Namespace"
+    }
+    assert semantics.NVIDIA_NAMESPACE in namespaces
+    teams = {n for n, labels in namespaces.items() if "estategen.io/team" in labels}
+    assert teams
+    for name, labels in {**namespaces, "default": {}, "volcano-system": {}}.items():
+        assert selects(selector, labels) == (name in teams), name

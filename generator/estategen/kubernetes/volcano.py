@@ -213,6 +213,11 @@ def helm_values(view: ClusterView) -> Obj:
             "scheduler_config_override": config_text(scheduler_configuration(view)),
             "admission_config_override": config_text(admission_configuration(view)),
             "enabled_admissions": ",".join(ADMISSIONS),
+            # the chart's webhooks fail closed on every namespace but its own and kube-system:
+            # kept to the team namespaces (as Kueue's), so while the admission Deployment is
+            # down the other namespaces' pods (the NVIDIA components on a joining node) are
+            # still created (templates/webhooks.yaml)
+            "webhooks_namespace_selector_expressions": [{"key": TEAM_LABEL, "operator": "Exists"}],
         }
     }
 
