@@ -418,26 +418,92 @@ def test_a_shard_line_for_a_node_whose_gres_has_no_shard_is_refused(tmp_path: Pa
 # --- two GPU types on one node --------------------------------------------------------------
 
 
-def test_a_second_gpu_type_on_a_node_is_refused_at_its_lines(tmp_path: Path) -> None:
-    """A pool has one GPU model: the node keeps its first type, and the second type's GRES
-    item and its gres.conf line are refused with the reason, not mapped."""
+TWO_TYPES = (
+    "NodeName=n1 CPUs=8 Gres=gpu:p100:2,gpu:v100:2 Feature=p100,v100\nPartitionName=p Nodes=n1\n"
+)
+
+
+def test_a_node_of_two_gpu_types_keeps_both_with_their_counts(tmp_path: Path) -> None:
+    """Gres=gpu:p100:2,gpu:v100:2 is one pool whose first type is p100 and whose other type
+    is v100; the render writes the same Gres and one gres.conf line a type."""
     result = imported(
         tmp_path,
-        "NodeName=n1 CPUs=8 Gres=gpu:p100:2,gpu:v100:2\nPartitionName=p Nodes=n1\n",
+        TWO_TYPES,
         "NodeName=n1 Name=gpu Type=p100 File=/dev/nvidia[0-1]\n"
         "NodeName=n1 Name=gpu Type=v100 File=/dev/nvidia[2-3]\n",
     )
     (pool,) = pools(result).values()
-    assert (pool["gpus"]["model"], pool["gpus"]["count"]) == ("p100", 2)
-    second = outcome(result, "slurm.conf", 4, "Gres=gpu:v100")
-    assert second.kind == "refused" and "second GPU type" in second.target
+    assert pool["gpus"] == {
+        "model": "p100",
+        "count": 2,
+        "other_types": [{"model": "v100", "count": 2}],
+    }
+    assert outcome(result, "slurm.conf", 4, "Gres=gpu:v100").kind == "mapped"
+    for line in (1, 2):
+        for key in ("NodeName", "Name", "Type", "File"):
+            assert outcome(result, "gres.conf", line, key).kind == "mapped"
+    assert rendered_nodes(result)[0].split()[5] == "Gres=gpu:p100:2,gpu:v100:2"
+    one_outcome_each(result)
+    assert result.faithful
+
+
+def test_each_gpu_type_keeps_its_own_device_files(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        TWO_TYPES,
+        "NodeName=n1 Name=gpu Type=p100 File=/dev/nvidia[2-3]\n"
+        "NodeName=n1 Name=gpu Type=v100 File=/dev/nvidia0,/dev/nvidia1\n",
+    )
+    (pool,) = pools(result).values()
+    assert pool["gpus"]["files"] == ["/dev/nvidia2", "/dev/nvidia3"]
+    assert pool["gpus"]["other_types"] == [
+        {"model": "v100", "count": 2, "files": ["/dev/nvidia0", "/dev/nvidia1"]}
+    ]
+    assert outcome(result, "gres.conf", 2, "File").target == "node_pools[].gpus.files"
+    one_outcome_each(result)
+
+
+def test_a_gres_conf_line_of_a_type_the_node_does_not_have_is_refused(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        TWO_TYPES,
+        "NodeName=n1 Name=gpu Type=p100 File=/dev/nvidia[0-1]\n"
+        "NodeName=n1 Name=gpu Type=v100 File=/dev/nvidia[2-3]\n"
+        "NodeName=n1 Name=gpu Type=t4 File=/dev/nvidia4\n",
+    )
     for key in ("NodeName", "Name", "Type", "File"):
-        found = outcome(result, "gres.conf", 2, key)
-        assert found.kind == "refused" and "second GPU type on one node (Type=v100)" in found.target
-    assert outcome(result, "gres.conf", 1, "File").kind == "mapped"
-    assert rendered_nodes(result)[0].split()[5] == "Gres=gpu:p100:2"
+        found = outcome(result, "gres.conf", 3, key)
+        assert found.kind == "refused" and "Type=t4 is not a GPU type" in found.target
+    one_outcome_each(result)
+
+
+def test_an_untyped_gpu_gres_beside_a_typed_one_is_refused(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8 Gres=gpu:p100:2,gpu:2\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=gpu Type=p100 File=/dev/nvidia[0-1]\n",
+    )
+    (pool,) = pools(result).values()
+    assert "other_types" not in pool["gpus"]
+    found = outcome(result, "slurm.conf", 4, "Gres=gpu:2")
+    assert found.kind == "refused" and "untyped GPU GRES beside another" in found.target
     one_outcome_each(result)
     assert not result.faithful
+
+
+def test_shards_on_a_node_of_two_gpu_types_are_refused(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        TWO_TYPES.replace("gpu:v100:2", "gpu:v100:2,shard:8"),
+        "NodeName=n1 Name=gpu Type=p100 File=/dev/nvidia[0-1]\n"
+        "NodeName=n1 Name=gpu Type=v100 File=/dev/nvidia[2-3]\n"
+        "NodeName=n1 Name=shard Count=8\n",
+    )
+    (pool,) = pools(result).values()
+    assert "sharing" not in pool["gpus"]
+    found = outcome(result, "slurm.conf", 4, "Gres=shard:8")
+    assert found.kind == "refused" and "several GPU types" in found.target
+    one_outcome_each(result)
 
 
 def test_gpu_lines_of_nodes_whose_gres_is_not_imported_are_refused(tmp_path: Path) -> None:

@@ -581,3 +581,116 @@ def test_a_slurm_hostlist_writes_out_only_ranges_that_text_follows(
     names: list[str], written: str
 ) -> None:
     assert slurm_hostlist(names) == written
+
+
+# --- several GPU types on one node ---------------------------------------------------------------
+
+TWO_TYPES = """\
+  - name: mixed
+    scheduler: slurm
+    hosts: gpu-[01-02]
+    cpu: {sockets: 2, cores_per_socket: 16, threads_per_core: 2}
+    memory_gb: 512
+    gpus: {model: l4-24gb, count: 2, other_types: [{model: l40s-48gb, count: 2}]}
+"""
+# what nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits prints for each
+L4_MIB, L40S_MIB, H100_MIB = 23034, 46068, 81559
+
+
+def test_a_node_of_two_gpu_types_has_a_typed_gres_and_a_feature_for_each() -> None:
+    node = fields(line_for(rendered("", TWO_TYPES), "NodeName="))
+    assert node["Gres"] == "gpu:l4-24gb:2,gpu:l40s-48gb:2"
+    assert node["Feature"] == "l4-24gb,l40s-48gb"
+    # the default weight follows the largest GPU: the node is chosen after smaller ones
+    assert node["Weight"] == "49"
+
+
+def test_each_gpu_type_gets_its_gres_conf_line_with_the_next_device_files() -> None:
+    """gres.conf(5): one line a Type, whose File names that type's devices; without files the
+    second type's numbering goes on after the first's."""
+    assert conf_lines(rendered("", TWO_TYPES), "slurm/gres.conf") == [
+        "NodeName=gpu-[01-02] AutoDetect=off Name=gpu Type=l4-24gb File=/dev/nvidia[0-1]",
+        "NodeName=gpu-[01-02] AutoDetect=off Name=gpu Type=l40s-48gb File=/dev/nvidia[2-3]",
+    ]
+    own = TWO_TYPES.replace(
+        "count: 2, other", "count: 2, files: [/dev/nvidia2, /dev/nvidia3], other"
+    )
+    own = own.replace("count: 2}]", "count: 2, files: [/dev/nvidia0, /dev/nvidia1]}]")
+    assert [
+        line.split("File=")[1] for line in conf_lines(rendered("", own), "slurm/gres.conf")
+    ] == [
+        "/dev/nvidia2,/dev/nvidia3",
+        "/dev/nvidia0,/dev/nvidia1",
+    ]
+
+
+def test_partitions_count_and_bill_every_gpu_type_of_a_node() -> None:
+    files = rendered(ACCOUNTING + PARTITIONS.replace("[h100]", "[mixed]"), TWO_TYPES)
+    tres = fields(line_for(files, "AccountingStorageTRES="))["AccountingStorageTRES"].split(",")
+    assert {"gres/gpu:l4-24gb", "gres/gpu:l40s-48gb"} <= set(tres)
+    part = fields(line_for(files, "PartitionName="))
+    assert part["TRESBillingWeights"] == (
+        "CPU=1.0,Mem=0.25G,GRES/gpu:l4-24gb=6,GRES/gpu:l40s-48gb=12"
+    )
+    # 64 threads and the node's memory over its 4 GPUs, of both types
+    assert part["DefCpuPerGPU"] == "16"
+    real_memory = int(fields(line_for(files, "NodeName="))["RealMemory"])
+    assert part["DefMemPerGPU"] == str(real_memory // 4)
+
+
+def _health_check(tmp_path: Path, memory: list[int]) -> tuple[int, str]:
+    """The pool's rendered health check run by sh with an nvidia-smi that prints ``memory``
+    (MiB a GPU) and a scontrol that records its arguments; (exit status, the drain call)."""
+    import subprocess
+
+    from estategen.renderers.slurm import health_check_program
+
+    text = (
+        BASE
+        + "  health_check: {interval: 60}\n"
+        + "node_pools:\n"
+        + TWO_TYPES.replace("memory_gb: 512", "memory_gb: 512\n    health_check: {checks: [gpus]}")
+    )
+    estate = validate_document(parse_blueprint(text.encode(), "t.yaml")).estate
+    program = tmp_path / "healthcheck.sh"
+    program.write_text(health_check_program(estate, estate.slurm_pools[0]))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text(
+        "#!/bin/sh\nprintf '%s\\n' " + " ".join(map(str, memory)) + "\n"
+    )
+    calls = tmp_path / "scontrol.log"
+    (bin_dir / "scontrol").write_text(f'#!/bin/sh\necho "$@" >> {calls}\n')
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    body = program.read_text().replace("PATH=/usr/local/sbin", f"PATH={bin_dir}:/usr/local/sbin")
+    program.write_text(body)
+    done = subprocess.run(
+        ["sh", str(program)],
+        env={"SLURMD_NODENAME": "gpu-01", "PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode, calls.read_text().strip() if calls.exists() else ""
+
+
+def test_the_health_check_passes_a_node_with_the_gpus_of_each_type(tmp_path: Path) -> None:
+    assert _health_check(tmp_path, [L4_MIB, L4_MIB, L40S_MIB, L40S_MIB]) == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("memory", "reason"),
+    [
+        ([L4_MIB, L4_MIB, L4_MIB, L40S_MIB], "1 of 2 l40s-48gb GPUs found"),
+        ([L4_MIB, L4_MIB, L40S_MIB], "3 of 4 GPUs found"),
+        ([L4_MIB, L4_MIB, L40S_MIB, H100_MIB], f"a GPU with {H100_MIB} MiB is none of"),
+    ],
+)
+def test_the_health_check_drains_a_node_missing_gpus_of_a_type(
+    tmp_path: Path, memory: list[int], reason: str
+) -> None:
+    status, drain = _health_check(tmp_path, memory)
+    assert status == 1
+    assert drain.startswith("update NodeName=gpu-01 State=DRAIN Reason=healthcheck gpus: ")
+    assert reason in drain

@@ -16,6 +16,7 @@ from estategen.model import (
     SLURMCTLD_PORT,
     SLURMD_PORT,
     Estate,
+    GpuType,
     NodePool,
     Reservation,
     Storage,
@@ -286,13 +287,15 @@ def mig_instances_per_gpu(pool: NodePool) -> int:
     return sum(mig_layout(pool).values()) or 1
 
 
-def gres_type(pool: NodePool) -> str | None:
-    """The GRES Type of a pool's whole GPUs: the site's name (gpus.gres_type), else the
-    catalog model name; None when the pool's GRES has no type (gpus.typed false)."""
+def gres_type(pool: NodePool, kind: GpuType | None = None) -> str | None:
+    """The GRES Type of a pool's whole GPUs of one type (the first by default): the site's
+    name (gres_type), else the catalog model name; None when the pool's GRES has no type
+    (gpus.typed false)."""
     assert pool.gpus is not None
     if not pool.gpus.typed:
         return None
-    return pool.gpus.gres_type or pool.gpus.model
+    kind = kind or pool.gpus.types[0]
+    return kind.gres_type or kind.model
 
 
 # gres.conf AutoDetect=nvidia: Slurm's gpu/nvidia plugin, which came with 24.11 (SchedMD/slurm
@@ -341,13 +344,13 @@ def mig_gres_type(pool: NodePool, profile: str) -> str:
 
 
 def gpu_gres(pool: NodePool) -> list[tuple[str | None, int]]:
-    """(type, count per node) for the gpu GRES of a pool: whole GPUs (type None when the
-    GRES is untyped), or MIG instances."""
+    """(type, count per node) for the gpu GRES of a pool: whole GPUs of each type (type None
+    when the GRES is untyped), or MIG instances."""
     if not pool.gpus:
         return []
     if pool.gpus.mig:
         return [(mig_gres_type(pool, profile), n) for profile, n in mig_instances(pool)]
-    return [(gres_type(pool), pool.gpus.count)]
+    return [(gres_type(pool, kind), kind.count) for kind in pool.gpus.types]
 
 
 def replicas(pool: NodePool) -> int:

@@ -83,6 +83,16 @@ class Sharing:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuType:
+    """The GPUs of one model on a node: its count, GRES type and device files."""
+
+    model: str
+    count: int
+    gres_type: str | None = None  # the site's GRES type name; None: the model name
+    files: tuple[str, ...] = ()  # gres.conf File=; (): the numbering after the types before
+
+
+@dataclass(frozen=True, slots=True)
 class Gpus:
     model: str
     count: int
@@ -94,6 +104,18 @@ class Gpus:
     autodetect: str | None = None  # gres.conf AutoDetect; None: nvml for MIG, off otherwise
     typed: bool = True  # False: Gres=gpu:N, without a type
     files: tuple[str, ...] = ()  # gres.conf File= of the GPUs; (): /dev/nvidia0..count-1
+    # the node's GPUs of other models, after these (gpus.other_types; Slurm pools only)
+    other_types: tuple[GpuType, ...] = ()
+
+    @property
+    def types(self) -> tuple[GpuType, ...]:
+        """Every GPU type of a node, the first (model, count) first."""
+        return (GpuType(self.model, self.count, self.gres_type, self.files), *self.other_types)
+
+    @property
+    def per_node(self) -> int:
+        """Physical GPUs of a node, of every type."""
+        return self.count + sum(kind.count for kind in self.other_types)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +208,7 @@ class NodePool:
     @cached_property
     def gpu_count(self) -> int:
         """Physical GPUs in the pool."""
-        return self.node_count * self.gpus.count if self.gpus else 0
+        return self.node_count * self.gpus.per_node if self.gpus else 0
 
     @cached_property
     def compressed_hosts(self) -> str:
@@ -902,6 +924,15 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
             autodetect=gpus.get("autodetect"),
             typed=gpus.get("typed", True),
             files=tuple(gpus.get("files", ())),
+            other_types=tuple(
+                GpuType(
+                    model=kind["model"],
+                    count=kind["count"],
+                    gres_type=kind.get("gres_type"),
+                    files=tuple(kind.get("files", ())),
+                )
+                for kind in gpus.get("other_types", ())
+            ),
         )
         if gpus
         else None,

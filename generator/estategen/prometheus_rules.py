@@ -187,7 +187,7 @@ def _capacity_rules(estate: Estate) -> list[dict[str, Any]]:
         rules += [
             {"record": record, "expr": f"vector({value})", "labels": dict(labels)}
             for record, value in (
-                (POOL_GPUS_PER_HOST, pool.gpus.count),
+                (POOL_GPUS_PER_HOST, pool.gpus.per_node),
                 (POOL_GPUS, pool.gpu_count),
                 (POOL_UNITS, units),
             )

@@ -49,15 +49,22 @@ def slurm_hostlist(names: Iterable[str]) -> str:
     return ",".join(items)
 
 
-def gpu_device_files(pool: NodePool) -> str:
-    """The device files gres.conf names for a pool's GPUs (File=): the site's (gpus.files,
-    as one comma-separated list, which Slurm reads as a hostlist, one file a GPU), else
-    /dev/nvidia0 up to the pool's count."""
+def gpu_device_files(pool: NodePool) -> list[str]:
+    """The device files gres.conf names for each GPU type of a pool (File=), in type order:
+    the site's (files, as one comma-separated list, which Slurm reads as a hostlist, one file
+    a GPU), else /dev/nvidiaN numbered on after the types before (/dev/nvidia[0-1] for two
+    GPUs of the first type, /dev/nvidia[2-3] for two of the next)."""
     assert pool.gpus is not None
-    if pool.gpus.files:
-        return ",".join(pool.gpus.files)
-    last = pool.gpus.count - 1
-    return f"/dev/nvidia[0-{last}]" if last else "/dev/nvidia0"
+    files = []
+    first = 0
+    for kind in pool.gpus.types:
+        last = first + kind.count - 1
+        if kind.files:
+            files.append(",".join(kind.files))
+        else:
+            files.append(f"/dev/nvidia[{first}-{last}]" if last > first else f"/dev/nvidia{first}")
+        first = last + 1
+    return files
 
 
 def shards(pool: NodePool) -> int:
@@ -157,13 +164,13 @@ def node_line(estate: Estate, pool: NodePool) -> NodeLine:
         gres.append(f"mps:{mps_shares(pool)}")
     features = list(pool.features)
     if pool.gpus and pool.gpus.feature is not False:
-        features.append(pool.gpus.model)
+        features.extend(kind.model for kind in pool.gpus.types)
         if pool.gpus.mig:
             features.append("mig")
     if pool.weight is not None:
         weight = pool.weight
     elif pool.gpus:
-        weight = 1 + estate.gpu_models[pool.gpus.model].memory_gb
+        weight = 1 + max(estate.gpu_models[kind.model].memory_gb for kind in pool.gpus.types)
     else:
         weight = 1
     hosts = slurm_hostlist(pool.hosts) if pool.hosts else ""

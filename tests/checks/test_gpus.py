@@ -45,6 +45,115 @@ def test_gpu_models_resolve_warns_when_a_builtin_model_is_replaced() -> None:
     assert [(f.path, f.level) for f in found] == [("gpu_models[0]", "warning")]
 
 
+# --- gpu_types_on_one_node ------------------------------------------------------------------------
+
+
+def _two_types(gpus: str, pool: str = "scheduler: slurm, hosts: n1") -> str:
+    return f"""
+        node_pools:
+          - {{name: a, {pool}, gpus: {gpus}}}
+        """
+
+
+def test_gpu_types_on_one_node_passes_two_models_of_an_on_prem_slurm_node() -> None:
+    fragment = _two_types("{model: l4-24gb, count: 2, other_types: [{model: l40s-48gb, count: 2}]}")
+    assert run(checks.gpu_types_on_one_node, fragment) == []
+
+
+def test_gpu_types_on_one_node_passes_every_type_with_its_own_device_files() -> None:
+    fragment = _two_types(
+        "{model: l4-24gb, count: 1, files: [/dev/nvidia1], other_types: "
+        "[{model: l40s-48gb, count: 1, files: [/dev/nvidia0]}]}"
+    )
+    assert run(checks.gpu_types_on_one_node, fragment) == []
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        "scheduler: kubernetes, cluster: k8s, hosts: n1",
+        "scheduler: slurm, provider: gke, instance_type: g2-standard-24, hosts: n1, "
+        "nodes: {max: 1}",
+    ],
+)
+def test_gpu_types_on_one_node_are_refused_off_on_prem_slurm(pool: str) -> None:
+    fragment = _two_types(
+        "{model: l4-24gb, count: 2, other_types: [{model: l40s-48gb, count: 2}]}", pool
+    )
+    only(
+        run(checks.gpu_types_on_one_node, fragment),
+        "node_pools[0].gpus.other_types",
+        "on-prem Slurm nodes only",
+    )
+
+
+@pytest.mark.parametrize(
+    ("setting", "key"),
+    [
+        ("mig: [3g.40gb]", "mig"),
+        ("sharing: {shard: 4}", "sharing"),
+        ("sharing: {mps: 4}", "sharing"),
+        ("autodetect: nvml", "autodetect"),
+        ("typed: false", "typed"),
+    ],
+)
+def test_gpu_types_on_one_node_refuse_settings_written_for_one_model(
+    setting: str, key: str
+) -> None:
+    fragment = _two_types(
+        f"{{model: a100-sxm-80gb, count: 2, {setting}, "
+        "other_types: [{model: l40s-48gb, count: 2}]}"
+    )
+    only(
+        run(checks.gpu_types_on_one_node, fragment),
+        f"node_pools[0].gpus.{key}",
+        "written for one GPU model a node",
+    )
+
+
+def test_gpu_types_on_one_node_refuse_an_unknown_or_repeated_model() -> None:
+    fragment = _two_types(
+        "{model: l4-24gb, count: 2, other_types: "
+        "[{model: l40s, count: 1}, {model: l4-24gb, count: 1}]}"
+    )
+    found = run(checks.gpu_types_on_one_node, fragment)
+    assert where(found) == [
+        ("node_pools[0].gpus.other_types[0].model", "error"),
+        ("node_pools[0].gpus.other_types[1].model", "error"),
+    ]
+    assert "unknown GPU model 'l40s'" in found[0].message
+    assert "already a type of this node" in found[1].message
+
+
+@pytest.mark.parametrize(
+    ("gpus", "path", "text"),
+    [
+        (
+            "{model: l4-24gb, count: 1, files: [/dev/nvidia0], "
+            "other_types: [{model: l40s-48gb, count: 1}]}",
+            "node_pools[0].gpus.other_types",
+            "list the files of every type",
+        ),
+        (
+            "{model: l4-24gb, count: 1, files: [/dev/nvidia0], "
+            "other_types: [{model: l40s-48gb, count: 2, files: [/dev/nvidia1]}]}",
+            "node_pools[0].gpus.other_types[0].files",
+            "1 device files for 2 GPUs of this type",
+        ),
+        (
+            "{model: l4-24gb, count: 1, files: [/dev/nvidia0], "
+            "other_types: [{model: l40s-48gb, count: 1, files: [/dev/nvidia0]}]}",
+            "node_pools[0].gpus.other_types",
+            "/dev/nvidia0 named by more than one GPU",
+        ),
+    ],
+)
+def test_gpu_types_on_one_node_refuse_device_files_that_do_not_add_up(
+    gpus: str, path: str, text: str
+) -> None:
+    only(run(checks.gpu_types_on_one_node, _two_types(gpus)), path, text)
+
+
 # --- gpu_models_offered_by_cloud -----------------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ from estategen.checks.core import CHECKS, RULES, Check, check, rule_id, run_chec
 from estategen.checks.gpus import (
     gpu_models_offered_by_cloud,
     gpu_models_resolve,
+    gpu_types_on_one_node,
     instance_type_carries_gpus,
     mig_layout_fits,
     mig_strategy_matches_pools,
@@ -170,6 +171,7 @@ __all__ = [
     "gpu_autodetect_release",
     "gpu_models_offered_by_cloud",
     "gpu_models_resolve",
+    "gpu_types_on_one_node",
     "health_check_node_state_valid",
     "health_checks_have_facts",
     "host_budget",

@@ -37,6 +37,82 @@ def gpu_models_resolve(estate: Estate) -> Iterator[Finding]:
 
 
 @check
+def gpu_types_on_one_node(estate: Estate) -> Iterator[Finding]:
+    """A node with GPUs of several models (gpus.other_types) is written as slurm.conf and
+    gres.conf write one: a typed gpu GRES and a gres.conf line of device files a type
+    (gres.conf(5), "Type"). Only on-prem Slurm nodes are built that way: the device plugin
+    advertises one nvidia.com/gpu resource a node and a cloud shape carries one model; MIG,
+    sharing and AutoDetect are written for one model of GPU a node."""
+    for pool in estate.node_pools:
+        if not pool.gpus or not pool.gpus.other_types:
+            continue
+        gpus = pool.gpus
+        path = f"{pool.path}.gpus.other_types"
+        if pool.scheduler != "slurm" or pool.managed or pool.hosted:
+            yield issue(
+                path,
+                "several GPU types on one node are on-prem Slurm nodes only (Gres=gpu:TYPE:N "
+                "a type); a Kubernetes node advertises one nvidia.com/gpu resource and a cloud "
+                "shape carries one model: make a pool per model",
+            )
+            continue
+        alone = [
+            key
+            for key, value in (
+                ("mig", gpus.mig),
+                ("sharing", gpus.sharing.time_slicing or gpus.sharing.mps or gpus.sharing.shard),
+                ("autodetect", gpus.autodetect not in (None, "off")),
+                ("typed", not gpus.typed),
+            )
+            if value
+        ]
+        for key in alone:
+            yield issue(
+                f"{pool.path}.gpus.{key}",
+                f"{key} is written for one GPU model a node, and this node has several "
+                "(gpus.other_types): remove one of them",
+            )
+        seen = {gpus.model}
+        for index, kind in enumerate(gpus.other_types):
+            if kind.model not in estate.gpu_models:
+                yield issue(
+                    f"{path}[{index}].model",
+                    f"unknown GPU model {kind.model!r}; add it under gpu_models or choose "
+                    f"one of: {', '.join(sorted(estate.gpu_models))}"
+                    f"{did_you_mean(kind.model, estate.gpu_models)}",
+                )
+            elif kind.model in seen:
+                yield issue(
+                    f"{path}[{index}].model",
+                    f"{kind.model} is already a type of this node: give each model once, "
+                    "with all its GPUs in count",
+                )
+            seen.add(kind.model)
+        with_files = [bool(kind.files) for kind in gpus.types]
+        if any(with_files) and not all(with_files):
+            yield issue(
+                path,
+                "some GPU types list their device files and others do not: list the files "
+                "of every type (gpus.files and each other_types[].files), or of none",
+            )
+        for index, kind in enumerate(gpus.other_types):
+            if kind.files and len(kind.files) != kind.count:
+                yield issue(
+                    f"{path}[{index}].files",
+                    f"{len(kind.files)} device files for {kind.count} GPUs of this type "
+                    "(count): list one file per GPU",
+                )
+        # (twice in gpus.files alone is checks.slurm_site's finding)
+        files = [file for kind in gpus.other_types for file in kind.files]
+        twice = sorted({file for file in files if files.count(file) > 1 or file in gpus.files})
+        if twice:
+            yield issue(
+                path,
+                f"{', '.join(twice)} named by more than one GPU: each GPU has its own device file",
+            )
+
+
+@check
 def gpu_models_offered_by_cloud(estate: Estate) -> Iterator[Finding]:
     for pool in estate.node_pools:
         if not (pool.managed and pool.gpus and pool.gpus.model in estate.gpu_models):

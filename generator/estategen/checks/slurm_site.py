@@ -428,12 +428,17 @@ def pool_site_settings_valid(estate: Estate) -> Iterator[Finding]:
                         f"typed false writes the GRES without a type, and {key} names one "
                         "(a MIG profile is the type of its instances): remove one of them",
                     )
-        kind = gres_type(pool) if pool.gpus else None
-        if pool.gpus and not pool.gpus.mig and kind is not None:
-            first = types.setdefault(kind, (pool.gpus.model, pool.path))
-            if first[0] != pool.gpus.model:
+        if not pool.gpus or pool.gpus.mig:
+            continue
+        for index, gpu_type in enumerate(pool.gpus.types):
+            kind = gres_type(pool, gpu_type)
+            if kind is None:
+                continue
+            first = types.setdefault(kind, (gpu_type.model, pool.path))
+            if first[0] != gpu_type.model:
+                where = "gpus" if index == 0 else f"gpus.other_types[{index - 1}]"
                 yield issue(
-                    f"{pool.path}.gpus.gres_type",
+                    f"{pool.path}.{where}.gres_type",
                     f"GRES type {kind!r} is {first[0]} in {first[1]}; one type names one GPU "
                     "model (billing weights and accounting count it per type)",
                 )

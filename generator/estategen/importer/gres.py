@@ -168,9 +168,10 @@ def device_files(value: str) -> list[str] | None:
     return out
 
 
-def default_files(count: int) -> list[str]:
-    """The device files estategen writes for ``count`` GPUs without gpus.files."""
-    return [f"/dev/nvidia{n}" for n in range(count)]
+def default_files(count: int, first: int = 0) -> list[str]:
+    """The device files estategen writes for ``count`` GPUs without gpus.files, numbered
+    from ``first`` (the GPUs of the node's types before)."""
+    return [f"/dev/nvidia{n}" for n in range(first, first + count)]
 
 
 Decided = dict[tuple[Where, str], tuple[str, str]]
@@ -202,40 +203,101 @@ def _decide(run: _Run, decided: Decided, setting: Setting, kind: str, target: st
 
 def settle_gpu_lines(
     lines: tuple[ConfRecord, ...],
-    site_type: str | None,
-    count: int,
+    site_types: tuple[tuple[str | None, int], ...],
     mig: tuple[str, ...],
     run: _Run,
     decided: Decided,
-) -> tuple[tuple[str, ...], list[Setting]]:
+) -> tuple[tuple[tuple[str, ...], ...], list[Setting]]:
     """Decide the settings of a node's gres.conf gpu lines once its pool is known: the pool
-    keeps ``count`` GPUs of ``site_type`` (the site's GRES type; None untyped, with
-    ``count`` 0 when the node's gpu GRES is not imported), or MIG instances of ``mig``.
-    Lines of another type are refused (a pool has one GPU type); the device files of the
-    kept lines are the render's default, or the pool's gpus.files, or refused. Returns the
-    gpus.files to write (empty for the default) and the File settings that gave them."""
-    kept: list[ConfRecord] = []
+    keeps, for each of ``site_types`` in order, its count of GPUs of that GRES type (the
+    site's; None untyped, with count 0 when the node's gpu GRES is not imported), or MIG
+    instances of ``mig``. Lines of a type the node's Gres does not name are refused; the
+    device files of the kept lines are the render's default (numbered on from type to type),
+    or each type's files, or refused. Returns the files to write a type (all empty for the
+    default) and the File settings that gave them."""
+    none: tuple[tuple[str, ...], ...] = tuple(() for _ in site_types)
+    count = sum(n for _, n in site_types)
+    of_type: list[list[ConfRecord]] = [[] for _ in site_types]
+    names = [kind.lower() if kind else None for kind, _ in site_types]
     for record in lines:
         kind = record.get("Type")
+        index = 0
         if not count:
             why = "the node's gpu GRES in slurm.conf is not imported"
         elif mig:
             why = (
                 "" if kind is not None and kind.value in mig else "not one of the node's MIG types"
             )
-        elif kind is None or site_type is None or kind.value.lower() == site_type.lower():
-            why = ""
+        elif kind is None or names[0] is None:
+            why = "" if len(names) == 1 else "no Type on a node of several GPU types"
+        elif kind.value.lower() in names:
+            why, index = "", names.index(kind.value.lower())
         else:
             why = (
-                f"a second GPU type on one node (Type={kind.value}): a pool has one GPU model "
-                f"and GRES type (node_pools[].gpus), and import keeps {site_type}"
+                f"Type={kind.value} is not a GPU type of the node's Gres in slurm.conf "
+                f"({', '.join(str(n) for n in names)})"
             )
         if why:
             for setting in record.settings:
                 if setting.name != "autodetect":
                     _decide(run, decided, setting, "refused", why)
             continue
-        kept.append(record)
+        of_type[index].append(record)
+    for kept, (_, type_count) in zip(of_type, site_types, strict=True):
+        _settle_counts(kept, type_count, bool(mig), run, decided)
+    given = [[file for r in kept if (file := r.get("File")) is not None] for kept in of_type]
+    every = [setting for files in given for setting in files]
+    if not every:
+        return none, []
+
+    def settle(kind: str, target: str) -> None:
+        for setting in every:
+            _decide(run, decided, setting, kind, target)
+
+    if mig:
+        settle("refused", "MIG instances are found by NVML: the render writes no File")
+        return none, []
+    files: list[list[str]] = []
+    first = 0
+    for settings, (_, type_count) in zip(given, site_types, strict=True):
+        named: list[str] = []
+        for setting in settings:
+            listed = device_files(setting.value)
+            if listed is None:
+                settle(
+                    "refused",
+                    f"File={setting.value} is not a list of device files under /dev "
+                    "(node_pools[].gpus.files)",
+                )
+                return none, []
+            named += listed
+        # a type without File lines keeps the render's files
+        files.append(named if settings else default_files(type_count, first))
+        first += type_count
+    flat = [file for named in files for file in named]
+    for named, (site_type, type_count) in zip(files, site_types, strict=True):
+        if len(named) != type_count or len(set(named)) != len(named):
+            of_kind = f" of type {site_type}" if len(site_types) > 1 else ""
+            settle(
+                "refused",
+                f"the node's gpu lines name {len(named)} device files for its {type_count} "
+                f"GPUs{of_kind}",
+            )
+            return none, []
+    if len(set(flat)) != len(flat):
+        settle("refused", "the node's gpu lines name one device file for GPUs of two types")
+        return none, []
+    if flat == default_files(count):
+        settle("mapped", f"{_KEPT}: the same files")
+        return none, []
+    settle("mapped", "node_pools[].gpus.files")
+    return tuple(tuple(named) for named in files), every
+
+
+def _settle_counts(
+    kept: list[ConfRecord], count: int, mig: bool, run: _Run, decided: Decided
+) -> None:
+    """Decide the settings other than File of the gpu lines kept for one GPU type."""
     counts = [c for record in kept if (c := record.get("Count")) is not None]
     total = sum(int(c.value) if c.value.isdigit() else -1 for c in counts)
     # whole GPUs counted on every line: the render counts the node's GPUs from slurm.conf
@@ -266,38 +328,6 @@ def settle_gpu_lines(
                 _decide(
                     run, decided, setting, "refused", "estategen writes gres.conf from the pools"
                 )
-    given = [file for record in kept if (file := record.get("File")) is not None]
-    if not given:
-        return (), []
-
-    def settle(kind: str, target: str) -> None:
-        for setting in given:
-            _decide(run, decided, setting, kind, target)
-
-    if mig:
-        settle("refused", "MIG instances are found by NVML: the render writes no File")
-        return (), []
-    files: list[str] = []
-    for setting in given:
-        named = device_files(setting.value)
-        if named is None:
-            settle(
-                "refused",
-                f"File={setting.value} is not a list of device files under /dev "
-                "(node_pools[].gpus.files)",
-            )
-            return (), []
-        files += named
-    if len(files) != count or len(set(files)) != len(files):
-        settle(
-            "refused", f"the node's gpu lines name {len(files)} device files for its {count} GPUs"
-        )
-        return (), []
-    if files == default_files(count):
-        settle("mapped", f"{_KEPT}: the same files")
-        return (), []
-    settle("mapped", "node_pools[].gpus.files")
-    return tuple(files), given
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,6 +93,8 @@ class _Shape:
     gpu_files: tuple[str, ...] = ()  # the GPUs' device files, when not the render's default
     # gpus.sharing: MPS shares or shards a GPU, by GRES name (mps, shard)
     gpu_sharing: tuple[tuple[str, int], ...] = ()
+    # the GPUs of the node's other types: (model, the site's GRES type, count, device files)
+    gpu_other_types: tuple[tuple[str, str | None, int, tuple[str, ...]], ...] = ()
 
 
 def _memory(real_mib: int) -> dict[str, int]:
@@ -252,6 +254,8 @@ def _node_shape(
     else:
         note_mapped(get("RealMemory"), "node_pools[].real_memory_mib")
     model, kind, count, typed = None, None, 0, True
+    # the node's GPUs of other types than the first: (model, GRES type, count)
+    others: tuple[tuple[str, str | None, int], ...] = ()
     mig: tuple[str, ...] = ()
     gres = get("Gres")
     features: list[str] = []
@@ -270,19 +274,21 @@ def _node_shape(
     if gres is not None and _mig_profiles(gres.value):
         model, count, mig, kind = _mig_gres(gres, features, note_mapped, note_refused, run)
     elif gres is not None:
-        model, kind, count, typed = _node_gres(
+        types, typed = _node_gres(
             gres, first_type(gpu_lines), models, note_mapped, note_refused, run
         )
+        if types:
+            (model, kind, count), others = types[0], types[1:]
     site_type = (kind or model) if typed and not mig else None
     mig_types = tuple(f"{kind}_{p}" if kind else p for p in dict.fromkeys(mig))
-    files, file_settings = settle_gpu_lines(
+    type_files, file_settings = settle_gpu_lines(
         gpu_lines,
-        site_type,
-        count if model else 0,
+        ((site_type, count if model else 0), *((k or m, n) for m, k, n in others)),
         mig_types,
         run,
         {} if decided is None else decided,
     )
+    files = type_files[0]
     if sources is not None and file_settings:
         sources.setdefault("gpus.files", []).extend(file_settings)
     items = {shared.name: _gres_item(gres, shared.name) for shared in SHARED}
@@ -291,6 +297,9 @@ def _node_shape(
         "shard and mps on one node: slurmctld ties one shared GRES to a node's GPUs and "
         "miscounts them with both, and the blueprint refuses gpus.sharing with shard and mps"
         if all(items.values())
+        else "a node of several GPU types: the blueprint shares the GPUs of one model a node "
+        "(gpus.sharing with gpus.other_types)"
+        if others
         else ""
     )
     sharing: dict[str, int] = {}
@@ -357,6 +366,7 @@ def _node_shape(
         addressed,
         files,
         tuple(sorted(sharing.items())),
+        tuple((m, k, n, f) for (m, k, n), f in zip(others, type_files[1:], strict=True)),
     )
 
 
@@ -377,11 +387,13 @@ def _node_gres(
     note_mapped: Callable[[Setting | None, str], None],
     note_refused: Callable[[Setting, str], None],
     run: _Run,
-) -> tuple[str | None, str | None, int, bool]:
-    """(model, the site's GRES type when it is not the model's name, count, whether the
-    GRES has a type). An untyped GRES (gpu:N, no Type in gres.conf) keeps no type: its
-    model is a placeholder named gpu."""
-    model, kind, count = None, None, 0
+) -> tuple[tuple[tuple[str, str | None, int], ...], bool]:
+    """The node's GPU types, each (model, the site's GRES type when it is not the model's
+    name, count), in the order of its Gres (gpu:p100:2,gpu:v100:2 is two), and whether the
+    GRES has a type. An untyped GRES (gpu:N, no Type in gres.conf) keeps no type: its model
+    is a placeholder named gpu, and it is the node's only GPU GRES."""
+    types: list[tuple[str, str | None, int]] = []
+    kinds: list[str] = []
     typed = True
     for item in filter(None, gres.value.split(",")):
         parts = item.split(":")
@@ -391,18 +403,17 @@ def _node_gres(
         if parts[0].lower() != "gpu":
             note_refused(part, "only gpu GRES are imported")
             continue
-        if model is not None:
-            note_refused(
-                part,
-                "a second GPU type on one node: a pool has one GPU model and GRES type "
-                f"(node_pools[].gpus), and import keeps {kind}",
-            )
-            continue
         if len(parts) > 3:
             note_refused(part, "a GRES is gpu:N or gpu:TYPE:N")
             continue
+        if types and (len(parts) != 3 or not typed):
+            note_refused(
+                part,
+                "an untyped GPU GRES beside another: several GPU types on one node are "
+                f"each typed (gpu:TYPE:N), and import keeps {kinds[0]}",
+            )
+            continue
         kind = parts[1] if len(parts) == 3 else gres_type or "gpu"
-        typed = len(parts) == 3 or gres_type is not None
         try:
             count = int(parts[-1].split("(")[0])
         except ValueError:
@@ -410,7 +421,6 @@ def _node_gres(
             continue
         if not 1 <= count <= 16:
             note_refused(part, "a pool has 1 to 16 GPUs a node")
-            count = 0
             continue
         if not re.fullmatch(GRES_TYPE, kind):
             note_refused(part, f"GPU type {kind!r} is not a GRES type name ({GRES_TYPE})")
@@ -420,6 +430,11 @@ def _node_gres(
         except Unsayable as why:
             note_refused(part, f"GPU type: {why}")
             continue
+        if kind.lower() in (k.lower() for k in kinds) or model in (t[0] for t in types):
+            note_refused(part, f"GPU type {kind} twice in one Gres: give its GPUs in one count")
+            continue
+        if not types:
+            typed = len(parts) == 3 or gres_type is not None
         if model not in models and not _catalog_has(model):
             guess = _GPU_MEMORY_GUESS.get(model, _GPU_MEMORY_DEFAULT)
             models[model] = {"name": model, "memory_gb": guess}
@@ -427,10 +442,10 @@ def _node_gres(
                 f"gpu_models.{model}.memory_gb: {guess} is a guess from the GRES type name; "
                 "set the model's memory (it sets its billing weight)"
             )
+        types.append((model, kind if kind != model and typed else None, count))
+        kinds.append(kind)
         note_mapped(part, "node_pools[].gpus")
-    if not (model and count):
-        return None, None, 0, True
-    return model, (kind if kind != model and typed else None), count, typed
+    return tuple(types), typed
 
 
 # a MIG instance's GRES type as estategen writes it (1g.10gb, 3g.40gb), or as NVML names it,
@@ -732,8 +747,20 @@ def _nodes_and_partitions(
                 gpus["gres_type"] = shape.gpu_type
             if not shape.gpu_typed:
                 gpus["typed"] = False  # the site's Gres=gpu:N names no type
-            if shape.gpu_model not in shape.features:
-                gpus["feature"] = False  # the site's nodes do not carry the model as a feature
+            if shape.gpu_other_types:
+                gpus["other_types"] = [
+                    {
+                        "model": model,
+                        "count": count,
+                        **({"gres_type": kind} if kind else {}),
+                        **({"files": list(files)} if files else {}),
+                    }
+                    for model, kind, count, files in shape.gpu_other_types
+                ]
+            every_model = [shape.gpu_model, *(kind[0] for kind in shape.gpu_other_types)]
+            if any(model not in shape.features for model in every_model):
+                # the site's nodes do not carry the models as features
+                gpus["feature"] = False
             if detect is not None:
                 gpus["autodetect"] = detect.value.lower()
             if shape.gpu_files:

@@ -181,7 +181,7 @@ def _pool_vars(estate: Estate, pool: NodePool) -> dict[str, Any]:
         model = estate.gpu_models[pool.gpus.model]
         gpu = {
             "model": model.name,
-            "count": pool.gpus.count,
+            "count": pool.gpus.per_node,
             "fabric": model.fabric,
             "mig": mig_layout(pool),
             "time_slicing": pool.gpus.sharing.time_slicing,

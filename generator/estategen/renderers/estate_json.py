@@ -26,7 +26,7 @@ def estate_data(estate: Estate) -> dict[str, Any]:
     data["gpu_models"] = {
         name: model
         for name, model in data["gpu_models"].items()
-        if any(p.gpus and p.gpus.model == name for p in estate.node_pools)
+        if any(p.gpus and name in (k.model for k in p.gpus.types) for p in estate.node_pools)
     }
     for team in data["identity"]["teams"]:
         # a team's own Pod Security level: shown where the blueprint sets one

@@ -130,7 +130,8 @@ def _pool_panel(estate: Estate, pool: NodePool) -> Panel:
     )
     panel = _timeseries(
         f"{pool.name}: GPUs busy and idle",
-        f"Pool {pool.name} ({pool.gpus.count} {pool.gpus.model} per node{shape}): GPUs "
+        f"Pool {pool.name} ({' + '.join(f'{k.count} {k.model}' for k in pool.gpus.types)} "
+        f"per node{shape}): GPUs "
         "with any utilisation (busy) and without (idle), against what the blueprint "
         "installs.",
         "none",

@@ -160,7 +160,12 @@ def _billing_weights(estate: Estate, gpu_pools: list[NodePool]) -> list[str]:
     billing = ["CPU=1.0", "Mem=0.25G"]
     if estate.slurm.accounting is None:
         return billing
-    models = {gres_type(p): p.gpus.model for p in gpu_pools if p.gpus and not p.gpus.mig}
+    models = {
+        gres_type(p, kind): kind.model
+        for p in gpu_pools
+        if p.gpus and not p.gpus.mig
+        for kind in p.gpus.types
+    }
     # untyped GRES bill gres/gpu itself (checks keep them apart from typed ones)
     for kind in sorted(models, key=lambda k: (k is not None, k or "")):
         tres = f"GRES/gpu:{kind}" if kind else "GRES/gpu"
@@ -400,13 +405,14 @@ def gres_conf(estate: Estate) -> str:
                 "mig": bool(pool.gpus.mig),
                 "detect": gpu_autodetect(pool),
                 "gpus": gpu_gres(pool),
+                # one a type (whole GPUs): gres.conf names them where no AutoDetect finds them
                 "files": gpu_device_files(pool),
                 "shards": shards(pool),
                 "mps": mps_shares(pool),
                 # the mps line names the gpu lines' files (slurmd drops an mps File no gpu
                 # line names, src/plugins/gres/common/gres_c_s.c); an AutoDetect plugin
                 # (nvml, nvidia) finds them itself
-                "mps_files": None if gpu_autodetect(pool) else gpu_device_files(pool),
+                "mps_files": None if gpu_autodetect(pool) else ",".join(gpu_device_files(pool)),
             }
         )
     return _render(
@@ -610,6 +616,11 @@ def health_check_program(estate: Estate, pool: NodePool) -> str:
     if pool.gpus:
         low, high = gpu_memory_mib_range(estate.gpu_models[pool.gpus.model].memory_gb)
         context.update(gpu_memory_low=low, gpu_memory_high=high, mig=mig_instances(pool))
+        # a node of several types: (model, count, lowest and highest memory.total in MiB)
+        context["gpu_types"] = [
+            (kind.model, kind.count, *gpu_memory_mib_range(estate.gpu_models[kind.model].memory_gb))
+            for kind in pool.gpus.types
+        ]
     context["mounts"] = pool_mounts(estate, pool)
     context["real_memory"] = pool_real_memory(pool) if pool.memory_gb else 0
     return _render("healthcheck.sh.j2", estate, **context)

@@ -116,7 +116,8 @@ def _pool_facts(estate: Estate, index: CapacityIndex, pool: NodePool) -> PoolFac
         shape += f"{', ' if shape else ''}{pool.memory_gb} GB"
     gpus = "no GPUs"
     if pool.gpus:
-        gpus = f"{pool.gpus.count} {TIMES} {pool.gpus.model} per node = {pool.gpu_count} GPUs"
+        kinds = " + ".join(f"{kind.count} {TIMES} {kind.model}" for kind in pool.gpus.types)
+        gpus = f"{kinds} per node = {pool.gpu_count} GPUs"
     count, what = slots(pool)
     slot_text = ""
     if pool.gpus and pool.gpus.mig:

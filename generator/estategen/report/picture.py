@@ -118,7 +118,8 @@ def _pool_box(report: Report, facts: PoolFacts, x: float, y: float, largest: int
             (
                 "line",
                 clip(
-                    f"{pool.gpus.count}{TIMES} {pool.gpus.model} = {pool.gpu_count} GPUs",
+                    " + ".join(f"{kind.count}{TIMES} {kind.model}" for kind in pool.gpus.types)
+                    + f" = {pool.gpu_count} GPUs",
                     LINE_CHARS,
                 ),
             )

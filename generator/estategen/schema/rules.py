@@ -190,6 +190,19 @@ _GPUS = _dict(
         "autodetect": {"type": "string", "allowed": ["off", "nvml", "nvidia"]},
         # the device files gres.conf lists for the GPUs (File=), when not /dev/nvidia0..N-1
         "files": _list(_s(DEVICE_FILE), minlength=1, maxlength=16),
+        # the node's GPUs of other models, after these (Gres=gpu:p100:2,gpu:v100:2)
+        "other_types": _list(
+            _dict(
+                {
+                    "model": _name(required=True),
+                    "count": _int(1, 16, required=True),
+                    "gres_type": _s(GRES_TYPE),
+                    "files": _list(_s(DEVICE_FILE), minlength=1, maxlength=16),
+                }
+            ),
+            minlength=1,
+            maxlength=7,
+        ),
     }
 )
 _TAINT = _dict(
