@@ -87,7 +87,7 @@ SLURM_DAEMON_TESTS=(tests/test_slurm_engine.py tests/test_slurm_properties.py
     tests/test_slurm_health.py tests/test_slurm_elastic.py tests/test_slurm_rest_api.py
     tests/test_slurm_power_hybrid.py tests/test_slurm_scheduling.py
     tests/test_import_realworld.py tests/test_kubernetes_slinky.py tests/test_slurm_gres_import.py
-    tests/test_slurm_mps.py tests/test_slurm_shard.py)
+    tests/test_slurm_mps.py tests/test_slurm_shard.py tests/test_slurm_gpu_types.py)
 if (($# == 0)); then
     case "$release" in
         12) other=24.11 ;;

@@ -67,6 +67,25 @@ def test_a_pools_shards_come_back_from_its_gres(tmp_path: Path) -> None:
     assert after == before
 
 
+@pytest.mark.parametrize("files", [False, True])
+def test_a_pools_second_gpu_type_comes_back_with_its_device_files(
+    tmp_path: Path, files: bool
+) -> None:
+    """gpus.other_types renders a Gres of two types and a gres.conf line a type; import
+    reads both types (and each type's own device files) back."""
+    blueprint = yaml.safe_load((BLUEPRINTS / "lab.yaml").read_text())
+    (pool,) = [p for p in blueprint["node_pools"] if "gpus" in p and p["scheduler"] == "slurm"]
+    count = pool["gpus"]["count"]
+    pool["gpus"]["other_types"] = [{"model": "l40s-48gb", "count": 2}]
+    if files:
+        pool["gpus"]["files"] = [f"/dev/nvidia{n + 2}" for n in range(count)]
+        pool["gpus"]["other_types"][0]["files"] = ["/dev/nvidia0", "/dev/nvidia1"]
+    before, after = round_trip(tmp_path, yaml.safe_dump(blueprint, sort_keys=False))
+    assert re.search(r"^NodeName=.* Gres=gpu:\S+:\d+,gpu:l40s-48gb:2 ", before[0], re.MULTILINE)
+    assert len(re.findall(r"^NodeName=\S+ AutoDetect=off Name=gpu ", before[1], re.MULTILINE)) == 2
+    assert after == before
+
+
 @pytest.mark.parametrize("autodetect", ["off", "nvml"])
 def test_a_pools_autodetect_comes_back_from_its_own_gres_line(
     tmp_path: Path, autodetect: str
