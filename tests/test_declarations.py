@@ -1,7 +1,9 @@
 """A key declared in :mod:`estategen.declarations` needs nothing else: each declared key is in
 the schema with its bounds or words, in the reference with its documentation; a partition
 parameter is on the PartitionName line of a blueprint that sets it, and ``estategen import``
-reads that line back as the key; a QoS parameter is on the QoS's ``modify qos`` line (its
+reads that line back as the key; a node pool parameter is on the pool's NodeName line as the
+blueprint sets it, import reads it back as the key, and import refuses a site's value beyond
+the key's bounds; a QoS parameter is on the QoS's ``modify qos`` line (its
 default or unset word when left out), and ``estategen plan`` runs that line when it changes
 (import reads no QoS settings: a sacctmgr dump writes none). These tests run over the
 declarations, so a new one is tested as it is declared."""
@@ -17,9 +19,11 @@ import yaml
 
 from estategen import load, reference
 from estategen.declarations import (
+    NODE_POOL_PARAMETERS,
     PARTITION_PARAMETERS,
     QOS_PARAMETERS,
     Factor,
+    NodePoolParameter,
     OneOf,
     PartitionParameter,
     QosParameter,
@@ -45,9 +49,13 @@ EXAMPLES = [
     for parameter in PARTITION_PARAMETERS
     for example in parameter.examples
 ]
-DECLARED = [
-    pytest.param(parameter, id=parameter.path)
-    for parameter in (*PARTITION_PARAMETERS, *QOS_PARAMETERS)
+AnyParameter = PartitionParameter | QosParameter | NodePoolParameter
+EVERY: tuple[AnyParameter, ...] = (*PARTITION_PARAMETERS, *QOS_PARAMETERS, *NODE_POOL_PARAMETERS)
+DECLARED = [pytest.param(parameter, id=parameter.path) for parameter in EVERY]
+POOL_EXAMPLES = [
+    pytest.param(parameter, example, id=f"{parameter.key}={example}")
+    for parameter in NODE_POOL_PARAMETERS
+    for example in parameter.examples
 ]
 QOS_EXAMPLES = [
     pytest.param(parameter, example, id=f"{parameter.key}={example}")
@@ -85,7 +93,7 @@ def imported_partition(tmp_path: Path, conf: str, release: str) -> dict[str, Any
 
 @pytest.mark.parametrize("parameter", DECLARED)
 def test_a_declared_key_is_in_the_json_schema_with_its_bounds_words_and_default(
-    parameter: PartitionParameter | QosParameter,
+    parameter: AnyParameter,
 ) -> None:
     node = dict(key_nodes(json_schema()))[parameter.path]
     assert node["description"].startswith(parameter.description)
@@ -113,7 +121,7 @@ def test_a_declared_key_is_in_the_json_schema_with_its_bounds_words_and_default(
 
 @pytest.mark.parametrize("parameter", DECLARED)
 def test_a_declared_key_has_its_row_in_the_blueprint_reference(
-    parameter: PartitionParameter | QosParameter,
+    parameter: AnyParameter,
 ) -> None:
     (row,) = [line for line in reference.markdown().splitlines() if f"`{parameter.path}`" in line]
     assert parameter.description in row
@@ -155,6 +163,69 @@ def test_import_reads_the_old_name_of_a_declared_partition_parameter_as_its_key(
     assert written in conf
     old = conf.replace(written, f" {old_name}={parameter.slurm_text(example)}")
     assert imported_partition(tmp_path, old, release)[parameter.key] == example
+
+
+def lab_pool_setting(key: str, value: object) -> str:
+    """lab.yaml with its Slurm pool, a100, setting ``key``."""
+    blueprint = yaml.safe_load((BLUEPRINTS / "lab.yaml").read_text())
+    pool = blueprint["node_pools"][0]
+    assert (pool["name"], pool["scheduler"]) == ("a100", "slurm")
+    pool[key] = value
+    return yaml.safe_dump(blueprint, sort_keys=False)
+
+
+def node_line(blueprint: str) -> tuple[str, str, str]:
+    """The NodeName line of a blueprint's one Slurm pool, its slurm.conf, and the Slurm release
+    it targets."""
+    estate = validate_document(load.parse_blueprint(blueprint.encode(), "b.yaml")).estate
+    conf = slurm_conf(estate)
+    (line,) = re.findall(r"^NodeName=.*$", conf, re.MULTILINE)
+    return line, conf, estate.versions.slurm.text
+
+
+def imported_pool(tmp_path: Path, conf: str, release: str) -> tuple[dict[str, Any], str]:
+    """The one node pool ``estategen import`` builds from a slurm.conf, and its report."""
+    (tmp_path / "slurm.conf").write_text(conf)
+    imported = import_site(tmp_path / "slurm.conf", slurm_version=release)
+    (pool,) = yaml.safe_load(imported.text)["node_pools"]
+    return dict(pool), imported.text
+
+
+@pytest.mark.parametrize(("parameter", "example"), POOL_EXAMPLES)
+def test_a_declared_pool_parameter_set_in_the_blueprint_is_on_the_pool_node_line(
+    parameter: NodePoolParameter, example: object
+) -> None:
+    line, _, _ = node_line(lab_pool_setting(parameter.key, example))
+    assert f" {parameter.slurm}={example} " in f" {line} "
+    # left out, the line writes estategen's own value
+    blank, _, _ = node_line((BLUEPRINTS / "lab.yaml").read_text())
+    assert f" {parameter.slurm}=" in blank
+    assert f" {parameter.slurm}={example} " not in f" {blank} "
+
+
+@pytest.mark.parametrize(("parameter", "example"), POOL_EXAMPLES)
+def test_import_reads_a_declared_pool_parameter_back_as_the_blueprint_set_it(
+    tmp_path: Path, parameter: NodePoolParameter, example: object
+) -> None:
+    _, conf, release = node_line(lab_pool_setting(parameter.key, example))
+    assert imported_pool(tmp_path, conf, release)[0][parameter.key] == example
+
+
+@pytest.mark.parametrize("parameter", [pytest.param(p, id=p.key) for p in NODE_POOL_PARAMETERS])
+def test_import_refuses_a_site_value_of_a_declared_pool_parameter_beyond_its_bounds(
+    tmp_path: Path, parameter: NodePoolParameter
+) -> None:
+    """The pool keeps the nearest bound, and the report says the site's value was refused."""
+    example = parameter.examples[0]
+    line, conf, release = node_line(lab_pool_setting(parameter.key, example))
+    beyond = parameter.value.high + 1
+    site = conf.replace(
+        line, line.replace(f" {parameter.slurm}={example} ", f" {parameter.slurm}={beyond} ")
+    )
+    assert f" {parameter.slurm}={beyond} " in site
+    pool, report = imported_pool(tmp_path, site, release)
+    assert pool[parameter.key] == parameter.value.high
+    assert f"{parameter.slurm} out of range" in report
 
 
 def campus_setting(key: str, value: object) -> Estate:

@@ -9,7 +9,8 @@ one declaration, its field on the model, and its tests (tests/test_declarations.
 declaration without new test code).
 
 Kinds of key declared here so far: a partition's one-value parameters
-(:data:`PARTITION_PARAMETERS`) and a QoS's one-value settings (:data:`QOS_PARAMETERS`).
+(:data:`PARTITION_PARAMETERS`), a QoS's one-value settings (:data:`QOS_PARAMETERS`) and a node
+pool's whole-number NodeName parameters (:data:`NODE_POOL_PARAMETERS`).
 """
 
 from __future__ import annotations
@@ -247,12 +248,67 @@ QOS_PARAMETERS: tuple[QosParameter, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class NodePoolParameter:
+    """A node pool key that is one whole-number parameter of the pool's slurm.conf NodeName
+    line. The line always writes the parameter: the blueprint's value, else the one estategen
+    derives from the pool (slurm_facts.node_line says how). Import reads the site's value back
+    as the key's (the pool's shape: nodes that differ in it are different pools, but for
+    Weight, which host_weights holds host by host); a value beyond the bounds is refused and
+    the nearest bound kept."""
+
+    key: str  # the blueprint key under node_pools[]
+    slurm: str  # the parameter as slurm.conf(5) spells it
+    value: WholeNumber
+    description: str
+    examples: tuple[object, ...]
+    # what a change to it needs (schema.CHANGE_POLICIES)
+    change: tuple[str, ...]
+    # what slurmctld takes for a NodeName line without the parameter (slurm.conf(5)), which
+    # import reads as the site's value
+    slurm_default: int = 1
+    # how import's mapping names the key (after its path)
+    import_note: str = ""
+
+    @property
+    def path(self) -> str:
+        return f"node_pools[].{self.key}"
+
+
+# In the order the NodeName line writes them (memory in MiB up to 64 TiB, as a partition's;
+# Weight up to 4294967293, as host_weights' items). Both default to 1 in slurm.conf(5).
+NODE_POOL_PARAMETERS: tuple[NodePoolParameter, ...] = (
+    NodePoolParameter(
+        "real_memory_mib",
+        "RealMemory",
+        WholeNumber(1, 67_108_864),
+        "The nodes' exact RealMemory in MiB, as the site's slurm.conf has it. Without it "
+        "RealMemory is memory_gb less estategen's reserve (5%, at least 2 GiB, at most half). "
+        "At most memory_gb in MiB; the memory health check and the partitions' default memory "
+        "per CPU and per GPU follow it.",
+        (515000,),
+        change=("restart-slurm-daemons",),
+    ),
+    NodePoolParameter(
+        "weight",
+        "Weight",
+        WholeNumber(1, 4_294_967_293),
+        "Slurm node Weight; by default 1 for CPU nodes and 1 + GPU memory for GPU nodes, so "
+        "small jobs land on the smallest fitting hardware.",
+        (100,),
+        change=("scontrol-reconfigure",),
+        import_note="host_weights where hosts differ",
+    ),
+)
+
+
 def documentation() -> dict[str, dict[str, object]]:
     """The reference entry of each declared key, by key path, as data/schema-docs.yaml
     writes the keys not declared here."""
-    parameters: tuple[PartitionParameter | QosParameter, ...] = (
+    parameters: tuple[PartitionParameter | QosParameter | NodePoolParameter, ...] = (
         *PARTITION_PARAMETERS,
         *QOS_PARAMETERS,
+        *NODE_POOL_PARAMETERS,
     )
     return {
         parameter.path: {

@@ -15,7 +15,7 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.catalog import GpuModel, builtin_models, model_from_data
-from estategen.declarations import PARTITION_PARAMETERS, QOS_PARAMETERS
+from estategen.declarations import NODE_POOL_PARAMETERS, PARTITION_PARAMETERS, QOS_PARAMETERS
 from estategen.slurm_names import kubernetes_name
 
 
@@ -941,11 +941,10 @@ def _pool(index: int, p: Mapping[str, Any]) -> NodePool:
         features=tuple(p["features"]),
         labels=_frozen(dict(sorted(p["labels"].items()))),
         taints=tuple(Taint(t["key"], t["value"], t["effect"]) for t in p["taints"]),
-        weight=p.get("weight"),
+        **{d.key: p.get(d.key) for d in NODE_POOL_PARAMETERS},
         host_weights=tuple(p.get("host_weights", ())),
         health_checks=tuple(p["health_check"]["checks"]) if "health_check" in p else None,
         cloud=_cloud(p.get("cloud")),
-        real_memory_mib=p.get("real_memory_mib"),
         site_cloud=p.get("state") == "cloud",
         addresses=_expand_all(p.get("addresses"), addresses=True),
         max_pods=p.get("max_pods"),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from estategen import hostlist, slurmconf
+from estategen.declarations import NODE_POOL_PARAMETERS, NodePoolParameter
 from estategen.importer.converters import _LOWER_CASE, _WHOLE, Unsayable, _host, _lowered, _name
 from estategen.importer.gres import (
     SHARED,
@@ -63,14 +64,15 @@ _NODE_KEYS = {
     "socketsperboard",
     "corespersocket",
     "threadspercore",
-    "realmemory",
     "gres",
     "feature",
     "features",
-    "weight",
     "state",
     "nodeaddr",
+    *(parameter.slurm.lower() for parameter in NODE_POOL_PARAMETERS),
 }
+# the declared parameters the shape reads, by their keys
+_DECLARED = {parameter.key: parameter for parameter in NODE_POOL_PARAMETERS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +215,21 @@ def _node_shape(
             raise ConfSyntaxError(setting.where, f"{setting.key} must be a number")
         return int(setting.value)
 
+    def declared(parameter: NodePoolParameter) -> int:
+        """The line's value of a declared parameter (Slurm's default without it), mapped to
+        its key; beyond the key's bounds it is refused and the nearest bound kept."""
+        value = number(parameter.slurm, parameter.slurm_default)
+        setting = get(parameter.slurm)
+        low, high = parameter.value.low, parameter.value.high
+        if low <= value <= high:
+            note = f" ({parameter.import_note})" if parameter.import_note else ""
+            note_mapped(setting, f"{parameter.path}{note}")
+            return value
+        note_refused(
+            setting or record.settings[0], f"{parameter.slurm} out of range ({low} to {high})"
+        )
+        return min(max(value, low), high)
+
     boards = number("Boards", 1)
     sockets = number("Sockets", 0) or number("SocketsPerBoard", 0) * boards
     cores = number("CoresPerSocket", 1)
@@ -247,12 +264,7 @@ def _node_shape(
             note_mapped(cpus_setting, "node_pools[].cpu")
     if sockets > 16:
         sockets, cores = 1, sockets * cores
-    real = number("RealMemory", 1)  # slurm.conf(5): RealMemory defaults to 1
-    if not 1 <= real <= 67_108_864:
-        note_refused(get("RealMemory") or record.settings[0], "RealMemory out of range")
-        real = 1
-    else:
-        note_mapped(get("RealMemory"), "node_pools[].real_memory_mib")
+    real = declared(_DECLARED["real_memory_mib"])
     model, kind, count, typed = None, None, 0, True
     # the node's GPUs of other types than the first: (model, GRES type, count)
     others: tuple[tuple[str, str | None, int], ...] = ()
@@ -327,12 +339,7 @@ def _node_shape(
             if sources is not None:
                 key = shared.key.removeprefix("node_pools[].")
                 sources.setdefault(key, []).extend(lines)
-    weight = number("Weight", 1)
-    if not 1 <= weight <= 4_294_967_293:
-        note_refused(get("Weight") or record.settings[0], "Weight above 4294967293")
-        weight = 4_294_967_293
-    else:
-        note_mapped(get("Weight"), "node_pools[].weight (host_weights where hosts differ)")
+    weight = declared(_DECLARED["weight"])
     state = get("State")
     cloud = False
     if state is not None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from estategen.catalog import SHAPE_KEYS
 from estategen.declarations import (
+    NODE_POOL_PARAMETERS,
     PARTITION_PARAMETERS,
     QOS_PARAMETERS,
     Factor,
@@ -168,6 +169,7 @@ def _secret(**extra: Any) -> dict[str, Any]:
 
 
 _HOSTS = {"type": ["string", "list"], "check_with": "hostlists"}
+_POOL_PARAMETER = {p.key: p for p in NODE_POOL_PARAMETERS}
 _SHARING = _dict(
     {
         "time_slicing": _int(2, 64, meta={"description": "replicas per GPU (Kubernetes)"}),
@@ -284,7 +286,7 @@ _NODE_POOL = _dict(
             }
         ),
         "memory_gb": _int(1, 65_536),
-        "real_memory_mib": _int(1, 67_108_864),
+        **{p.key: _declared(p.value) for p in NODE_POOL_PARAMETERS},
         "gpus": _GPUS,
         "network": _dict(
             {
@@ -303,9 +305,8 @@ _NODE_POOL = _dict(
         # a Kubernetes pool's most pods per node; each provider's own bounds are a check
         # (facts.MAX_PODS_BOUNDS), this is the widest of them
         "max_pods": _int(1, MAX_PODS_CEILING),
-        "weight": _int(1, 4_294_967_293),
         # a Slurm pool's nodes' Weight one by one, in the order hosts names them
-        "host_weights": _list(_int(1, 4_294_967_293), minlength=1),
+        "host_weights": _list(_declared(_POOL_PARAMETER["weight"].value), minlength=1),
         "health_check": _POOL_HEALTH_CHECK,
         "cloud": _POOL_CLOUD,
         # State=CLOUD nodes the site's own programs create (slurm.power_saving)
