@@ -1,6 +1,8 @@
 """NVIDIA on Kubernetes: the device plugin chart's values (the plugin, GPU Feature Discovery,
-the MPS control daemon), the GPU Operator chart's values, and the two components no chart
-installs apart from the GPU Operator: the MIG manager and the DCGM exporter.
+the MPS control daemon), the GPU Operator chart's values, and two components written here:
+the MIG manager, which NVIDIA publishes as a chart only inside the GPU Operator, and the DCGM
+exporter, whose own chart (dcgm-exporter 4.8.3, from tag 4.6.0-4.8.3) the tests hold no copy
+of to render, so these objects stay proven by the tests that read them.
 
 The charts are NVIDIA's at the pinned tags (device plugin v0.20.0, GPU Operator v26.7.0); the
 hand-written objects follow mig-manager v0.15.0 and dcgm-exporter 4.6.0-4.8.3. The requirement
