@@ -414,8 +414,8 @@ HOMES = {name: "facts.py" for name in FORMER_COPIES} | {
     "host_label_runs": "facts.py",
     "HostLabelRun": "facts.py",
     # Slurm's default ports are schema defaults too, and the schema sits below the facts
-    "SLURMD_PORT": "model.py",
-    "SLURMCTLD_PORT": "model.py",
+    "SLURMD_PORT": "slurm.py",  # estategen/model/slurm.py
+    "SLURMCTLD_PORT": "slurm.py",
 }
 
 
