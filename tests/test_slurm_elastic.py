@@ -72,7 +72,17 @@ def elastic_blueprint() -> str:
 
 
 def gcloud_stub(log: Path, lab: SlurmLab) -> str:
-    """A gcloud that records its arguments and boots (starts slurmd) or deletes (stops it)."""
+    """A gcloud that records its arguments and boots (starts slurmd) or deletes (stops it).
+
+    The booted slurmd starts in a session of its own, as an instance's slurmd runs apart from
+    the ResumeProgram that created it: from 23.02 slurmscriptd runs ResumeProgram, and once it
+    exits kills its process group (SchedMD/slurm src/common/run_command.c at slurm-24-11-5-1,
+    run_command_waitpid_timeout: "_kill_pg(pid); /* kill children too */"). slurmd leaves that
+    group only in its daemon child's setsid() after the first fork (src/common/daemonize.c,
+    xdaemon), so a slurmd started in it was at times killed before it had logged a line, the
+    node never registered, and slurmctld set it DOWN at ResumeTimeout and requeued the job.
+    ``setsid -w`` moves it to a new session before the stub returns, and waits for it there.
+    """
     conf = lab.etc / "slurm.conf"
     spool = lab.work / "spool"
     pids = lab.work / "run"
@@ -91,7 +101,7 @@ def gcloud_stub(log: Path, lab: SlurmLab) -> str:
             if [ "$action" = create ]; then
                 mkdir -p "{spool}/$name"
                 # -b: report the boot time as now, as a new instance would
-                /usr/sbin/slurmd -b -N "$name" -f "{conf}" </dev/null
+                setsid -w /usr/sbin/slurmd -b -N "$name" -f "{conf}" </dev/null
             else
                 kill "$(cat "{pids}/slurmd-$name.pid")"
             fi
@@ -208,6 +218,10 @@ def test_a_job_creates_the_nodes_slurm_chose_and_idle_ones_are_deleted(lab: Lab)
         f"--machine-type={INSTANCE_TYPE} --image={IMAGE} --maintenance-policy=TERMINATE "
         "--labels=estategen-estate=cloudlab,estategen-pool=burst --quiet"
     ]
+    # the instance booted: its slurmd runs (and registers, within ResumeTimeout) ...
+    pidfile = lab.cluster.work / "run" / f"slurmd-{chosen[1]}.pid"
+    lab.cluster.wait_for(pidfile.exists, "the slurmd of the created instance")
+    # ... and the job ran on it
     lab.cluster.wait_for(
         lambda: "JobState=COMPLETED" in lab.cluster.run("scontrol", "show", "job", job),
         "the job completed on the created node",
