@@ -223,6 +223,16 @@ def test_cloud_nodes_are_state_cloud_with_the_power_saving_settings() -> None:
     assert "ResumeProgram" not in slurm_conf(estate())
 
 
+def test_from_slurm_23_11_cloud_nodes_register_from_their_address_without_a_parameter() -> None:
+    """RELEASE_NOTES 23.11: cloud_reg_addrs became the behaviour, and a 24.11 slurmctld logs
+    "The SlurmctldParameters option "cloud_reg_addrs" is defunct" where slurm.conf names it."""
+    pools = joined(CLOUD_POOL, 'versions: {slurm: "24.11"}')
+    conf = slurm_conf(estate(joined(pools, "slurm: {partitions: [{name: burst, pools: [burst]}]}")))
+    assert "\nSlurmctldParameters=idle_on_node_suspend\n" in conf
+    # only the comment over the parameters still names it
+    assert all(line.startswith("#") for line in conf.splitlines() if "cloud_reg_addrs" in line)
+
+
 def site_cloud_estate(saving: str = "") -> Estate:
     """SITE_CLOUD_POOL's estate with a partition over the cloud pool, and the
     slurm.power_saving keys ``saving`` adds to SITE_PROGRAMS' (none without it)."""

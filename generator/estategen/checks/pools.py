@@ -164,7 +164,8 @@ def cloud_options_not_owned(estate: Estate) -> Iterator[Finding]:
             yield issue(
                 f"slurm.options.{key}",
                 f"{owned[key.lower()]} is rendered by estategen for the estate's cloud nodes "
-                "(cloud_reg_addrs, PrivateData=cloud, TreeWidth); it cannot be passed through",
+                "(SlurmctldParameters, PrivateData=cloud, TreeWidth); it cannot be passed "
+                "through",
             )
 
 

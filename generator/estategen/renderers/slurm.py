@@ -675,6 +675,13 @@ def _power_saving(estate: Estate) -> dict[str, Any] | None:
         "suspend_timeout": saving.suspend_timeout,
         "exclude": ",".join(kept),
         "tree_width": CLOUD_TREE_WIDTH,
+        # a cloud node's address is the one its slurmd registers from: cloud_reg_addrs up to
+        # 23.02; 23.11 made that the behaviour and 24.11's slurmctld logs the option as
+        # defunct ("please remove it from slurm.conf"; RELEASE_NOTES 23.11)
+        "ctld_parameters": [
+            *([] if estate.versions.slurm.at_least("23.11") else ["cloud_reg_addrs"]),
+            "idle_on_node_suspend",
+        ],
     }
 
 
