@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from estategen import hostlist
-from estategen.facts import GPU_DEPLOY_LABELS, SWITCH_LABEL
+from estategen.kubernetes_facts import GPU_DEPLOY_LABELS, SWITCH_LABEL
 from estategen.renderers.ansible import group_name
 
 from conftest import BLUEPRINTS, run_cli

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from test_pulumi import run_project
 
-from estategen import estatediff, facts, load, pipeline
+from estategen import estatediff, facts, kubernetes_facts, load, pipeline
 from estategen.model import Estate
 from estategen.render import render
 from estategen.report.facts import build as build_report
@@ -174,9 +174,9 @@ def test_kubelet_registers_every_node_with_exactly_the_labels_nodes_yaml_records
             "labels"
         ], host
         assert deploy == (
-            dict.fromkeys(facts.GPU_DEPLOY_LABELS.values(), "true") if pool.gpus else {}
+            dict.fromkeys(kubernetes_facts.GPU_DEPLOY_LABELS.values(), "true") if pool.gpus else {}
         ), host
-        assert taints == [facts.node_taint(t) for t in pool.taints], host
+        assert taints == [kubernetes_facts.node_taint(t) for t in pool.taints], host
         assert "spec" not in patches[host], host
     if cluster == "onprem":  # switch labels differ per host, on both sides
         assert kubelet_registration(kubelet["k8s-l40s-04"])[0]["estategen.io/switch"] == "leaf-02"
@@ -225,30 +225,30 @@ def test_host_label_runs_are_consecutive_hosts_with_the_same_own_labels(
 ) -> None:
     estate = _switched(switches)
     pool = estate.pools_by_name["l40s"]
-    found = facts.host_label_runs(pool)
-    assert [(*run.hosts, run.labels[facts.SWITCH_LABEL]) for run in found] == runs
-    assert all(list(run.labels) == [facts.SWITCH_LABEL] for run in found)
+    found = kubernetes_facts.host_label_runs(pool)
+    assert [(*run.hosts, run.labels[kubernetes_facts.SWITCH_LABEL]) for run in found] == runs
+    assert all(list(run.labels) == [kubernetes_facts.SWITCH_LABEL] for run in found)
     assert [host for run in found for host in run.hosts] == list(pool.hosts)
     for run in found:
         for host in run.hosts:
-            assert facts.labels_of_host(estate, pool, host) == {
-                **facts.node_labels(estate, pool),
+            assert kubernetes_facts.labels_of_host(estate, pool, host) == {
+                **kubernetes_facts.node_labels(estate, pool),
                 **run.labels,
             }
-    assert facts.host_label_runs(estate.pools_by_name["plain"]) == []
+    assert kubernetes_facts.host_label_runs(estate.pools_by_name["plain"]) == []
 
 
 def test_node_labels_are_ones_kubelet_may_set_and_keep_what_nvidia_components_read() -> None:
     estate = estate_of(MESA)
     for pool in estate.kubernetes_pools:
         for host in pool.hosts or ("",):
-            labels = facts.labels_of_host(estate, pool, host)
-            assert all(facts.kubelet_may_set(key) for key in labels), labels
-    mig = facts.node_labels(estate, estate.pools_by_name["a100-mig"])
-    assert mig[facts.MIG_CONFIG_LABEL] == "a100-mig"
-    assert mig[facts.PLUGIN_CONFIG_LABEL] == "a100-mig"
-    gke = facts.node_labels(estate, estate.pools_by_name["gke-mig"])
-    assert facts.PLUGIN_CONFIG_LABEL not in gke  # GKE runs its own device plugin
+            labels = kubernetes_facts.labels_of_host(estate, pool, host)
+            assert all(kubernetes_facts.kubelet_may_set(key) for key in labels), labels
+    mig = kubernetes_facts.node_labels(estate, estate.pools_by_name["a100-mig"])
+    assert mig[kubernetes_facts.MIG_CONFIG_LABEL] == "a100-mig"
+    assert mig[kubernetes_facts.PLUGIN_CONFIG_LABEL] == "a100-mig"
+    gke = kubernetes_facts.node_labels(estate, estate.pools_by_name["gke-mig"])
+    assert kubernetes_facts.PLUGIN_CONFIG_LABEL not in gke  # GKE runs its own device plugin
 
 
 @pytest.mark.parametrize(
@@ -266,7 +266,7 @@ def test_node_labels_are_ones_kubelet_may_set_and_keep_what_nvidia_components_re
     ],
 )
 def test_kubelet_may_set_follows_node_restriction(key: str, allowed: bool) -> None:
-    assert facts.kubelet_may_set(key) is allowed
+    assert kubernetes_facts.kubelet_may_set(key) is allowed
 
 
 def test_program_builds_no_object_of_its_own() -> None:
@@ -339,8 +339,8 @@ def test_mig_counts_agree_in_gres_mig_parted_report_flavors_and_quotas(out: Path
     report_units = {f.key: f.units for f in build_report(estate).flavors}
     expected = {f"a100-sxm-80gb/{p}": 2 * 4 * n for p, n in LAYOUT.items()}
     assert report_units == expected
-    assert facts.quota_capacity(estate, "east") == expected
-    assert {f.key: f.units for f in facts.cluster_flavors(estate, "east")} == expected
+    assert kubernetes_facts.quota_capacity(estate, "east") == expected
+    assert {f.key: f.units for f in kubernetes_facts.cluster_flavors(estate, "east")} == expected
 
 
 def test_mig_layout_counts_profiles_whatever_their_order() -> None:
@@ -349,7 +349,7 @@ def test_mig_layout_counts_profiles_whatever_their_order() -> None:
     assert facts.mig_layout(pool) == LAYOUT
     assert facts.gpu_gres(pool) == [(p, 4 * n) for p, n in LAYOUT.items()]
     assert facts.mig_instances_per_gpu(pool) == 4
-    assert facts.quota_keys(pool) == [f"a100-sxm-80gb/{p}" for p in LAYOUT]
+    assert kubernetes_facts.quota_keys(pool) == [f"a100-sxm-80gb/{p}" for p in LAYOUT]
 
 
 # --- mounts, storage classes, groups ---------------------------------------------------------
@@ -383,7 +383,7 @@ def test_mounts_and_storage_classes_agree_in_ansible_report_and_manifests(
 # --- one definition --------------------------------------------------------------------------
 
 # Names that computed a fact in more than one place before facts.py: none may be defined (as a
-# function or a module constant) anywhere but facts.py.
+# function or a module constant) anywhere but its one home (HOMES).
 FORMER_COPIES = {
     "_node_labels",
     "node_labels",
@@ -406,13 +406,19 @@ FORMER_COPIES = {
 }
 
 
+# Kubernetes nodes' facts live in kubernetes_facts.py, the others in facts.py
+KUBERNETES_FACTS = {"node_labels", "quota_keys", "quota_capacity", "cluster_flavors"}
+
 # Other shared names and the one module that defines each.
-HOMES = {name: "facts.py" for name in FORMER_COPIES} | {
+HOMES = {
+    name: "kubernetes_facts.py" if name in KUBERNETES_FACTS else "facts.py"
+    for name in FORMER_COPIES
+} | {
     "MANIFEST": "output.py",
     "host_budget": "names.py",  # estategen/checks/names.py
     # a host's own labels: the inventory and the Node patches read the same runs
-    "host_label_runs": "facts.py",
-    "HostLabelRun": "facts.py",
+    "host_label_runs": "kubernetes_facts.py",
+    "HostLabelRun": "kubernetes_facts.py",
     # Slurm's default ports are schema defaults too, and the schema sits below the facts
     "SLURMD_PORT": "slurm.py",  # estategen/model/slurm.py
     "SLURMCTLD_PORT": "slurm.py",

@@ -21,7 +21,7 @@ from test_upstream import UPSTREAM
 
 from estategen import checks, load, model
 from estategen.catalog import builtin_models
-from estategen.facts import (
+from estategen.kubernetes_facts import (
     EKS_MAX_PODS,
     NodeResources,
     kubelet_reserved,
@@ -103,7 +103,7 @@ def test_the_slurmd_pods_of_a_hosted_pool_and_kueue_count_the_same_allocatable()
     """One function sizes both: a hosted pool's slurmd pod requests a node's allocatable
     (``facts.hosted_pod_cpus``, ``slurm_facts.hosted_pod_memory_mib``), and a Kueue quota of
     a whole node is the same amount."""
-    from estategen.facts import hosted_pod_cpus
+    from estategen.kubernetes_facts import hosted_pod_cpus
     from estategen.slurm_facts import hosted_pod_memory_mib
 
     (pool,) = estate_of(blueprint(0, 0)).node_pools

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from estategen import facts, load, pipeline
+from estategen import kubernetes_facts, load, pipeline
 from estategen.kubernetes import slinky
 from estategen.kubernetes import storage as k8s_storage
 from estategen.model import Estate
@@ -179,7 +179,7 @@ def test_gpu_daemonsets_run_only_where_mig_manager_has_not_paused_them(
     estate, _ = rendered(source)
     for pool in estate.pools_in_cluster(cluster):
         if pool.gpus and pool.provider == "on-prem":
-            registered = facts.registration_labels(estate, pool)
+            registered = kubernetes_facts.registration_labels(estate, pool)
             assert all(registered[label] == "true" for label in expected.values()), pool.name
 
 
@@ -238,11 +238,14 @@ def test_every_config_a_node_label_names_exists(source: str, cluster: str) -> No
     migs = [o for o in objs if o["kind"] == "ConfigMap" and "mig-parted" in o["metadata"]["name"]]
     layouts = yaml.safe_load(migs[0]["data"]["config.yaml"])["mig-configs"] if migs else {}
     for pool in estate.pools_in_cluster(cluster):
-        labels = facts.registration_labels(estate, pool)
-        if facts.PLUGIN_CONFIG_LABEL in labels:
-            assert labels[facts.PLUGIN_CONFIG_LABEL] in plugin
-        if labels.get(facts.MIG_CONFIG_LABEL, facts.MIG_DISABLED) != facts.MIG_DISABLED:
-            assert labels[facts.MIG_CONFIG_LABEL] in layouts
+        labels = kubernetes_facts.registration_labels(estate, pool)
+        if kubernetes_facts.PLUGIN_CONFIG_LABEL in labels:
+            assert labels[kubernetes_facts.PLUGIN_CONFIG_LABEL] in plugin
+        if (
+            labels.get(kubernetes_facts.MIG_CONFIG_LABEL, kubernetes_facts.MIG_DISABLED)
+            != kubernetes_facts.MIG_DISABLED
+        ):
+            assert labels[kubernetes_facts.MIG_CONFIG_LABEL] in layouts
 
 
 def test_a_changed_config_rolls_the_pods_that_read_it() -> None:
@@ -403,7 +406,7 @@ def test_the_device_plugin_charts_pods_run_on_every_gpu_node_and_on_no_other(
     # mesa's on-prem cluster has a CPU pool too
     assert {bool(p.gpus) for p in pools} == ({True, False} if source == MESA else {True})
     for pool in pools:
-        labels = dict(facts.registration_labels(estate, pool))
+        labels = dict(kubernetes_facts.registration_labels(estate, pool))
         taints = [(t.key, t.value, t.effect) for t in pool.taints]
         for spec in (plugin, gfd):
             assert schedules_on(spec, labels, taints) == bool(pool.gpus), pool.name
@@ -451,9 +454,9 @@ def test_operator_owns_runtime_class_nvidia_and_we_keep_ours_without_it() -> Non
 def test_mig_off_config_is_one_the_operator_accepts_as_default() -> None:
     """R2.2: ClusterPolicy restricts migManager.config.default to all-disabled or ''."""
     default = clusterpolicy_schema()["migManager"]["properties"]["config"]["properties"]["default"]
-    assert facts.MIG_DISABLED in default["enum"]
+    assert kubernetes_facts.MIG_DISABLED in default["enum"]
     assert values(MESA, "operator", "gpu-operator")["migManager"]["config"]["default"] == (
-        facts.MIG_DISABLED
+        kubernetes_facts.MIG_DISABLED
     )
 
 

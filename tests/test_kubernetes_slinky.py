@@ -24,8 +24,8 @@ from test_kubernetes_semantics import objects, one, rendered
 
 from estategen import hostlist, load, pipeline
 from estategen.errors import BlueprintInvalid
-from estategen.facts import KUBELET_RESERVATION_FLAGS
 from estategen.kubernetes import slinky
+from estategen.kubernetes_facts import KUBELET_RESERVATION_FLAGS
 from estategen.plan.compare import plan
 from estategen.render import render
 from estategen.write import with_manifest, write_tree

@@ -20,7 +20,7 @@ import yaml
 from test_facts import templated
 from test_pulumi import run_project
 
-from estategen import facts, load, pipeline
+from estategen import facts, kubernetes_facts, load, pipeline
 from estategen.errors import BlueprintInvalid
 from estategen.kubernetes import cloud
 from estategen.kubernetes.objects import ClusterView
@@ -189,9 +189,10 @@ def test_max_pods_outside_the_providers_bounds_is_refused_with_them(
 
 def test_more_pods_than_an_eks_instance_type_has_addresses_for_is_refused() -> None:
     """nodeadm lets a g6e.12xlarge node run its default network card's ENIs times their IPv4
-    addresses less one, plus 2 (facts.EKS_MAX_PODS, recomputed from instance-info.jsonl by
-    tests/test_kubernetes_allocatable.py): one more is refused, with the limit."""
-    limit = facts.EKS_MAX_PODS["g6e.12xlarge"]
+    addresses less one, plus 2 (kubernetes_facts.EKS_MAX_PODS, recomputed from
+    instance-info.jsonl by tests/test_kubernetes_allocatable.py): one more is refused, with the
+    limit."""
+    limit = kubernetes_facts.EKS_MAX_PODS["g6e.12xlarge"]
     errors = findings(with_max_pods(BLUEPRINT, "eks-l40s", limit + 1))
     ((_, message),) = [e for e in errors if e[0] == "node_pools[3].max_pods"]
     assert f"{limit + 1} pods per node" in message and f"at most {limit}" in message
@@ -313,12 +314,18 @@ def test_an_aks_pool_with_max_pods_reserves_memory_for_its_own_pod_count() -> No
     eviction threshold (learn.microsoft.com/azure/aks/node-resource-reservations): for 30
     pods, 650 MiB + 100, not 5050 + 100 as for AKS's most, 250."""
     pool = pool_of(estate_of(), "aksh100")
-    assert facts.pods_per_node(pool) == 30
-    assert facts.kubelet_reserved(pool).memory_mib == min(20 * 30 + 50, 1900 * 1024 // 4) + 100
+    assert kubernetes_facts.pods_per_node(pool) == 30
+    assert (
+        kubernetes_facts.kubelet_reserved(pool).memory_mib
+        == min(20 * 30 + 50, 1900 * 1024 // 4) + 100
+    )
     small = pool_of(estate_of(BLUEPRINT.replace("memory_gb: 1900", "memory_gb: 2")), "aksh100")
-    assert facts.kubelet_reserved(small).memory_mib == min(20 * 30 + 50, 2 * 1024 // 4) + 100
+    assert (
+        kubernetes_facts.kubelet_reserved(small).memory_mib
+        == min(20 * 30 + 50, 2 * 1024 // 4) + 100
+    )
     unset = pool_of(estate_of(without_max_pods(BLUEPRINT, "aksh100")), "aksh100")
-    assert facts.kubelet_reserved(unset).memory_mib == 20 * 250 + 50 + 100
+    assert kubernetes_facts.kubelet_reserved(unset).memory_mib == 20 * 250 + 50 + 100
 
 
 def test_an_eks_pool_with_max_pods_reserves_what_nodeadm_reserves_for_them() -> None:
@@ -329,10 +336,10 @@ def test_an_eks_pool_with_max_pods_reserves_what_nodeadm_reserves_for_them() -> 
     pool = pool_of(estate, "eks-l40s")
     user_data = node_pool_entry(estate, "aws", "eks-l40s")["launch_template"]["user_data"]
     pods = int(node_config(user_data)["spec"]["kubelet"]["maxPodsExpression"])
-    assert pods == facts.pods_per_node(pool) == 40
-    assert facts.kubelet_reserved(pool).memory_mib == 11 * 40 + 255 + 100
-    allocatable = facts.node_allocatable(pool)
-    capacity = facts.node_capacity(pool)
+    assert pods == kubernetes_facts.pods_per_node(pool) == 40
+    assert kubernetes_facts.kubelet_reserved(pool).memory_mib == 11 * 40 + 255 + 100
+    allocatable = kubernetes_facts.node_allocatable(pool)
+    capacity = kubernetes_facts.node_capacity(pool)
     assert allocatable is not None and capacity is not None
     assert allocatable.memory_mib == capacity.memory_mib - (11 * 40 + 255 + 100)
 
@@ -343,7 +350,7 @@ def test_gke_and_on_prem_reservations_do_not_depend_on_max_pods() -> None:
     for name in ("gke-h100", "onprem"):
         set_ = pool_of(estate_of(), name)
         unset = pool_of(estate_of(without_max_pods(BLUEPRINT, name)), name)
-        assert facts.kubelet_reserved(set_) == facts.kubelet_reserved(unset)
+        assert kubernetes_facts.kubelet_reserved(set_) == kubernetes_facts.kubelet_reserved(unset)
 
 
 # --- the plan --------------------------------------------------------------------------------

@@ -12,15 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from estategen.facts import (
-    Flavor,
-    cluster_flavors,
-    mig_instances_per_gpu,
-    pool_mounts,
-    quota_keys,
-    slurmd_port,
-    storage_classes,
-)
+from estategen.facts import mig_instances_per_gpu, pool_mounts, slurmd_port, storage_classes
+from estategen.kubernetes_facts import Flavor, cluster_flavors, quota_keys
 from estategen.model import Estate, KubernetesCluster, NodePool, Partition, QueueTeam
 
 # Every kind of capacity warning, with what it means for the people running the estate; each

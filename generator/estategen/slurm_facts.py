@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from estategen import hostlist
-from estategen.facts import gpu_gres, node_allocatable
+from estategen.facts import gpu_gres
+from estategen.kubernetes_facts import node_allocatable
 from estategen.model import Estate, NodePool, Partition
 
 # RealMemory and its reserve are derived in facts, because a Kubernetes node's capacity

@@ -8,15 +8,15 @@ from collections.abc import Iterator
 
 from estategen.checks.core import check
 from estategen.errors import Finding, issue
-from estategen.facts import (
+from estategen.facts import gres_type
+from estategen.kubernetes import slinky
+from estategen.kubernetes_facts import (
     HOSTED_AUTODETECT,
-    gres_type,
     hosted_gpu_backing,
     hosted_gpus,
     hosted_node_names,
     hosted_unnamed_backing,
 )
-from estategen.kubernetes import slinky
 from estategen.model import Estate, NodePool
 
 # rendered for Slurm pools hosted in Kubernetes, passed through otherwise

@@ -9,15 +9,15 @@ from collections.abc import Iterator
 
 from estategen.checks.core import check
 from estategen.errors import Finding, issue
-from estategen.facts import (
+from estategen.kubernetes import autoscaler, volcano
+from estategen.kubernetes.objects import ClusterView
+from estategen.kubernetes_facts import (
     AKS_POOL_NAME,
     aks_gpu_instance_profile,
     aks_mig_profiles,
     kubelet_may_set,
     quota_capacity,
 )
-from estategen.kubernetes import autoscaler, volcano
-from estategen.kubernetes.objects import ClusterView
 from estategen.model import Estate
 from estategen.slurm_names import kubernetes_name
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from estategen import hostlist
 from estategen.checks.core import article, check, choices
 from estategen.errors import Finding, issue
-from estategen.facts import EKS_MAX_PODS, kubelet_may_set, max_pods_bounds
+from estategen.kubernetes_facts import EKS_MAX_PODS, kubelet_may_set, max_pods_bounds
 from estategen.model import Estate, NodePool
 
 # slurm.conf keys estategen renders only for cloud nodes: refused in `slurm.options` when the

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from estategen.checks.core import check, choices
 from estategen.errors import Finding, issue
-from estategen.facts import quota_capacity
+from estategen.kubernetes_facts import quota_capacity
 from estategen.model import Estate
 
 

@@ -10,9 +10,9 @@ node role: with every group at zero there is no node of that role for it to run 
 
 from __future__ import annotations
 
-from estategen.facts import pods_per_node, registration_labels
 from estategen.kubernetes.nvidia import node_resources
 from estategen.kubernetes.objects import ClusterView, Obj
+from estategen.kubernetes_facts import pods_per_node, registration_labels
 from estategen.model import NodePool
 
 CHART = "cluster-autoscaler"

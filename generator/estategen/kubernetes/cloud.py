@@ -10,17 +10,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from estategen.facts import (
+from estategen.facts import mig_layout, replicas
+from estategen.kubernetes import autoscaler
+from estategen.kubernetes.objects import ClusterView, Obj
+from estategen.kubernetes_facts import (
     aks_gpu_instance_profile,
     kubelet_taint,
-    mig_layout,
     node_taint,
     pods_per_node,
     registration_labels,
-    replicas,
 )
-from estategen.kubernetes import autoscaler
-from estategen.kubernetes.objects import ClusterView, Obj
 from estategen.model import NodePool
 
 TAINT_EFFECTS = {

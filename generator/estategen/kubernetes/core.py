@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from estategen.facts import ESTATE_LABEL, labels_of_hosts
 from estategen.kubernetes import frameworks, kueue, volcano
 from estategen.kubernetes.objects import (
     NVIDIA_NAMESPACE,
@@ -13,6 +12,7 @@ from estategen.kubernetes.objects import (
     meta,
     team_users,
 )
+from estategen.kubernetes_facts import ESTATE_LABEL, labels_of_hosts
 from estategen.model import Team
 
 GID_ANNOTATION = "estategen.io/gid"

@@ -11,15 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from estategen.facts import (
-    MIG_LABEL,
-    MODEL_LABEL,
-    SWITCH_LABEL,
-    Flavor,
-    cluster_flavors,
-    mig_instances_per_gpu,
-    node_allocatable,
-)
+from estategen.facts import mig_instances_per_gpu
 from estategen.kubernetes.nvidia import config_text, mig_resource
 from estategen.kubernetes.objects import (
     FIELD_MANAGER,
@@ -28,6 +20,14 @@ from estategen.kubernetes.objects import (
     ClusterView,
     Obj,
     meta,
+)
+from estategen.kubernetes_facts import (
+    MIG_LABEL,
+    MODEL_LABEL,
+    SWITCH_LABEL,
+    Flavor,
+    cluster_flavors,
+    node_allocatable,
 )
 from estategen.model import KubernetesCluster, NodePool, QueueTeam, Team
 

@@ -17,15 +17,7 @@ import json
 from collections.abc import Mapping
 from importlib import resources
 
-from estategen.facts import (
-    GPU_DEPLOY_LABELS,
-    MIG_CONFIG_LABEL,
-    MIG_DISABLED,
-    PLUGIN_CONFIG_LABEL,
-    mig_layout,
-    mig_parted_layouts,
-    replicas,
-)
+from estategen.facts import mig_layout, replicas
 from estategen.kubernetes.objects import (
     NODE_NAME_ENV,
     NVIDIA_NAMESPACE,
@@ -36,6 +28,13 @@ from estategen.kubernetes.objects import (
     host_path,
     meta,
     require_node,
+)
+from estategen.kubernetes_facts import (
+    GPU_DEPLOY_LABELS,
+    MIG_CONFIG_LABEL,
+    MIG_DISABLED,
+    PLUGIN_CONFIG_LABEL,
+    mig_parted_layouts,
 )
 from estategen.model import NodePool
 from estategen.prometheus_rules import observability_rules

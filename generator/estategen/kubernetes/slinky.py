@@ -14,14 +14,14 @@ on-prem slurmrestd reads (``slurm.rest_api.jwt_key``, one key for both sides).
 
 from __future__ import annotations
 
-from estategen.facts import (
+from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, meta
+from estategen.kubernetes_facts import (
     MODEL_LABEL,
     POOL_LABEL,
     hosted_backing_pools,
     hosted_pod_cpus,
     node_taint,
 )
-from estategen.kubernetes.objects import ClusterView, HelmRelease, Obj, meta
 from estategen.model import SLURMCTLD_PORT, Estate, NodePool
 from estategen.slurm_facts import hosted_pod_memory_mib, node_line
 from estategen.slurm_names import kubernetes_name

@@ -20,7 +20,7 @@ get a ``kubernetes.io/no-provisioner`` class naming their static volumes.
 
 from __future__ import annotations
 
-from estategen.facts import POOL_LABEL, storage_classes
+from estategen.facts import storage_classes
 from estategen.kubernetes.objects import (
     TEAM_LABEL,
     ClusterView,
@@ -29,6 +29,7 @@ from estategen.kubernetes.objects import (
     ReleaseSecret,
     meta,
 )
+from estategen.kubernetes_facts import POOL_LABEL
 from estategen.model import NodePool, Storage, Team
 
 NFS_DRIVER = "nfs.csi.k8s.io"

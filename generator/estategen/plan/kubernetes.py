@@ -11,9 +11,9 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from estategen.facts import POOL_LABEL
 from estategen.kubernetes.core import JOBS_ROLE
 from estategen.kubernetes.objects import FIELD_MANAGER, KEPT_ON_PRUNE, POD_SECURITY, Obj
+from estategen.kubernetes_facts import POOL_LABEL
 from estategen.model import Estate, KubernetesCluster
 from estategen.plan.steps import Action, Change, pool_nodes
 from estategen.plan.values import differing, plain, short

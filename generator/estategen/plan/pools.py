@@ -10,7 +10,8 @@ from typing import Any
 
 from estategen import hostlist
 from estategen.estatediff import Delta
-from estategen.facts import kubelet_taint, pool_group
+from estategen.facts import pool_group
+from estategen.kubernetes_facts import kubelet_taint
 from estategen.model import Taint
 from estategen.plan.models import (
     MEANINGS,

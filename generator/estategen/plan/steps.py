@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from estategen import hostlist
-from estategen.facts import POOL_LABEL
 from estategen.kubernetes.objects import FIELD_MANAGER
+from estategen.kubernetes_facts import POOL_LABEL
 
 
 @dataclass(frozen=True, slots=True, order=True)

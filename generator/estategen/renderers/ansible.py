@@ -23,15 +23,11 @@ from importlib.resources.abc import Traversable
 from typing import Any
 
 from estategen import hostlist
-from estategen.facts import (
-    JWT_KEY_PATH,
-    group_name,
+from estategen.facts import JWT_KEY_PATH, group_name, mig_layout, pool_group, pool_mounts
+from estategen.kubernetes_facts import (
     host_label_runs,
     kubelet_taint,
-    mig_layout,
     pods_per_node,
-    pool_group,
-    pool_mounts,
     registration_labels,
 )
 from estategen.model import Estate, NodePool, Storage, shares_state_and_spool, slurm_build

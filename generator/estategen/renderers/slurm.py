@@ -14,15 +14,12 @@ from typing import Any
 from estategen import __version__, hostlist
 from estategen.declarations import PARTITION_PARAMETERS, QOS_PARAMETERS, QosParameter, Time
 from estategen.facts import (
-    HOSTED_AUTODETECT,
     JWT_KEY_PATH,
-    autodetected_hosted_pools,
     gpu_autodetect,
     gpu_gres,
     gpu_memory_mib_range,
     gres_type,
     health_checks,
-    hosted_node_names,
     mig_gres_type,
     mig_instances,
     pool_mounts,
@@ -32,6 +29,11 @@ from estategen.facts import (
     slurmctld_port_text,
     slurmd_port,
     topology_plugin,
+)
+from estategen.kubernetes_facts import (
+    HOSTED_AUTODETECT,
+    autodetected_hosted_pools,
+    hosted_node_names,
 )
 from estategen.model import (
     Estate,

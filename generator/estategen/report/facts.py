@@ -21,7 +21,8 @@ from estategen.capacity import (
     cluster_named,
     slots,
 )
-from estategen.facts import Flavor, mig_layout, pool_mounts
+from estategen.facts import mig_layout, pool_mounts
+from estategen.kubernetes_facts import Flavor
 from estategen.model import Estate, NodePool
 
 TIMES = "\N{MULTIPLICATION SIGN}"
