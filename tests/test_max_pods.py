@@ -20,7 +20,7 @@ import yaml
 from test_facts import templated
 from test_pulumi import run_project
 
-from estategen import facts, kubernetes_facts, load, pipeline
+from estategen import kubernetes_facts, load, pipeline
 from estategen.errors import BlueprintInvalid
 from estategen.kubernetes import cloud
 from estategen.kubernetes.objects import ClusterView
@@ -200,7 +200,7 @@ def test_more_pods_than_an_eks_instance_type_has_addresses_for_is_refused() -> N
 
 
 def test_max_pods_above_the_widest_bound_is_refused_by_the_schema() -> None:
-    errors = findings(with_max_pods(BLUEPRINT, "onprem", facts.MAX_PODS_CEILING + 1))
+    errors = findings(with_max_pods(BLUEPRINT, "onprem", kubernetes_facts.MAX_PODS_CEILING + 1))
     assert [p for p, _ in errors] == ["node_pools[0].max_pods"]
 
 
