@@ -101,8 +101,8 @@ def test_a_quota_of_the_whole_pool_is_its_nodes_allocatable_not_their_capacity()
 
 def test_the_slurmd_pods_of_a_hosted_pool_and_kueue_count_the_same_allocatable() -> None:
     """One function sizes both: a hosted pool's slurmd pod requests a node's allocatable
-    (``facts.hosted_pod_cpus``, ``slurm_facts.hosted_pod_memory_mib``), and a Kueue quota of
-    a whole node is the same amount."""
+    (``kubernetes_facts.hosted_pod_cpus``, ``slurm_facts.hosted_pod_memory_mib``), and a Kueue
+    quota of a whole node is the same amount."""
     from estategen.kubernetes_facts import hosted_pod_cpus
     from estategen.slurm_facts import hosted_pod_memory_mib
 

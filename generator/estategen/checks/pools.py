@@ -247,7 +247,7 @@ def site_cloud_pools(estate: Estate) -> Iterator[Finding]:
 @check
 def max_pods_fits_provider(estate: Estate) -> Iterator[Finding]:
     """`max_pods` is a Kubernetes node's setting (kubelet's maxPods, or the managed pool's),
-    within what the pool's provider accepts (facts.MAX_PODS_BOUNDS)."""
+    within what the pool's provider accepts (kubernetes_facts.MAX_PODS_BOUNDS)."""
     for pool in estate.node_pools:
         if pool.max_pods is None:
             continue

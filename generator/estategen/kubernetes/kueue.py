@@ -110,7 +110,8 @@ class KueueFlavor:
 
     @property
     def node_labels(self) -> dict[str, str]:
-        """The node labels (facts.node_labels sets them) that select the flavour's nodes."""
+        """The node labels (kubernetes_facts.node_labels sets them) that select the flavour's
+        nodes."""
         return {
             MODEL_LABEL: self.flavor.model,
             MIG_LABEL: str(self.flavor.profile is not None).lower(),

@@ -168,8 +168,8 @@ def extra_conf(estate: Estate, pool: NodePool) -> str:
 
 def resources(estate: Estate, pool: NodePool) -> Obj:
     """What one slurmd pod takes: what its node can allocate of the pool's CPUs and memory
-    (facts.hosted_pod_cpus, hosted_pod_memory_mib) and every GPU of the node, requested and
-    limited alike (extended resources such as GPUs cannot be overcommitted)."""
+    (kubernetes_facts.hosted_pod_cpus, hosted_pod_memory_mib) and every GPU of the node,
+    requested and limited alike (extended resources such as GPUs cannot be overcommitted)."""
     amounts: Obj = {
         "cpu": str(hosted_pod_cpus(pool)),
         "memory": f"{hosted_pod_memory_mib(pool)}Mi",
@@ -200,7 +200,7 @@ def nodeset(view: ClusterView, pool: NodePool) -> Obj:
         "replicas": pool.nodes_max,
         "scalingMode": "StatefulSet",
         # pods are <pool>-0, <pool>-1, ...; on the host network their Slurm nodes take the
-        # Kubernetes nodes' names (facts.hosted_node_names), which gres.conf names
+        # Kubernetes nodes' names (kubernetes_facts.hosted_node_names), which gres.conf names
         "ordinalPadding": 0,
         "slurmd": {
             "image": image(estate, "slurmd"),

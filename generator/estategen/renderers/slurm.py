@@ -342,10 +342,11 @@ def gres_conf(estate: Estate) -> str:
 
     A pool's device files are listed under its nodes' names. A hosted pool's slurmd pods use
     the host network and register under their Kubernetes node's name
-    (facts.hosted_node_names), which gres.conf can list only for nodes known in advance; the
-    nodes of a provider's pool (GKE, EKS, AKS) are named when created. For those, slurmd finds
-    the GPUs itself: one ``AutoDetect=nvidia`` line without NodeName, and ``AutoDetect=off``
-    for every node named here, which keeps each on-prem node as it was. Upstream, at the
+    (kubernetes_facts.hosted_node_names), which gres.conf can list only for nodes known in
+    advance; the nodes of a provider's pool (GKE, EKS, AKS) are named when created. For those,
+    slurmd finds the GPUs itself: one ``AutoDetect=nvidia`` line without NodeName, and
+    ``AutoDetect=off`` for every node named here, which keeps each on-prem node as it was.
+    Upstream, at the
     releases the hosted pods run (SchedMD/slurm slurm-25-11-7-1 and slurm-26-05-3-1):
 
     - a ``NodeName`` line applies only where its hostlist holds the node's name

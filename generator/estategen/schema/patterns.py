@@ -346,5 +346,5 @@ MPS_SHARES_MAX = 10_000
 # Slurm shards a GPU (gpus.sharing.shard)
 SHARDS_MAX = 1024
 # the most pods per node a pool's `max_pods` may name anywhere, so that a typo is refused;
-# each provider's own bounds are facts.MAX_PODS_BOUNDS
+# each provider's own bounds are kubernetes_facts.MAX_PODS_BOUNDS
 MAX_PODS_CEILING = 1024

@@ -303,7 +303,7 @@ _NODE_POOL = _dict(
         },
         "taints": _list(_TAINT, default=[]),
         # a Kubernetes pool's most pods per node; each provider's own bounds are a check
-        # (facts.MAX_PODS_BOUNDS), this is the widest of them
+        # (kubernetes_facts.MAX_PODS_BOUNDS), this is the widest of them
         "max_pods": _int(1, MAX_PODS_CEILING),
         # a Slurm pool's nodes' Weight one by one, in the order hosts names them
         "host_weights": _list(_declared(_POOL_PARAMETER["weight"].value), minlength=1),
