@@ -491,6 +491,24 @@ def test_an_untyped_gpu_gres_beside_a_typed_one_is_refused(tmp_path: Path) -> No
     assert not result.faithful
 
 
+def test_mig_instances_beside_whole_gpus_are_refused_and_the_whole_gpus_kept(
+    tmp_path: Path,
+) -> None:
+    result = imported(
+        tmp_path,
+        "NodeName=n1 CPUs=8 Gres=gpu:a100_3g.20gb:2,gpu:v100:2\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=gpu Type=a100_3g.20gb Count=2\n"
+        "NodeName=n1 Name=gpu Type=v100 File=/dev/nvidia[0-1]\n",
+    )
+    (pool,) = pools(result).values()
+    assert (pool["gpus"]["model"], pool["gpus"]["count"]) == ("v100", 2)
+    assert "mig" not in pool["gpus"] and "other_types" not in pool["gpus"]
+    found = outcome(result, "slurm.conf", 4, "Gres=gpu:a100_3g.20gb")
+    assert found.kind == "refused" and "MIG instances beside whole GPUs" in found.target
+    one_outcome_each(result)
+    assert not result.faithful
+
+
 def test_shards_on_a_node_of_two_gpu_types_are_refused(tmp_path: Path) -> None:
     result = imported(
         tmp_path,

@@ -421,6 +421,14 @@ def _node_gres(
             )
             continue
         kind = parts[1] if len(parts) == 3 else gres_type or "gpu"
+        if len(parts) == 3 and _MIG_PROFILE.fullmatch(kind):
+            # (a Gres= of MIG instances alone is read by _mig_gres)
+            note_refused(
+                part,
+                "MIG instances beside whole GPUs on one node: a MIG pool's GPUs are all of "
+                "one model and partitioned alike (gpus.mig)",
+            )
+            continue
         try:
             count = int(parts[-1].split("(")[0])
         except ValueError:
