@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from functools import cache
@@ -435,3 +436,151 @@ def test_a_repository_the_engine_cannot_read_is_refused_at_its_key(
     found = [(f.path, f.message) for f in refused.value.findings if f.level == "error"]
     assert [p for p, _ in found] == [path], found
     assert words in found[0][1]
+
+
+# --- Secrets kept in Git, encrypted with SOPS (gitops.sops) ----------------------------------
+
+FRONTIER = (BLUEPRINTS / "frontier.yaml").read_text()
+GCP_GITOPS = """\
+      gitops: {engine: argocd, repository: "https://git.frontier.example/platform/estate.git",
+               branch: production, path: rendered/frontier}
+"""
+GCP_SOPS = """\
+      gitops: {engine: flux, repository: "https://git.frontier.example/platform/estate.git",
+               path: rendered/frontier, sops: {path: secrets/gcp, secret: sops-age}}
+"""
+
+
+@cache
+def gcp_with_sops() -> dict[str, bytes]:
+    """frontier's gcp cluster (hosted Slurm: its objects name the Slurm key Secrets) synced
+    by Flux with its Secrets kept encrypted in secrets/gcp."""
+    assert FRONTIER.count(GCP_GITOPS) == 1
+    estate, errors = outcome(FRONTIER.replace(GCP_GITOPS, GCP_SOPS))
+    assert errors == []
+    return {p: f.content for p, f in render(estate).items()}
+
+
+def test_flux_applies_the_encrypted_secrets_before_the_releases_and_objects_that_read_them(
+    tmp_path: Path,
+) -> None:
+    """kustomize-controller v1.9.4 docs/spec/v1/kustomizations.md, "Decryption": a
+    Kustomization with ``decryption.provider: sops`` decrypts the SOPS-encrypted Secrets it
+    applies with the keys of the Secret ``decryption.secretRef`` names, in its own namespace;
+    ``dependsOn`` holds a Kustomization until those it names are Ready. The Secrets come
+    first: the charts and the hosted Slurm pods read them when they start. A Secret is
+    created only in a namespace that exists, so Slurm's namespace (the folder creates it)
+    comes in a stage before them, and the folder's sync leaves it out: one stage owns it."""
+    files = gcp_with_sops()
+    sync = documents_of(files["gitops/gcp/sync.yaml"])
+    kustomizations = {o["metadata"]["name"]: o for o in sync if o["kind"] == "Kustomization"}
+    assert list(kustomizations) == [
+        "frontier-gcp-namespaces",
+        "frontier-gcp-secrets",
+        "frontier-gcp-releases",
+        "frontier-gcp",
+    ]
+    first = kustomizations["frontier-gcp-namespaces"]["spec"]
+    assert first["path"] == "./rendered/frontier/gitops/gcp/namespaces"
+    assert "dependsOn" not in first
+    secrets = kustomizations["frontier-gcp-secrets"]["spec"]
+    assert secrets["path"] == "./secrets/gcp"
+    assert secrets["decryption"] == {"provider": "sops", "secretRef": {"name": "sops-age"}}
+    assert secrets["dependsOn"] == [{"name": "frontier-gcp-namespaces"}]
+    assert kustomizations["frontier-gcp-releases"]["spec"]["dependsOn"] == [
+        {"name": "frontier-gcp-secrets"}
+    ]
+    assert kustomizations["frontier-gcp"]["spec"]["dependsOn"] == [
+        {"name": "frontier-gcp-releases"}
+    ]
+    for obj in sync:
+        assert crd_of(obj, FLUX).validate(obj) == [], key(obj)
+    for path, content in files.items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+    stage = kustomize(tmp_path / "gitops/gcp/namespaces")
+    assert [key(o) for o in stage] == [("Namespace", None, "slurm")]
+    synced = kustomize(tmp_path / "gitops/gcp/objects")
+    assert ("Namespace", None, "slurm") not in [key(o) for o in synced]
+    assert ("Namespace", None, "slurm") in [key(o) for o in kustomize(tmp_path / "kubernetes/gcp")]
+
+
+def test_the_readme_writes_each_secret_the_folder_names_into_the_encrypted_folder(
+    tmp_path: Path,
+) -> None:
+    """The README's commands for the SOPS folder, run as written (``kubectl create secret
+    --dry-run=client``, the real Debian kubectl, with the blueprint's secret values in
+    files): each writes the Secret the cluster's objects name, in its namespace with its
+    keys, into ``gitops.sops.path`` as the README's folder reaches it."""
+    kubectl = shutil.which("kubectl")
+    assert kubectl, "kubectl (Debian kubernetes-client) is missing: run scripts/test.sh"
+    files = gcp_with_sops()
+    readme = files["kubernetes/gcp/README.md"].decode()
+    by_hand = [
+        line.split()
+        for line in readme.splitlines()
+        # the numbered steps' code is indented under them
+        if line.startswith("   ") and "create secret generic" in line
+    ]
+    # the Secrets the by-hand steps create: (namespace, name)
+    wanted = {
+        (words[words.index("--namespace") + 1], words[words.index("generic") + 1])
+        for words in by_hand
+    }
+    assert ("slurm", "slurm-auth-jwt") in wanted
+    sops_lines = [line for line in readme.splitlines() if "--dry-run=client" in line]
+    assert len(sops_lines) == len(wanted)
+    assert sum(line.startswith("sops --encrypt ") for line in readme.splitlines()) == len(wanted)
+    here = tmp_path / "rendered/frontier/kubernetes/gcp"
+    here.mkdir(parents=True)
+    (tmp_path / "secrets/gcp").mkdir(parents=True)
+    key_file = tmp_path / "key"
+    key_file.write_text("secret value\n")
+    written_secrets = set()
+    for line in sops_lines:
+        command = re.sub(r"<file holding [^>]+>", str(key_file), line)
+        subprocess.run(
+            command.replace("kubectl ", f"{kubectl} ", 1),
+            shell=True,
+            cwd=here,
+            check=True,
+            timeout=60,
+        )
+        target = (here / command.split("> ")[-1]).resolve()
+        assert target.parent == (tmp_path / "secrets/gcp").resolve()
+        secret = yaml.safe_load(target.read_text())
+        assert secret["kind"] == "Secret"
+        assert secret["data"]
+        written_secrets.add((secret["metadata"]["namespace"], secret["metadata"]["name"]))
+    assert written_secrets == wanted
+    # the objects name exactly these Secrets of their namespace
+    named = {
+        ("slurm", ref["name"])
+        for obj in documents_of(files["kubernetes/gcp/slurm.yaml"])
+        for ref in _secret_refs(obj)
+    }
+    assert named == {w for w in wanted if w[0] == "slurm"}
+
+
+def _secret_refs(value: Any) -> list[Obj]:
+    """Every ``secretKeyRef``/``secretRef`` (and Slinky's ``*KeyRef``) mapping in ``value``."""
+    found: list[Obj] = []
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if name.endswith(("KeyRef", "secretRef")) and isinstance(item, dict):
+                found.append(item)
+            else:
+                found += _secret_refs(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += _secret_refs(item)
+    return found
+
+
+def test_without_sops_a_flux_cluster_has_no_secrets_kustomization() -> None:
+    sync = documents_of(_files("frontier.yaml")["gitops/train/sync.yaml"])
+    assert [o["metadata"]["name"] for o in sync if o["kind"] == "Kustomization"] == [
+        "frontier-train-releases",
+        "frontier-train",
+    ]

@@ -430,3 +430,52 @@ def test_argo_cd_is_given_no_secret_name() -> None:
         "kubernetes.clusters[0].gitops.secret",
         "finds a repository's credentials by its URL",
     )
+
+
+# --- gitops_sops_secrets -----------------------------------------------------------------------
+
+FLUX_HTTPS = "engine: flux, repository: 'https://git.example.org/p/e'"
+
+
+def test_gitops_sops_secrets_passes_a_flux_cluster_with_a_folder_the_site_keeps() -> None:
+    settings = f"{{{FLUX_HTTPS}, sops: {{path: secrets/lab-k8s, secret: sops-age}}}}"
+    assert run(checks.gitops_sops_secrets, gitops(settings)) == []
+    sops = estate(gitops(settings)).kubernetes_clusters[0].gitops.sops
+    assert (sops.folder, sops.key_secret) == ("secrets/lab-k8s", "sops-age")
+    # beside the render output, or in its folder but outside what estategen writes
+    inside = f"{{{FLUX_HTTPS}, path: build/lab, sops: {{path: build/lab/secrets, secret: k}}}}"
+    assert run(checks.gitops_sops_secrets, gitops(inside)) == []
+
+
+def test_argo_cd_is_given_no_sops_folder() -> None:
+    only(
+        run(
+            checks.gitops_sops_secrets,
+            gitops(
+                "{engine: argocd, repository: 'https://h/p/e', "
+                "sops: {path: secrets/lab, secret: sops-age}}"
+            ),
+        ),
+        "kubernetes.clusters[0].gitops.sops",
+        "decrypts SOPS only through a config management plugin",
+    )
+
+
+@pytest.mark.parametrize(
+    ("folder", "path", "words"),
+    [
+        (".", ".", "the repository's root"),
+        ("build/lab/kubernetes/secrets", "build/lab", "a folder estategen writes"),
+        ("gitops", ".", "a folder estategen writes"),
+        ("out/gitops/lab-k8s", "out", "a folder estategen writes"),
+    ],
+)
+def test_the_sops_folder_is_neither_the_root_nor_one_estategen_writes(
+    folder: str, path: str, words: str
+) -> None:
+    settings = f"{{{FLUX_HTTPS}, path: '{path}', sops: {{path: '{folder}', secret: sops-age}}}}"
+    only(
+        run(checks.gitops_sops_secrets, gitops(settings)),
+        "kubernetes.clusters[0].gitops.sops.path",
+        words,
+    )

@@ -4,12 +4,14 @@ EKS Cluster Autoscaler's tags, queue engines and training frameworks.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator
 
 from estategen.checks.core import check
 from estategen.errors import Finding, issue
 from estategen.kubernetes import autoscaler, volcano
+from estategen.kubernetes.gitops import CLUSTERS_FOLDER, ENGINES_FOLDER
 from estategen.kubernetes.objects import ClusterView
 from estategen.kubernetes_facts import (
     AKS_POOL_NAME,
@@ -252,6 +254,46 @@ def gitops_repository_access(estate: Estate) -> Iterator[Finding]:
                 "Flux reads an ssh:// repository only with the key of a Secret its "
                 "GitRepository names: set `secret` to the name of a Secret in flux-system "
                 "(`flux create secret git NAME --url=...`), or use the https URL",
+            )
+
+
+@check
+def gitops_sops_secrets(estate: Estate) -> Iterator[Finding]:
+    """Flux decrypts SOPS-encrypted Secrets itself (kustomize-controller v1.9.4
+    docs/spec/v1/kustomizations.md, Decryption); Argo CD v3.5.1 applies what it reads as it
+    is, decrypting only through a config management plugin. The encrypted folder is the
+    site's: not the repository's root (Flux would apply every manifest of it) and not a
+    folder estategen writes."""
+    for cluster in estate.kubernetes_clusters:
+        gitops = cluster.gitops
+        if gitops is None or gitops.sops is None:
+            continue
+        if gitops.engine != "flux":
+            yield issue(
+                f"{gitops.path}.sops",
+                "Argo CD applies the Secrets it reads from Git as they are and decrypts SOPS "
+                "only through a config management plugin estategen does not install: remove "
+                "`sops` and create the Secrets as the cluster README says, or use engine flux",
+            )
+            continue
+        folder = posixpath.normpath(gitops.sops.folder)
+        rendered = [
+            posixpath.normpath(posixpath.join(gitops.folder, top))
+            for top in (CLUSTERS_FOLDER, ENGINES_FOLDER)
+        ]
+        if folder == "." or any(
+            folder == tree or folder.startswith(f"{tree}/") for tree in rendered
+        ):
+            yield issue(
+                f"{gitops.path}.sops.path",
+                f"the encrypted Secrets' folder {gitops.sops.folder!r} is "
+                + (
+                    "the repository's root, whose every manifest Flux would apply"
+                    if folder == "."
+                    else "in a folder estategen writes (" + ", ".join(rendered) + ")"
+                )
+                + ": give a folder of the repository the site keeps, such as "
+                f"secrets/{cluster.name}",
             )
 
 

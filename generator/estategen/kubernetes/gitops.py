@@ -31,6 +31,9 @@ from estategen.kubernetes.objects import HelmRelease, Obj, UpstreamManifest, met
 from estategen.model import Estate, GitOps, KubernetesCluster
 from estategen.yamltext import manifest
 
+# the render output's folders of the clusters' manifests and of their engines' objects
+CLUSTERS_FOLDER = "kubernetes"
+ENGINES_FOLDER = "gitops"
 FLUX_NAMESPACE = "flux-system"
 ARGOCD_NAMESPACE = "argocd"
 # the media type of a Helm chart's layer in an OCI artifact (OCIRepository layerSelector)
@@ -60,13 +63,13 @@ def repository_path(gitops: GitOps, *parts: str) -> str:
 def cluster_folder(cluster: KubernetesCluster) -> str:
     """``kubernetes/<cluster>``: the cluster's manifests, which the engine syncs (and the
     renderers write)."""
-    return f"kubernetes/{cluster.name}"
+    return f"{CLUSTERS_FOLDER}/{cluster.name}"
 
 
 def engine_folder(cluster: KubernetesCluster) -> str:
     """Where the engine's objects are written: beside ``kubernetes/``, as kustomize builds an
     overlay only outside the folder it takes as its base."""
-    return f"gitops/{cluster.name}"
+    return f"{ENGINES_FOLDER}/{cluster.name}"
 
 
 def release_namespaces(releases: Sequence[HelmRelease], namespaces: Sequence[Obj]) -> list[Obj]:
@@ -77,15 +80,26 @@ def release_namespaces(releases: Sequence[HelmRelease], namespaces: Sequence[Obj
     return [copy.deepcopy(n) for n in namespaces if n["metadata"]["name"] in wanted]
 
 
-def objects_kustomization(cluster: KubernetesCluster, owned_by_releases: Sequence[Obj]) -> Obj:
+def secret_namespaces(
+    secrets: Sequence[str], folder: Sequence[Obj], owned_by_releases: Sequence[Obj]
+) -> list[Obj]:
+    """The folder's Namespaces the Secrets of a SOPS folder go into (Slurm's, for its key
+    Secrets), unless the releases stage applies them: a namespaces stage applies them
+    before the Secrets, and the folder's sync leaves them out, so one stage owns each."""
+    taken = {n["metadata"]["name"] for n in owned_by_releases}
+    wanted = set(secrets) - taken
+    return [copy.deepcopy(n) for n in folder if n["metadata"]["name"] in wanted]
+
+
+def objects_kustomization(cluster: KubernetesCluster, owned_elsewhere: Sequence[Obj]) -> Obj:
     """``gitops/<cluster>/objects/``: the cluster's folder as its kustomization lists it, less
-    the Namespaces the releases stage applies (a strategic-merge ``$patch: delete`` each)."""
+    the Namespaces another stage applies (a strategic-merge ``$patch: delete`` each)."""
     out: Obj = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
         "resources": [f"../../../{cluster_folder(cluster)}"],
     }
-    if owned_by_releases:
+    if owned_elsewhere:
         out["patches"] = [
             {
                 "patch": manifest(
@@ -97,7 +111,7 @@ def objects_kustomization(cluster: KubernetesCluster, owned_by_releases: Sequenc
                     }
                 )
             }
-            for n in owned_by_releases
+            for n in owned_elsewhere
         ]
     return out
 
@@ -243,14 +257,45 @@ def flux_releases(
     return objs
 
 
-def flux_sync(estate: Estate, cluster: KubernetesCluster, gitops: GitOps) -> list[Obj]:
+def flux_sync(
+    estate: Estate, cluster: KubernetesCluster, gitops: GitOps, namespaces_stage: bool = False
+) -> list[Obj]:
     """The objects applied once: the repository, a Kustomization that installs the releases and
-    waits until they are ready, and the folder's Kustomization, which depends on it."""
+    waits until they are ready, and the folder's Kustomization, which depends on it. With
+    ``sops``, a Kustomization applying the encrypted Secrets comes first (the charts and the
+    folder's objects read them at start), after one applying the Namespaces they go into
+    when the folder creates those (``namespaces_stage``)."""
     name = sync_name(estate, cluster)
     base = engine_folder(cluster)
     releases = f"{name}-releases"
+    objs = [_flux_git_repository(name, gitops.repository, {"branch": gitops.branch}, gitops.secret)]
+    after: dict[str, Any] = {}
+    if gitops.sops is not None:
+        if namespaces_stage:
+            namespaces = f"{name}-namespaces"
+            objs.append(
+                _flux_kustomization(
+                    namespaces,
+                    name,
+                    repository_path(gitops, base, "namespaces"),
+                    SOURCE_INTERVAL,
+                )
+            )
+            after = {"dependsOn": [{"name": namespaces}]}
+        secrets = f"{name}-secrets"
+        objs.append(
+            _flux_kustomization(
+                secrets,
+                name,
+                posixpath.normpath(gitops.sops.folder),
+                SOURCE_INTERVAL,
+                decryption={"provider": "sops", "secretRef": {"name": gitops.sops.key_secret}},
+                **after,
+            )
+        )
+        after = {"dependsOn": [{"name": secrets}]}
     return [
-        _flux_git_repository(name, gitops.repository, {"branch": gitops.branch}, gitops.secret),
+        *objs,
         _flux_kustomization(
             releases,
             name,
@@ -258,6 +303,7 @@ def flux_sync(estate: Estate, cluster: KubernetesCluster, gitops: GitOps) -> lis
             SOURCE_INTERVAL,
             wait=True,
             timeout=RELEASE_INTERVAL,
+            **after,
         ),
         _flux_kustomization(
             name,

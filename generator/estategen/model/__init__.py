@@ -25,6 +25,7 @@ from estategen.model.kubernetes import (
     PriorityClass,
     Queues,
     QueueTeam,
+    SopsSecrets,
 )
 from estategen.model.pools import (
     CloudNodes,
@@ -129,6 +130,7 @@ __all__ = [
     "SlurmPackages",
     "SlurmPaths",
     "SlurmSite",
+    "SopsSecrets",
     "Storage",
     "Taint",
     "Team",

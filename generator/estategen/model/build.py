@@ -15,7 +15,14 @@ from estategen.catalog import builtin_models, model_from_data
 from estategen.declarations import NODE_POOL_PARAMETERS, PARTITION_PARAMETERS, QOS_PARAMETERS
 from estategen.model.estate import AlertThresholds, Estate, Observability, Storage
 from estategen.model.identity import Directory, Identity, Team, User
-from estategen.model.kubernetes import GitOps, KubernetesCluster, PriorityClass, Queues, QueueTeam
+from estategen.model.kubernetes import (
+    GitOps,
+    KubernetesCluster,
+    PriorityClass,
+    Queues,
+    QueueTeam,
+    SopsSecrets,
+)
 from estategen.model.pools import CloudNodes, Cpu, Gpus, GpuType, NodePool, Sharing, Taint
 from estategen.model.slurm import (
     ACCOUNTING_ENFORCE,
@@ -444,6 +451,7 @@ def _gitops(g: Mapping[str, Any] | None, estate: str, path: str) -> GitOps | Non
         # where `estategen render` writes the output unless told otherwise
         folder=g.get("path") or f"build/{estate}",
         secret=g.get("secret"),
+        sops=SopsSecrets(g["sops"]["path"], g["sops"]["secret"]) if g.get("sops") else None,
     )
 
 

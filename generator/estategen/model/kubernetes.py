@@ -45,6 +45,16 @@ class PriorityClass:
 
 
 @dataclass(frozen=True, slots=True)
+class SopsSecrets:
+    """Flux only: the Secrets a cluster's folder names, kept in Git encrypted with SOPS."""
+
+    # the repository folder holding the encrypted Secrets (kept by the site, not rendered)
+    folder: str
+    # the Secret in flux-system with the private key (age or OpenPGP) that decrypts them
+    key_secret: str
+
+
+@dataclass(frozen=True, slots=True)
 class GitOps:
     """The engine that syncs a cluster's folder from Git, and where it finds the folder."""
 
@@ -57,6 +67,7 @@ class GitOps:
     # Flux: the Secret in flux-system with the repository's credentials (GitRepository
     # spec.secretRef); Argo CD finds its repository credentials by URL instead
     secret: str | None = None
+    sops: SopsSecrets | None = None
 
 
 @dataclass(frozen=True, slots=True)

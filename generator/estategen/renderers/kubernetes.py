@@ -8,6 +8,8 @@ that names chart, version and namespace, in the order to install them.
 
 from __future__ import annotations
 
+import posixpath
+import textwrap
 from typing import Any
 
 from estategen.kubernetes import (
@@ -20,7 +22,7 @@ from estategen.kubernetes import (
 )
 from estategen.kubernetes.gitops import cluster_folder
 from estategen.kubernetes.objects import FIELD_MANAGER, ClusterView, HelmRelease, Obj
-from estategen.model import Estate, KubernetesCluster
+from estategen.model import Estate, GitOps, KubernetesCluster
 from estategen.output import Files, renderer, text
 from estategen.yamltext import manifest
 
@@ -76,6 +78,18 @@ def _kustomization(resources: list[str]) -> Obj:
     }
 
 
+def _before_secrets(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -> list[Obj]:
+    """The folder's Namespaces a Flux namespaces stage applies before the SOPS Secrets."""
+    if cluster.gitops is None or cluster.gitops.sops is None or cluster.gitops.engine != "flux":
+        return []
+    secrets = [*release_secrets(built), *slurm_secrets(ClusterView.of(estate, cluster))]
+    return gitops.secret_namespaces(
+        [namespace for namespace, _, _ in secrets],
+        [o for objs in built.files.values() for o in objs if o["kind"] == "Namespace"],
+        gitops.release_namespaces(built.releases, built.files.get("namespaces.yaml", [])),
+    )
+
+
 def gitops_files(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -> Files:
     """``gitops/<cluster>/``: the engine's objects, which the cluster's kustomization does not
     list: what is applied once, the folder the engine syncs the releases from, and the
@@ -86,11 +100,17 @@ def gitops_files(estate: Estate, cluster: KubernetesCluster, built: ClusterObjec
     header = HEADER.format(estate=estate.name)
     base = gitops.engine_folder(cluster)
     namespaces = gitops.release_namespaces(built.releases, built.files.get("namespaces.yaml", []))
+    before_secrets = _before_secrets(estate, cluster, built)
     objs: dict[str, list[Obj]] = {
-        "objects/kustomization.yaml": [gitops.objects_kustomization(cluster, namespaces)]
+        "objects/kustomization.yaml": [
+            gitops.objects_kustomization(cluster, [*namespaces, *before_secrets])
+        ]
     }
+    if before_secrets:
+        objs["namespaces/namespaces.yaml"] = before_secrets
+        objs["namespaces/kustomization.yaml"] = [_kustomization(["namespaces.yaml"])]
     if config.engine == "flux":
-        objs["sync.yaml"] = gitops.flux_sync(estate, cluster, config)
+        objs["sync.yaml"] = gitops.flux_sync(estate, cluster, config, bool(before_secrets))
         objs["releases/releases.yaml"] = gitops.flux_releases(
             built.releases, built.upstream, namespaces
         )
@@ -107,6 +127,67 @@ def gitops_files(estate: Estate, cluster: KubernetesCluster, built: ClusterObjec
             resources.insert(0, "namespaces.yaml")
         objs["kustomization.yaml"] = [_kustomization(resources)]
     return {f"{base}/{name}": text(header + dump_all(values)) for name, values in objs.items()}
+
+
+def release_secrets(built: ClusterObjects) -> list[tuple[str, str, str]]:
+    """(namespace, name, kubectl's value arguments) of each Secret a chart reads: each key's
+    value is the environment variable named after the blueprint's secret reference."""
+    return [
+        (
+            release.namespace,
+            secret.name,
+            " ".join(f'--from-literal={key}="${name.upper()}"' for key, name in secret.keys),
+        )
+        for release in built.releases
+        for secret in release.secrets
+    ]
+
+
+def slurm_secrets(view: ClusterView) -> list[tuple[str, str, str]]:
+    """(namespace, name, kubectl's value arguments) of each Secret the hosted Slurm objects
+    name: the key files of the estate's Slurm hosts."""
+    return [
+        (slinky.NAMESPACE, name, f"--from-file={key}=<file holding {secret}>")
+        for name, key, secret in slinky.secrets(view)
+    ]
+
+
+def _sops_readme(
+    cluster: KubernetesCluster, config: GitOps, secrets: list[tuple[str, str, str]]
+) -> list[str]:
+    """How the Secrets reach a Flux-synced cluster from Git: written as the steps above would
+    create them, encrypted with SOPS into ``gitops.sops.path``, decrypted by Flux."""
+    assert config.sops is not None
+    here = posixpath.join(config.folder, "kubernetes", cluster.name)
+    folder = posixpath.relpath(config.sops.folder, here)
+    key = config.sops.key_secret
+    lines = [
+        f"Keep the Secrets in the repository's folder `{config.sops.folder}`, encrypted with SOPS:",
+        f"Flux applies them first, decrypted with the private key in Secret `{key}` of",
+        f"`{gitops.FLUX_NAMESPACE}` (an age key; OpenPGP keys are read as well). Once:",
+        "",
+        "```sh",
+        f"kubectl --namespace {gitops.FLUX_NAMESPACE} create secret generic {key} "
+        "--from-file=age.agekey=<age key file>",
+        "```",
+        "",
+    ]
+    if secrets:
+        lines += [
+            "and each Secret, from the same values, encrypted for that key:",
+            "",
+            "```sh",
+        ]
+        for namespace, name, values in secrets:
+            file = f"{folder}/{namespace}-{name}.yaml"
+            lines += [
+                f"kubectl create secret generic {name} --namespace {namespace} {values} "
+                f"--dry-run=client --output yaml > {file}",
+                f"sops --encrypt --age <age public key> --encrypted-regex '^(data|stringData)$' "
+                f"--in-place {file}",
+            ]
+        lines += ["```", ""]
+    return lines
 
 
 def _gitops_readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -> list[str]:
@@ -129,22 +210,45 @@ def _gitops_readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObj
         f"With {engine} installed in namespace `{home}`, commit the render output there.",
         "",
     ]
-    if any(r.secrets for r in built.releases) or slinky.secrets(view):
+    secrets = [*release_secrets(built), *slurm_secrets(view)]
+    if config.sops is not None:
+        lines += _sops_readme(cluster, config, secrets)
+    elif secrets:
         lines += [
             "Create the Secrets of the steps above first: they are never in the repository.",
             "",
         ]
     if config.engine == "flux":
+        if config.sops is None:
+            stages = [
+                f"`{folder}/sync.yaml` holds the repository and two Kustomizations: one "
+                "applies the",
+                "releases and waits until they are ready; the other syncs this folder (less those",
+                f"Namespaces: `{folder}/objects/`) and depends on it, so the objects meet their",
+                "CRDs. Apply it once:",
+            ]
+        else:
+            first = (
+                f"the Namespaces the Secrets go into (`{folder}/namespaces/`); "
+                if _before_secrets(estate, cluster, built)
+                else ""
+            )
+            stages = textwrap.wrap(
+                f"`{folder}/sync.yaml` holds the repository and a Kustomization per stage, "
+                f"each depending on the one before: {first}the Secrets of "
+                f"`{config.sops.folder}`, decrypted; the releases, ready before the next "
+                f"stage; this folder (less the Namespaces of other stages: "
+                f"`{folder}/objects/`), so its objects meet their Secrets and CRDs. "
+                "Apply it once:",
+                width=86,
+            )
         return [
             *lines,
             f"`{folder}/releases/` installs each release above from its chart, with the same",
             "values, release name and namespace (helm-controller takes over a release installed",
             "by hand, it does not install it twice), each after the one before, and the",
             "Namespaces a release installs into without creating it.",
-            f"`{folder}/sync.yaml` holds the repository and two Kustomizations: one applies the",
-            "releases and waits until they are ready; the other syncs this folder (less those",
-            f"Namespaces: `{folder}/objects/`) and depends on it, so the objects meet their",
-            "CRDs. Apply it once:",
+            *stages,
             "",
             "```sh",
             f"kubectl apply --server-side -f {folder}/sync.yaml",
@@ -207,7 +311,7 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
             "",
         ]
         step += 1
-    secrets = [(r, secret) for r in built.releases for secret in r.secrets]
+    secrets = release_secrets(built)
     if secrets:
         lines += [
             f"{step}. Create the Secrets the charts read at start, with the values of the",
@@ -216,17 +320,13 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
             "",
             "   ```sh",
         ]
-        for release, secret in secrets:
-            literals = " ".join(
-                f'--from-literal={key}="${name.upper()}"' for key, name in secret.keys
-            )
-            lines.append(
-                f"   kubectl create secret generic {secret.name} --namespace {release.namespace} "
-                + literals
-            )
+        lines += [
+            f"   kubectl create secret generic {name} --namespace {namespace} {values}"
+            for namespace, name, values in secrets
+        ]
         lines += ["   ```", ""]
         step += 1
-    keys = slinky.secrets(ClusterView.of(estate, cluster))
+    keys = slurm_secrets(ClusterView.of(estate, cluster))
     if built.releases:
         lines += [
             f"{step}. Install the Helm releases, in this order (the objects of step "
@@ -271,9 +371,8 @@ def _readme(estate: Estate, cluster: KubernetesCluster, built: ClusterObjects) -
             "   ```sh",
             f"   kubectl create namespace {slinky.NAMESPACE}",
             *(
-                f"   kubectl --namespace {slinky.NAMESPACE} create secret generic {name} "
-                f"--from-file={key}=<file holding {secret}>"
-                for name, key, secret in keys
+                f"   kubectl --namespace {namespace} create secret generic {name} {values}"
+                for namespace, name, values in keys
             ),
             "   ```",
             "",

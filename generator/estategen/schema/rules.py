@@ -646,6 +646,10 @@ _K8S_CLUSTER = _dict(
                 "path": _s(REPO_PATH),
                 # Flux: the Secret in flux-system holding the repository's credentials
                 "secret": _name(),
+                # Flux: the folder of SOPS-encrypted Secrets, and the Secret with their key
+                "sops": _dict(
+                    {"path": _s(REPO_PATH, required=True), "secret": _name(required=True)}
+                ),
             }
         ),
         # --- tenancy: what a team may do in its namespace ---
