@@ -158,7 +158,7 @@ def _sops_readme(
     """How the Secrets reach a Flux-synced cluster from Git: written as the steps above would
     create them, encrypted with SOPS into ``gitops.sops.path``, decrypted by Flux."""
     assert config.sops is not None
-    here = posixpath.join(config.folder, "kubernetes", cluster.name)
+    here = posixpath.join(config.folder, cluster_folder(cluster))
     folder = posixpath.relpath(config.sops.folder, here)
     key = config.sops.key_secret
     lines = [
