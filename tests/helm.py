@@ -7,6 +7,17 @@ node-feature-discovery), so each is rendered from a copy whose ``Chart.yaml`` li
 helm refuses a chart whose dependencies are missing from ``charts/``, and nothing is fetched.
 What a dependency installs is therefore not checked here; that a chart's values enable it
 is (its ``condition``, read from the vendored ``Chart.yaml``).
+
+The GPU Operator's chart is vendored only in part: its ``values.yaml`` and the template of
+the ClusterPolicy, ``templates/clusterpolicy.yaml``, without its ``Chart.yaml`` and
+``templates/_helpers.tpl``. Its copy gets two stand-ins written here (:data:`STAND_INS`): a
+``Chart.yaml`` naming the chart and its version (``appVersion`` is what the template falls
+back to for the validator's and node status exporter's image tags), and a ``_helpers.tpl``
+defining only the two helpers the template includes, ``gpu-operator.labels`` and
+``gpu-operator.operand-labels``. Those two only set metadata labels (the ClusterPolicy's, and
+``spec.daemonsets.labels``), so the tests' stand-ins are not NVIDIA's and no test reads what
+they render; every other field of the ClusterPolicy is the vendored template's, from the
+vendored values and ours.
 """
 
 from __future__ import annotations
@@ -34,6 +45,27 @@ KUBE_VERSION = "1.33.0"
 # (chart, version) -> the vendored chart folder
 CHARTS: dict[tuple[str, str], Path] = {
     ("nvidia-device-plugin", "0.20.0"): UPSTREAM / "k8s-device-plugin-v0.20.0/nvidia-device-plugin",
+    ("gpu-operator", "v26.7.0"): UPSTREAM / "gpu-operator-v26.7.0/gpu-operator",
+}
+# (chart, version) -> files a partly vendored chart lacks, written into its copy: the tests'
+# stand-ins, not upstream's (see the module docstring)
+STAND_INS: dict[tuple[str, str], dict[str, str]] = {
+    ("gpu-operator", "v26.7.0"): {
+        "Chart.yaml": (
+            "apiVersion: v2\nname: gpu-operator\nversion: v26.7.0\nappVersion: v26.7.0\n"
+        ),
+        # metadata labels only: the ClusterPolicy's and its operands' (spec.daemonsets.labels)
+        "templates/_helpers.tpl": (
+            '{{- define "gpu-operator.labels" -}}\n'
+            "app.kubernetes.io/name: gpu-operator\n"
+            "app.kubernetes.io/instance: {{ .Release.Name }}\n"
+            "{{- end }}\n"
+            '{{- define "gpu-operator.operand-labels" -}}\n'
+            "helm.sh/chart: gpu-operator-{{ .Chart.Version }}\n"
+            "app.kubernetes.io/managed-by: gpu-operator\n"
+            "{{- end }}\n"
+        ),
+    },
 }
 
 
@@ -66,9 +98,13 @@ def template(
 
 @cache
 def _without_dependencies(chart: str, version: str) -> Path:
-    """A copy of the vendored chart whose Chart.yaml lists no dependencies."""
+    """A copy of the vendored chart whose Chart.yaml lists no dependencies, with the stand-ins
+    of the files a partly vendored chart lacks."""
     folder = Path(tempfile.mkdtemp(prefix="chart-")) / chart
     shutil.copytree(CHARTS[chart, version], folder)
+    for name, text in STAND_INS.get((chart, version), {}).items():
+        assert not (folder / name).exists(), f"{chart} {version} vendors {name}: drop the stand-in"
+        (folder / name).write_text(text)
     metadata = yaml.safe_load((folder / "Chart.yaml").read_text())
     metadata.pop("dependencies", None)
     (folder / "Chart.yaml").write_text(yaml.safe_dump(metadata))
