@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 
 from estategen import kubernetes, load, pipeline
 from estategen.kubernetes import nvidia
@@ -94,6 +95,9 @@ OPERATOR_CLUSTERS = [
     ("frontier.yaml", "train"),
 ]
 OPERATOR_IDS = ["mig", "no-mig", "aks", "mesa", "frontier"]
+# the keys of our values the chart hands to a dependency, not to the ClusterPolicy template:
+# Helm gives a subchart the values under its name (upstream Chart.yaml, dependencies)
+DEPENDENCY_VALUES = {"node-feature-discovery"}
 
 
 def estate_of(source: str) -> Estate:
@@ -139,6 +143,37 @@ def at(obj: Obj, path: tuple[str, ...]) -> Any:
     return obj
 
 
+def chart_values(ours: Obj) -> Obj:
+    """The values the chart and its dependencies see: ours over the chart's values.yaml, as
+    Helm coalesces them (mappings merge key by key; anything else, lists included, is
+    replaced)."""
+
+    def merge(base: Any, over: Any) -> Any:
+        if isinstance(base, dict) and isinstance(over, dict):
+            out = dict(base)
+            for key, value in over.items():
+                out[key] = merge(base[key], value) if key in base else value
+            return out
+        return over
+
+    defaults = yaml.safe_load((GPU_OPERATOR / "gpu-operator/values.yaml").read_text())
+    merged: Obj = merge(defaults, ours)
+    return merged
+
+
+def tolerates(tolerations: list[Obj], key: str, value: str, effect: str) -> bool:
+    """Whether a pod with these tolerations may run on a node with this taint."""
+    for t in tolerations:
+        if t.get("effect") not in (None, "", effect):
+            continue
+        if t.get("operator", "Equal") == "Exists":
+            if t.get("key") in (None, "", key):
+                return True
+        elif t.get("key") == key and t.get("value", "") == value:
+            return True
+    return False
+
+
 @pytest.mark.parametrize(("source", "cluster"), OPERATOR_CLUSTERS, ids=OPERATOR_IDS)
 def test_the_chart_renders_a_cluster_policy_the_operators_crd_accepts(
     source: str, cluster: str
@@ -165,10 +200,11 @@ def test_every_value_we_write_reaches_the_cluster_policy_where_we_meant_it(
     ``driver.enabled``, 441 ``toolkit.enabled``, 470 and 495-499 ``devicePlugin``, 533
     ``dcgmExporter.enabled``, 590 ``gfd.enabled``, 619 and 644-650 ``migManager``): a key the
     template never reads would never reach the operator, and a value the template reshapes
-    would not be what the operator is told."""
+    would not be what the operator is told. The values of the chart's dependency, Node Feature
+    Discovery, go to that chart instead (checked below)."""
     values = nvidia.gpu_operator_values(view_of(source, cluster))
     spec = policy(source, cluster)
-    written = dict(leaves(values))
+    written = {path: value for path, value in leaves(values) if path[0] not in DEPENDENCY_VALUES}
     assert written
     assert {path: at(spec, path) for path in written} == written
 
@@ -318,3 +354,32 @@ def test_under_the_operator_the_device_plugin_hands_gpus_over_as_cdi_devices() -
     spec = policy(WITH_MIG, "lab")
     assert spec["cdi"] == {"enabled": True}
     assert spec["operator"] == {"runtimeClass": nvidia.RUNTIME_CLASS}
+
+
+@pytest.mark.parametrize(("source", "cluster"), OPERATOR_CLUSTERS, ids=OPERATOR_IDS)
+def test_node_feature_discovery_runs_on_every_gpu_node_so_the_operator_finds_it(
+    source: str, cluster: str
+) -> None:
+    """The operator finds GPU nodes only by Node Feature Discovery's PCI labels (gpu-operator
+    v26.7.0 ``controllers/state_manager.go`` 170-174 ``gpuNodeLabels``,
+    ``feature.node.kubernetes.io/pci-10de.present``): ``reconcileCommonGPULabel``
+    (``controllers/nodelabeling_controller.go`` 239-256) sets ``nvidia.com/gpu.present`` from
+    them, sets it to ``false`` on a node without them, and deploys no operand (device plugin,
+    GFD, MIG manager) on a node without it. The labels come from NFD's worker, which the chart
+    installs (dependency ``node-feature-discovery`` 0.19.0, ``nfd.enabled``, V 8-9) with the
+    tolerations of
+    ``node-feature-discovery.worker.tolerations`` (V 626-638: the control plane's taint and
+    ``nvidia.com/gpu:NoSchedule`` only; the dependency's ``templates/worker.yaml`` 203-206).
+    A GPU pool tainted otherwise (frontier's ``dedicated=training``) would get no worker, no
+    labels and no GPUs: the worker tolerates every taint of the cluster's GPU pools."""
+    view = view_of(source, cluster)
+    values = chart_values(nvidia.gpu_operator_values(view))
+    assert values["nfd"]["enabled"] is True
+    tolerations = values["node-feature-discovery"]["worker"]["tolerations"]
+    for pool in view.plugin_pools:
+        for taint in pool.taints:
+            if taint.effect in ("NoSchedule", "NoExecute"):
+                assert tolerates(tolerations, taint.key, taint.value, taint.effect), (
+                    pool.name,
+                    taint,
+                )

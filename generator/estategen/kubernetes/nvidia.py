@@ -403,6 +403,11 @@ def gpu_operator_values(view: ClusterView) -> Obj:
         "migManager": {"enabled": mig},
         # the estate's own DCGM exporter carries the estate labels on both schedulers
         "dcgmExporter": {"enabled": False},
+        # the operator finds GPU nodes only by the PCI labels Node Feature Discovery's worker
+        # gives them (nvidia.com/gpu.present follows those), and deploys nothing where they
+        # are missing: the chart's NFD worker tolerates only nvidia.com/gpu and the control
+        # plane, so it must tolerate every taint of the GPU pools as the operands do
+        "node-feature-discovery": {"worker": {"tolerations": gpu_tolerations(view)}},
     }
     if mig:
         values["migManager"]["config"] = {"name": MIG_PARTED_CONFIG, "default": MIG_DISABLED}
