@@ -292,11 +292,13 @@ def test_the_operands_tolerate_every_taint_of_the_gpu_pools() -> None:
     and each taint a GPU pool's nodes register with, whatever its effect."""
     view = view_of(WITH_MIG, "lab")
     tolerations = policy(WITH_MIG, "lab")["daemonsets"]["tolerations"]
-    tolerated = {(t["key"], t.get("effect")) for t in tolerations if t["operator"] == "Exists"}
-    assert ("nvidia.com/gpu", "NoSchedule") in tolerated
-    taints = {(t.key, t.effect) for pool in view.gpu_pools for t in pool.taints}
-    assert taints == {("dedicated", "NoExecute")}
-    assert taints <= tolerated
+    assert tolerates(tolerations, "nvidia.com/gpu", "present", "NoSchedule")
+    taints = [(t.key, t.value, t.effect) for pool in view.gpu_pools for t in pool.taints]
+    assert taints == [("dedicated", "ml", "NoExecute")]
+    assert all(tolerates(tolerations, *taint) for taint in taints)
+    # frontier's training pool is tainted dedicated=training:NoSchedule
+    tolerations = policy("frontier.yaml", "train")["daemonsets"]["tolerations"]
+    assert tolerates(tolerations, "dedicated", "training", "NoSchedule")
 
 
 def test_operands_run_under_the_runtime_class_the_nodes_define() -> None:
