@@ -344,18 +344,26 @@ def test_the_virtual_machine_operands_stay_off_for_container_workloads() -> None
     }
 
 
-def test_under_the_operator_the_device_plugin_hands_gpus_over_as_cdi_devices() -> None:
-    """CP 145-149 ``cdi.enabled``, true by default (V 15-17) and left so by our values. The
-    operator then runs the device plugin with ``DEVICE_LIST_STRATEGY=cdi-annotations,cdi-cri``
-    (gpu-operator v26.7.0 ``controllers/object_controls.go`` 1527-1535,
-    ``transformDevicePluginCtrForCDI``), not the plain chart's ``envvar``, and names the
-    ``nvidia-cdi-hook`` only when it installs the toolkit: with the host's toolkit, the
-    plugin's own default path is used. It also creates the RuntimeClasses ``nvidia-cdi`` and
-    ``nvidia-legacy`` (5277-5287, ``RuntimeClasses``), which no pod of ours names. The NRI
-    plugin stays off (CP 147-149), so the operands keep the runtime class."""
-    spec = policy(WITH_MIG, "lab")
-    assert spec["cdi"] == {"enabled": True}
-    assert spec["operator"] == {"runtimeClass": nvidia.RUNTIME_CLASS}
+def test_under_the_operator_the_device_plugin_hands_gpus_to_the_nodes_default_runtime() -> None:
+    """CP 145-149 ``cdi.enabled`` is true by default (V 15-17); the operator then runs the
+    device plugin with ``DEVICE_LIST_STRATEGY=cdi-annotations,cdi-cri`` (gpu-operator v26.7.0
+    ``controllers/object_controls.go`` 1527-1535, ``transformDevicePluginCtrForCDI``) and
+    leaves containerd's CDI to the toolkit it installs (NVIDIA/gpu-operator pull request 1285:
+    with CDI the toolkit configures the runtime; containerd 1.7 applies CDI devices only with
+    ``enable_cdi``, off by default, and Debian 12's 1.6 not at all). The estate's hosts bring
+    their own toolkit (``toolkit.enabled: false``) with nvidia-container-runtime as
+    containerd's default runtime (the ``k8s_gpu_node`` role; AKS's GPU nodes), which reads
+    ``NVIDIA_VISIBLE_DEVICES``: the values turn CDI off, so the plugin keeps its ``envvar``
+    default (only the CDI branch sets ``DEVICE_LIST_STRATEGY``), as under the plain chart.
+    The NRI plugin is off with it (CP 147-149), so the operands keep the runtime class."""
+    for source, cluster in OPERATOR_CLUSTERS:
+        spec = policy(source, cluster)
+        assert spec["cdi"]["enabled"] is False, cluster
+        assert spec["cdi"].get("nriPluginEnabled") in (None, False)
+        assert "DEVICE_LIST_STRATEGY" not in {
+            e["name"] for e in spec["devicePlugin"].get("env", [])
+        }
+    assert policy(WITH_MIG, "lab")["operator"] == {"runtimeClass": nvidia.RUNTIME_CLASS}
 
 
 @pytest.mark.parametrize(("source", "cluster"), OPERATOR_CLUSTERS, ids=OPERATOR_IDS)

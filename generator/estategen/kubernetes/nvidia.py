@@ -391,6 +391,11 @@ def gpu_operator_values(view: ClusterView) -> Obj:
         # hosts are built by the estate's Ansible roles, driver and container toolkit included
         "driver": {"enabled": False},
         "toolkit": {"enabled": False},
+        # the device plugin hands GPUs over as NVIDIA_VISIBLE_DEVICES (its envvar default), as
+        # under the plain chart: the nodes' default runtime is nvidia-container-runtime (the
+        # k8s_gpu_node role, AKS's GPU nodes), and nothing configures containerd for CDI
+        # devices, which the operator's toolkit would do when it installs the toolkit
+        "cdi": {"enabled": False},
         "daemonsets": {"tolerations": gpu_tolerations(view)},
         # always explicit: the chart's default `single` would override every pool's config
         # through MIG_STRATEGY (R4.1)
