@@ -96,6 +96,70 @@ def test_host_names_in_upper_case_are_read_and_each_line_says_it_changed(tmp_pat
     assert not result.faithful
 
 
+@pytest.mark.parametrize(
+    ("lines", "addresses"),
+    [
+        ("ControlMachine=ctl\nControlAddr=10.1.2.3\n", {"ctl": "10.1.2.3"}),
+        (
+            "ControlMachine=ctl\nControlAddr=10.1.2.3\nBackupController=bak\nBackupAddr=10.1.2.4\n",
+            {"ctl": "10.1.2.3", "bak": "10.1.2.4"},
+        ),
+        ("ControlMachine=Ctl\nControlAddr=10.1.2.3\n", {"ctl": "10.1.2.3"}),
+    ],
+)
+def test_control_addr_beside_control_machine_is_the_controllers_address(
+    tmp_path: Path, lines: str, addresses: dict[str, str]
+) -> None:
+    """ControlMachine=ctl with ControlAddr=ADDR is SlurmctldHost=ctl(ADDR) (slurm.conf(5) of
+    22.05: both deprecated, "see SlurmctldHost"); slurmctld 22.05 shows SlurmctldHost[0]=
+    ctl(ADDR) for them, but only ctl for SlurmctldHost=ctl followed by ControlAddr=ADDR, the
+    ControlAddr line ignored: passed to slurm.options, the address was lost."""
+    result = imported(tmp_path, "ClusterName=lab\n" + lines + NODES)
+    doc = data(result)
+    assert doc["slurm"]["controller_addresses"] == addresses
+    assert "options" not in doc["slurm"]
+    assert kinds(result)["ControlAddr"] == "mapped"
+    blueprint = tmp_path / "blueprint.yaml"
+    blueprint.write_text(result.text)
+    rendered = run_cli("render", blueprint, "-o", tmp_path / "out")
+    assert rendered.returncode == 0, rendered.stderr
+    conf = (tmp_path / "out" / "slurm" / "slurm.conf").read_text().splitlines()
+    for host, address in addresses.items():
+        assert f"SlurmctldHost={host}({address})" in conf
+    assert not [line for line in conf if line.startswith(("ControlAddr", "BackupAddr"))]
+
+
+def test_control_addr_that_is_the_control_machine_adds_no_address(tmp_path: Path) -> None:
+    """slurmctld defaults ControlAddr to ControlMachine: the same name is no address."""
+    result = imported(tmp_path, "ClusterName=lab\nControlMachine=ctl\nControlAddr=ctl\n" + NODES)
+    assert "controller_addresses" not in data(result)["slurm"]
+    assert "options" not in data(result)["slurm"]
+    assert kinds(result)["ControlAddr"] == "mapped"
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("JobCompType=jobcomp/None", "JobCompType"),
+        ("SchedulerType=sched/Backfill", "SchedulerType"),
+    ],
+)
+def test_a_plugin_name_in_another_case_is_said_to_change(
+    tmp_path: Path, line: str, key: str
+) -> None:
+    """slurmctld loads a plugin by its exact name: 22.05 given JobCompType=jobcomp/None logs
+    "cannot find jobcomp plugin for jobcomp/None" and shows that name, the render loads
+    jobcomp/none: the reading is kept, the line says it changed."""
+    result = imported(tmp_path, BASE + line + "\n" + NODES)
+    assert kinds(result)[key] == "changed"
+    assert not result.faithful
+
+
+def test_a_plugin_name_as_slurm_spells_it_is_mapped(tmp_path: Path) -> None:
+    result = imported(tmp_path, BASE + "JobCompType=jobcomp/none\n" + NODES)
+    assert kinds(result)["JobCompType"] == "mapped"
+
+
 def test_task_plugin_names_without_their_prefix_are_the_plugins(tmp_path: Path) -> None:
     """src/slurmd/common/task_plugin.c prefixes task/ to a name without it."""
     result = imported(tmp_path, BASE + "TaskPlugin=affinity,cgroup\n" + NODES)

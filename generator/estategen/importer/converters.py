@@ -147,7 +147,17 @@ def _prefixed(prefix: str, names: tuple[str, ...], bare: bool = False) -> Callab
     table = {f"{prefix}/{name}": name for name in names}
     if bare:
         table.update({name.lower(): name for name in names})
-    return _choice(table)
+    convert = _choice(table)
+    PLUGIN_SPELLINGS[convert] = frozenset(
+        [f"{prefix}/{name}" for name in names] + (list(names) if bare else [])
+    )
+    return convert
+
+
+# each plugin converter's names as Slurm spells them: slurmctld loads a plugin by its exact
+# name (22.05 given JobCompType=jobcomp/None logs "cannot find jobcomp plugin for
+# jobcomp/None"), where the converter reads any case
+PLUGIN_SPELLINGS: dict[Callable[[str], str], frozenset[str]] = {}
 
 
 # AccountingStorageEnforce as slurmctld expands it (src/common/read_config.c of 22.05,

@@ -9,7 +9,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from estategen import hostlist
-from estategen.importer.converters import _LOWER_CASE, Unsayable, _host, _lowered
+from estategen.importer.converters import (
+    _LOWER_CASE,
+    PLUGIN_SPELLINGS,
+    Unsayable,
+    _host,
+    _lowered,
+)
 from estategen.importer.outcomes import Outcome, _Run
 from estategen.importer.tables import (
     _BASIC_IGNORES,
@@ -209,6 +215,8 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], release: str, run: _Run) 
             withheld = Setting(setting.key, "(a password, not copied)", setting.where)
             run.refused(withheld, f"a password is a secret reference {{secret: NAME}}; {instead}")
             continue
+        if _ADDRESS_OF.get(setting.name) in given:
+            continue  # decided by _controller_addresses
         row = PARAMETERS.get(setting.name)
         if basic and (setting.name in _MULTIFACTOR_ROWS or setting.name in MULTIFACTOR_OPTIONS):
             run.refused(setting, _BASIC_IGNORES)
@@ -231,6 +239,13 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], release: str, run: _Run) 
                 )
             elif row.convert is _host and _lowered(setting.value):
                 run.changed(setting, f"{row.path}: {value}; {_LOWER_CASE.format(name=value)}")
+            elif setting.value not in PLUGIN_SPELLINGS.get(row.convert, (setting.value,)):
+                run.changed(
+                    setting,
+                    f"{row.path}: {value}; slurmctld loads a plugin by its exact name and "
+                    f"finds none named {setting.value}: the render names the plugin as Slurm "
+                    "spells it",
+                )
             else:
                 run.mapped(setting, row.path)
             continue
@@ -348,9 +363,16 @@ def _plugins_fit(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
         del completion["location"]
 
 
+# the deprecated address keys, each of the controller its key names: slurmctld 22.05 reads
+# ControlMachine=NAME with ControlAddr=ADDRESS as SlurmctldHost=NAME(ADDRESS) and ignores
+# ControlAddr beside SlurmctldHost (slurm.conf(5): "Deprecated option, see SlurmctldHost")
+_ADDRESS_OF = {"controladdr": "controlmachine", "backupaddr": "backupcontroller"}
+
+
 def _controller_addresses(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
-    """SlurmctldHost=NAME(ADDRESS): the address goes to slurm.controller_addresses (mapped with
-    the name; refused with its line, the name kept, when it is not one address)."""
+    """SlurmctldHost=NAME(ADDRESS), or ControlMachine=NAME with ControlAddr=ADDRESS (and
+    BackupController with BackupAddr): the address goes to slurm.controller_addresses (mapped
+    with the name; refused with its line, the name kept, when it is not one address)."""
     for setting in conf.parameters:
         if setting.name not in ("slurmctldhost", "controlmachine") or "(" not in setting.value:
             continue
@@ -365,6 +387,27 @@ def _controller_addresses(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> N
             continue
         if name.strip() in slurm.get("controllers", []):
             slurm.setdefault("controller_addresses", {})[name.strip()] = address
+    for key, host_key in _ADDRESS_OF.items():
+        given, host = conf.parameter(key), conf.parameter(host_key)
+        if given is None or host is None:
+            continue
+        setting = given
+        name = _host(host.value)
+        address = setting.value.strip()
+        if address.lower() == name:
+            run.mapped(setting, "slurm.controllers")  # slurmctld's default: the name itself
+            continue
+        try:
+            if hostlist.count(address, addresses=True) != 1:
+                raise hostlist.HostlistError("not one address")
+        except hostlist.HostlistError:
+            run.refused(setting, "slurm.controller_addresses: not one address")
+            continue
+        if name not in slurm.get("controllers", []):
+            run.refused(setting, f"slurm.controller_addresses: {name} is not a controller kept")
+            continue
+        slurm.setdefault("controller_addresses", {}).setdefault(name, address)
+        run.mapped(setting, f"slurm.controller_addresses.{name}")
 
 
 def _paths_apart(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
