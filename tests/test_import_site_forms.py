@@ -160,6 +160,31 @@ def test_a_plugin_name_as_slurm_spells_it_is_mapped(tmp_path: Path) -> None:
     assert kinds(result)["JobCompType"] == "mapped"
 
 
+@pytest.mark.parametrize("value", ["suspend,gang", "SUSPEND,GANG", "GANG,SUSPEND"])
+def test_preempt_mode_suspend_with_gang_is_the_suspend_mode_estategen_renders(
+    tmp_path: Path, value: str
+) -> None:
+    """slurm.conf(5) of 22.05, PreemptMode: SUSPEND "always needs the GANG option to be
+    specified at the cluster level" (slurmctld 22.05 stops at SUSPEND alone: "PreemptMode=
+    SUSPEND requires GANG too"); estategen renders mode suspend as SUSPEND,GANG."""
+    result = imported(
+        tmp_path,
+        BASE + f"PreemptType=preempt/partition_prio\nPreemptMode={value}\n" + NODES,
+    )
+    preemption = data(result)["slurm"]["scheduling"]["preemption"]
+    assert preemption == {"type": "partition_prio", "mode": "suspend"}
+    assert kinds(result)["PreemptMode"] == "mapped"
+
+
+def test_preempt_mode_gang_beside_another_mode_is_refused_and_says_why(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path, BASE + "PreemptType=preempt/qos\nPreemptMode=REQUEUE,GANG\n" + NODES
+    )
+    (refusal,) = [o for o in result.outcomes if o.key == "PreemptMode"]
+    assert refusal.kind == "refused"
+    assert "GANG only with suspend" in refusal.target
+
+
 def test_task_plugin_names_without_their_prefix_are_the_plugins(tmp_path: Path) -> None:
     """src/slurmd/common/task_plugin.c prefixes task/ to a name without it."""
     result = imported(tmp_path, BASE + "TaskPlugin=affinity,cgroup\n" + NODES)

@@ -127,6 +127,25 @@ def _choice(table: Mapping[str, str]) -> Callable[[str], str]:
     return convert
 
 
+_PREEMPT_MODES = ("off", "cancel", "requeue", "suspend")
+
+
+def _preempt_mode(value: str) -> str:
+    """PreemptMode as estategen renders it: one mode, suspend written SUSPEND,GANG (slurm.conf(5)
+    of 22.05: SUSPEND "always needs the GANG option to be specified at the cluster level")."""
+    words = sorted(word.strip().lower() for word in value.split(",") if word.strip())
+    if words == ["gang", "suspend"]:
+        return "suspend"
+    if len(words) == 1 and words[0] in _PREEMPT_MODES:
+        return words[0]
+    if "gang" in words:
+        raise Unsayable(
+            f"{value!r}: estategen renders GANG only with suspend (SUSPEND,GANG); gang "
+            "scheduling beside another mode, or alone, is not kept"
+        )
+    raise Unsayable(f"{value!r} is not one of {', '.join(_PREEMPT_MODES)}")
+
+
 def _list_of(
     item: Callable[[str], Any], sep: str = ",", none: tuple[str, ...] = ()
 ) -> Callable[[str], list[Any]]:

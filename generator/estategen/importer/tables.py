@@ -34,6 +34,7 @@ from estategen.importer.converters import (
     _partition_state,
     _pattern,
     _port,
+    _preempt_mode,
     _prefixed,
     _qos_name,
     _team,
@@ -107,7 +108,7 @@ PARAMETERS: dict[str, Row] = {
     ),
     "preemptmode": Row(
         "slurm.scheduling.preemption.mode",
-        _choice({m: m for m in ("off", "cancel", "requeue", "suspend")}),
+        _preempt_mode,
     ),
     "mpidefault": Row("slurm.mpi.default", _choice({m: m for m in ("none", "pmi2", "pmix")})),
     "mpiparams": Row("slurm.mpi.ports", _mpi_ports),
