@@ -185,6 +185,16 @@ def test_preempt_mode_gang_beside_another_mode_is_refused_and_says_why(tmp_path:
     assert "GANG only with suspend" in refusal.target
 
 
+def test_preempt_type_without_a_mode_slurmctld_accepts_is_refused_with_it(tmp_path: Path) -> None:
+    """slurmctld 22.05 stops at PreemptType=preempt/qos with PreemptMode OFF, the default
+    ("PreemptType and PreemptMode values incompatible"): the blueprint written keeps neither,
+    so its render starts."""
+    result = imported(tmp_path, BASE + "PreemptType=preempt/qos\n" + NODES)
+    assert kinds(result)["PreemptType"] == "refused"
+    assert not data(result)["slurm"]["scheduling"].get("preemption")
+    assert not result.findings
+
+
 def test_task_plugin_names_without_their_prefix_are_the_plugins(tmp_path: Path) -> None:
     """src/slurmd/common/task_plugin.c prefixes task/ to a name without it."""
     result = imported(tmp_path, BASE + "TaskPlugin=affinity,cgroup\n" + NODES)

@@ -35,7 +35,7 @@ SITE_NAMES = """\
 slurm:
   cluster_name: hpc.example
   qos: [{name: normal}, {name: part_eic}, {name: rocsLong, preempt: [part_eic]}]
-  scheduling: {preemption: {type: qos}}
+  scheduling: {preemption: {type: qos, mode: requeue}}
   partitions:
     - {name: gpu_priority, pools: [h100], default: true, qos: part_eic}
     - {name: rocsLong, pools: [h100], allow_qos: [rocsLong, normal]}

@@ -236,6 +236,27 @@ def test_a_partition_preempt_mode_without_preemption_is_refused() -> None:
     only(found, "slurm.partitions[0].preempt_mode", "preempted in mode 'off'")
 
 
+# --- preemption_has_a_mode -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["qos", "partition_prio"])
+def test_preemption_without_a_mode_is_refused(kind: str) -> None:
+    """slurm.conf(5) of 22.05, PreemptMode OFF: "only compatible with PreemptType=preempt/none
+    at a global level"; slurmctld 22.05 stops at start ("PreemptType and PreemptMode values
+    incompatible")."""
+    fragment = ACCOUNTED_QOS.replace("{type: qos, mode: requeue}", f"{{type: {kind}}}")
+    found = run(checks.preemption_has_a_mode, fragment)
+    only(found, "slurm.scheduling.preemption.type", "PreemptType and PreemptMode")
+
+
+@pytest.mark.parametrize(
+    "preemption", ["{type: qos, mode: requeue}", "{type: partition_prio, mode: suspend}", "{}"]
+)
+def test_preemption_with_a_mode_or_none_at_all_passes(preemption: str) -> None:
+    fragment = ACCOUNTED_QOS.replace("{type: qos, mode: requeue}", preemption)
+    assert run(checks.preemption_has_a_mode, fragment) == []
+
+
 # --- controllers_share_state ---------------------------------------------------------------------
 
 

@@ -146,6 +146,21 @@ def partition_preempt_mode_applies(estate: Estate) -> Iterator[Finding]:
 
 
 @check
+def preemption_has_a_mode(estate: Estate) -> Iterator[Finding]:
+    """slurm.conf(5) of 22.05, PreemptMode OFF (the default): "only compatible with
+    PreemptType=preempt/none at a global level"; slurmctld 22.05 stops at start on any other
+    type with it ("PreemptType and PreemptMode values incompatible")."""
+    preemption = estate.slurm.scheduling.preemption
+    if preemption.type != "none" and preemption.mode == "off":
+        yield issue(
+            "slurm.scheduling.preemption.type",
+            f"preemption type {preemption.type} needs a mode (cancel, requeue or suspend): "
+            "with mode off, the default, slurmctld stops at start ('PreemptType and "
+            "PreemptMode values incompatible')",
+        )
+
+
+@check
 def controllers_share_state(estate: Estate) -> Iterator[Finding]:
     """A backup slurmctld takes over from the state the primary saved: it must see that state."""
     controllers = estate.slurm.controllers
