@@ -195,6 +195,25 @@ def test_preempt_type_without_a_mode_slurmctld_accepts_is_refused_with_it(tmp_pa
     assert not result.findings
 
 
+def test_crypto_type_is_read_as_the_cred_type_slurmctld_reads_it_as(tmp_path: Path) -> None:
+    """src/common/read_config.c of 22.05 (and 24.11): without CredType, CryptoType is read as
+    CredType with crypto swapped for cred; slurmctld 22.05 starts on CryptoType=crypto/munge."""
+    result = imported(tmp_path, BASE + "CryptoType=crypto/munge\n" + NODES, version="22.05")
+    assert kinds(result)["CryptoType"] == "mapped"
+    assert kinds(result)["CredType"] == "mapped"
+    assert result.faithful
+
+
+def test_crypto_type_beside_cred_type_has_no_effect(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        BASE + "CredType=cred/munge\nCryptoType=crypto/munge\n" + NODES,
+        version="22.05",
+    )
+    assert kinds(result)["CryptoType"] == "dropped"
+    assert result.faithful
+
+
 def test_task_plugin_names_without_their_prefix_are_the_plugins(tmp_path: Path) -> None:
     """src/slurmd/common/task_plugin.c prefixes task/ to a name without it."""
     result = imported(tmp_path, BASE + "TaskPlugin=affinity,cgroup\n" + NODES)

@@ -72,6 +72,10 @@ _SUCCESSOR_FLAGS = {
     "fastschedule": ("2", "SlurmdParameters", "config_overrides"),
     "accountingstorejobcomment": ("yes", "AccountingStoreFlags", "job_comment"),
 }
+# Former names slurmctld still reads in place of a key the file does not set (src/common/
+# read_config.c of 22.05 and 24.11: CryptoType as CredType, crypto swapped for cred); beside
+# that key they have no effect.
+_FORMER_NAMES = {"cryptotype": ("CredType", "crypto", "cred")}
 # Removed keys with a meaning no successor keeps by itself: refused (with what to use) unless
 # their value is the one that did nothing.
 _NO_SUCCESSOR = {"memlimitenforce": "no", "fastschedule": "1", "sallocdefaultcommand": None}
@@ -87,6 +91,16 @@ def _successors(conf: ConfFile, release: str, run: _Run) -> ConfFile:
     flag_lines: dict[str, Setting] = {}
     for setting in conf.parameters:
         removed = removed_key(setting.name, release)
+        former = _FORMER_NAMES.get(setting.name)
+        if removed is None and former is not None:
+            key, old, new_word = former
+            if key.lower() in given:
+                run.dropped(setting, f"slurmctld reads {key} instead, which the file sets")
+                continue
+            new = Setting(key, setting.value.replace(old, new_word, 1), setting.where)
+            kept.append(new)
+            run.mapped(setting, f"{key}, its former name: slurmctld reads it as {new.value}")
+            continue
         if removed is None:
             kept.append(setting)
             continue
