@@ -195,6 +195,22 @@ def test_preempt_type_without_a_mode_slurmctld_accepts_is_refused_with_it(tmp_pa
     assert not result.findings
 
 
+def test_old_controller_keys_beside_slurmctld_host_are_dropped(tmp_path: Path) -> None:
+    """src/common/read_config.c of 22.05: with SlurmctldHost set, slurmctld logs "Ignoring
+    ControlMachine since SlurmctldHost is set" (and so for ControlAddr, BackupController,
+    BackupAddr) and reads none of them."""
+    result = imported(
+        tmp_path,
+        "ClusterName=lab\nSlurmctldHost=ctl\nControlMachine=old\nControlAddr=10.0.0.9\n"
+        "BackupController=bak\nBackupAddr=10.0.0.8\n" + NODES,
+    )
+    assert data(result)["slurm"]["controllers"] == ["ctl"]
+    assert "controller_addresses" not in data(result)["slurm"]
+    assert "options" not in data(result)["slurm"]
+    for key in ("ControlMachine", "ControlAddr", "BackupController", "BackupAddr"):
+        assert kinds(result)[key] == "dropped"
+
+
 def test_crypto_type_is_read_as_the_cred_type_slurmctld_reads_it_as(tmp_path: Path) -> None:
     """src/common/read_config.c of 22.05 (and 24.11): without CredType, CryptoType is read as
     CredType with crypto swapped for cred; slurmctld 22.05 starts on CryptoType=crypto/munge."""

@@ -215,6 +215,9 @@ def _parameters(conf: ConfFile, slurm: dict[str, Any], release: str, run: _Run) 
             withheld = Setting(setting.key, "(a password, not copied)", setting.where)
             run.refused(withheld, f"a password is a secret reference {{secret: NAME}}; {instead}")
             continue
+        if "slurmctldhost" in given and setting.name in _OLD_CONTROLLER_KEYS:
+            run.dropped(setting, f"slurmctld ignores {setting.key} since SlurmctldHost is set")
+            continue
         if _ADDRESS_OF.get(setting.name) in given:
             continue  # decided by _controller_addresses
         row = PARAMETERS.get(setting.name)
@@ -367,6 +370,9 @@ def _plugins_fit(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
 # ControlMachine=NAME with ControlAddr=ADDRESS as SlurmctldHost=NAME(ADDRESS) and ignores
 # ControlAddr beside SlurmctldHost (slurm.conf(5): "Deprecated option, see SlurmctldHost")
 _ADDRESS_OF = {"controladdr": "controlmachine", "backupaddr": "backupcontroller"}
+# the old-style keys slurmctld ignores beside SlurmctldHost (src/common/read_config.c of 22.05:
+# "Ignoring ControlMachine since SlurmctldHost is set", and so for the others)
+_OLD_CONTROLLER_KEYS = {*_ADDRESS_OF, *_ADDRESS_OF.values()}
 
 
 def _controller_addresses(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> None:
@@ -387,6 +393,8 @@ def _controller_addresses(conf: ConfFile, slurm: dict[str, Any], run: _Run) -> N
             continue
         if name.strip() in slurm.get("controllers", []):
             slurm.setdefault("controller_addresses", {})[name.strip()] = address
+    if conf.parameter("SlurmctldHost") is not None:
+        return  # the old-style keys were dropped: slurmctld ignores them
     for key, host_key in _ADDRESS_OF.items():
         given, host = conf.parameter(key), conf.parameter(host_key)
         if given is None or host is None:
