@@ -648,3 +648,19 @@ def test_a_gpu_count_in_gres_conf_other_than_the_gres_is_refused(tmp_path: Path)
     found = outcome(result, "gres.conf", 1, "Count")
     assert found.kind == "refused" and "count 2 GPUs and its Gres 4" in found.target
     one_outcome_each(result)
+
+
+def test_gpu_lines_for_a_node_slurm_conf_gives_no_gpus_say_slurmctld_schedules_none(
+    tmp_path: Path,
+) -> None:
+    """src/common/gres.c of 22.05 (_node_config_validate): a count slurmd finds above the
+    node's slurm.conf Gres is "excess" and ignored, so a gres.conf gpu line for a node whose
+    Gres names no gpu gives it none; the reason says so, not that a GRES was not imported."""
+    result = imported(
+        tmp_path,
+        "GresTypes=gpu\nNodeName=n1 CPUs=8\nPartitionName=p Nodes=n1\n",
+        "NodeName=n1 Name=gpu File=/dev/nvidia0\n",
+    )
+    line = outcome(result, "gres.conf", 1, "File")
+    assert line.kind == "refused"
+    assert "gives it no gpu, so slurmctld schedules none" in line.target

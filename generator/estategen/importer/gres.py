@@ -207,6 +207,7 @@ def settle_gpu_lines(
     mig: tuple[str, ...],
     run: _Run,
     decided: Decided,
+    names_gpu: bool = True,
 ) -> tuple[tuple[tuple[str, ...], ...], list[Setting]]:
     """Decide the settings of a node's gres.conf gpu lines once its pool is known: the pool
     keeps, for each of ``site_types`` in order, its count of GPUs of that GRES type (the
@@ -214,7 +215,7 @@ def settle_gpu_lines(
     instances of ``mig``. Lines of a type the node's Gres does not name are refused; the
     device files of the kept lines are the render's default (numbered on from type to type),
     or each type's files, or refused. Returns the files to write a type (all empty for the
-    default) and the File settings that gave them."""
+    default) and the File settings that gave them. ``names_gpu``: the node's Gres names gpu."""
     none: tuple[tuple[str, ...], ...] = tuple(() for _ in site_types)
     count = sum(n for _, n in site_types)
     of_type: list[list[ConfRecord]] = [[] for _ in site_types]
@@ -222,7 +223,10 @@ def settle_gpu_lines(
     for record in lines:
         kind = record.get("Type")
         index = 0
-        if not count:
+        if not count and not names_gpu:
+            # src/common/gres.c of 22.05: slurmctld ignores a count above slurm.conf's
+            why = "the node's Gres in slurm.conf gives it no gpu, so slurmctld schedules none"
+        elif not count:
             why = "the node's gpu GRES in slurm.conf is not imported"
         elif mig:
             why = (

@@ -279,6 +279,7 @@ def _node_shape(
         mig_types,
         run,
         {} if decided is None else decided,
+        names_gpu=gres_item(gres, "gpu") is not None,
     )
     files = type_files[0]
     if sources is not None and file_settings:
