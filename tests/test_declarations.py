@@ -67,9 +67,9 @@ QOS_PARAMETER_IDS = [pytest.param(parameter, id=parameter.key) for parameter in 
 
 def lab_setting(key: str, value: object) -> str:
     """lab.yaml with its partition setting ``key``, under preemption by partition priority
-    (where Slurm reads a partition's PreemptMode)."""
+    (where Slurm reads a partition's PreemptMode) in mode cancel (slurmctld refuses off)."""
     blueprint = yaml.safe_load((BLUEPRINTS / "lab.yaml").read_text())
-    blueprint["slurm"]["scheduling"] = {"preemption": {"type": "partition_prio"}}
+    blueprint["slurm"]["scheduling"] = {"preemption": {"type": "partition_prio", "mode": "cancel"}}
     blueprint["slurm"]["partitions"][0][key] = value
     return yaml.safe_dump(blueprint, sort_keys=False)
 
