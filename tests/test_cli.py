@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -294,3 +296,31 @@ def test_sarif_carries_the_rule_ids_json_carries_and_marks_suppressions(tmp_path
         log = json.loads(run_cli("validate", source, "--format", "sarif", *args).stdout)
         (result,) = [r for r in log["runs"][0]["results"] if r["ruleId"] == STRANDED]
         assert result["suppressions"] == [{"kind": kind}]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["schema"],
+        ["validate", str(BLUEPRINTS / "frontier.yaml"), "--format", "json"],
+        ["import", str(Path(__file__).parent / "realworld/openhpc/slurm.conf"), "-o", "-"],
+    ],
+    ids=["schema", "validate", "import"],
+)
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    args: list[str], tmp_path: Path
+) -> None:
+    """``estategen ... | head`` closes the pipe before the output is out: the command stops
+    without a message and with the status a shell reports for SIGPIPE (141), not as an
+    internal error."""
+    args = [str(tmp_path / "imported.yaml") if a == "-" else a for a in args]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "estategen", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141
+    assert "internal error" not in stderr and "Traceback" not in stderr

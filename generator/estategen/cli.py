@@ -127,6 +127,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# 128 + SIGPIPE (13), as a shell reports a process that wrote to a closed pipe
+SIGPIPE_EXIT = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if argv is None:  # the console script, not a caller inside a longer process
@@ -141,6 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _command(args)
     except KeyboardInterrupt:
         code = 130
+    except BrokenPipeError:
+        # the reader of the output left (`estategen import ... | head`): stop quietly, with
+        # the status a shell gives a command killed by SIGPIPE
+        code = SIGPIPE_EXIT
     except Exception as err:
         code = _failed(err)
     if argv is None:
