@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from test_k8s_gpu_runtime import AKS as AKS_CLUSTER
 
 from estategen import kubernetes, load, pipeline
 from estategen.kubernetes import nvidia
@@ -64,27 +65,7 @@ WITH_MIG = LAB.format(mig="3g.40gb, 3g.40gb", strategy="single")
 WITHOUT_MIG = LAB.format(mig="", strategy="none")
 
 # AKS, the same cluster as test_k8s_gpu_runtime.py's, running the GPU Operator
-AKS = """\
-estate: azure
-versions: {kubernetes: "1.33"}
-identity:
-  teams: [{name: ml, gid: 30001}]
-node_pools:
-  - name: nvl
-    scheduler: kubernetes
-    cluster: az
-    provider: aks
-    instance_type: Standard_NC80adis_H100_v5
-    nodes: {min: 1, max: 2}
-    gpus: {model: h100-nvl-94gb, count: 2, sharing: {time_slicing: 4}}
-kubernetes:
-  clusters:
-    - name: az
-      provider: aks
-      region: westeurope
-      resource_group: rg-gpu-prod
-      device_plugin: {install: gpu-operator}
-"""
+AKS = AKS_CLUSTER + "      device_plugin: {install: gpu-operator}\n"
 
 # every blueprint here that runs the GPU Operator: (source, cluster)
 OPERATOR_CLUSTERS = [
